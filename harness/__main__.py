@@ -1,0 +1,6 @@
+"""``python -m harness`` is the ``defects4warp`` command."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()

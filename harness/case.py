@@ -1,0 +1,258 @@
+"""Loading and checking cases (``corpus/<id>/case.yaml`` plus variant folders).
+
+The format is documented in docs/case-format.md and formalised in
+``harness/schemas/case.schema.json``. Loading validates the YAML against the
+schema and then checks what a schema cannot: the id equals the folder name,
+every variant entry has a folder with ``problem.py`` and vice versa, Warp
+specifiers parse, and the classes fit the verdict.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from .taxonomy import CLASSES
+
+SCALES = ("small", "production")
+
+
+class CaseFormatError(ValueError):
+    """A case folder or its ``case.yaml`` violates the case format.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The offending file or folder.
+    field : str
+        Dotted path of the offending field (``""`` for the file as a whole).
+    """
+
+    def __init__(self, path: Path, field: str, message: str):
+        self.path = Path(path)
+        self.field = field
+        where = f"{self.path}" + (f": field '{field}'" if field else "")
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a variant is on the releases and scales it applies to.
+
+    Attributes
+    ----------
+    verdict : str
+        ``bug`` or ``no_bug``.
+    classes : tuple[str, ...]
+        Class ids; any of them is a correct top-1 diagnosis.
+    warp : SpecifierSet
+        Releases this entry applies to (empty = every release).
+    scale : str or None
+        ``small``, ``production`` or None for both.
+    """
+
+    verdict: str
+    classes: tuple
+    warp: SpecifierSet = field(default_factory=SpecifierSet)
+    scale: str | None = None
+
+    def applies(self, warp_version: str, scale: str) -> bool:
+        """True when this entry covers ``warp_version`` at ``scale``."""
+        in_release = self.warp.contains(Version(warp_version), prereleases=True) if str(self.warp) else True
+        return in_release and (self.scale is None or self.scale == scale)
+
+    def to_dict(self) -> dict:
+        d = {"verdict": self.verdict, "classes": list(self.classes)}
+        if str(self.warp):
+            d["warp"] = str(self.warp)
+        if self.scale:
+            d["scale"] = self.scale
+        return d
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One program of a case: a folder holding ``problem.py``."""
+
+    name: str
+    path: Path
+    expectations: tuple
+
+    def expectation_for(self, warp_version: str, scale: str) -> Expectation | None:
+        """The first expectation that applies, or None (the variant is unscored)."""
+        for e in self.expectations:
+            if e.applies(warp_version, scale):
+                return e
+        return None
+
+
+@dataclass(frozen=True)
+class Case:
+    """A loaded, checked case."""
+
+    id: str
+    path: Path
+    title: str
+    summary: str
+    explanation: str
+    provenance: str
+    domain: str
+    features: tuple
+    split: str
+    variants: tuple
+
+    def variant(self, name: str) -> Variant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise KeyError(f"case {self.id} has no variant {name!r}")
+
+    @property
+    def classes(self) -> list:
+        """Every class id named by any expectation, in first-seen order."""
+        seen = []
+        for v in self.variants:
+            for e in v.expectations:
+                for c in e.classes:
+                    if c not in seen:
+                        seen.append(c)
+        return seen
+
+
+@lru_cache(maxsize=1)
+def case_schema() -> dict:
+    """The JSON Schema of ``case.yaml`` (``harness/schemas/case.schema.json``)."""
+    text = resources.files("harness").joinpath("schemas/case.schema.json").read_text()
+    return json.loads(text)
+
+
+def _field_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path)
+
+
+def load_case(case_dir: str | Path) -> Case:
+    """Load and check ``case_dir/case.yaml`` and its variant folders.
+
+    Raises
+    ------
+    CaseFormatError
+        Naming the file and the field, on any violation of the format.
+    """
+    case_dir = Path(case_dir)
+    yml = case_dir / "case.yaml"
+    if not yml.is_file():
+        raise CaseFormatError(case_dir, "", "no case.yaml in this folder")
+    try:
+        data = yaml.safe_load(yml.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise CaseFormatError(yml, "", f"not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise CaseFormatError(yml, "", "top level must be a mapping")
+
+    validator = jsonschema.Draft202012Validator(case_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.absolute_path), e.message))
+    if errors:
+        e = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise CaseFormatError(yml, _field_path(e), e.message + more)
+
+    if data["id"] != case_dir.name:
+        raise CaseFormatError(yml, "id", f"'{data['id']}' differs from the folder name '{case_dir.name}'")
+
+    on_disk = sorted(p.name for p in case_dir.iterdir() if p.is_dir() and (p / "problem.py").is_file())
+    declared = sorted(data["variants"])
+    for name in declared:
+        if name not in on_disk:
+            raise CaseFormatError(yml, f"variants.{name}", f"no folder {name}/ with a problem.py next to case.yaml")
+    for name in on_disk:
+        if name not in declared:
+            raise CaseFormatError(yml, "variants", f"folder {name}/ holds a problem.py but has no entry under variants")
+
+    variants = []
+    for name in declared:
+        exps = []
+        for i, raw in enumerate(data["variants"][name]):
+            where = f"variants.{name}.{i}"
+            try:
+                spec = SpecifierSet(raw.get("warp", ""))
+            except InvalidSpecifier:
+                raise CaseFormatError(yml, f"{where}.warp", f"'{raw['warp']}' is not a PEP 440 specifier") from None
+            for c in raw["classes"]:
+                if (raw["verdict"] == "bug") != CLASSES[c].is_bug:
+                    raise CaseFormatError(
+                        yml, f"{where}.classes", f"class '{c}' does not fit verdict '{raw['verdict']}'"
+                    )
+            exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale")))
+        variants.append(Variant(name, case_dir / name, tuple(exps)))
+
+    tags = data["tags"]
+    return Case(
+        id=data["id"],
+        path=case_dir,
+        title=data["title"].strip(),
+        summary=data["summary"].strip(),
+        explanation=data["explanation"].strip(),
+        provenance=data["provenance"],
+        domain=tags["domain"],
+        features=tuple(tags.get("features", ())),
+        split=data.get("split", "dev"),
+        variants=tuple(variants),
+    )
+
+
+def default_corpus() -> Path:
+    """The bundled corpus: ``corpus/`` at the repository root.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package is installed without the repository (no ``corpus/``).
+    """
+    root = Path(__file__).resolve().parent.parent / "corpus"
+    if not root.is_dir():
+        raise FileNotFoundError(f"bundled corpus not found at {root}; pass --corpus DIR")
+    return root
+
+
+def discover(corpus: str | Path, pattern: str = "*") -> list:
+    """Case folders under ``corpus`` whose name matches the glob ``pattern``.
+
+    Returns sorted paths; folders without ``case.yaml`` are ignored. Several
+    patterns may be given separated by commas.
+    """
+    corpus = Path(corpus)
+    if not corpus.is_dir():
+        raise FileNotFoundError(f"corpus folder {corpus} does not exist")
+    pats = [p.strip() for p in pattern.split(",") if p.strip()] or ["*"]
+    return sorted(
+        p for p in corpus.iterdir() if p.is_dir() and (p / "case.yaml").is_file() and any(fnmatch.fnmatch(p.name, q) for q in pats)
+    )
+
+
+def load_corpus(corpus: str | Path, pattern: str = "*") -> tuple:
+    """Load every matching case.
+
+    Returns
+    -------
+    (cases, errors) : tuple[list[Case], list[CaseFormatError]]
+        Broken cases are returned as errors rather than raised, so one bad
+        case.yaml does not stop a run.
+    """
+    cases, errors = [], []
+    for d in discover(corpus, pattern):
+        try:
+            cases.append(load_case(d))
+        except CaseFormatError as exc:
+            errors.append(exc)
+    return cases, errors

@@ -1,0 +1,279 @@
+"""Reference diagnostic engine, v1: measure, read the signature, rank classes.
+
+The engine runs the measurement worker (:mod:`harness.measure.worker`) on the
+variant in a subprocess and interprets the document it returns
+(:func:`interpret`, a pure function tested on synthetic measurements):
+
+1. the **signature** of the error (:func:`signature_of`): NaN/inf, growth
+   across calls, a later call that differs, exactly zero, one exact factor, a
+   few elements, or subtly wrong; ``agrees`` when every comparison passed;
+2. the **verdict**: ``bug`` when autodiff disagrees with the truth (finite
+   differences, or ``reference_gradient()`` when the problem has one),
+   ``no_bug`` when it agrees, ``inconclusive`` when the forward is stochastic
+   and the seed cannot be pinned or the objective itself is not finite,
+   ``error`` when the program could not be measured;
+3. ranked **classes**: a prior per signature (:data:`PRIORS`, v1 heuristics
+   that follow the signature column of docs/taxonomy.md) adjusted by
+   findings: overwrite-tracker warnings raise ``overwrite``, a stochastic
+   forward that disagrees under a pinned seed raises ``seed_mismatch``, an
+   exact factor of 2 raises ``double_count``, zero in later calls raises
+   ``stale_gradient_read``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .. import __version__
+from ..isolation import DEFAULT_TIMEOUT_S, run_worker
+from ..measure.compare import combine
+from .base import error_diagnosis
+
+#: Signature -> {class id: prior weight}. Weights are relative; they are
+#: normalised after the findings are applied.
+PRIORS = {
+    "nan_inf": {"nonsmooth_nan": 0.45, "where_nan": 0.35, "inplace_math": 0.05, "component_reassign": 0.05,
+                "custom_adjoint_error": 0.05, "warp_adjoint_bug": 0.05},
+    "growth": {"missing_tape_zero": 0.8, "double_count": 0.15, "stale_gradient_read": 0.05},
+    "iteration": {"stale_gradient_read": 0.5, "missing_tape_zero": 0.25, "offtape_mutation": 0.1,
+                  "double_count": 0.1, "overwrite": 0.05},
+    "zero": {"missing_requires_grad": 0.3, "backward_disabled": 0.15, "tape_scope": 0.15, "copy_adjoint": 0.1,
+             "warp_adjoint_bug": 0.1, "overwrite": 0.1, "native_no_adjoint": 0.05, "dynamic_loop": 0.05},
+    "exact_factor": {"component_reassign": 0.25, "inplace_math": 0.2, "custom_adjoint_error": 0.15,
+                     "dynamic_loop": 0.15, "double_count": 0.1, "overwrite": 0.1, "copy_adjoint": 0.05},
+    "sparse": {"overwrite": 0.3, "copy_adjoint": 0.15, "warp_adjoint_bug": 0.15, "dynamic_loop": 0.1,
+               "custom_adjoint_error": 0.1, "offtape_mutation": 0.1, "inplace_math": 0.1},
+    "subtly_wrong": {"overwrite": 0.25, "offtape_mutation": 0.15, "dynamic_loop": 0.15, "inplace_math": 0.1,
+                     "custom_adjoint_error": 0.1, "truncation": 0.1, "copy_adjoint": 0.05,
+                     "component_reassign": 0.05, "warp_adjoint_bug": 0.05},
+}
+
+#: Weight added to ``overwrite`` when the tracker warned and the gradient is wrong.
+TRACKER_BOOST = 0.6
+#: Weight added to ``seed_mismatch`` when a stochastic forward disagrees under a pinned seed.
+SEED_BOOST = 0.8
+#: Weight added to ``double_count`` for an exact factor of 2 (within 1e-6).
+FACTOR2_BOOST = 0.4
+#: Weight added to ``stale_gradient_read`` when later calls return exactly zero.
+LATER_ZERO_BOOST = 0.5
+
+#: Tracker warnings raised in these stages count (later gradient calls can
+#: carry read flags left from an earlier iteration on releases before 1.17).
+TRACKER_STAGES = ("load", "objective", "gradient_1")
+
+
+def _ev(probe, clean, finding, data=None):
+    return {"probe": probe, "clean": bool(clean), "finding": finding, "data": data}
+
+
+def _comparisons(doc: dict) -> list:
+    """(label, signature dict) for every autodiff-vs-truth comparison measured.
+
+    With a reference gradient, the reference comparisons replace the finite
+    differences at the given point (the problem says FD cannot judge there).
+    """
+    out = []
+    ref = doc.get("reference")
+    fd = doc.get("fd") or {}
+    if ref:
+        for k, c in enumerate(ref["calls"], start=1):
+            out.append((f"call {k} vs reference_gradient", c))
+        return out
+    for k, c in enumerate(fd.get("calls", []), start=1):
+        out.append((f"call {k} vs finite differences (elements)", c["elements"]))
+        if c.get("directions"):
+            out.append((f"call {k} vs finite differences (random directions)", c["directions"]))
+    pert = fd.get("perturbed")
+    if pert:
+        out.append(("perturbed point vs finite differences (elements)", pert["elements"]))
+        if pert.get("directions"):
+            out.append(("perturbed point vs finite differences (random directions)", pert["directions"]))
+    return out
+
+
+def signature_of(doc: dict) -> str:
+    """The signature of a measurement document (see :mod:`harness.taxonomy`)."""
+    det = doc.get("determinism", {})
+    nan = doc.get("nan_scan", {})
+    if nan.get("gradient_nonfinite"):
+        return "nan_inf"
+    if det.get("growth"):
+        return "growth"
+    comps = _comparisons(doc)
+    first = [c["signature"] for label, c in comps if label.startswith("call 1 ")]
+    if det.get("first_call_differs") and all(s == "agrees" for s in first):
+        return "iteration"
+    call1 = [c for label, c in comps if label.startswith("call 1 ")]
+    if call1:
+        el = call1[0]["signature"]
+        if el != "agrees":
+            return el
+        if any(c["signature"] != "agrees" for c in call1[1:]):
+            return "sparse"  # sampled elements agree, a random direction does not
+    return combine(c["signature"] for _, c in comps)
+
+
+def _rank(weights: dict) -> list:
+    total = sum(weights.values()) or 1.0
+    ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [{"id": k, "score": round(v / total, 4)} for k, v in ranked if v > 0]
+
+
+def interpret(doc: dict) -> dict:
+    """Turn a worker measurement document into a diagnosis (without ``cost``).
+
+    Returns
+    -------
+    dict
+        ``verdict``, ``classes``, ``signature``, ``evidence`` as in
+        :mod:`harness.engines.base`.
+    """
+    evidence = []
+    det = doc.get("determinism", {})
+    fd = doc.get("fd") or {}
+    nan = doc.get("nan_scan", {})
+    tracker = doc.get("tracker", {})
+
+    # determinism
+    if det:
+        if det.get("stochastic"):
+            msg = f"objective() changed between two calls (relative change {det['objective_relative_change']:.3g})"
+            msg += "; seed pinned through set_seed" if det.get("seed_pinned") else "; no usable set_seed"
+            evidence.append(_ev("determinism", False, msg, {"objective": det.get("objective")}))
+        else:
+            evidence.append(_ev("determinism", True, "objective() is repeatable", {"objective": det.get("objective")}))
+        gf = det.get("growth_factors")
+        if gf:
+            evidence.append(_ev("determinism", False,
+                                "gradient() grows across calls at the same point: factors " + ", ".join(f"{f:.6g}" for f in gf),
+                                {"factors": gf}))
+        elif det.get("first_call_differs"):
+            extra = " (later calls are exactly zero)" if det.get("later_calls_zero") else ""
+            evidence.append(_ev("determinism", False, "gradient() differs between the first and second call at the same point" + extra,
+                                {"norms": det.get("gradient_norms")}))
+        elif "calls_identical" in det:
+            evidence.append(_ev("determinism", True, "gradient() is identical across calls at the same point",
+                                {"norms": det.get("gradient_norms")}))
+
+    # NaN scan
+    if nan:
+        bad = nan.get("gradient_nonfinite") or {}
+        if bad:
+            evidence.append(_ev("nan_scan", False, "NaN/inf in the gradient of " + ", ".join(sorted(bad)) +
+                                (" while the objective is finite" if nan.get("objective_finite") else ""), bad))
+        else:
+            evidence.append(_ev("nan_scan", True, "gradient is finite", None))
+
+    # end-to-end comparisons
+    comps = _comparisons(doc)
+    for label, c in comps:
+        if c["signature"] == "agrees":
+            evidence.append(_ev("fd" if "finite" in label else "reference", True,
+                                f"{label}: agrees on {c['n']} checked (relative error {c['relative_error']:.2g})", None))
+        else:
+            text = f"{label}: {c['n_mismatch']} of {c['n']} disagree, relative error {c['relative_error']:.3g}, signature {c['signature']}"
+            if c.get("factor") is not None:
+                text += f" (factor {c['factor']:.6g})"
+            evidence.append(_ev("fd" if "finite" in label else "reference", False, text,
+                                {k: c.get(k) for k in ("mismatched", "factor", "zero_fraction")}))
+    ref = doc.get("reference") or {}
+    fd_vs_ref = ref.get("fd_vs_reference")
+    if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
+        evidence.append(_ev("reference", False,
+                            f"finite differences disagree with reference_gradient() (relative error {fd_vs_ref['relative_error']:.3g}): FD cannot judge here",
+                            None))
+
+    # tracker
+    warns = [w for w in tracker.get("warnings", []) if set(w.get("stages", [])) & set(TRACKER_STAGES)]
+    if tracker.get("enabled"):
+        if warns:
+            desc = "; ".join(
+                f"{w.get('arg') or w.get('operation') or 'array'} in {w.get('kernel') or '?'} at {', '.join(w['sites']) or '?'}"
+                for w in warns[:5]
+            )
+            evidence.append(_ev("tracker", False, f"overwrite tracker: {len(warns)} write-after-read warning(s): {desc}", warns))
+        else:
+            evidence.append(_ev("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None))
+
+    # verdict and signature
+    obj_finite = nan.get("objective_finite", True)
+    if not comps and not nan.get("gradient_nonfinite"):
+        return {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": evidence}
+    if not obj_finite:
+        evidence.append(_ev("nan_scan", False, "objective() is not finite at the given point", None))
+        return {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": evidence}
+    if det.get("stochastic") and not det.get("seed_pinned"):
+        return {"verdict": "inconclusive", "classes": [{"id": "stochastic_forward", "score": 1.0}],
+                "signature": None, "evidence": evidence}
+
+    sig = signature_of(doc)
+    if sig == "agrees":
+        weights = {"correct": 1.0}
+        grad_zero = all(isinstance(n, float) and n == 0.0 for n in det.get("gradient_norms", [None]))
+        if grad_zero and fd.get("fd_all_zero"):
+            weights = {"piecewise_constant": 0.8, "correct": 0.2}
+        if det.get("stochastic") and det.get("seed_pinned"):
+            weights = {"stochastic_forward": 0.9, "correct": 0.1}
+        if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
+            weights = {"fd_precision": 0.9, "correct": 0.1}
+        return {"verdict": "no_bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
+
+    weights = dict(PRIORS.get(sig, PRIORS["subtly_wrong"]))
+    if warns:
+        weights["overwrite"] = weights.get("overwrite", 0.0) + TRACKER_BOOST
+    if det.get("stochastic") and det.get("seed_pinned"):
+        weights["seed_mismatch"] = weights.get("seed_mismatch", 0.0) + SEED_BOOST
+    factors = [c.get("factor") for _, c in comps if c.get("factor") is not None]
+    if sig == "exact_factor" and factors and abs(factors[0] - 2.0) < 1e-6 * 2:
+        weights["double_count"] = weights.get("double_count", 0.0) + FACTOR2_BOOST
+    if det.get("later_calls_zero"):
+        weights["stale_gradient_read"] = weights.get("stale_gradient_read", 0.0) + LATER_ZERO_BOOST
+    return {"verdict": "bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
+
+
+class ReferenceEngine:
+    """The reference engine (v1). See the module docstring.
+
+    Parameters
+    ----------
+    timeout_s : float
+        Wall-clock limit of one variant's measurement.
+    options : dict, optional
+        Overrides of the worker's probe settings
+        (:data:`harness.measure.worker.DEFAULTS`).
+    """
+
+    name = "reference"
+    version = __version__
+
+    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, options: dict | None = None):
+        self.timeout_s = timeout_s
+        self.options = options or {}
+
+    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+        t0 = time.perf_counter()
+        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s)
+        wall = time.perf_counter() - t0
+        doc = res.doc or {}
+        if res.failure:
+            diag = error_diagnosis(res.failure, wall, device)
+            errs = doc.get("errors", [])
+            if errs:
+                diag["evidence"].append(_ev("load", False, errs[0]["error"], {"traceback": errs[0].get("traceback")}))
+            elif res.stderr_tail:
+                diag["evidence"].append(_ev("load", False, "worker output tail", {"tail": res.stderr_tail[-1500:]}))
+        else:
+            diag = interpret(doc)
+            for e in doc.get("errors", []):
+                diag["evidence"].append(_ev(e["probe"], False, f"probe failed: {e['error']}", None))
+        cost = doc.get("cost", {})
+        diag["cost"] = {
+            "wall_s": wall,
+            "objective_evals": cost.get("objective_evals"),
+            "gradient_evals": cost.get("gradient_evals"),
+            "compiles": cost.get("compiles"),
+            "compile_s": cost.get("compile_s"),
+            "device": device,
+        }
+        diag["warp_version"] = doc.get("warp_version")
+        return diag

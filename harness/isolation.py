@@ -1,0 +1,143 @@
+"""Running a variant's measurement in its own subprocess.
+
+A variant may raise, hang, segfault or eat memory. :func:`run_worker` starts
+``python -m harness.measure.worker`` in a new session (process group) with a
+wall-clock timeout and an address-space limit, and always returns what was
+measured: the worker rewrites its JSON after every probe, so a crash half-way
+keeps the probes that finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Default wall-clock limit of one variant's measurement, seconds. A small case
+#: takes 2-10 s on a 2-core CPU including one kernel compile.
+DEFAULT_TIMEOUT_S = 300.0
+
+#: Default address-space limit (RLIMIT_AS) of the worker on CPU, bytes. Warp's
+#: CPU runtime maps ~1.5 GiB of virtual memory at start-up; 16 GiB leaves room for
+#: any small case and stops a runaway allocation before it takes the machine.
+#: No limit is applied for CUDA devices (the driver maps huge virtual ranges).
+DEFAULT_MEMORY_BYTES = 16 * 1024**3
+
+
+@dataclass
+class WorkerResult:
+    """What came back from one measurement subprocess.
+
+    Attributes
+    ----------
+    doc : dict or None
+        The worker's JSON document (possibly partial), None if it wrote none.
+    returncode : int or None
+        Exit status; negative for a signal (e.g. -11 segfault); None on timeout.
+    timed_out : bool
+    stderr_tail : str
+        Last 4000 characters of the worker's stderr/stdout.
+    """
+
+    doc: dict | None
+    returncode: int | None
+    timed_out: bool
+    stderr_tail: str
+
+    @property
+    def failure(self) -> str | None:
+        """A one-line reason when the measurement did not complete, else None."""
+        if self.timed_out:
+            return "timeout: the variant did not finish in time"
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                name = signal.Signals(-self.returncode).name
+            except ValueError:
+                name = str(-self.returncode)
+            return f"crashed: the worker died with signal {name}"
+        if self.doc is None:
+            return f"no result: worker exited with status {self.returncode}"
+        errs = [e for e in self.doc.get("errors", []) if e["probe"] in ("load", "determinism")]
+        if errs:
+            return f"{errs[0]['probe']} failed: {errs[0]['error']}"
+        if self.returncode not in (0, None):
+            return f"worker exited with status {self.returncode}"
+        return None
+
+
+def _limit(memory_bytes):
+    def preexec():
+        if memory_bytes:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    return preexec
+
+
+def run_worker(
+    path: str | Path,
+    device: str = "cpu",
+    scale: str = "small",
+    options: dict | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
+    python: str | None = None,
+) -> WorkerResult:
+    """Measure the variant folder ``path`` in a subprocess.
+
+    Parameters
+    ----------
+    path : path-like
+        A (neutral copy of a) variant folder holding ``problem.py``.
+    device, scale : str
+        Passed to ``make_problem``.
+    options : dict, optional
+        Overrides of :data:`harness.measure.worker.DEFAULTS`.
+    timeout_s : float
+        Wall-clock limit; the whole process group is killed when it passes.
+    memory_bytes : int or None
+        RLIMIT_AS for the worker on CPU devices; None for no limit.
+    python : str, optional
+        Interpreter to use (default: this one).
+    """
+    with tempfile.TemporaryDirectory(prefix="d4w-out-") as tmp:
+        out = os.path.join(tmp, "result.json")
+        cmd = [
+            python or sys.executable, "-m", "harness.measure.worker", str(path),
+            "--device", device, "--scale", scale, "--out", out,
+            "--options", json.dumps(options or {}),
+        ]
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("PYTHONHASHSEED", "0")
+        mem = memory_bytes if device.startswith("cpu") else None
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=tmp, env=env, start_new_session=True, preexec_fn=_limit(mem),
+        )
+        timed_out = False
+        try:
+            output, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            output, _ = proc.communicate()
+        doc = None
+        if os.path.exists(out):
+            try:
+                with open(out) as f:
+                    doc = json.load(f)
+            except (OSError, json.JSONDecodeError):
+                doc = None
+        text = output.decode("utf-8", "replace") if output else ""
+        return WorkerResult(doc, None if timed_out else proc.returncode, timed_out, text[-4000:])

@@ -1,0 +1,194 @@
+"""Comparing autodiff gradients with a truth, and naming the signature.
+
+Pure NumPy: no Warp import, so every rule here is unit-tested on arrays with
+known answers (tests/test_compare.py).
+
+Tolerances
+----------
+An element agrees when ``|ad - truth| <= atol + rtol * |truth|`` (the test of
+``numpy.isclose`` and ``wp.autograd.gradcheck``). ``rtol`` defaults to 1e-2 for
+float32 programs and 1e-4 for float64 ones: central differences with the step
+of :func:`harness.measure.fd.step_size` have truncation error O(h^2) and
+round-off O(eps/h), i.e. about eps^(2/3) relative (Nocedal & Wright, *Numerical
+Optimization*, 2nd ed., section 8.1): 2.4e-5 for float32, 1.5e-11 for float64;
+the defaults leave a margin of about 400x and 10^7x for ill-scaled problems.
+``atol`` is ``rtol`` times the largest truth magnitude, so elements whose true
+derivative is tiny compared with the rest are not judged on round-off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+RTOL = {"float32": 1e-2, "float64": 1e-4}
+
+#: Relative tolerance for "call k equals k times call 1" and "two calls are
+#: identical" (float32 accumulation of k equal terms is exact up to a few ulp).
+REPEAT_RTOL = 1e-5
+
+#: Largest fraction of disagreeing elements still called ``sparse``.
+SPARSE_FRACTION = 0.25
+
+#: Spread (max-min over median) of ad/truth ratios still called one factor.
+FACTOR_SPREAD = 1e-3
+
+
+def rtol_for(dtypes) -> float:
+    """The relative tolerance for a program whose params have these dtypes
+    (the loosest one wins)."""
+    return max(RTOL.get(str(d), RTOL["float32"]) for d in dtypes)
+
+
+def relative_error(ad: np.ndarray, truth: np.ndarray) -> float:
+    """``||ad - truth||_2 / ||truth||_2`` (inf when ad is not finite; the
+    absolute error when the truth is exactly zero)."""
+    ad = np.asarray(ad, dtype=np.float64).ravel()
+    truth = np.asarray(truth, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(ad)):
+        return float("inf")
+    num = float(np.linalg.norm(ad - truth))
+    den = float(np.linalg.norm(truth))
+    return num / den if den > 0 else num
+
+
+def mismatch(ad: np.ndarray, truth: np.ndarray, rtol: float, atol: float | None = None) -> np.ndarray:
+    """Boolean mask of elements that disagree (NaN/inf in ``ad`` always does).
+
+    ``atol`` defaults to ``rtol * max|truth|``.
+    """
+    ad = np.asarray(ad, dtype=np.float64).ravel()
+    truth = np.asarray(truth, dtype=np.float64).ravel()
+    if atol is None:
+        scale = float(np.max(np.abs(truth))) if truth.size else 0.0
+        atol = rtol * scale
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(ad - truth) <= atol + rtol * np.abs(truth))
+    return bad | ~np.isfinite(ad)
+
+
+def exact_factor(ad: np.ndarray, truth: np.ndarray, atol: float) -> float | None:
+    """The constant c with ``ad == c * truth`` on every element with
+    ``|truth| > atol``, or None when the ratios spread more than
+    :data:`FACTOR_SPREAD` or fewer than one element qualifies. Elements with a
+    negligible truth must then also have a negligible ``ad``."""
+    ad = np.asarray(ad, dtype=np.float64).ravel()
+    truth = np.asarray(truth, dtype=np.float64).ravel()
+    big = np.abs(truth) > atol
+    if not np.any(big) or not np.all(np.isfinite(ad)):
+        return None
+    r = ad[big] / truth[big]
+    med = float(np.median(r))
+    if med == 0.0 or (np.max(r) - np.min(r)) > FACTOR_SPREAD * abs(med):
+        return None
+    if np.any(np.abs(ad[~big]) > max(atol, 1e-300) * max(1.0, abs(med))):
+        return None
+    return med
+
+
+def growth_factors(calls: list) -> list | None:
+    """If every later call is an exact multiple ``c_k`` of call 1 with
+    ``1 < c_2 < c_3 < ...``, return ``[1, c_2, c_3, ...]``; else None.
+
+    Plain accumulation into ``.grad`` gives 1, 2, 3, ...; a tape that also keeps
+    re-recording its launches gives 1, 3, 6, ... Both are growth. Returns None
+    when call 1 is zero or not finite.
+    """
+    if len(calls) < 2:
+        return None
+    g1 = np.asarray(calls[0], dtype=np.float64).ravel()
+    if not np.all(np.isfinite(g1)) or not np.any(g1):
+        return None
+    scale = float(np.max(np.abs(g1)))
+    norm2 = float(np.dot(g1, g1))
+    factors = [1.0]
+    for g in calls[1:]:
+        g = np.asarray(g, dtype=np.float64).ravel()
+        if not np.all(np.isfinite(g)):
+            return None
+        c = float(np.dot(g, g1)) / norm2
+        if c <= factors[-1] * (1 + REPEAT_RTOL) or np.max(np.abs(g - c * g1)) > REPEAT_RTOL * c * scale:
+            return None
+        factors.append(c)
+    return factors
+
+
+def calls_identical(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two gradient calls agree to :data:`REPEAT_RTOL` (NaN in the same places counts as equal)."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        return False
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    if not np.array_equal(fa, fb):
+        return False
+    if not np.any(fa):
+        return True
+    scale = max(float(np.max(np.abs(a[fa]))), float(np.max(np.abs(b[fb]))), 1e-300)
+    return float(np.max(np.abs(a[fa] - b[fb]))) <= REPEAT_RTOL * scale
+
+
+def signature(ad: np.ndarray, truth: np.ndarray, rtol: float) -> dict:
+    """Name the way one autodiff vector ``ad`` departs from ``truth``.
+
+    Parameters
+    ----------
+    ad, truth : ndarray, shape (n,)
+        Autodiff and true derivatives on the same n checked elements.
+    rtol : float
+        Relative tolerance (see module docstring).
+
+    Returns
+    -------
+    dict
+        ``signature`` (one of ``agrees``, ``nan_inf``, ``zero``,
+        ``exact_factor``, ``sparse``, ``subtly_wrong``), ``n``,
+        ``n_mismatch``, ``relative_error``, ``factor`` (or None),
+        ``zero_fraction`` (share of the mismatches where ad is exactly 0).
+    """
+    ad = np.asarray(ad, dtype=np.float64).ravel()
+    truth = np.asarray(truth, dtype=np.float64).ravel()
+    scale = float(np.max(np.abs(truth))) if truth.size else 0.0
+    atol = rtol * scale
+    bad = mismatch(ad, truth, rtol, atol)
+    n_bad = int(bad.sum())
+    out = {
+        "n": int(ad.size),
+        "n_mismatch": n_bad,
+        "relative_error": relative_error(ad, truth),
+        "factor": None,
+        "zero_fraction": 0.0,
+    }
+    if n_bad == 0:
+        out["signature"] = "agrees"
+        return out
+    if not np.all(np.isfinite(ad)):
+        out["signature"] = "nan_inf"
+        return out
+    zeros = bad & (ad == 0.0)
+    out["zero_fraction"] = float(zeros.sum()) / n_bad
+    if zeros.sum() == n_bad:
+        out["signature"] = "zero"
+        return out
+    f = exact_factor(ad, truth, atol)
+    if f is not None and abs(f - 1.0) > rtol:
+        out["factor"] = f
+        out["signature"] = "exact_factor"
+        return out
+    if ad.size >= 4 and n_bad <= SPARSE_FRACTION * ad.size:
+        out["signature"] = "sparse"
+        return out
+    out["signature"] = "subtly_wrong"
+    return out
+
+
+#: Precedence when several comparisons give different signatures.
+PRECEDENCE = ("nan_inf", "growth", "iteration", "zero", "exact_factor", "sparse", "subtly_wrong", "agrees")
+
+
+def combine(signatures) -> str:
+    """The most telling of several signatures (first in :data:`PRECEDENCE`)."""
+    present = set(signatures)
+    for s in PRECEDENCE:
+        if s in present:
+            return s
+    return "agrees"

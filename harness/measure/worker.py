@@ -1,0 +1,425 @@
+"""Measurement subprocess: load one variant and measure its gradient.
+
+Run as ``python -m harness.measure.worker PATH --device cpu --scale small
+--out RESULT.json [--options JSON]``. It imports the variant's
+``problem.py`` (so a crash, hang or memory blow-up stays in this process) and
+runs the probes in order:
+
+1. ``protocol``      check the Problem members;
+2. ``determinism``   objective twice (pins the seed through ``set_seed`` when
+                     the forward is stochastic); ``calls`` gradient calls at
+                     the same point (growth, iteration dependence);
+3. ``tracker``       Warp's overwrite tracker (``wp.config.
+                     verify_autograd_array_access``) warnings, captured over
+                     the whole run and tagged with the stage that raised them;
+4. ``fd``            central finite differences over sampled coordinates and
+                     random directions, at the given point and at a perturbed
+                     point, compared per element with every gradient call;
+5. ``reference``     comparison with ``reference_gradient()`` when provided;
+6. ``nan_scan``      NaN/inf in objective and gradients.
+
+The result is one JSON document (schema: the keys written below), rewritten
+atomically after every probe, so what was measured survives a later crash.
+Probes return data; judging it is the engine's (or ``validate``'s) business.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+from . import compare
+from .params import FlatParams
+
+#: Default probe settings. ``max_coords``: coordinates checked one by one at
+#: the given point (all when the problem has at most this many); ``dirs``:
+#: random directions there; ``perturbed_*``: the same at the perturbed point,
+#: ``perturb`` times each element's scale away; ``calls``: gradient calls at
+#: the given point. The defaults cost at most 2*(16+2) + 2*(4+1) + 2 = 48
+#: objective evaluations and calls + 1 gradient evaluations.
+DEFAULTS = {
+    "max_coords": 16,
+    "dirs": 2,
+    "perturbed_coords": 4,
+    "perturbed_dirs": 1,
+    "perturb": 0.05,
+    "calls": 3,
+    "seed": 0,
+    "tracker": True,
+    "pinned_seed": 1234,
+}
+
+#: Relative difference between two objective() calls below which the forward
+#: counts as deterministic (float atomics on a GPU reorder sums: ~1e-7 in float32).
+JITTER_RTOL = 1e-6
+
+TRACKER_PATTERNS = [
+    (
+        "launch",
+        re.compile(
+            r"Array (?P<array>.*?) ?passed to argument (?P<arg>\w+) in kernel (?P<kernel>\w+) at "
+            r"(?P<file>.+?):(?P<line>\d+) is being written to but has already been read"
+        ),
+    ),
+    (
+        "same_kernel",
+        re.compile(
+            r"Array passed to argument (?P<arg>\w+) in kernel (?P<kernel>\w+) at "
+            r"(?P<file>.+?):(?P<line>\d+) is being written to after it has been read from within the same kernel"
+        ),
+    ),
+    (
+        "operation",
+        re.compile(
+            r"Array (?P<array>.*?) is being written to by (?P<op>.+?) at (?P<file>.+?):(?P<line>\d+) "
+            r"but has already been read"
+        ),
+    ),
+    ("unattributed", re.compile(r"Array (?P<array>.*?) is being written to (?:after|but has already)")),
+]
+COMPILE_PATTERN = re.compile(r"Module (?P<module>\S+) \S+ load on device '(?P<device>[^']+)' took (?P<ms>[\d.]+) ms\s+\((?P<how>compiled|cached)\)")
+
+
+def step_size(dtype) -> float:
+    """Relative central-difference step: eps^(1/3) of the dtype (Nocedal &
+    Wright, *Numerical Optimization*, 2nd ed., eq. 8.8 discussion):
+    6.1e-6 for float64, 4.9e-3 for float32."""
+    return float(np.finfo(dtype).eps ** (1.0 / 3.0))
+
+
+def _atomic_write(path: str, doc: dict) -> None:
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".part-", dir=d)
+    with os.fdopen(fd, "w") as f:
+        json.dump(doc, f, indent=1, default=_json_default)
+    os.replace(tmp, path)
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def _finite_or_str(x: float):
+    x = float(x)
+    return x if np.isfinite(x) else str(x)
+
+
+class _Capture(io.TextIOBase):
+    """A text stream that keeps everything written to it, tagged by stage."""
+
+    def __init__(self):
+        self.chunks = []
+        self.stage = "load"
+
+    def write(self, s):
+        if s:
+            self.chunks.append((self.stage, s))
+        return len(s)
+
+    def text(self, stage=None):
+        return "".join(s for st, s in self.chunks if stage is None or st == stage)
+
+
+class Measurement:
+    """Runs the probes on one loaded problem and accumulates the result."""
+
+    def __init__(self, problem, out_path: str, options: dict, capture: _Capture, doc: dict):
+        self.p = problem
+        self.out = out_path
+        self.opt = options
+        self.cap = capture
+        self.doc = doc
+        self.flat = FlatParams(problem.params)
+        self.rng = np.random.default_rng(options["seed"])
+        self.n_obj = 0
+        self.n_grad = 0
+        self.pinned = False
+
+    # -- helpers -------------------------------------------------------
+    def save(self):
+        self.doc["cost"].update({"objective_evals": self.n_obj, "gradient_evals": self.n_grad})
+        _atomic_write(self.out, self.doc)
+
+    def objective(self) -> float:
+        if self.pinned:
+            self.p.set_seed(self.opt["pinned_seed"])
+        self.n_obj += 1
+        return float(self.p.objective())
+
+    def gradient(self) -> np.ndarray:
+        if self.pinned:
+            self.p.set_seed(self.opt["pinned_seed"])
+        self.n_grad += 1
+        return self.flat.flatten_gradient(self.p.gradient())
+
+    def stage(self, name):
+        self.cap.stage = name
+
+    # -- probes --------------------------------------------------------
+    def determinism(self):
+        self.stage("objective")
+        f1 = self.objective()
+        f2 = self.objective()
+        rel = abs(f1 - f2) / max(abs(f1), abs(f2), 1e-300) if np.isfinite(f1) and np.isfinite(f2) else 0.0
+        stochastic = bool(rel > JITTER_RTOL)
+        has_seed = bool(self.doc["protocol"]["optional"].get("set_seed"))
+        pinned_ok = None
+        if stochastic and has_seed:
+            self.pinned = True
+            g1 = self.objective()
+            g2 = self.objective()
+            pinned_ok = bool(g1 == g2)
+            if not pinned_ok:
+                self.pinned = False
+        det = {
+            "objective": [_finite_or_str(f1), _finite_or_str(f2)],
+            "objective_relative_change": rel,
+            "stochastic": stochastic,
+            "seed_pinned": self.pinned,
+            "pinned_repeatable": pinned_ok,
+        }
+        self.doc["determinism"] = det
+        self.save()
+        calls = []
+        for k in range(self.opt["calls"]):
+            self.stage(f"gradient_{k + 1}")
+            t = time.perf_counter()
+            calls.append(self.gradient())
+            det.setdefault("gradient_call_s", []).append(time.perf_counter() - t)
+        self.stage("probes")
+        self.calls = calls
+        det["gradient_norms"] = [_finite_or_str(np.linalg.norm(c)) for c in calls]
+        det["growth_factors"] = compare.growth_factors(calls)
+        det["growth"] = det["growth_factors"] is not None
+        det["calls_identical"] = all(compare.calls_identical(calls[0], c) for c in calls[1:])
+        det["first_call_differs"] = bool(len(calls) > 1 and not compare.calls_identical(calls[0], calls[1]))
+        det["later_calls_zero"] = bool(
+            len(calls) > 1 and np.any(calls[0]) and all(not np.any(c) for c in calls[1:])
+        )
+        self.save()
+
+    def _coords(self, k: int) -> np.ndarray:
+        """k coordinates spread over the params (every param gets one when k allows)."""
+        n = self.flat.n
+        if n <= k:
+            return np.arange(n)
+        chosen = []
+        for i in range(len(self.flat.names)):
+            a, b = self.flat.offsets[i], self.flat.offsets[i + 1]
+            if len(chosen) < k and b > a:
+                chosen.append(int(self.rng.integers(a, b)))
+        rest = np.setdiff1d(np.arange(n), chosen)
+        chosen += [int(c) for c in self.rng.choice(rest, size=k - len(chosen), replace=False)]
+        return np.sort(np.array(chosen))
+
+    def _fd_at(self, x0: np.ndarray, n_coords: int, n_dirs: int) -> dict:
+        h = np.array([step_size(self.flat.dtypes[self.flat.names.index(self.flat.owner(i)[0])]) for i in range(self.flat.n)])
+        h = h * self.flat.scales()
+        coords = self._coords(n_coords)
+        fd_c = np.empty(len(coords))
+        for j, i in enumerate(coords):
+            xp = x0.copy()
+            xp[i] += h[i]
+            sp = self.flat.set(xp)[i]
+            fp = self.objective()
+            xm = x0.copy()
+            xm[i] -= h[i]
+            sm = self.flat.set(xm)[i]
+            fm = self.objective()
+            fd_c[j] = (fp - fm) / (sp - sm)
+        dirs, fd_d = [], []
+        for _ in range(n_dirs):
+            v = self.rng.standard_normal(self.flat.n)
+            v /= max(np.linalg.norm(v), 1e-300) / np.sqrt(self.flat.n)
+            xp = self.flat.set(x0 + h * v)
+            fp = self.objective()
+            xm = self.flat.set(x0 - h * v)
+            fm = self.objective()
+            dirs.append(xp - xm)
+            fd_d.append(fp - fm)
+        self.flat.set(x0)
+        return {"coords": coords, "fd_coords": fd_c, "dirs": dirs, "fd_dirs": np.array(fd_d)}
+
+    def _compare(self, g: np.ndarray, fd: dict, rtol: float) -> dict:
+        coords = fd["coords"]
+        per_elem = compare.signature(g[coords], fd["fd_coords"], rtol)
+        bad = compare.mismatch(g[coords], fd["fd_coords"], rtol)
+        per_elem["mismatched"] = [
+            {"param": self.flat.owner(int(i))[0], "index": self.flat.owner(int(i))[1],
+             "autodiff": _finite_or_str(g[i]), "fd": float(f)}
+            for i, f, b in zip(coords, fd["fd_coords"], bad) if b
+        ][:8]
+        ad_d = np.array([float(np.dot(g, d)) if np.all(np.isfinite(g)) else np.nan for d in fd["dirs"]])
+        per_dir = compare.signature(ad_d, fd["fd_dirs"], rtol) if len(ad_d) else None
+        if per_dir is not None:
+            per_dir["autodiff"] = [_finite_or_str(a) for a in ad_d]
+            per_dir["fd"] = [float(f) for f in fd["fd_dirs"]]
+        return {"elements": per_elem, "directions": per_dir}
+
+    def fd(self):
+        self.stage("fd")
+        o = self.opt
+        rtol = compare.rtol_for(self.flat.dtypes)
+        x0 = self.flat.get()
+        base = self.base_fd = self._fd_at(x0, o["max_coords"], o["dirs"])
+        res = {
+            "rtol": rtol,
+            "n_params": self.flat.n,
+            "coords": [{"param": self.flat.owner(int(i))[0], "index": self.flat.owner(int(i))[1]} for i in base["coords"]],
+            "fd_norm": float(np.linalg.norm(base["fd_coords"])),
+            "fd_all_zero": bool(not np.any(base["fd_coords"])),
+            "fd_finite": bool(np.all(np.isfinite(base["fd_coords"]))),
+            "calls": [self._compare(g, base, rtol) for g in self.calls],
+        }
+        self.doc["fd"] = res
+        self.save()
+        if o["perturbed_coords"] or o["perturbed_dirs"]:
+            scale = self.flat.scales()
+            x1 = self.flat.set(x0 + o["perturb"] * scale * self.rng.standard_normal(self.flat.n))
+            self.stage("perturbed")
+            try:
+                g1 = self.gradient()
+                pert = self._fd_at(x1, o["perturbed_coords"], o["perturbed_dirs"])
+                res["perturbed"] = self._compare(g1, pert, rtol)
+            finally:
+                self.flat.set(x0)
+                self.stage("probes")
+            self.save()
+
+    def reference(self):
+        if not self.doc["protocol"]["optional"].get("reference_gradient"):
+            return
+        self.stage("reference")
+        ref = self.flat.flatten_gradient(self.p.reference_gradient())
+        rtol = compare.rtol_for(self.flat.dtypes)
+        calls = [compare.signature(g, ref, rtol) for g in self.calls]
+        out = {"calls": calls, "norm": float(np.linalg.norm(ref))}
+        base = getattr(self, "base_fd", None)
+        if base is not None:
+            out["fd_vs_reference"] = compare.signature(base["fd_coords"], ref[base["coords"]], rtol)
+        self.doc["reference"] = out
+        self.stage("probes")
+        self.save()
+
+    def nan_scan(self):
+        det = self.doc.get("determinism", {})
+        obj = det.get("objective", [])
+        grads_bad = {}
+        for g_idx, g in enumerate(getattr(self, "calls", [])):
+            for i, k in enumerate(self.flat.names):
+                a, b = self.flat.offsets[i], self.flat.offsets[i + 1]
+                nb = int(np.sum(~np.isfinite(g[a:b])))
+                if nb:
+                    grads_bad.setdefault(k, []).append({"call": g_idx + 1, "count": nb, "of": b - a})
+        self.doc["nan_scan"] = {
+            "objective_finite": bool(obj) and all(isinstance(v, float) for v in obj),
+            "gradient_nonfinite": grads_bad,
+        }
+        self.save()
+
+    def tracker(self):
+        warnings_found = {}
+        for stage, text in self.cap.chunks:
+            for line in text.splitlines():
+                for kind, pat in TRACKER_PATTERNS:
+                    m = pat.search(line)
+                    if not m:
+                        continue
+                    g = m.groupdict()
+                    key = (g.get("arg") or g.get("op") or "", g.get("kernel") or "", kind)
+                    w = warnings_found.setdefault(
+                        key,
+                        {"kind": kind, "arg": g.get("arg"), "kernel": g.get("kernel"), "operation": g.get("op"),
+                         "sites": [], "stages": []},
+                    )
+                    site = f"{os.path.basename(g['file'])}:{g['line']}" if g.get("file") else None
+                    if site and site not in w["sites"]:
+                        w["sites"].append(site)
+                    if stage not in w["stages"]:
+                        w["stages"].append(stage)
+                    break
+        self.doc["tracker"] = {"enabled": bool(self.opt["tracker"]), "warnings": list(warnings_found.values())}
+        comp = [m.groupdict() for m in COMPILE_PATTERN.finditer(self.cap.text())]
+        self.doc["cost"]["compiles"] = sum(1 for c in comp if c["how"] == "compiled")
+        self.doc["cost"]["compile_s"] = sum(float(c["ms"]) for c in comp if c["how"] == "compiled") / 1000.0
+        self.save()
+
+
+def run(path: str, device: str, scale: str, out: str, options: dict | None = None) -> dict:
+    """Measure the variant at ``path``; write and return the result document."""
+    opt = dict(DEFAULTS)
+    opt.update(options or {})
+    t0 = time.perf_counter()
+    doc = {"device": device, "scale": scale, "options": opt, "errors": [], "cost": {}}
+    cap = _Capture()
+    meas = None
+    with contextlib.redirect_stdout(cap), contextlib.redirect_stderr(cap), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda msg, cat, fn, ln, file=None, line=None: cap.write(f"{cat.__name__}: {msg}\n")
+        try:
+            import warp as wp
+
+            doc["warp_version"] = wp.config.version
+            _atomic_write(out, doc)
+            wp.config.verify_autograd_array_access = bool(opt["tracker"])
+            wp.init()
+            from ..problem import check_problem, import_variant
+
+            module = import_variant(path)
+            problem = module.make_problem(device, scale)
+            doc["protocol"] = check_problem(problem)
+            doc["cost"]["load_s"] = time.perf_counter() - t0
+            meas = Measurement(problem, out, opt, cap, doc)
+            meas.save()
+        except BaseException as exc:  # noqa: BLE001 - recorded, then the worker exits non-zero
+            doc["errors"].append({"probe": "load", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
+        if meas is not None:
+            for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan):
+                try:
+                    probe()
+                except Exception as exc:  # noqa: BLE001
+                    doc["errors"].append({"probe": probe.__name__, "error": f"{type(exc).__name__}: {exc}",
+                                          "traceback": traceback.format_exc(limit=8)})
+                    if probe == meas.determinism:
+                        break
+            try:
+                meas.tracker()
+            except Exception as exc:  # noqa: BLE001
+                doc["errors"].append({"probe": "tracker", "error": f"{type(exc).__name__}: {exc}"})
+    doc["cost"]["wall_s"] = time.perf_counter() - t0
+    if meas is not None:
+        doc["cost"].update({"objective_evals": meas.n_obj, "gradient_evals": meas.n_grad})
+    doc["log_tail"] = cap.text()[-4000:]
+    _atomic_write(out, doc)
+    return doc
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("path")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--scale", default="small", choices=["small", "production"])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--options", default="{}", help="JSON object overriding DEFAULTS")
+    a = ap.parse_args(argv)
+    doc = run(a.path, a.device, a.scale, a.out, json.loads(a.options))
+    return 3 if any(e["probe"] in ("load", "determinism") for e in doc["errors"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
