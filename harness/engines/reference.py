@@ -26,7 +26,7 @@ import time
 
 from .. import __version__
 from ..isolation import DEFAULT_TIMEOUT_S, run_worker
-from ..measure.compare import combine
+from ..measure.judge import comparisons, signature_of
 from .base import error_diagnosis
 
 #: Signature -> {class id: prior weight}. Weights are relative; they are
@@ -64,53 +64,6 @@ TRACKER_STAGES = ("load", "objective", "gradient_1")
 
 def _ev(probe, clean, finding, data=None):
     return {"probe": probe, "clean": bool(clean), "finding": finding, "data": data}
-
-
-def _comparisons(doc: dict) -> list:
-    """(label, signature dict) for every autodiff-vs-truth comparison measured.
-
-    With a reference gradient, the reference comparisons replace the finite
-    differences at the given point (the problem says FD cannot judge there).
-    """
-    out = []
-    ref = doc.get("reference")
-    fd = doc.get("fd") or {}
-    if ref:
-        for k, c in enumerate(ref["calls"], start=1):
-            out.append((f"call {k} vs reference_gradient", c))
-        return out
-    for k, c in enumerate(fd.get("calls", []), start=1):
-        out.append((f"call {k} vs finite differences (elements)", c["elements"]))
-        if c.get("directions"):
-            out.append((f"call {k} vs finite differences (random directions)", c["directions"]))
-    pert = fd.get("perturbed")
-    if pert:
-        out.append(("perturbed point vs finite differences (elements)", pert["elements"]))
-        if pert.get("directions"):
-            out.append(("perturbed point vs finite differences (random directions)", pert["directions"]))
-    return out
-
-
-def signature_of(doc: dict) -> str:
-    """The signature of a measurement document (see :mod:`harness.taxonomy`)."""
-    det = doc.get("determinism", {})
-    nan = doc.get("nan_scan", {})
-    if nan.get("gradient_nonfinite"):
-        return "nan_inf"
-    if det.get("growth"):
-        return "growth"
-    comps = _comparisons(doc)
-    first = [c["signature"] for label, c in comps if label.startswith("call 1 ")]
-    if det.get("first_call_differs") and all(s == "agrees" for s in first):
-        return "iteration"
-    call1 = [c for label, c in comps if label.startswith("call 1 ")]
-    if call1:
-        el = call1[0]["signature"]
-        if el != "agrees":
-            return el
-        if any(c["signature"] != "agrees" for c in call1[1:]):
-            return "sparse"  # sampled elements agree, a random direction does not
-    return combine(c["signature"] for _, c in comps)
 
 
 def _rank(weights: dict) -> list:
@@ -165,7 +118,7 @@ def interpret(doc: dict) -> dict:
             evidence.append(_ev("nan_scan", True, "gradient is finite", None))
 
     # end-to-end comparisons
-    comps = _comparisons(doc)
+    comps = comparisons(doc)
     for label, c in comps:
         if c["signature"] == "agrees":
             evidence.append(_ev("fd" if "finite" in label else "reference", True,

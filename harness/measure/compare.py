@@ -69,12 +69,13 @@ def mismatch(ad: np.ndarray, truth: np.ndarray, rtol: float, atol: float | None 
 def exact_factor(ad: np.ndarray, truth: np.ndarray, atol: float) -> float | None:
     """The constant c with ``ad == c * truth`` on every element with
     ``|truth| > atol``, or None when the ratios spread more than
-    :data:`FACTOR_SPREAD` or fewer than one element qualifies. Elements with a
+    :data:`FACTOR_SPREAD` or fewer than two elements qualify (one ratio is
+    always "a factor"). Elements with a
     negligible truth must then also have a negligible ``ad``."""
     ad = np.asarray(ad, dtype=np.float64).ravel()
     truth = np.asarray(truth, dtype=np.float64).ravel()
     big = np.abs(truth) > atol
-    if not np.any(big) or not np.all(np.isfinite(ad)):
+    if big.sum() < 2 or not np.all(np.isfinite(ad)):
         return None
     r = ad[big] / truth[big]
     med = float(np.median(r))

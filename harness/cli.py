@@ -1,0 +1,203 @@
+"""The ``defects4warp`` command line (a thin layer over the harness modules)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import __version__
+from .case import default_corpus, load_corpus
+from .engines import ENGINES, get_engine
+from .scoring import top_class
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _progress(total: int, what: str):
+    return Progress(
+        TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.description}"), console=err_console, transient=True,
+        disable=not err_console.is_terminal,
+    )
+
+
+def _load(corpus, cases_glob):
+    corpus = corpus or default_corpus()
+    cases, errors = load_corpus(corpus, cases_glob)
+    for e in errors:
+        err_console.print(f"[red]case format error[/red] {e}")
+    if not cases and not errors:
+        err_console.print(f"[red]no case in {corpus} matches '{cases_glob}'[/red]")
+        sys.exit(2)
+    return cases, errors
+
+
+def _fmt(x, digits=3):
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="defects4warp")
+def main():
+    """defects4warp: a verified corpus of gradient bugs in NVIDIA Warp programs,
+    and a harness that scores diagnostic engines on it."""
+
+
+corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
+                          help="Folder of cases (default: the bundled corpus/).")
+cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True,
+                         help="Glob (or comma-separated globs) over case ids.")
+device_opt = click.option("--device", default="cpu", show_default=True, help="Warp device: cpu or cuda:N.")
+jobs_opt = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64),
+                        help="Variants measured in parallel.")
+timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=float,
+                           help="Seconds one variant may take before it is killed and recorded as an error.")
+
+
+@main.command()
+@corpus_opt
+@cases_opt
+@click.option("--engine", "engine_name", default="reference", show_default=True,
+              type=click.Choice(sorted(ENGINES)), help="Diagnostic engine.")
+@device_opt
+@jobs_opt
+@timeout_opt
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write {summary, results} here (rewritten atomically after every variant).")
+def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, json_path):
+    """Diagnose every case x variant with an engine and score it against the
+    expectation for the installed Warp release."""
+    from .runner import installed_warp_version, plan
+    from .runner import run as run_items
+
+    cases, errors = _load(corpus, cases_glob)
+    kwargs = {"timeout_s": timeout_s} if engine_name == "reference" else {}
+    engine = get_engine(engine_name, **kwargs)
+    items = plan(cases)
+    warp_version = installed_warp_version()
+    err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
+                      f"{len(cases)} cases, {len(items)} runs")
+    with _progress(len(items), "diagnosing") as prog:
+        task = prog.add_task("", total=len(items))
+
+        def tick(rec):
+            prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
+
+        doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
+                        json_path=json_path, meta={"case_format_errors": [str(e) for e in errors]})
+
+    table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
+    for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
+        table.add_column(col, justify="right" if col == "seconds" else "left")
+    for r in doc["results"]:
+        exp = r["expected"]
+        d = r["diagnosis"]
+        exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "(unscored)"
+        diag_s = d["verdict"] + (f" {top_class(d)}" if top_class(d) else "")
+        if d["verdict"] == "error":
+            diag_s += f" ({d.get('error', '')[:60]})"
+        c = r["correct"]
+        ok = "-" if c is None else ("yes" if c["class"] else ("verdict only" if c["verdict"] else "NO"))
+        variant = r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
+        table.add_row(r["case"], variant, exp_s, diag_s, ok, f"{r['seconds']:.1f}")
+    console.print(table)
+    s = doc["summary"]
+    console.print(
+        f"cases {s['cases']}  variants {s['variants']}  runs {s.get('runs', 0)} (scored {s.get('scored', 0)}, "
+        f"errors {s.get('errors', 0)}, inconclusive {s.get('inconclusive', 0)})\n"
+        f"verdict accuracy {_fmt(s.get('verdict_accuracy'))}  class accuracy {_fmt(s.get('class_accuracy'))}  "
+        f"detection rate {_fmt(s.get('detection_rate'))}  false-positive rate {_fmt(s.get('false_positive_rate'))}\n"
+        f"median seconds per run {_fmt(s.get('median_wall_s_per_run'), 2)}  median objective evals "
+        f"{_fmt(s.get('median_objective_evals'), 0)}  wall {s['wall_s']:.1f} s"
+    )
+    if json_path:
+        err_console.print(f"wrote {json_path}")
+    sys.exit(1 if errors else 0)
+
+
+@main.command()
+@corpus_opt
+@cases_opt
+@device_opt
+@jobs_opt
+@timeout_opt
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the per-variant checks here.")
+def validate(corpus, cases_glob, device, jobs, timeout_s, json_path):
+    """Check each case against the installed Warp without any engine: buggy
+    variants really disagree with finite differences (as their class says),
+    fixed ones agree. Exits 1 and names each case that does not."""
+    from .runner import installed_warp_version, write_json_atomic
+    from .validate import validate_cases
+
+    cases, errors = _load(corpus, cases_glob)
+    warp_version = installed_warp_version()
+    with _progress(0, "validating") as prog:
+        task = prog.add_task("", total=None)
+        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s,
+                                on_check=lambda c: prog.update(task, advance=1, description=f"{c.case}/{c.variant}"))
+    table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
+    for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):
+        table.add_column(col)
+    failed = [str(e) for e in errors]
+    for cc in checks:
+        for v in cc.variants:
+            exp = v.expected
+            table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
+                          f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
+                          v.signature or "-",
+                          "-" if v.relative_error is None else f"{v.relative_error:.2g}",
+                          "ok" if v.ok else "[red]FAIL[/red]")
+            if not v.ok:
+                failed.append(f"{cc.case}/{v.variant}@{v.scale}: {v.message}")
+        failed += [f"{cc.case}: {p}" for p in cc.problems]
+    console.print(table)
+    if json_path:
+        write_json_atomic(json_path, {"warp_version": warp_version, "device": device,
+                                      "checks": [v.to_dict() for cc in checks for v in cc.variants],
+                                      "failures": failed})
+    if failed:
+        console.print(f"[red]{len(failed)} problem(s):[/red]")
+        for f in failed:
+            console.print(f"  {f}")
+        sys.exit(1)
+    console.print(f"all {len(checks)} cases valid on Warp {warp_version}")
+
+
+@main.command(name="list")
+@corpus_opt
+@cases_opt
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def list_cases(corpus, cases_glob, as_json):
+    """Print the corpus: id, classes, releases, domain, provenance; and counts per class."""
+    cases, errors = _load(corpus, cases_glob)
+    rows = []
+    for c in cases:
+        releases = sorted({str(e.warp) or "any" for v in c.variants for e in v.expectations if e.verdict == "bug"})
+        rows.append({"id": c.id, "classes": c.classes, "bug_on": releases, "domain": c.domain,
+                     "variants": [v.name for v in c.variants], "provenance": c.provenance})
+    counts = {}
+    for r in rows:
+        for k in r["classes"]:
+            counts[k] = counts.get(k, 0) + 1
+    if as_json:
+        click.echo(json.dumps({"cases": rows, "per_class": counts}, indent=2))
+    else:
+        t = Table(title=f"{len(rows)} cases")
+        for col in ("id", "classes", "bug on Warp", "domain", "provenance"):
+            t.add_column(col)
+        for r in rows:
+            t.add_row(r["id"], ", ".join(r["classes"]), ", ".join(r["bug_on"]) or "-", r["domain"], r["provenance"])
+        console.print(t)
+        console.print("per class: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""Reading a measurement document: the comparisons it holds and its signature.
+
+Shared by ``defects4warp validate`` (ground truth, no engine) and the
+reference engine, so both read a measurement the same way.
+"""
+
+from __future__ import annotations
+
+from .compare import combine
+
+
+def comparisons(doc: dict) -> list:
+    """(label, signature dict) for every autodiff-vs-truth comparison measured.
+
+    With a reference gradient, the reference comparisons replace the finite
+    differences at the given point (the problem says FD cannot judge there).
+    """
+    out = []
+    ref = doc.get("reference")
+    fd = doc.get("fd") or {}
+    if ref:
+        for k, c in enumerate(ref["calls"], start=1):
+            out.append((f"call {k} vs reference_gradient", c))
+        return out
+    for k, c in enumerate(fd.get("calls", []), start=1):
+        out.append((f"call {k} vs finite differences (elements)", c["elements"]))
+        if c.get("directions"):
+            out.append((f"call {k} vs finite differences (random directions)", c["directions"]))
+    pert = fd.get("perturbed")
+    if pert:
+        out.append(("perturbed point vs finite differences (elements)", pert["elements"]))
+        if pert.get("directions"):
+            out.append(("perturbed point vs finite differences (random directions)", pert["directions"]))
+    return out
+
+
+def signature_of(doc: dict) -> str:
+    """The signature of a measurement document (see :mod:`harness.taxonomy`)."""
+    det = doc.get("determinism", {})
+    nan = doc.get("nan_scan", {})
+    if nan.get("gradient_nonfinite"):
+        return "nan_inf"
+    if det.get("growth"):
+        return "growth"
+    comps = comparisons(doc)
+    first = [c["signature"] for label, c in comps if label.startswith("call 1 ")]
+    if det.get("first_call_differs") and all(s == "agrees" for s in first):
+        return "iteration"
+    call1 = [c for label, c in comps if label.startswith("call 1 ")]
+    if call1:
+        el = call1[0]["signature"]
+        if el != "agrees":
+            return el
+        if any(c["signature"] != "agrees" for c in call1[1:]):
+            return "sparse"  # sampled elements agree, a random direction does not
+    return combine(c["signature"] for _, c in comps)
+
+
+def worst_relative_error(doc: dict) -> float | None:
+    """The largest relative error over all comparisons (inf for NaN/inf
+    gradients), or None when nothing was compared."""
+    if (doc.get("nan_scan") or {}).get("gradient_nonfinite"):
+        return float("inf")
+    errs = [c["relative_error"] for _, c in comparisons(doc)]
+    return max(errs) if errs else None

@@ -1,0 +1,182 @@
+"""Running an engine over a corpus and scoring each run.
+
+A *run item* is one (case, variant, scale). Scales: every variant runs at
+``small``; a variant also runs at ``production`` when one of its expectations
+names that scale. Each item is copied to a neutral folder
+(:func:`harness.blind.neutral_copy`) and diagnosed there; an engine that
+raises or returns something off-schema gets an ``error`` diagnosis for that
+item and the run goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from importlib import metadata
+
+from .blind import neutral_copy
+from .case import Case, Variant
+from .engines.base import check_diagnosis, error_diagnosis
+from .scoring import judge, summarize
+
+
+def installed_warp_version() -> str:
+    """The installed ``warp-lang`` release, read from package metadata
+    (without importing Warp in the harness process).
+
+    Raises
+    ------
+    RuntimeError
+        If warp-lang is not installed.
+    """
+    try:
+        return metadata.version("warp-lang")
+    except metadata.PackageNotFoundError:
+        raise RuntimeError("warp-lang is not installed in this environment") from None
+
+
+@dataclass(frozen=True)
+class RunItem:
+    case: Case
+    variant: Variant
+    scale: str
+
+    @property
+    def label(self) -> str:
+        s = "" if self.scale == "small" else f"@{self.scale}"
+        return f"{self.case.id}/{self.variant.name}{s}"
+
+
+def plan(cases: list, scales: tuple | None = None) -> list:
+    """The run items for ``cases``.
+
+    ``scales`` None means: ``small`` always, ``production`` where an
+    expectation names it. An explicit tuple runs exactly those scales.
+    """
+    items = []
+    for c in cases:
+        for v in c.variants:
+            if scales is None:
+                want = ["small"] + (["production"] if any(e.scale == "production" for e in v.expectations) else [])
+            else:
+                want = list(scales)
+            items += [RunItem(c, v, s) for s in want]
+    return items
+
+
+def diagnose_item(engine, item: RunItem, device: str, warp_version: str) -> dict:
+    """Diagnose one item with ``engine`` on a neutral copy; return the result record."""
+    t0 = time.perf_counter()
+    try:
+        with neutral_copy(item.variant.path) as path:
+            diag = engine.diagnose(str(path), device, item.scale)
+        problem = check_diagnosis(diag)
+        if problem:
+            diag = error_diagnosis(f"engine returned an invalid diagnosis: {problem}", time.perf_counter() - t0, device)
+    except Exception as exc:  # noqa: BLE001 - one engine failure must not stop the run
+        diag = error_diagnosis(f"engine raised {type(exc).__name__}: {exc}", time.perf_counter() - t0, device,
+                               [{"probe": "engine", "clean": False, "finding": traceback.format_exc(limit=5), "data": None}])
+    exp = item.variant.expectation_for(warp_version, item.scale)
+    expected = exp.to_dict() if exp else None
+    return {
+        "case": item.case.id,
+        "variant": item.variant.name,
+        "scale": item.scale,
+        "expected": expected,
+        "diagnosis": diag,
+        "correct": judge(expected, diag),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def write_json_atomic(path: str, doc: dict) -> None:
+    """Write ``doc`` as JSON to ``path`` through a temporary file and rename,
+    so readers never see a half-written file."""
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=d)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=2, default=str)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def run(
+    items: list,
+    engine,
+    device: str = "cpu",
+    jobs: int = 1,
+    warp_version: str | None = None,
+    on_result=None,
+    json_path: str | None = None,
+    meta: dict | None = None,
+) -> dict:
+    """Diagnose every item and score it.
+
+    Parameters
+    ----------
+    items : list[RunItem]
+    engine : Engine
+    device : str
+    jobs : int
+        Items diagnosed concurrently (each reference diagnosis is its own
+        subprocess, so threads suffice).
+    warp_version : str, optional
+        Release to score against (default: the installed one).
+    on_result : callable, optional
+        Called with each result record as it completes (progress display).
+    json_path : str, optional
+        Rewritten atomically after every completed item, so an interrupted run
+        keeps what it measured.
+    meta : dict, optional
+        Extra fields for the summary.
+
+    Returns
+    -------
+    dict
+        ``{"summary": {...}, "results": [...]}`` (results in item order).
+    """
+    warp_version = warp_version or installed_warp_version()
+    t0 = time.perf_counter()
+    done = {}
+
+    def document():
+        results = [done[i] for i in range(len(items)) if i in done]
+        summary = summarize(results) if results else {"cases": 0, "variants": 0}
+        summary.update({
+            "engine": engine.name,
+            "engine_version": getattr(engine, "version", None),
+            "warp_version": warp_version,
+            "device": device,
+            "wall_s": time.perf_counter() - t0,
+            "complete": len(done) == len(items),
+        })
+        summary.update(meta or {})
+        return {"summary": summary, "results": results}
+
+    def finish(i, rec):
+        done[i] = rec
+        if on_result:
+            on_result(rec)
+        if json_path:
+            write_json_atomic(json_path, document())
+
+    if jobs <= 1:
+        for i, it in enumerate(items):
+            finish(i, diagnose_item(engine, it, device, warp_version))
+    else:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futs = {pool.submit(diagnose_item, engine, it, device, warp_version): i for i, it in enumerate(items)}
+            for f in as_completed(futs):
+                finish(futs[f], f.result())
+    return document()

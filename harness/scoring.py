@@ -1,0 +1,92 @@
+"""Scoring diagnoses against expectations.
+
+Definitions (over *scored* variant runs: those with an expectation for the
+Warp release and scale that ran):
+
+``verdict_accuracy``     diagnosed verdict == expected verdict
+``class_accuracy``       verdict correct and the top-1 class is one of the
+                         expected classes
+``detection_rate``       among expected ``bug``: diagnosed ``bug`` (recall of bugs)
+``false_positive_rate``  among expected ``no_bug``: diagnosed ``bug``
+``per_class``            for each expected class c: ``recall`` (runs expecting
+                         c whose top-1 is in their expected classes and verdict
+                         correct), ``precision`` (runs whose top-1 is c that
+                         expected c), ``support``
+``confusion``            counts of (expected class, diagnosed top-1 class),
+                         the expected class being the first of the list
+A ratio with an empty denominator is None, not 0.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+
+def top_class(diag: dict) -> str | None:
+    """The top-1 class id of a diagnosis, or None."""
+    cls = diag.get("classes") or []
+    return cls[0]["id"] if cls else None
+
+
+def judge(expected: dict | None, diag: dict) -> dict | None:
+    """``{"verdict": bool, "class": bool}`` for one run, None when unscored."""
+    if expected is None:
+        return None
+    v_ok = diag.get("verdict") == expected["verdict"]
+    return {"verdict": v_ok, "class": bool(v_ok and top_class(diag) in expected["classes"])}
+
+
+def _ratio(num: int, den: int):
+    return num / den if den else None
+
+
+def summarize(results: list) -> dict:
+    """Metrics over a list of run results (dicts with ``expected``,
+    ``diagnosis``, ``correct``). See the module docstring."""
+    scored = [r for r in results if r.get("correct") is not None]
+    bug = [r for r in scored if r["expected"]["verdict"] == "bug"]
+    nobug = [r for r in scored if r["expected"]["verdict"] == "no_bug"]
+    per_class = {}
+    for r in scored:
+        for c in r["expected"]["classes"]:
+            pc = per_class.setdefault(c, {"support": 0, "hits": 0, "predicted": 0, "true_predicted": 0})
+            pc["support"] += 1
+            pc["hits"] += int(r["correct"]["class"])
+    for r in scored:
+        t = top_class(r["diagnosis"])
+        if t is None:
+            continue
+        pc = per_class.setdefault(t, {"support": 0, "hits": 0, "predicted": 0, "true_predicted": 0})
+        pc["predicted"] += 1
+        pc["true_predicted"] += int(t in r["expected"]["classes"] and r["correct"]["verdict"])
+    per_class_out = {
+        c: {"support": v["support"], "recall": _ratio(v["hits"], v["support"]),
+            "precision": _ratio(v["true_predicted"], v["predicted"])}
+        for c, v in sorted(per_class.items())
+    }
+    confusion = {}
+    for r in scored:
+        key = f"{r['expected']['classes'][0]} -> {top_class(r['diagnosis']) or r['diagnosis'].get('verdict')}"
+        confusion[key] = confusion.get(key, 0) + 1
+    walls = [r["diagnosis"]["cost"]["wall_s"] for r in results if r["diagnosis"].get("cost")]
+    evals = [r["diagnosis"]["cost"].get("objective_evals") for r in results if r["diagnosis"].get("cost")]
+    evals = [e for e in evals if e is not None]
+    verdicts = [r["diagnosis"].get("verdict") for r in results]
+    return {
+        "cases": len({r["case"] for r in results}),
+        "variants": len({(r["case"], r["variant"]) for r in results}),
+        "runs": len(results),
+        "scored": len(scored),
+        "unscored": len(results) - len(scored),
+        "errors": verdicts.count("error"),
+        "inconclusive": verdicts.count("inconclusive"),
+        "verdict_accuracy": _ratio(sum(r["correct"]["verdict"] for r in scored), len(scored)),
+        "class_accuracy": _ratio(sum(r["correct"]["class"] for r in scored), len(scored)),
+        "detection_rate": _ratio(sum(r["diagnosis"].get("verdict") == "bug" for r in bug), len(bug)),
+        "false_positive_rate": _ratio(sum(r["diagnosis"].get("verdict") == "bug" for r in nobug), len(nobug)),
+        "per_class": per_class_out,
+        "confusion": dict(sorted(confusion.items())),
+        "median_wall_s_per_run": statistics.median(walls) if walls else None,
+        "median_objective_evals": statistics.median(evals) if evals else None,
+        "total_diagnosis_s": sum(walls),
+    }
