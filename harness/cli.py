@@ -15,7 +15,8 @@ from .case import default_corpus, load_corpus
 from .engines import ENGINES, get_engine
 from .scoring import top_class
 
-console = Console()
+#: Tables are not cut to 80 columns when the output goes to a file or a pipe.
+console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 

@@ -1,0 +1,128 @@
+"""Case loading: valid cases load, every violation names the file and field."""
+
+import textwrap
+
+import pytest
+import yaml
+
+from harness.case import CaseFormatError, case_schema, load_case, load_corpus
+from harness.taxonomy import BUG_CLASSES, CLASSES, NO_BUG_CLASSES
+
+VALID = {
+    "id": "toy-case",
+    "title": "A toy",
+    "summary": "The fit stalls.",
+    "explanation": "Root cause and fix.",
+    "provenance": "original",
+    "tags": {"domain": "particles", "features": ["tape"]},
+    "variants": {
+        "buggy": [
+            {"warp": "<1.17", "verdict": "bug", "classes": ["copy_adjoint"]},
+            {"warp": ">=1.17", "verdict": "no_bug", "classes": ["correct"]},
+        ],
+        "fixed": [{"verdict": "no_bug", "classes": ["correct"]}],
+    },
+}
+
+
+def make_case(tmp_path, data=None, name="toy-case", variants=("buggy", "fixed"), raw=None):
+    d = tmp_path / name
+    d.mkdir()
+    for v in variants:
+        (d / v).mkdir()
+        (d / v / "problem.py").write_text("def make_problem(device, scale='small'):\n    pass\n")
+    (d / "case.yaml").write_text(raw if raw is not None else yaml.safe_dump(data or VALID))
+    return d
+
+
+def test_valid_case_loads(tmp_path):
+    c = load_case(make_case(tmp_path))
+    assert c.id == "toy-case"
+    assert c.domain == "particles"
+    assert c.split == "dev"
+    assert [v.name for v in c.variants] == ["buggy", "fixed"]
+    assert c.classes == ["copy_adjoint", "correct"]
+
+
+def test_first_matching_expectation_wins(tmp_path):
+    buggy = load_case(make_case(tmp_path)).variant("buggy")
+    assert buggy.expectation_for("1.16.0", "small").verdict == "bug"
+    assert buggy.expectation_for("1.17.0", "small").verdict == "no_bug"
+    assert buggy.expectation_for("1.19.0", "production").classes == ("correct",)
+
+
+def test_scale_restricts_expectation(tmp_path):
+    data = yaml.safe_load(yaml.safe_dump(VALID))
+    data["variants"]["buggy"] = [{"scale": "production", "verdict": "bug", "classes": ["overwrite"]}]
+    v = load_case(make_case(tmp_path, data)).variant("buggy")
+    assert v.expectation_for("1.19.0", "production").verdict == "bug"
+    assert v.expectation_for("1.19.0", "small") is None
+
+
+@pytest.mark.parametrize(
+    "mutate, field, text",
+    [
+        (lambda d: d.pop("summary"), "", "'summary' is a required property"),
+        (lambda d: d.update(provenance="somewhere"), "provenance", "does not match"),
+        (lambda d: d["variants"]["fixed"][0].update(classes=["not_a_class"]), "variants.fixed.0.classes.0", "is not one of"),
+        (lambda d: d["variants"]["fixed"][0].update(verdict="maybe"), "variants.fixed.0.verdict", "is not one of"),
+        (lambda d: d["variants"]["fixed"][0].update(classes=["overwrite"]), "variants.fixed.0.classes", "does not fit verdict"),
+        (lambda d: d["variants"]["buggy"][0].update(warp="~=banana"), "variants.buggy.0.warp", "not a PEP 440 specifier"),
+        (lambda d: d.update(id="other-name"), "id", "differs from the folder name"),
+        (lambda d: d["tags"].pop("domain"), "tags", "'domain' is a required property"),
+        (lambda d: d.update(colour="red"), "", "Additional properties"),
+    ],
+)
+def test_violations_name_file_and_field(tmp_path, mutate, field, text):
+    data = yaml.safe_load(yaml.safe_dump(VALID))
+    mutate(data)
+    d = make_case(tmp_path, data)
+    with pytest.raises(CaseFormatError) as exc:
+        load_case(d)
+    assert exc.value.field == field
+    assert exc.value.path == d / "case.yaml"
+    assert text in str(exc.value)
+    assert str(d / "case.yaml") in str(exc.value)
+
+
+def test_broken_yaml_reports_line(tmp_path):
+    d = make_case(tmp_path, raw="id: toy-case\ntitle: [unclosed\n")
+    with pytest.raises(CaseFormatError, match=r"line \d+"):
+        load_case(d)
+
+
+def test_variant_folder_without_entry(tmp_path):
+    d = make_case(tmp_path, variants=("buggy", "fixed", "extra"))
+    with pytest.raises(CaseFormatError, match="extra/ holds a problem.py"):
+        load_case(d)
+
+
+def test_entry_without_folder(tmp_path):
+    d = make_case(tmp_path, variants=("buggy",))
+    with pytest.raises(CaseFormatError) as exc:
+        load_case(d)
+    assert exc.value.field == "variants.fixed"
+
+
+def test_corpus_collects_errors_and_goes_on(tmp_path):
+    make_case(tmp_path)
+    make_case(tmp_path, name="broken", raw="{{{")
+    cases, errors = load_corpus(tmp_path)
+    assert [c.id for c in cases] == ["toy-case"]
+    assert len(errors) == 1 and "broken" in str(errors[0])
+
+
+def test_schema_lists_exactly_the_taxonomy():
+    enum = case_schema()["$defs"]["expectation"]["properties"]["classes"]["items"]["enum"]
+    assert sorted(enum) == sorted(CLASSES)
+    assert BUG_CLASSES | NO_BUG_CLASSES == set(CLASSES)
+    assert "correct" in NO_BUG_CLASSES and "overwrite" in BUG_CLASSES
+
+
+def test_bundled_corpus_loads_without_errors():
+    from harness.case import default_corpus
+
+    cases, errors = load_corpus(default_corpus())
+    assert errors == []
+    assert len(cases) >= 12
+    assert all({"buggy", "fixed"} <= {v.name for v in c.variants} for c in cases)

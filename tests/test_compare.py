@@ -1,0 +1,91 @@
+"""Unit tests of the comparison rules on arrays with known answers."""
+
+import numpy as np
+import pytest
+
+from harness.measure import compare
+
+
+def test_agrees_within_rtol():
+    truth = np.array([1.0, -2.0, 3.0])
+    s = compare.signature(truth * (1 + 1e-6), truth, rtol=1e-4)
+    assert s["signature"] == "agrees"
+    assert s["n_mismatch"] == 0
+    assert s["relative_error"] == pytest.approx(1e-6, rel=1e-3)
+
+
+def test_exact_factor_reports_the_factor():
+    truth = np.array([1.0, -2.0, 3.0, 0.5])
+    s = compare.signature(2.0 * truth, truth, rtol=1e-4)
+    assert s["signature"] == "exact_factor"
+    assert s["factor"] == pytest.approx(2.0)
+    assert s["relative_error"] == pytest.approx(1.0)
+
+
+def test_zero_when_every_mismatch_is_exactly_zero():
+    truth = np.array([1.0, -2.0, 3.0])
+    ad = np.array([0.0, -2.0, 0.0])
+    s = compare.signature(ad, truth, rtol=1e-4)
+    assert s["signature"] == "zero"
+    assert s["n_mismatch"] == 2
+    assert s["zero_fraction"] == 1.0
+
+
+def test_nan_inf_takes_precedence():
+    truth = np.array([1.0, 2.0])
+    s = compare.signature(np.array([np.nan, 0.0]), truth, rtol=1e-4)
+    assert s["signature"] == "nan_inf"
+    assert s["relative_error"] == float("inf")
+
+
+def test_sparse_error_is_not_averaged_away():
+    truth = np.arange(1.0, 21.0)
+    ad = truth.copy()
+    ad[7] += 0.5  # 2.5 % of the norm, one element of twenty
+    s = compare.signature(ad, truth, rtol=1e-4)
+    assert s["signature"] == "sparse"
+    assert s["n_mismatch"] == 1
+    assert s["relative_error"] < 0.02
+
+
+def test_subtly_wrong_without_pattern():
+    truth = np.array([1.0, 2.0, 3.0])
+    ad = np.array([1.3, 1.5, 3.9])
+    assert compare.signature(ad, truth, rtol=1e-4)["signature"] == "subtly_wrong"
+
+
+def test_single_ratio_is_not_a_factor():
+    assert compare.exact_factor(np.array([3.0]), np.array([1.0]), atol=0.0) is None
+
+
+def test_growth_linear_and_triangular():
+    g = np.array([1.0, -3.0, 0.25])
+    assert compare.growth_factors([g, 2 * g, 3 * g]) == pytest.approx([1, 2, 3])
+    assert compare.growth_factors([g, 3 * g, 6 * g]) == pytest.approx([1, 3, 6])
+    assert compare.growth_factors([g, g, g]) is None
+    assert compare.growth_factors([g, 2 * g, 2.5 * g + 0.1]) is None
+    assert compare.growth_factors([0 * g, 0 * g]) is None
+
+
+def test_calls_identical_treats_matching_nans_as_equal():
+    a = np.array([1.0, np.nan])
+    assert compare.calls_identical(a, a.copy())
+    assert not compare.calls_identical(a, np.array([1.0, 2.0]))
+    assert not compare.calls_identical(np.array([1.0, 2.0]), np.array([1.0, 2.1]))
+
+
+def test_mismatch_uses_atol_relative_to_largest_truth():
+    truth = np.array([1000.0, 1e-9])
+    ad = np.array([1000.0, 0.0])  # tiny element off by its whole value: below atol
+    assert not compare.mismatch(ad, truth, rtol=1e-4).any()
+
+
+def test_rtol_for_loosest_dtype():
+    assert compare.rtol_for(["float64"]) == 1e-4
+    assert compare.rtol_for(["float64", "float32"]) == 1e-2
+
+
+def test_combine_precedence():
+    assert compare.combine(["agrees", "sparse", "zero"]) == "zero"
+    assert compare.combine(["agrees"]) == "agrees"
+    assert compare.combine([]) == "agrees"

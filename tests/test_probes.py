@@ -1,0 +1,117 @@
+"""Each probe of the reference engine on tiny programs with known answers.
+
+The programs live in tests/programs/<name>/problem.py; their true gradients
+are known in closed form, so the measured numbers are asserted exactly.
+All programs are diagnosed once, in parallel, by a module-scoped fixture.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from harness.engines import ReferenceEngine, check_diagnosis
+from harness.isolation import run_worker
+
+pytestmark = pytest.mark.slow
+
+NAMES = ["cubic", "growth", "factor_two", "zero_chain", "nan_sqrt", "write_after_read", "noisy",
+         "wrong_shape", "raises", "hangs", "segfaults"]
+
+
+@pytest.fixture(scope="module")
+def diag(programs):
+    engine = ReferenceEngine(timeout_s=20)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futs = {n: pool.submit(engine.diagnose, str(programs / n), "cpu", "small") for n in NAMES}
+        return {n: f.result() for n, f in futs.items()}
+
+
+def finding(d, probe, clean):
+    return [e["finding"] for e in d["evidence"] if e["probe"] == probe and e["clean"] is clean]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_diagnosis_follows_the_schema(diag, name):
+    assert check_diagnosis(diag[name]) is None
+
+
+def test_correct_program_agrees_and_reports_clean_checks(diag):
+    d = diag["cubic"]
+    assert d["verdict"] == "no_bug"
+    assert d["signature"] == "agrees"
+    assert d["classes"][0]["id"] == "correct"
+    assert finding(d, "tracker", True) and finding(d, "nan_scan", True)
+    assert len(finding(d, "fd", True)) >= 6  # 3 calls x (elements, directions) at least
+    # cost: 2 (determinism) + 2*(3 coords + 2 dirs) + 2*(3 + 1) at the perturbed point
+    assert d["cost"]["objective_evals"] == 2 + 10 + 8
+    assert d["cost"]["gradient_evals"] == 4
+
+
+def test_determinism_probe_sees_linear_growth(diag):
+    d = diag["growth"]
+    assert d["verdict"] == "bug" and d["signature"] == "growth"
+    assert d["classes"][0]["id"] == "missing_tape_zero"
+    assert any("factors 1, 2, 3" in f for f in finding(d, "determinism", False))
+
+
+def test_fd_probe_measures_exact_factor_two(diag):
+    d = diag["factor_two"]
+    assert d["signature"] == "exact_factor"
+    assert d["classes"][0]["id"] == "double_count"
+    assert any("(factor 2)" in f for f in finding(d, "fd", False))
+
+
+def test_fd_probe_sees_a_cut_chain_as_exact_zero(diag):
+    d = diag["zero_chain"]
+    assert d["signature"] == "zero"
+    assert d["classes"][0]["id"] == "missing_requires_grad"
+
+
+def test_nan_scan_flags_sqrt_at_zero(diag):
+    d = diag["nan_sqrt"]
+    assert d["verdict"] == "bug" and d["signature"] == "nan_inf"
+    assert d["classes"][0]["id"] == "nonsmooth_nan"
+    assert any("NaN/inf in the gradient of x while the objective is finite" in f for f in finding(d, "nan_scan", False))
+
+
+def test_tracker_names_the_array_and_kernel(diag):
+    d = diag["write_after_read"]
+    assert d["verdict"] == "bug"
+    assert d["classes"][0]["id"] == "overwrite"
+    (w,) = [e for e in d["evidence"] if e["probe"] == "tracker" and not e["clean"]]
+    assert w["data"][0]["arg"] == "a" and w["data"][0]["kernel"] == "reset"
+
+
+def test_stochastic_forward_is_pinned_and_agrees(diag):
+    d = diag["noisy"]
+    assert d["verdict"] == "no_bug"
+    assert d["classes"][0]["id"] == "stochastic_forward"
+    assert any("seed pinned" in f for f in finding(d, "determinism", False))
+
+
+@pytest.mark.parametrize("name, text", [
+    ("raises", "RuntimeError: cannot build the scene"),
+    ("wrong_shape", "gradient()['x'] has shape (2,), param has shape (3,)"),
+    ("hangs", "timeout"),
+    ("segfaults", "SIGSEGV"),
+])
+def test_failures_become_error_diagnoses(diag, name, text):
+    d = diag[name]
+    assert d["verdict"] == "error"
+    assert text in d["error"]
+
+
+def test_worker_keeps_partial_results_when_a_probe_fails(programs):
+    res = run_worker(programs / "wrong_shape", options={"tracker": False}, timeout_s=60)
+    assert res.doc["determinism"]["objective"] == [pytest.approx(1.0 + 8.0 - 0.125)] * 2
+    assert res.doc["protocol"]["params"]["x"]["shape"] == [3]
+    assert res.failure.startswith("determinism failed")
+
+
+def test_fd_values_match_the_analytic_gradient(programs):
+    res = run_worker(programs / "cubic", options={"tracker": False, "perturbed_coords": 0, "perturbed_dirs": 0})
+    fd = res.doc["fd"]
+    assert [c["index"] for c in fd["coords"]] == [0, 1, 2]
+    assert fd["fd_norm"] == pytest.approx(np.linalg.norm([3.0, 12.0, 0.75]), rel=1e-9)
+    assert fd["calls"][0]["elements"]["relative_error"] < 1e-8

@@ -1,0 +1,116 @@
+"""``defects4warp run``: the runner, the CLI, and a scored run of the
+reference engine on a few bundled cases."""
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from harness.case import default_corpus, load_corpus
+from harness.cli import main
+from harness.engines import ReferenceEngine, get_engine
+from harness.runner import plan, run
+
+CASES, _ = load_corpus(default_corpus())
+
+
+class RaisingEngine:
+    name, version = "raising", "0"
+
+    def diagnose(self, path, device, scale):
+        raise ValueError("engine blew up")
+
+
+class OffSchemaEngine:
+    name, version = "off-schema", "0"
+
+    def diagnose(self, path, device, scale):
+        return {"verdict": "maybe"}
+
+
+class PathRecordingEngine:
+    name, version = "recorder", "0"
+
+    def __init__(self):
+        self.paths = []
+
+    def diagnose(self, path, device, scale):
+        self.paths.append(path)
+        return get_engine("always-no-bug").diagnose(path, device, scale)
+
+
+def test_constant_engine_bounds():
+    doc = run(plan(CASES), get_engine("always-bug"), warp_version="1.19.0")
+    s = doc["summary"]
+    assert s["detection_rate"] == 1.0
+    assert s["false_positive_rate"] == 1.0
+    n_bug = sum(r["expected"]["verdict"] == "bug" for r in doc["results"] if r["expected"])
+    assert s["verdict_accuracy"] == pytest.approx(n_bug / s["scored"])
+
+
+def test_engine_failures_are_recorded_and_the_run_goes_on():
+    items = plan(CASES[:2])
+    for engine, text in [(RaisingEngine(), "engine raised ValueError: engine blew up"),
+                         (OffSchemaEngine(), "engine returned an invalid diagnosis")]:
+        doc = run(items, engine, warp_version="1.19.0")
+        assert len(doc["results"]) == len(items)
+        assert all(r["diagnosis"]["verdict"] == "error" for r in doc["results"])
+        assert text in doc["results"][0]["diagnosis"]["error"]
+
+
+def test_engine_sees_only_a_neutral_copy():
+    rec = PathRecordingEngine()
+    run(plan(CASES), rec, warp_version="1.19.0")
+    assert len(rec.paths) == len(plan(CASES))
+    for p in rec.paths:
+        assert not any(c.id in p for c in CASES)
+        assert "buggy" not in p and "fixed" not in p
+
+
+def test_json_is_written_atomically_and_complete(tmp_path):
+    out = tmp_path / "out.json"
+    doc = run(plan(CASES[:3]), get_engine("always-no-bug"), warp_version="1.19.0", json_path=str(out))
+    on_disk = json.loads(out.read_text())
+    assert on_disk["summary"]["complete"] is True
+    assert len(on_disk["results"]) == len(doc["results"])
+    assert not list(tmp_path.glob(".part-*"))
+
+
+def test_cli_run_list_and_errors(tmp_path):
+    r = CliRunner()
+    res = r.invoke(main, ["run", "--engine", "always-no-bug", "--json", str(tmp_path / "o.json")])
+    assert res.exit_code == 0, res.output
+    s = json.loads((tmp_path / "o.json").read_text())["summary"]
+    for key in ("cases", "variants", "verdict_accuracy", "class_accuracy", "detection_rate",
+                "false_positive_rate", "per_class", "engine", "engine_version", "warp_version", "device", "wall_s"):
+        assert key in s
+    assert s["cases"] == len(CASES) and s["detection_rate"] == 0.0
+    assert "verdict accuracy" in res.output
+
+    res = r.invoke(main, ["list"])
+    assert res.exit_code == 0 and CASES[0].id in res.output
+
+    res = r.invoke(main, ["run", "--cases", "no-such-case-*", "--engine", "always-bug"])
+    assert res.exit_code == 2
+
+    broken = tmp_path / "corpus"
+    shutil.copytree(CASES[0].path, broken / CASES[0].id)
+    (broken / "bad-case").mkdir()
+    (broken / "bad-case" / "case.yaml").write_text("id: bad-case\n")
+    res = r.invoke(main, ["run", "--corpus", str(broken), "--engine", "always-bug"])
+    assert res.exit_code == 1
+    assert "bad-case" in res.output and CASES[0].id in res.output
+
+
+@pytest.mark.slow
+def test_reference_engine_scores_a_few_cases():
+    picked = [c for c in CASES if c.id in {"hanging-chain-rest-lengths", "thermistor-adc-calibration",
+                                            "heated-strip-conductivity"}]
+    assert len(picked) == 3
+    doc = run(plan(picked), ReferenceEngine(timeout_s=120), jobs=2)
+    s = doc["summary"]
+    assert s["variants"] == 6 and s["errors"] == 0
+    assert s["verdict_accuracy"] == 1.0
+    assert s["false_positive_rate"] == 0.0
+    assert s["detection_rate"] == 1.0

@@ -1,0 +1,54 @@
+"""Scoring on synthetic results with hand-computed metrics."""
+
+import pytest
+
+from harness.scoring import judge, summarize
+
+
+def rec(case, variant, exp_verdict, exp_classes, verdict, top, wall=1.0, evals=10):
+    expected = {"verdict": exp_verdict, "classes": exp_classes}
+    diag = {"verdict": verdict, "classes": [{"id": top, "score": 1.0}] if top else [],
+            "cost": {"wall_s": wall, "objective_evals": evals}}
+    return {"case": case, "variant": variant, "scale": "small", "expected": expected,
+            "diagnosis": diag, "correct": judge(expected, diag)}
+
+
+def test_judge():
+    assert judge(None, {"verdict": "bug"}) is None
+    assert judge({"verdict": "bug", "classes": ["overwrite"]},
+                 {"verdict": "bug", "classes": [{"id": "overwrite", "score": 1}]}) == {"verdict": True, "class": True}
+    assert judge({"verdict": "bug", "classes": ["overwrite"]},
+                 {"verdict": "bug", "classes": [{"id": "dynamic_loop", "score": 1}]}) == {"verdict": True, "class": False}
+    assert judge({"verdict": "no_bug", "classes": ["correct"]},
+                 {"verdict": "bug", "classes": [{"id": "correct", "score": 1}]}) == {"verdict": False, "class": False}
+
+
+def test_summary_metrics():
+    results = [
+        rec("a", "buggy", "bug", ["overwrite"], "bug", "overwrite", wall=1, evals=10),
+        rec("a", "fixed", "no_bug", ["correct"], "no_bug", "correct", wall=2, evals=20),
+        rec("b", "buggy", "bug", ["nonsmooth_nan"], "bug", "where_nan", wall=3, evals=30),
+        rec("b", "fixed", "no_bug", ["correct"], "bug", "overwrite", wall=4, evals=40),
+        rec("c", "buggy", "bug", ["growth_is_not_a_class"], "error", None, wall=5, evals=None),
+    ]
+    results[-1]["expected"]["classes"] = ["missing_tape_zero"]
+    results[-1]["correct"] = judge(results[-1]["expected"], results[-1]["diagnosis"])
+    s = summarize(results)
+    assert s["cases"] == 3 and s["variants"] == 5 and s["scored"] == 5
+    assert s["verdict_accuracy"] == pytest.approx(3 / 5)
+    assert s["class_accuracy"] == pytest.approx(2 / 5)
+    assert s["detection_rate"] == pytest.approx(2 / 3)
+    assert s["false_positive_rate"] == pytest.approx(1 / 2)
+    assert s["errors"] == 1
+    assert s["per_class"]["overwrite"] == {"support": 1, "recall": 1.0, "precision": 0.5}
+    assert s["per_class"]["nonsmooth_nan"]["recall"] == 0.0
+    assert s["per_class"]["where_nan"] == {"support": 0, "recall": None, "precision": 0.0}
+    assert s["confusion"]["correct -> overwrite"] == 1
+    assert s["median_wall_s_per_run"] == 3
+    assert s["median_objective_evals"] == 25
+
+
+def test_empty_denominators_are_none():
+    s = summarize([rec("a", "fixed", "no_bug", ["correct"], "no_bug", "correct")])
+    assert s["detection_rate"] is None
+    assert s["false_positive_rate"] == 0.0
