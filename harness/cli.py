@@ -57,6 +57,9 @@ cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True
 device_opt = click.option("--device", default="cpu", show_default=True, help="Warp device: cpu or cuda:N.")
 jobs_opt = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64),
                         help="Variants measured in parallel.")
+warp_opt = click.option("--warp", "warp", default=None, metavar="VERSION",
+                        help="Measure with this warp-lang release, in an isolated environment created on demand "
+                             "and cached (default: the installed release).")
 timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=float,
                            help="Seconds one variant may take before it is killed and recorded as an error.")
 
@@ -69,19 +72,21 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
 @device_opt
 @jobs_opt
 @timeout_opt
+@warp_opt
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write {summary, results} here (rewritten atomically after every variant).")
-def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, json_path):
+def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_path):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release."""
-    from .runner import installed_warp_version, plan
+    from .envs import python_for
+    from .runner import plan
     from .runner import run as run_items
 
     cases, errors = _load(corpus, cases_glob)
-    kwargs = {"timeout_s": timeout_s} if engine_name == "reference" else {}
+    python, warp_version = python_for(warp, log=err_console.print)
+    kwargs = {"timeout_s": timeout_s, "python": python} if engine_name == "reference" else {}
     engine = get_engine(engine_name, **kwargs)
     items = plan(cases)
-    warp_version = installed_warp_version()
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
                       f"{len(cases)} cases, {len(items)} runs")
     with _progress(len(items), "diagnosing") as prog:
@@ -128,20 +133,22 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, json_path):
 @device_opt
 @jobs_opt
 @timeout_opt
+@warp_opt
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the per-variant checks here.")
-def validate(corpus, cases_glob, device, jobs, timeout_s, json_path):
+def validate(corpus, cases_glob, device, jobs, timeout_s, warp, json_path):
     """Check each case against the installed Warp without any engine: buggy
     variants really disagree with finite differences (as their class says),
     fixed ones agree. Exits 1 and names each case that does not."""
-    from .runner import installed_warp_version, write_json_atomic
+    from .envs import python_for
+    from .runner import write_json_atomic
     from .validate import validate_cases
 
     cases, errors = _load(corpus, cases_glob)
-    warp_version = installed_warp_version()
+    _, warp_version = python_for(warp, log=err_console.print)
     with _progress(0, "validating") as prog:
         task = prog.add_task("", total=None)
-        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s,
+        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=warp,
                                 on_check=lambda c: prog.update(task, advance=1, description=f"{c.case}/{c.variant}"))
     table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
     for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from .blind import hint_findings, neutral_copy
 from .isolation import DEFAULT_TIMEOUT_S, run_worker
 from .measure.judge import signature_of, worst_relative_error
-from .runner import RunItem, installed_warp_version, plan
+from .envs import python_for
+from .runner import RunItem, plan
 from .taxonomy import CLASSES
 
 #: Worker settings for validation: no tracker (it forces a recompile and is
@@ -86,30 +87,41 @@ def check_measurement(expected: dict, doc: dict) -> tuple:
     return True, sig, err, f"disagrees as expected (signature {sig}, relative error {err:.3g})"
 
 
-def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: float) -> VariantCheck:
+def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None = None) -> VariantCheck:
+    """Validate one run item with the interpreter ``python`` (default: this one),
+    judged against the expectation for ``warp_version``."""
     exp = item.variant.expectation_for(warp_version, item.scale)
     if exp is None:
         return VariantCheck(item.case.id, item.variant.name, item.scale, None, True,
                             message=f"no expectation for Warp {warp_version} at scale {item.scale}: skipped")
     expected = exp.to_dict()
     with neutral_copy(item.variant.path) as path:
-        res = run_worker(path, device=device, scale=item.scale, options=VALIDATE_OPTIONS, timeout_s=timeout_s)
+        res = run_worker(path, device=device, scale=item.scale, options=VALIDATE_OPTIONS, timeout_s=timeout_s,
+                         python=python)
     seconds = (res.doc or {}).get("cost", {}).get("wall_s", 0.0)
     if res.failure:
         return VariantCheck(item.case.id, item.variant.name, item.scale, expected, False,
                             message=res.failure, seconds=seconds)
+    measured = res.doc.get("warp_version")
+    if measured != warp_version:
+        return VariantCheck(item.case.id, item.variant.name, item.scale, expected, False,
+                            message=f"the worker imported Warp {measured}, not {warp_version}", seconds=seconds)
     ok, sig, err, msg = check_measurement(expected, res.doc)
     return VariantCheck(item.case.id, item.variant.name, item.scale, expected, ok, sig, err, msg, seconds,
                         res.doc.get("warp_version"))
 
 
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
-                   on_check=None) -> list:
-    """Validate loaded cases; returns one :class:`CaseCheck` per case."""
-    warp_version = installed_warp_version()
+                   on_check=None, warp: str | None = None) -> list:
+    """Validate loaded cases; returns one :class:`CaseCheck` per case.
+
+    ``warp`` selects a release measured in its own environment
+    (:func:`harness.envs.python_for`); None means the installed one.
+    """
+    python, warp_version = python_for(warp)
     items = plan(cases)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futs = [pool.submit(validate_item, it, device, warp_version, timeout_s) for it in items]
+        futs = [pool.submit(validate_item, it, device, warp_version, timeout_s, python) for it in items]
         checks = []
         for f in futs:
             checks.append(f.result())

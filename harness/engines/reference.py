@@ -194,18 +194,23 @@ class ReferenceEngine:
     options : dict, optional
         Overrides of the worker's probe settings
         (:data:`harness.measure.worker.DEFAULTS`).
+    python : str, optional
+        Interpreter that runs the measurement (a per-release environment from
+        :mod:`harness.envs`); default: this one.
     """
 
     name = "reference"
     version = __version__
 
-    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, options: dict | None = None):
+    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, options: dict | None = None, python: str | None = None):
         self.timeout_s = timeout_s
         self.options = options or {}
+        self.python = python
 
     def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
         t0 = time.perf_counter()
-        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s)
+        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
+                         python=self.python)
         wall = time.perf_counter() - t0
         doc = res.doc or {}
         if res.failure:

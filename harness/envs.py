@@ -1,0 +1,93 @@
+"""Isolated Python environments, one per ``warp-lang`` release.
+
+``defects4warp validate --warp 1.16.0`` (and ``run --warp``) measure variants
+with another Warp release than the installed one. The measurement worker needs
+only NumPy and Warp (the harness reaches it through ``PYTHONPATH``), so an
+environment is a virtualenv with ``warp-lang==VERSION`` and ``numpy``, created
+on first use under the cache folder and reused afterwards.
+
+Cache folder: ``$DEFECTS4WARP_ENVS`` or ``~/.cache/defects4warp/envs``; one
+sub-folder ``warp-<version>`` per release. A marker file is written only after
+a successful install, so an interrupted creation is redone next time.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+MARKER = ".defects4warp-ready"
+
+
+class ReleaseEnvError(RuntimeError):
+    """Creating or using a per-release environment failed (names the release)."""
+
+
+def cache_root() -> Path:
+    """The folder holding per-release environments."""
+    return Path(os.environ.get("DEFECTS4WARP_ENVS", Path.home() / ".cache" / "defects4warp" / "envs"))
+
+
+def env_python(version: str) -> Path:
+    """Path of the interpreter of the environment for ``version`` (may not exist yet)."""
+    return cache_root() / f"warp-{version}" / "bin" / "python"
+
+
+def ensure_env(version: str, log=None) -> Path:
+    """Return the interpreter of an environment with ``warp-lang==version``,
+    creating it when needed.
+
+    Parameters
+    ----------
+    version : str
+        An exact release, e.g. ``"1.16.0"``.
+    log : callable, optional
+        Receives one-line progress messages.
+
+    Raises
+    ------
+    ReleaseEnvError
+        When ``version`` is not a release number or pip cannot install it.
+    """
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise ReleaseEnvError(f"'{version}' is not a release number (e.g. 1.16.0)") from None
+    root = cache_root() / f"warp-{version}"
+    py = root / "bin" / "python"
+    if (root / MARKER).is_file() and py.exists():
+        return py
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".warp-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (root / MARKER).is_file() and py.exists():
+            return py
+        if log:
+            log(f"creating an environment for warp-lang=={version} in {root}")
+        venv.EnvBuilder(with_pip=True, clear=True).create(root)
+        cmd = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+               f"warp-lang=={version}", "numpy"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise ReleaseEnvError(
+                f"pip could not install warp-lang=={version}: {res.stderr.strip().splitlines()[-1:] or res.returncode}"
+            )
+        (root / MARKER).write_text(f"warp-lang=={version}\n")
+    return py
+
+
+def python_for(version: str | None, log=None) -> tuple:
+    """``(interpreter, warp_version)`` for a run: the current interpreter and
+    the installed release when ``version`` is None, else the per-release
+    environment."""
+    if version is None:
+        from .runner import installed_warp_version
+
+        return sys.executable, installed_warp_version()
+    return str(ensure_env(version, log)), version
