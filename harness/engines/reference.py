@@ -24,9 +24,14 @@ from __future__ import annotations
 
 import time
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 from .. import __version__
 from ..isolation import DEFAULT_TIMEOUT_S, run_worker
+from ..measure import source
 from ..measure.judge import comparisons, signature_of
+from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import error_diagnosis
 
 #: Signature -> {class id: prior weight}. Weights are relative; they are
@@ -57,6 +62,26 @@ FACTOR2_BOOST = 0.4
 #: Weight added to ``stale_gradient_read`` when later calls return exactly zero.
 LATER_ZERO_BOOST = 0.5
 
+#: Prior weight of every bug class whose taxonomy signatures include the
+#: measured one (so that findings can lift a class the table does not name).
+FLOOR = 0.02
+
+#: Weight of a parameter whose gradient is exactly zero while finite
+#: differences are not (the chain to that parameter is cut): the "zero"
+#: priors are added at this fraction even when the overall signature is
+#: another one.
+PARAM_ZERO_WEIGHT = 1.0
+
+#: Source rules that only point at a class on some Warp releases (from the
+#: release notes restated in shared/reports/public-reports.md): component
+#: writes to array elements were fixed in 1.14, copy/clone adjoints in 1.17,
+#: output adjoints are consumed by backward() from 1.13.
+RELEASE_GATES = {
+    "array_component_write": SpecifierSet("<1.14"),
+    "copy_on_tape": SpecifierSet("<1.17"),
+    "grad_buffer_reuse": SpecifierSet(">=1.13"),
+}
+
 #: Tracker warnings raised in these stages count (later gradient calls can
 #: carry read flags left from an earlier iteration on releases before 1.17).
 TRACKER_STAGES = ("load", "objective", "gradient_1")
@@ -72,8 +97,36 @@ def _rank(weights: dict) -> list:
     return [{"id": k, "score": round(v / total, 4)} for k, v in ranked if v > 0]
 
 
-def interpret(doc: dict) -> dict:
-    """Turn a worker measurement document into a diagnosis (without ``cost``).
+def _zero_params(doc: dict) -> list:
+    """Params whose checked elements are all exactly zero in call 1 while
+    finite differences are not."""
+    calls = (doc.get("fd") or {}).get("calls") or []
+    if not calls or doc.get("reference"):
+        return []
+    per = calls[0]["elements"].get("per_param", {})
+    return sorted(k for k, s in per.items() if s["signature"] == "zero")
+
+
+def _flat_params(doc: dict) -> list:
+    """Params whose autodiff and finite differences are both exactly zero."""
+    calls = (doc.get("fd") or {}).get("calls") or []
+    per = calls[0]["elements"].get("per_param", {}) if calls else {}
+    return sorted(k for k, s in per.items() if s["ad_zero"] and s["fd_zero"])
+
+
+def _release_ok(rule: str, warp_version) -> bool:
+    gate = RELEASE_GATES.get(rule)
+    if gate is None or not warp_version:
+        return True
+    try:
+        return gate.contains(Version(warp_version), prereleases=True)
+    except InvalidVersion:
+        return True
+
+
+def interpret(doc: dict, findings: list | None = None) -> dict:
+    """Turn a worker measurement document and source findings (dicts of
+    :class:`harness.measure.source.Finding`) into a diagnosis (without ``cost``).
 
     Returns
     -------
@@ -148,6 +201,18 @@ def interpret(doc: dict) -> dict:
         else:
             evidence.append(_ev("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None))
 
+    # source evidence
+    findings = findings or []
+    live = [f for f in findings if _release_ok(f["rule"], doc.get("warp_version"))]
+    if findings:
+        for f in findings:
+            gated = f not in live
+            evidence.append(_ev("source", False, f"{f['file']}:{f['line']}: {f['detail']}" +
+                                (f" (not on Warp {doc.get('warp_version')})" if gated else ""),
+                                {"rule": f["rule"], "classes": f["classes"], "counted": not gated}))
+    else:
+        evidence.append(_ev("source", True, "no source pattern found", None))
+
     # verdict and signature
     obj_finite = nan.get("objective_finite", True)
     if not comps and not nan.get("gradient_nonfinite"):
@@ -162,16 +227,22 @@ def interpret(doc: dict) -> dict:
     sig = signature_of(doc)
     if sig == "agrees":
         weights = {"correct": 1.0}
-        grad_zero = all(isinstance(n, float) and n == 0.0 for n in det.get("gradient_norms", [None]))
-        if grad_zero and fd.get("fd_all_zero"):
-            weights = {"piecewise_constant": 0.8, "correct": 0.2}
+        flat = _flat_params(doc)
+        n_params = len(doc.get("protocol", {}).get("params", {})) or 1
+        piecewise = any(f["rule"] == "piecewise_constant_op" for f in live)
+        if flat and (piecewise or len(flat) == n_params):
+            weights["piecewise_constant"] = 0.8 + (0.8 if piecewise else 0.0)
+            evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for " + ", ".join(flat) +
+                                ": the objective is locally flat in them", {"params": flat}))
         if det.get("stochastic") and det.get("seed_pinned"):
             weights = {"stochastic_forward": 0.9, "correct": 0.1}
         if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
             weights = {"fd_precision": 0.9, "correct": 0.1}
         return {"verdict": "no_bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
 
-    weights = dict(PRIORS.get(sig, PRIORS["subtly_wrong"]))
+    weights = {c: FLOOR for c in BUG_CLASSES if sig in CLASSES[c].signatures}
+    for c, w in PRIORS.get(sig, PRIORS["subtly_wrong"]).items():
+        weights[c] = weights.get(c, 0.0) + w
     if warns:
         weights["overwrite"] = weights.get("overwrite", 0.0) + TRACKER_BOOST
     if det.get("stochastic") and det.get("seed_pinned"):
@@ -181,6 +252,16 @@ def interpret(doc: dict) -> dict:
         weights["double_count"] = weights.get("double_count", 0.0) + FACTOR2_BOOST
     if det.get("later_calls_zero"):
         weights["stale_gradient_read"] = weights.get("stale_gradient_read", 0.0) + LATER_ZERO_BOOST
+    zero_params = _zero_params(doc)
+    if zero_params and sig != "zero":
+        for c, w in PRIORS["zero"].items():
+            weights[c] = weights.get(c, 0.0) + PARAM_ZERO_WEIGHT * w
+        evidence.append(_ev("fd", False, "autodiff is exactly zero for param(s) " + ", ".join(zero_params) +
+                            " where finite differences are not", {"params": zero_params}))
+    for rule in {f["rule"] for f in live}:
+        for c in source.RULES[rule]:
+            if c in weights:
+                weights[c] += source.SPECIFICITY.get(rule, source.DEFAULT_SPECIFICITY)
     return {"verdict": "bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
 
 
@@ -221,7 +302,7 @@ class ReferenceEngine:
             elif res.stderr_tail:
                 diag["evidence"].append(_ev("load", False, "worker output tail", {"tail": res.stderr_tail[-1500:]}))
         else:
-            diag = interpret(doc)
+            diag = interpret(doc, [f.to_dict() for f in source.scan(path)])
             for e in doc.get("errors", []):
                 diag["evidence"].append(_ev(e["probe"], False, f"probe failed: {e['error']}", None))
         cost = doc.get("cost", {})

@@ -264,6 +264,17 @@ class Measurement:
              "autodiff": _finite_or_str(g[i]), "fd": float(f)}
             for i, f, b in zip(coords, fd["fd_coords"], bad) if b
         ][:8]
+        owners = np.array([self.flat.owner(int(i))[0] for i in coords])
+        per_elem["per_param"] = {}
+        for k in self.flat.names:
+            sel = owners == k
+            if np.any(sel):
+                ad_k, fd_k = g[coords][sel], fd["fd_coords"][sel]
+                per_elem["per_param"][k] = {
+                    "signature": compare.signature(ad_k, fd_k, rtol)["signature"],
+                    "ad_zero": bool(not np.any(ad_k)),
+                    "fd_zero": bool(not np.any(fd_k)),
+                }
         ad_d = np.array([float(np.dot(g, d)) if np.all(np.isfinite(g)) else np.nan for d in fd["dirs"]])
         per_dir = compare.signature(ad_d, fd["fd_dirs"], rtol) if len(ad_d) else None
         if per_dir is not None:
