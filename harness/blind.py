@@ -31,11 +31,13 @@ _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
 
 
 def _words(text: str) -> list:
-    parts = re.split(r"[^A-Za-z]+", text)
+    """Words of a token: split on non-letters and camel case, plus each
+    letter run whole (``wrongStep`` -> wrong, step, wrongstep), deduplicated."""
     out = []
-    for p in parts:
-        out += [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", p)]
-        out.append(p.lower())
+    for p in re.split(r"[^A-Za-z]+", text):
+        for w in [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", p)] + [p.lower()]:
+            if w and w not in out:
+                out.append(w)
     return out
 
 

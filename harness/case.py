@@ -109,6 +109,7 @@ class Case:
     features: tuple
     split: str
     variants: tuple
+    requires: tuple = ()
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -208,6 +209,7 @@ def load_case(case_dir: str | Path) -> Case:
         features=tuple(tags.get("features", ())),
         split=data.get("split", "dev"),
         variants=tuple(variants),
+        requires=tuple(data.get("requires", ())),
     )
 
 

@@ -96,7 +96,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
             prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
 
         doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
-                        json_path=json_path, meta={"case_format_errors": [str(e) for e in errors]})
+                        json_path=json_path, meta={"case_format_errors": [str(e) for e in errors]}, python=python)
 
     table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
     for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
@@ -104,7 +104,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
     for r in doc["results"]:
         exp = r["expected"]
         d = r["diagnosis"]
-        exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "(unscored)"
+        exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else ("(skipped)" if r.get("skipped") else "(unscored)")
         diag_s = d["verdict"] + (f" {top_class(d)}" if top_class(d) else "")
         if d["verdict"] == "error":
             diag_s += f" ({d.get('error', '')[:60]})"

@@ -91,3 +91,27 @@ def python_for(version: str | None, log=None) -> tuple:
 
         return sys.executable, installed_warp_version()
     return str(ensure_env(version, log)), version
+
+
+_MISSING_CACHE: dict = {}
+
+
+def missing_modules(modules, python: str | None = None) -> list:
+    """The modules of ``modules`` that ``python`` (default: this interpreter)
+    cannot import, found with ``importlib.util.find_spec`` (nothing is
+    imported). Results are cached per interpreter."""
+    python = python or sys.executable
+    out = []
+    for m in modules:
+        key = (python, m)
+        if key not in _MISSING_CACHE:
+            if python == sys.executable:
+                import importlib.util
+
+                _MISSING_CACHE[key] = importlib.util.find_spec(m) is None
+            else:
+                code = f"import importlib.util,sys; sys.exit(importlib.util.find_spec({m!r}) is None)"
+                _MISSING_CACHE[key] = subprocess.run([python, "-c", code], capture_output=True).returncode != 0
+        if _MISSING_CACHE[key]:
+            out.append(m)
+    return out

@@ -22,6 +22,7 @@ from importlib import metadata
 from .blind import neutral_copy
 from .case import Case, Variant
 from .engines.base import check_diagnosis, error_diagnosis
+from .envs import missing_modules
 from .scoring import judge, summarize
 
 
@@ -69,9 +70,19 @@ def plan(cases: list, scales: tuple | None = None) -> list:
     return items
 
 
-def diagnose_item(engine, item: RunItem, device: str, warp_version: str) -> dict:
-    """Diagnose one item with ``engine`` on a neutral copy; return the result record."""
+def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python: str | None = None) -> dict:
+    """Diagnose one item with ``engine`` on a neutral copy; return the result record.
+
+    A case whose ``requires`` modules are missing from ``python`` is not
+    diagnosed: its record has ``skipped`` set and no expectation (unscored).
+    """
     t0 = time.perf_counter()
+    missing = missing_modules(item.case.requires, python)
+    if missing:
+        return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale, "expected": None,
+                "diagnosis": {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": [],
+                              "cost": {"wall_s": 0.0}},
+                "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
     try:
         with neutral_copy(item.variant.path) as path:
             diag = engine.diagnose(str(path), device, item.scale)
@@ -120,6 +131,7 @@ def run(
     on_result=None,
     json_path: str | None = None,
     meta: dict | None = None,
+    python: str | None = None,
 ) -> dict:
     """Diagnose every item and score it.
 
@@ -140,6 +152,8 @@ def run(
         keeps what it measured.
     meta : dict, optional
         Extra fields for the summary.
+    python : str, optional
+        Interpreter the variants run under (for ``requires`` checks).
 
     Returns
     -------
@@ -173,10 +187,10 @@ def run(
 
     if jobs <= 1:
         for i, it in enumerate(items):
-            finish(i, diagnose_item(engine, it, device, warp_version))
+            finish(i, diagnose_item(engine, it, device, warp_version, python))
     else:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(diagnose_item, engine, it, device, warp_version): i for i, it in enumerate(items)}
+            futs = {pool.submit(diagnose_item, engine, it, device, warp_version, python): i for i, it in enumerate(items)}
             for f in as_completed(futs):
                 finish(futs[f], f.result())
     return document()

@@ -78,6 +78,7 @@ def summarize(results: list) -> dict:
         "runs": len(results),
         "scored": len(scored),
         "unscored": len(results) - len(scored),
+        "skipped": sum(1 for r in results if r.get("skipped")),
         "errors": verdicts.count("error"),
         "inconclusive": verdicts.count("inconclusive"),
         "verdict_accuracy": _ratio(sum(r["correct"]["verdict"] for r in scored), len(scored)),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from .blind import hint_findings, neutral_copy
 from .isolation import DEFAULT_TIMEOUT_S, run_worker
 from .measure.judge import signature_of, worst_relative_error
-from .envs import python_for
+from .envs import missing_modules, python_for
 from .runner import RunItem, plan
 from .taxonomy import CLASSES
 
@@ -95,6 +95,10 @@ def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: floa
         return VariantCheck(item.case.id, item.variant.name, item.scale, None, True,
                             message=f"no expectation for Warp {warp_version} at scale {item.scale}: skipped")
     expected = exp.to_dict()
+    missing = missing_modules(item.case.requires, python)
+    if missing:
+        return VariantCheck(item.case.id, item.variant.name, item.scale, None, True,
+                            message=f"skipped: requires {', '.join(missing)}, not installed")
     with neutral_copy(item.variant.path) as path:
         res = run_worker(path, device=device, scale=item.scale, options=VALIDATE_OPTIONS, timeout_s=timeout_s,
                          python=python)

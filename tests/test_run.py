@@ -114,3 +114,21 @@ def test_reference_engine_scores_a_few_cases():
     assert s["verdict_accuracy"] == 1.0
     assert s["false_positive_rate"] == 0.0
     assert s["detection_rate"] == 1.0
+
+
+def test_case_with_missing_requirement_is_skipped_not_failed(tmp_path):
+    from harness.case import load_case
+    from harness.validate import validate_item
+
+    src = CASES[0].path
+    dst = tmp_path / CASES[0].id
+    shutil.copytree(src, dst)
+    text = (dst / "case.yaml").read_text()
+    (dst / "case.yaml").write_text(text + "requires: [no_such_module_d4w]\n")
+    case = load_case(dst)
+    assert case.requires == ("no_such_module_d4w",)
+    doc = run(plan([case]), get_engine("always-bug"), warp_version="1.19.0")
+    assert all(r["skipped"] == "requires no_such_module_d4w, not installed" for r in doc["results"])
+    assert doc["summary"]["skipped"] == len(case.variants) and doc["summary"]["scored"] == 0
+    check = validate_item(plan([case])[0], "cpu", "1.19.0", timeout_s=5)
+    assert check.ok and check.message.startswith("skipped: requires no_such_module_d4w")
