@@ -133,49 +133,99 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
 @device_opt
 @jobs_opt
 @timeout_opt
-@warp_opt
+@click.option("--warp", "warp", default=None, metavar="VERSION[,VERSION...]",
+              help="Validate on these warp-lang releases, each in an isolated environment created on demand "
+                   "and cached (default: the installed release). 'all' means every release in RELEASES.")
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
+              help="Measure each variant this many times; differing outcomes fail (determinism).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the per-variant checks here.")
-def validate(corpus, cases_glob, device, jobs, timeout_s, warp, json_path):
-    """Check each case against the installed Warp without any engine: buggy
-    variants really disagree with finite differences (as their class says),
-    fixed ones agree. Exits 1 and names each case that does not."""
-    from .envs import python_for
+              help="Write the per-variant checks of every release here (input of `version-matrix`).")
+def validate(corpus, cases_glob, device, jobs, timeout_s, warp, repeat, json_path):
+    """Check each case against Warp without any engine: buggy variants really
+    disagree with finite differences (as their class says), fixed ones agree.
+    Exits 1 and names each case that does not."""
+    import time as _time
+
+    from .envs import RELEASES, python_for
+    from .machine import describe
     from .runner import write_json_atomic
     from .validate import validate_cases
 
     cases, errors = _load(corpus, cases_glob)
-    _, warp_version = python_for(warp, log=err_console.print)
-    with _progress(0, "validating") as prog:
-        task = prog.add_task("", total=None)
-        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=warp,
-                                on_check=lambda c: prog.update(task, advance=1, description=f"{c.case}/{c.variant}"))
-    table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
-    for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):
-        table.add_column(col)
+    releases = [None] if warp is None else (list(RELEASES) if warp == "all" else [w.strip() for w in warp.split(",") if w.strip()])
     failed = [str(e) for e in errors]
-    for cc in checks:
-        for v in cc.variants:
-            exp = v.expected
-            table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
-                          f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
-                          v.signature or "-",
-                          "-" if v.relative_error is None else f"{v.relative_error:.2g}",
-                          "ok" if v.ok else "[red]FAIL[/red]")
-            if not v.ok:
-                failed.append(f"{cc.case}/{v.variant}@{v.scale}: {v.message}")
-        failed += [f"{cc.case}: {p}" for p in cc.problems]
-    console.print(table)
-    if json_path:
-        write_json_atomic(json_path, {"warp_version": warp_version, "device": device,
-                                      "checks": [v.to_dict() for cc in checks for v in cc.variants],
-                                      "failures": failed})
+    doc = {"device": device, "machine": describe(), "repeat": repeat, "releases": {}, "failures": failed}
+    t_all = _time.perf_counter()
+    for rel in releases:
+        _, warp_version = python_for(rel, log=err_console.print)
+        t0 = _time.perf_counter()
+        with _progress(0, f"validating on Warp {warp_version}") as prog:
+            task = prog.add_task("", total=None)
+            checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
+                                    on_check=lambda c: prog.update(task, advance=1, description=f"{c.case}/{c.variant}"))
+        table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
+        for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):
+            table.add_column(col)
+        for cc in checks:
+            for v in cc.variants:
+                exp = v.expected
+                table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
+                              f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
+                              v.signature or ("skipped" if v.message.startswith("skipped") else "-"),
+                              "-" if v.relative_error is None else f"{v.relative_error:.2g}",
+                              "ok" if v.ok else "[red]FAIL[/red]")
+                if not v.ok:
+                    failed.append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.message}")
+            failed += [f"{cc.case}: {p}" for p in cc.problems]
+        console.print(table)
+        doc["releases"][warp_version] = {"wall_s": _time.perf_counter() - t0,
+                                         "checks": [v.to_dict() for cc in checks for v in cc.variants]}
+        doc["wall_s"] = _time.perf_counter() - t_all
+        if json_path:
+            write_json_atomic(json_path, doc)
     if failed:
         console.print(f"[red]{len(failed)} problem(s):[/red]")
         for f in failed:
             console.print(f"  {f}")
         sys.exit(1)
-    console.print(f"all {len(checks)} cases valid on Warp {warp_version}")
+    console.print(f"all {len(cases)} cases valid on Warp {', '.join(doc['releases'])}")
+
+
+@main.command(name="version-matrix")
+@click.argument("validation_json", type=click.Path(exists=True, dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the Markdown here (default: print it).")
+def version_matrix(validation_json, output):
+    """Render a case x release matrix (wrong/right with the measured relative
+    error) from the JSON of `validate --warp ... --json`."""
+    from .report import version_matrix_markdown
+
+    with open(validation_json) as f:
+        doc = json.load(f)
+    text = version_matrix_markdown(doc)
+    if output:
+        from pathlib import Path
+
+        Path(output).write_text(text)
+        err_console.print(f"wrote {output}")
+    else:
+        click.echo(text)
+
+
+@main.command(name="new-case")
+@click.argument("name")
+@click.option("--corpus", type=click.Path(file_okay=False), default=None, help="Corpus folder (default: the bundled one).")
+def new_case(name, corpus):
+    """Scaffold corpus/NAME/ with case.yaml and buggy/ and fixed/ variants
+    that run as they are (a small correct fit to edit)."""
+    from .scaffold import scaffold
+
+    try:
+        path = scaffold(corpus or default_corpus(), name)
+    except (ValueError, FileExistsError) as exc:
+        err_console.print(f"[red]{exc}[/red]")
+        sys.exit(2)
+    console.print(f"created {path}; edit it, then run: defects4warp validate --cases {name}")
 
 
 @main.command(name="list")

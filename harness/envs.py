@@ -24,6 +24,10 @@ from packaging.version import InvalidVersion, Version
 
 MARKER = ".defects4warp-ready"
 
+#: The releases the corpus is verified on: 1.12.1 (legacy baseline) and every
+#: release from 1.13.0 to 1.19.0 (PyPI has no patch releases in that range).
+RELEASES = ("1.12.1", "1.13.0", "1.14.0", "1.15.0", "1.16.0", "1.17.0", "1.18.0", "1.19.0")
+
 
 class ReleaseEnvError(RuntimeError):
     """Creating or using a per-release environment failed (names the release)."""

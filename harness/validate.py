@@ -87,9 +87,28 @@ def check_measurement(expected: dict, doc: dict) -> tuple:
     return True, sig, err, f"disagrees as expected (signature {sig}, relative error {err:.3g})"
 
 
-def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None = None) -> VariantCheck:
+def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None = None,
+                  repeat: int = 1) -> VariantCheck:
     """Validate one run item with the interpreter ``python`` (default: this one),
-    judged against the expectation for ``warp_version``."""
+    judged against the expectation for ``warp_version``.
+
+    With ``repeat`` > 1 the measurement is taken that many times, each in a
+    fresh process; the check fails unless every repeat gives the same outcome
+    and signature (validation must be deterministic).
+    """
+    first = _validate_once(item, device, warp_version, timeout_s, python)
+    for k in range(2, repeat + 1):
+        again = _validate_once(item, device, warp_version, timeout_s, python)
+        if (again.ok, again.signature) != (first.ok, first.signature):
+            first.message = (f"non-deterministic: run 1 gave {first.signature} ({'ok' if first.ok else 'fail'}), "
+                             f"run {k} gave {again.signature} ({again.message})")
+            first.ok = False
+            break
+        first.seconds += again.seconds
+    return first
+
+
+def _validate_once(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None) -> VariantCheck:
     exp = item.variant.expectation_for(warp_version, item.scale)
     if exp is None:
         return VariantCheck(item.case.id, item.variant.name, item.scale, None, True,
@@ -116,16 +135,17 @@ def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: floa
 
 
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
-                   on_check=None, warp: str | None = None) -> list:
+                   on_check=None, warp: str | None = None, repeat: int = 1) -> list:
     """Validate loaded cases; returns one :class:`CaseCheck` per case.
 
     ``warp`` selects a release measured in its own environment
     (:func:`harness.envs.python_for`); None means the installed one.
+    ``repeat``: measurements per variant (see :func:`validate_item`).
     """
     python, warp_version = python_for(warp)
     items = plan(cases)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futs = [pool.submit(validate_item, it, device, warp_version, timeout_s, python) for it in items]
+        futs = [pool.submit(validate_item, it, device, warp_version, timeout_s, python, repeat) for it in items]
         checks = []
         for f in futs:
             checks.append(f.result())

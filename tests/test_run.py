@@ -132,3 +132,33 @@ def test_case_with_missing_requirement_is_skipped_not_failed(tmp_path):
     assert doc["summary"]["skipped"] == len(case.variants) and doc["summary"]["scored"] == 0
     check = validate_item(plan([case])[0], "cpu", "1.19.0", timeout_s=5)
     assert check.ok and check.message.startswith("skipped: requires no_such_module_d4w")
+
+
+def test_new_case_scaffold_loads_and_is_blind(tmp_path):
+    from harness.blind import hint_findings
+    from harness.case import load_case
+
+    r = CliRunner()
+    res = r.invoke(main, ["new-case", "my-new-case", "--corpus", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    case = load_case(tmp_path / "my-new-case")
+    assert [v.name for v in case.variants] == ["buggy", "fixed"]
+    assert hint_findings(tmp_path / "my-new-case" / "buggy") == []
+    assert r.invoke(main, ["new-case", "my-new-case", "--corpus", str(tmp_path)]).exit_code == 2
+    assert r.invoke(main, ["new-case", "Bad Name", "--corpus", str(tmp_path)]).exit_code == 2
+
+
+def test_version_matrix_renders_measured_cells():
+    from harness.report import version_matrix_markdown
+
+    check = lambda rel, ok, sig, err, variant="buggy": {  # noqa: E731
+        "case": "c1", "variant": variant, "scale": "small", "ok": ok, "signature": sig,
+        "relative_error": err, "message": "m"}
+    doc = {"device": "cpu", "repeat": 3, "wall_s": 120.0,
+           "machine": {"cpu": "X", "cores": 2, "memory_gib": 24, "os": "Linux", "python": "3.11"},
+           "releases": {"1.16.0": {"wall_s": 60, "checks": [check("1.16.0", True, "zero", 1.0), check("1.16.0", True, "agrees", 1e-10, "fixed")]},
+                        "1.17.0": {"wall_s": 60, "checks": [check("1.17.0", True, "agrees", 1e-10), check("1.17.0", True, "agrees", 1e-10, "fixed")]}}}
+    md = version_matrix_markdown(doc)
+    assert "| c1 | buggy | wrong 1 | right |" in md
+    assert "All 2 fixed-variant checks agree" in md
+    assert "the full matrix took 2.0 min" in md
