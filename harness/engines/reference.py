@@ -1,23 +1,33 @@
-"""Reference diagnostic engine, v1: measure, read the signature, rank classes.
+"""Reference diagnostic engine: measure, read the signature, rank classes.
 
 The engine runs the measurement worker (:mod:`harness.measure.worker`) on the
-variant in a subprocess and interprets the document it returns
-(:func:`interpret`, a pure function tested on synthetic measurements):
+variant in a subprocess, scans its sources (:mod:`harness.measure.source`),
+and interprets both (:func:`interpret`, a pure function tested on synthetic
+measurements):
 
-1. the **signature** of the error (:func:`signature_of`): NaN/inf, growth
-   across calls, a later call that differs, exactly zero, one exact factor, a
-   few elements, or subtly wrong; ``agrees`` when every comparison passed;
-2. the **verdict**: ``bug`` when autodiff disagrees with the truth (finite
-   differences, or ``reference_gradient()`` when the problem has one),
-   ``no_bug`` when it agrees, ``inconclusive`` when the forward is stochastic
-   and the seed cannot be pinned or the objective itself is not finite,
-   ``error`` when the program could not be measured;
-3. ranked **classes**: a prior per signature (:data:`PRIORS`, v1 heuristics
-   that follow the signature column of docs/taxonomy.md) adjusted by
-   findings: overwrite-tracker warnings raise ``overwrite``, a stochastic
-   forward that disagrees under a pinned seed raises ``seed_mismatch``, an
-   exact factor of 2 raises ``double_count``, zero in later calls raises
-   ``stale_gradient_read``.
+1. the **signature** of the error (:func:`harness.measure.judge.signature_of`):
+   NaN/inf, growth across calls, a later call that differs, exactly zero, one
+   exact factor, a few elements, or subtly wrong; ``agrees`` when every
+   comparison passed;
+2. the **verdict**, from measurement only: ``bug`` when autodiff disagrees
+   with the truth (finite differences, or ``reference_gradient()`` when the
+   problem has one), ``no_bug`` when it agrees, ``inconclusive`` when the
+   forward is stochastic and the seed cannot be pinned or the objective itself
+   is not finite, ``error`` when the program could not be measured;
+3. ranked **classes**: every bug class whose taxonomy signatures include the
+   measured one starts at :data:`FLOOR`; :data:`PRIORS` adds the weight the
+   signature gives each class; then measured findings add theirs: tracker
+   warnings (``overwrite``), a stochastic forward that disagrees under a
+   pinned seed (``seed_mismatch``), an exact factor of 2 (``double_count``),
+   later calls that are exactly zero (``stale_gradient_read``), a param whose
+   gradient alone is exactly zero (the cut-chain classes), the per-launch
+   check (a kernel failing alone points inside kernels; all passing points at
+   the taping pattern), and source findings by their specificity, gated by
+   the Warp release where the pattern is release-dependent. Weights are
+   normalised to scores that sum to 1.
+
+A source finding never sets the verdict: on a variant whose gradient agrees it
+is reported as a smell in the evidence.
 """
 
 from __future__ import annotations
@@ -81,6 +91,15 @@ RELEASE_GATES = {
     "copy_on_tape": SpecifierSet("<1.17"),
     "grad_buffer_reuse": SpecifierSet(">=1.13"),
 }
+
+#: Per-launch check (every recorded kernel against finite differences in
+#: isolation): weight added per family when some kernel fails alone (the
+#: error is inside a kernel) and when every kernel passes while the end-to-end
+#: check fails (the error is in the taping pattern). See docs/taxonomy.md.
+LAUNCH_FAIL_BOOST = {"kernel": 0.4, "custom": 0.4, "warp": 0.2}
+LAUNCH_PASS_BOOST = {"taping": 0.3, "warp": 0.1}
+#: Weight added to backward_disabled for a recorded kernel compiled without adjoint.
+NO_ADJOINT_BOOST = 0.8
 
 #: Tracker warnings raised in these stages count (later gradient calls can
 #: carry read flags left from an earlier iteration on releases before 1.17).
@@ -201,6 +220,23 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         else:
             evidence.append(_ev("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None))
 
+    # per-launch check
+    kernels = (doc.get("launches") or {}).get("kernels", [])
+    failing = [k for k in kernels if k.get("ok") is False]
+    passing = [k for k in kernels if k.get("ok") is True]
+    no_adjoint = [k for k in kernels if (k.get("skipped") or "").startswith("compiled with enable_backward=False")]
+    for k in failing:
+        w = k.get("worst") or {}
+        evidence.append(_ev("launches", False, f"kernel {k['kernel']} disagrees with finite differences in isolation: "
+                            f"d {w.get('output')} / d {w.get('input')} relative error {w.get('relative_error', float('nan')):.3g} "
+                            f"({w.get('signature')})", k))
+    if passing:
+        evidence.append(_ev("launches", True, f"{len(passing)} kernel(s) agree with finite differences in isolation: "
+                            + ", ".join(k["kernel"] for k in passing), None))
+    for k in kernels:
+        if k.get("skipped"):
+            evidence.append(_ev("launches", k not in no_adjoint, f"kernel {k['kernel']} not checked: {k['skipped']}", None))
+
     # source evidence
     findings = findings or []
     live = [f for f in findings if _release_ok(f["rule"], doc.get("warp_version"))]
@@ -262,6 +298,11 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         for c in source.RULES[rule]:
             if c in weights:
                 weights[c] += source.SPECIFICITY.get(rule, source.DEFAULT_SPECIFICITY)
+    boost = LAUNCH_FAIL_BOOST if failing else (LAUNCH_PASS_BOOST if passing else {})
+    for c in weights:
+        weights[c] += boost.get(CLASSES[c].family, 0.0)
+    if no_adjoint and "backward_disabled" in weights:
+        weights["backward_disabled"] += NO_ADJOINT_BOOST
     return {"verdict": "bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
 
 

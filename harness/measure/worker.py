@@ -16,7 +16,13 @@ runs the probes in order:
                      random directions, at the given point and at a perturbed
                      point, compared per element with every gradient call;
 5. ``reference``     comparison with ``reference_gradient()`` when provided;
-6. ``nan_scan``      NaN/inf in objective and gradients.
+6. ``nan_scan``      NaN/inf in objective and gradients;
+7. ``launches``      per-launch check: every distinct kernel the first
+                     ``gradient()`` call recorded on a tape is checked in
+                     isolation with ``wp.autograd.gradcheck`` (Jacobian by
+                     autodiff vs finite differences, at the arrays' current
+                     contents). Runs last: it launches kernels on the user's
+                     arrays.
 
 The result is one JSON document (schema: the keys written below), rewritten
 atomically after every probe, so what was measured survives a later crash.
@@ -58,6 +64,10 @@ DEFAULTS = {
     "seed": 0,
     "tracker": True,
     "pinned_seed": 1234,
+    "fd": True,
+    "launch_check": True,
+    "max_launch_kernels": 8,
+    "max_launch_scalars": 1024,
 }
 
 #: Relative difference between two objective() calls below which the forward
@@ -135,6 +145,26 @@ class _Capture(io.TextIOBase):
         return "".join(s for st, s in self.chunks if stage is None or st == stage)
 
 
+@contextlib.contextmanager
+def _capture_launches():
+    """Collect the launches any wp.Tape records inside the block (the user's
+    tape is created inside gradient(), so the class method is wrapped)."""
+    import warp as wp
+
+    captured = []
+    original = wp.Tape.record_launch
+
+    def record(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs):
+        captured.append([kernel, dim, max_blocks, inputs, outputs, device])
+        return original(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs)
+
+    wp.Tape.record_launch = record
+    try:
+        yield captured
+    finally:
+        wp.Tape.record_launch = original
+
+
 class Measurement:
     """Runs the probes on one loaded problem and accumulates the result."""
 
@@ -199,7 +229,12 @@ class Measurement:
         for k in range(self.opt["calls"]):
             self.stage(f"gradient_{k + 1}")
             t = time.perf_counter()
-            calls.append(self.gradient())
+            if k == 0:
+                with _capture_launches() as captured:
+                    calls.append(self.gradient())
+                self.launches = captured
+            else:
+                calls.append(self.gradient())
             det.setdefault("gradient_call_s", []).append(time.perf_counter() - t)
         self.stage("probes")
         self.calls = calls
@@ -283,6 +318,8 @@ class Measurement:
         return {"elements": per_elem, "directions": per_dir}
 
     def fd(self):
+        if not self.opt["fd"]:
+            return
         self.stage("fd")
         o = self.opt
         rtol = compare.rtol_for(self.flat.dtypes)
@@ -324,6 +361,76 @@ class Measurement:
         if base is not None:
             out["fd_vs_reference"] = compare.signature(base["fd_coords"], ref[base["coords"]], rtol)
         self.doc["reference"] = out
+        self.stage("probes")
+        self.save()
+
+    def launches_check(self):
+        """Check each distinct kernel recorded by the first gradient() call in isolation."""
+        if not self.opt["launch_check"] or not getattr(self, "launches", None):
+            return
+        import warp as wp
+
+        self.stage("launches")
+        wp.config.verify_autograd_array_access = False
+        seen = {}
+        for launch in self.launches:
+            kernel, dim, max_blocks, inputs, outputs, device = launch[:6]
+            if not isinstance(kernel, wp.Kernel):
+                continue
+            key = kernel.key
+            if key in seen:
+                seen[key]["launches"] += 1
+                continue
+            rec = {"kernel": key, "launches": 1, "ok": None, "skipped": None}
+            seen[key] = rec
+            if len(seen) > self.opt["max_launch_kernels"]:
+                rec["skipped"] = "over the kernel limit of this probe"
+                continue
+            rec["worst"] = None
+            opts = dict(getattr(kernel.module, "options", {}) or {})
+            opts.update(getattr(kernel, "options", {}) or {})
+            if not opts.get("enable_backward", True):
+                rec["skipped"] = "compiled with enable_backward=False (no adjoint)"
+                continue
+            args = list(inputs) + list(outputs)
+            if any(hasattr(a, "cls") and not isinstance(a, wp.array) for a in args):
+                rec["skipped"] = "struct arguments are not supported by the per-launch check"
+                continue
+            floats = [a for a in args if isinstance(a, wp.array) and a.requires_grad]
+            if not floats:
+                rec["skipped"] = "no argument with requires_grad"
+                continue
+            size = sum(a.size * max(1, getattr(a.dtype, "_length_", 1)) for a in floats)
+            if size > self.opt["max_launch_scalars"]:
+                rec["skipped"] = f"{size} differentiable scalars, over the probe's limit of {self.opt['max_launch_scalars']}"
+                continue
+            dt = np.float64 if all("float64" in str(a.numpy().dtype) for a in floats) else np.float32
+            mag = max(1.0, max(float(np.sqrt(np.mean(np.asarray(a.numpy(), dtype=np.float64) ** 2))) for a in floats))
+            try:
+                from warp.autograd import jacobian, jacobian_fd
+
+                kw = {"dim": dim, "inputs": list(inputs), "outputs": list(outputs), "device": device,
+                      "max_blocks": max_blocks}
+                jad = jacobian(kernel, **kw)
+                jfd = jacobian_fd(kernel, eps=step_size(dt) * mag, **kw)
+            except Exception as exc:  # noqa: BLE001 - some launches cannot be replayed alone
+                rec["skipped"] = f"Jacobian failed: {type(exc).__name__}: {str(exc)[:160]}"
+                continue
+            names = [a.label for a in kernel.adj.args]
+            worst = None
+            for key, j_ad in jad.items():
+                if key not in jfd:
+                    continue
+                a_np = j_ad.numpy().astype(np.float64)
+                f_np = jfd[key].numpy().astype(np.float64)
+                sig = compare.signature(a_np, f_np, compare.RTOL[dt.__name__])
+                if sig["signature"] != "agrees" and (worst is None or sig["relative_error"] > worst["relative_error"]):
+                    worst = {"input": names[key[0]] if key[0] < len(names) else key[0],
+                             "output": names[len(inputs) + key[1]] if len(inputs) + key[1] < len(names) else key[1],
+                             "signature": sig["signature"], "relative_error": sig["relative_error"]}
+            rec["ok"] = worst is None
+            rec["worst"] = worst
+        self.doc["launches"] = {"kernels": list(seen.values()), "recorded": len(self.launches)}
         self.stage("probes")
         self.save()
 
@@ -400,7 +507,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
         except BaseException as exc:  # noqa: BLE001 - recorded, then the worker exits non-zero
             doc["errors"].append({"probe": "load", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
         if meas is not None:
-            for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan):
+            for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan, meas.launches_check):
                 try:
                     probe()
                 except Exception as exc:  # noqa: BLE001
