@@ -84,8 +84,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
 
     cases, errors = _load(corpus, cases_glob)
     python, warp_version = python_for(warp, log=err_console.print)
-    kwargs = {"timeout_s": timeout_s, "python": python} if engine_name == "reference" else {}
-    engine = get_engine(engine_name, **kwargs)
+    engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
     items = plan(cases)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
                       f"{len(cases)} cases, {len(items)} runs")

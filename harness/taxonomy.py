@@ -80,9 +80,9 @@ def _c(id, family, signatures, summary):
 
 _ALL = [
     # taping pattern
-    _c("overwrite", "taping", _WRONG, "an array read on the tape is written later (write-after-read or write-after-write)"),
-    _c("struct_overwrite", "taping", _WRONG, "an array held in a wp.struct is overwritten after it was read on the tape"),
-    _c("offtape_mutation", "taping", _WRONG, "an array the tape read is changed outside the tape before backward()"),
+    _c("overwrite", "taping", _WRONG | {"nan_inf"}, "an array read on the tape is written later (write-after-read or write-after-write)"),
+    _c("struct_overwrite", "taping", _WRONG | {"nan_inf"}, "an array held in a wp.struct is overwritten after it was read on the tape"),
+    _c("offtape_mutation", "taping", _WRONG | {"nan_inf"}, "an array the tape read is changed outside the tape before backward()"),
     _c("tape_scope", "taping", _WRONG, "part of the forward pass runs outside the `with tape:` block"),
     _c("missing_requires_grad", "taping", _WRONG, "an array on the gradient path was allocated without requires_grad"),
     _c("backward_disabled", "taping", _WRONG, "a kernel or module on the gradient path is compiled with enable_backward=False"),
@@ -95,12 +95,12 @@ _ALL = [
     _c("inplace_math", "kernel", _WRONG | {"nan_inf"}, "`*=` or `/=` on an array element inside a kernel"),
     _c("component_reassign", "kernel", _WRONG | {"nan_inf"}, "a local vector/matrix component assigned more than once"),
     _c("dynamic_loop", "kernel", _WRONG, "a runtime-bound loop whose carried value the adjoint does not replay"),
-    _c("nonsmooth_nan", "kernel", {"nan_inf"}, "NaN/inf adjoint of sqrt, length or normalize at zero"),
-    _c("where_nan", "kernel", {"nan_inf"}, "NaN/inf from the unselected operand of wp.where/select"),
+    _c("nonsmooth_nan", "kernel", {"nan_inf"}, "NaN/inf adjoint of sqrt, pow, log or atan2 at a singular point (length/normalize are guarded)"),
+    _c("where_nan", "kernel", {"nan_inf"}, "NaN/inf from the unselected operand of wp.where (or a select/ternary on older releases)"),
     # custom gradients
     _c("custom_adjoint_error", "custom", _WRONG, "a @wp.func_grad adjoint assigns instead of accumulating, or is wrong"),
     _c("replay_side_effect", "custom", _WRONG, "a side effect (atomic counter) is replayed wrongly in the backward pass"),
-    _c("native_no_adjoint", "custom", {"zero"}, "a @wp.func_native without an adjoint snippet"),
+    _c("native_no_adjoint", "custom", {"zero", "sparse", "subtly_wrong"}, "a @wp.func_native without an adjoint snippet"),
     # inside Warp, release-dependent
     _c("copy_adjoint", "warp", _WRONG, "wp.copy/wp.clone adjoints that do not accumulate (before Warp 1.17)"),
     _c("warp_adjoint_bug", "warp", _WRONG | {"nan_inf"}, "an adjoint Warp itself computes wrongly on some releases"),

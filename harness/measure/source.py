@@ -19,7 +19,7 @@ Rules (``RULES`` maps each to the classes it supports):
 ``func_grad_assign``         ``wp.adjoint[x] = ...`` in a ``@wp.func_grad`` body
 ``where_overflow``           ``wp.where``/``wp.select`` operand with exp, log,
                              division or pow (both sides are evaluated)
-``nonsmooth_op``             sqrt / length / normalize / norm / acos in a kernel
+``nonsmooth_op``             sqrt / pow / log / atan2 / acos / asin in a kernel
 ``piecewise_constant_op``    round / floor / ceil / sign / trunc / int() in a kernel
 ``retain_grad``              ``retain_grad`` used
 ``backward_disabled``        ``enable_backward=False`` (decorator or module option)
@@ -113,7 +113,9 @@ SPECIFICITY = {
 DEFAULT_SPECIFICITY = 0.5
 
 _KERNEL_DECOS = {"kernel", "func", "func_grad", "func_replay", "func_native"}
-_NONSMOOTH = {"sqrt", "length", "normalize", "norm_l2", "acos", "asin", "abs", "pow"}
+#: Builtins whose adjoint is singular somewhere (wp.length/normalize are
+#: guarded at the zero vector on every release, so they are not listed).
+_NONSMOOTH = {"sqrt", "pow", "log", "atan2", "acos", "asin"}
 _PIECEWISE = {"round", "floor", "ceil", "sign", "trunc", "rint", "int", "int32", "int64"}
 _OVERFLOW = {"exp", "log", "pow", "sqrt", "tan", "div"}
 _MUTATORS = {"launch", "assign", "fill_", "copy", "zero_"}
@@ -253,7 +255,7 @@ class _Scanner:
                     self.add("inplace_array_op", node, f"'{ast.unparse(node.target)} {'*=' if isinstance(node.op, ast.Mult) else '/='} ...' in {kind} {fn.name}")
             if isinstance(node, ast.Call):
                 t = _tail(node)
-                if t in _NONSMOOTH and t != "abs" and t != "pow":
+                if t in _NONSMOOTH:
                     self.add("nonsmooth_op", node, f"{t}() in {kind} {fn.name}")
                 if t in _PIECEWISE:
                     self.add("piecewise_constant_op", node, f"{t}() in {kind} {fn.name}")

@@ -78,8 +78,8 @@ TRACKER_PATTERNS = [
     (
         "launch",
         re.compile(
-            r"Array (?P<array>.*?) ?passed to argument (?P<arg>\w+) in kernel (?P<kernel>\w+) at "
-            r"(?P<file>.+?):(?P<line>\d+) is being written to but has already been read"
+            r"Array (?P<array>[^\n]*?(?:\n[^\n]*?)*?) ?passed to argument (?P<arg>\w+) in kernel (?P<kernel>\w+) at "
+            r"(?P<file>[^\n]+?):(?P<line>\d+) is being written to but has already been read"
         ),
     ),
     (
@@ -92,11 +92,11 @@ TRACKER_PATTERNS = [
     (
         "operation",
         re.compile(
-            r"Array (?P<array>.*?) is being written to by (?P<op>.+?) at (?P<file>.+?):(?P<line>\d+) "
-            r"but has already been read"
+            r"Array (?P<array>[^\n]*?(?:\n[^\n]*?)*?) is being written to by (?P<op>[^\n]+?) at "
+            r"(?P<file>[^\n]+?):(?P<line>\d+) but has already been read"
         ),
     ),
-    ("unattributed", re.compile(r"Array (?P<array>.*?) is being written to (?:after|but has already)")),
+    ("unattributed", re.compile(r"Array (?P<array>[^\n]*?(?:\n[^\n]*?)*?) is being written to (?:after|but has already)")),
 ]
 COMPILE_PATTERN = re.compile(r"Module (?P<module>\S+) \S+ load on device '(?P<device>[^']+)' took (?P<ms>[\d.]+) ms\s+\((?P<how>compiled|cached)\)")
 
@@ -452,25 +452,29 @@ class Measurement:
 
     def tracker(self):
         warnings_found = {}
+        by_stage = {}
         for stage, text in self.cap.chunks:
-            for line in text.splitlines():
-                for kind, pat in TRACKER_PATTERNS:
-                    m = pat.search(line)
-                    if not m:
+            by_stage[stage] = by_stage.get(stage, "") + text
+        for stage, text in by_stage.items():
+            taken = []
+            for kind, pat in TRACKER_PATTERNS:
+                for m in pat.finditer(text):
+                    if any(a <= m.start() < b for a, b in taken):
                         continue
+                    taken.append((m.start(), m.end()))
                     g = m.groupdict()
                     key = (g.get("arg") or g.get("op") or "", g.get("kernel") or "", kind)
                     w = warnings_found.setdefault(
                         key,
                         {"kind": kind, "arg": g.get("arg"), "kernel": g.get("kernel"), "operation": g.get("op"),
-                         "sites": [], "stages": []},
+                         "sites": [], "stages": [], "count": 0},
                     )
+                    w["count"] += 1
                     site = f"{os.path.basename(g['file'])}:{g['line']}" if g.get("file") else None
                     if site and site not in w["sites"]:
                         w["sites"].append(site)
                     if stage not in w["stages"]:
                         w["stages"].append(stage)
-                    break
         self.doc["tracker"] = {"enabled": bool(self.opt["tracker"]), "warnings": list(warnings_found.values())}
         comp = [m.groupdict() for m in COMPILE_PATTERN.finditer(self.cap.text())]
         self.doc["cost"]["compiles"] = sum(1 for c in comp if c["how"] == "compiled")

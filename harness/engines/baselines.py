@@ -1,0 +1,128 @@
+"""Simpler engines a user might reach for instead of the reference engine.
+
+Each uses one source of evidence, so an ablation table (docs/engines.md)
+shows what each probe contributes:
+
+``fd-only``       end-to-end central finite differences (the worker without
+                  tracker or per-launch check): the verdict from agreement,
+                  the class from the signature table alone
+                  (:data:`harness.engines.reference.PRIORS`, top entry)
+``tracker-only``  Warp's overwrite tracker during one gradient() call:
+                  ``bug``/``overwrite`` when it warns, else ``no_bug``
+``static-only``   the source findings alone (:mod:`harness.measure.source`),
+                  nothing run: ``bug`` when the summed specificity of the
+                  findings for one class reaches :data:`STATIC_THRESHOLD`
+"""
+
+from __future__ import annotations
+
+import time
+
+from .. import __version__
+from ..isolation import DEFAULT_TIMEOUT_S, run_worker
+from ..measure import source
+from ..measure.judge import signature_of
+from ..taxonomy import BUG_CLASSES
+from .base import error_diagnosis
+from .reference import PRIORS, TRACKER_STAGES, _ev
+
+#: Summed specificity of one class's findings at which static-only says bug
+#: (one specific finding, e.g. a func_grad that assigns, is 0.5).
+STATIC_THRESHOLD = 0.5
+
+
+def _cost(wall, doc, device):
+    c = (doc or {}).get("cost", {})
+    return {"wall_s": wall, "objective_evals": c.get("objective_evals"), "gradient_evals": c.get("gradient_evals"),
+            "compiles": c.get("compiles"), "compile_s": c.get("compile_s"), "device": device}
+
+
+class _WorkerBaseline:
+    version = __version__
+    options: dict = {}
+
+    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, python: str | None = None):
+        self.timeout_s = timeout_s
+        self.python = python
+
+    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+        t0 = time.perf_counter()
+        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
+                         python=self.python)
+        wall = time.perf_counter() - t0
+        if res.failure:
+            diag = error_diagnosis(res.failure, wall, device)
+        else:
+            diag = self.judge(res.doc)
+        diag["cost"] = _cost(wall, res.doc, device)
+        diag["warp_version"] = (res.doc or {}).get("warp_version")
+        return diag
+
+
+class FdOnlyEngine(_WorkerBaseline):
+    """End-to-end finite differences only; class from the signature table."""
+
+    name = "fd-only"
+    options = {"tracker": False, "launch_check": False}
+
+    def judge(self, doc: dict) -> dict:
+        det = doc.get("determinism", {})
+        if det.get("stochastic") and not det.get("seed_pinned"):
+            return {"verdict": "inconclusive", "classes": [], "signature": None,
+                    "evidence": [_ev("determinism", False, "objective() is not repeatable", None)]}
+        sig = signature_of(doc)
+        if sig == "agrees":
+            return {"verdict": "no_bug", "classes": [{"id": "correct", "score": 1.0}], "signature": sig,
+                    "evidence": [_ev("fd", True, "autodiff agrees with finite differences", None)]}
+        table = PRIORS.get(sig, PRIORS["subtly_wrong"])
+        total = sum(table.values())
+        ranked = sorted(table.items(), key=lambda kv: (-kv[1], kv[0]))
+        return {"verdict": "bug", "classes": [{"id": k, "score": round(v / total, 4)} for k, v in ranked],
+                "signature": sig, "evidence": [_ev("fd", False, f"autodiff disagrees with finite differences ({sig})", None)]}
+
+
+class TrackerOnlyEngine(_WorkerBaseline):
+    """Warp's overwrite tracker during one gradient() call, nothing else."""
+
+    name = "tracker-only"
+    options = {"fd": False, "launch_check": False, "calls": 1}
+
+    def judge(self, doc: dict) -> dict:
+        warns = [w for w in (doc.get("tracker") or {}).get("warnings", [])
+                 if set(w.get("stages", [])) & set(TRACKER_STAGES)]
+        if warns:
+            return {"verdict": "bug", "classes": [{"id": "overwrite", "score": 1.0}], "signature": None,
+                    "evidence": [_ev("tracker", False, f"{len(warns)} write-after-read warning(s)", warns)]}
+        return {"verdict": "no_bug", "classes": [{"id": "correct", "score": 1.0}], "signature": None,
+                "evidence": [_ev("tracker", True, "no warning", None)]}
+
+
+class StaticOnlyEngine:
+    """Source findings only; the program is never run."""
+
+    name = "static-only"
+    version = __version__
+
+    def __init__(self, **_):
+        pass
+
+    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+        t0 = time.perf_counter()
+        findings = source.scan(path)
+        weights = {}
+        for rule in {f.rule for f in findings}:
+            for c in source.RULES[rule]:
+                weights[c] = weights.get(c, 0.0) + source.SPECIFICITY.get(rule, source.DEFAULT_SPECIFICITY)
+        evidence = [_ev("source", False, f"{f.file}:{f.line}: {f.detail}", f.to_dict()) for f in findings]
+        cost = {"wall_s": time.perf_counter() - t0, "objective_evals": 0, "gradient_evals": 0, "device": device}
+        evidence = evidence or [_ev("source", True, "no source pattern found", None)]
+        bug = {c: w for c, w in weights.items() if c in BUG_CLASSES}
+        if bug and max(bug.values()) >= STATIC_THRESHOLD:
+            total = sum(bug.values())
+            ranked = sorted(bug.items(), key=lambda kv: (-kv[1], kv[0]))
+            return {"verdict": "bug", "classes": [{"id": k, "score": round(v / total, 4)} for k, v in ranked],
+                    "signature": None, "evidence": evidence, "cost": cost}
+        benign = {c: w for c, w in weights.items() if c not in BUG_CLASSES and w >= STATIC_THRESHOLD}
+        top = max(benign, key=benign.get) if benign else "correct"
+        return {"verdict": "no_bug", "classes": [{"id": top, "score": 1.0}], "signature": None,
+                "evidence": evidence, "cost": cost}
