@@ -89,3 +89,17 @@ def test_combine_precedence():
     assert compare.combine(["agrees", "sparse", "zero"]) == "zero"
     assert compare.combine(["agrees"]) == "agrees"
     assert compare.combine([]) == "agrees"
+
+
+def test_one_sided_rules():
+    # kink: sides 1 and 0, stable across steps; autodiff picks one side
+    assert compare.one_sided(0.0, [1.0, 1.0], [0.0, 0.0], 1e-4) == "kink"
+    assert compare.one_sided(0.5, [1.0, 1.0], [0.0, 0.0], 1e-4) == "kink"
+    # staircase: flat on both sides, or flat on one side and a jump growing like 1/h on the other
+    assert compare.one_sided(0.0, [0.0, 0.0], [0.0, 0.0], 1e-4) == "staircase"
+    assert compare.one_sided(0.0, [0.0, 0.0], [1e6, 1e5], 1e-4) == "staircase"
+    # smooth: both sides agree, the disagreement is real
+    assert compare.one_sided(0.0, [2.0, 2.0], [2.0, 2.0], 1e-4) == "smooth"
+    # autodiff outside the one-sided range
+    assert compare.one_sided(5.0, [1.0, 1.0], [0.0, 0.0], 1e-4) == "unclear"
+    assert compare.one_sided(float("nan"), [1.0, 1.0], [0.0, 0.0], 1e-4) == "unclear"

@@ -16,7 +16,7 @@ from harness.isolation import run_worker
 pytestmark = pytest.mark.slow
 
 NAMES = ["cubic", "growth", "factor_two", "zero_chain", "nan_sqrt", "write_after_read", "noisy",
-         "wrong_shape", "raises", "hangs", "segfaults"]
+         "wrong_shape", "raises", "hangs", "segfaults", "kink", "staircase"]
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +115,27 @@ def test_fd_values_match_the_analytic_gradient(programs):
     assert [c["index"] for c in fd["coords"]] == [0, 1, 2]
     assert fd["fd_norm"] == pytest.approx(np.linalg.norm([3.0, 12.0, 0.75]), rel=1e-9)
     assert fd["calls"][0]["elements"]["relative_error"] < 1e-8
+
+
+def test_step_sweep_explains_a_kink(diag):
+    d = diag["kink"]  # max(x, 0) at x = 0: Warp picks the 0 side, central FD says 0.5
+    assert d["verdict"] == "no_bug"
+    assert d["classes"][0]["id"] == "nonsmooth_tie"
+    (sw,) = [e for e in d["evidence"] if e["probe"] == "sweep" and e["data"]]
+    assert sw["data"]["verdict"] == "kink"
+    assert sw["data"]["forward"][0] == pytest.approx(1.0, rel=1e-6)
+    assert abs(sw["data"]["backward"][0]) < 1e-6
+
+
+def test_step_sweep_explains_a_staircase(diag):
+    d = diag["staircase"]  # round(4x)/4 at x = 0.125: the base step straddles the jump
+    assert d["verdict"] == "no_bug"
+    assert d["classes"][0]["id"] == "piecewise_constant"
+
+
+def test_kernel_failing_alone_is_named(diag):
+    d = diag["factor_two"]  # two backward() calls: every kernel passes alone
+    assert any(e["probe"] == "launches" and e["clean"] for e in d["evidence"])
+    d = diag["nan_sqrt"]
+    (f,) = [e for e in d["evidence"] if e["probe"] == "launches" and not e["clean"]]
+    assert "kernel dist disagrees with finite differences in isolation" in f["finding"]

@@ -126,6 +126,27 @@ def _zero_params(doc: dict) -> list:
     return sorted(k for k, s in per.items() if s["signature"] == "zero")
 
 
+def _fd_artefact(doc: dict, sig: str) -> str | None:
+    """``kink`` or ``staircase`` when the step sweep explains every element
+    that disagreed in call 1 as a finite-difference artefact, the calls agree
+    with each other, there is no NaN, and the perturbed point agrees; else None."""
+    fd = doc.get("fd") or {}
+    sweep = fd.get("sweep") or {}
+    coords = sweep.get("coords") or []
+    det = doc.get("determinism", {})
+    if not coords or sweep.get("n_mismatch", 0) > len(coords) or sig in ("nan_inf", "growth", "iteration"):
+        return None
+    if det.get("first_call_differs"):
+        return None
+    pert = (fd.get("perturbed") or {}).get("elements")
+    if pert and pert["signature"] != "agrees":
+        return None
+    kinds = {c["verdict"] for c in coords}
+    if not kinds <= {"kink", "staircase"}:
+        return None
+    return "kink" if "kink" in kinds else "staircase"
+
+
 def _flat_params(doc: dict) -> list:
     """Params whose autodiff and finite differences are both exactly zero."""
     calls = (doc.get("fd") or {}).get("calls") or []
@@ -220,6 +241,13 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         else:
             evidence.append(_ev("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None))
 
+    # step sweep
+    for c in ((doc.get("fd") or {}).get("sweep") or {}).get("coords", []):
+        evidence.append(_ev("sweep", c["verdict"] in ("kink", "staircase"),
+                            f"step sweep at {c['param']}[{c['index']}]: autodiff {c['autodiff']:.4g}, one-sided differences "
+                            f"{c['forward'][0]:.4g} (forward) / {c['backward'][0]:.4g} (backward) at the smallest step: {c['verdict']}",
+                            c))
+
     # per-launch check
     kernels = (doc.get("launches") or {}).get("kernels", [])
     failing = [k for k in kernels if k.get("ok") is False]
@@ -261,6 +289,13 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
                 "signature": None, "evidence": evidence}
 
     sig = signature_of(doc)
+    artefact = _fd_artefact(doc, sig)
+    if artefact:
+        cls = {"kink": "nonsmooth_tie", "staircase": "piecewise_constant"}[artefact]
+        evidence.append(_ev("sweep", True, f"the disagreement is a finite-difference artefact at a {artefact}: "
+                            "one-sided differences at smaller steps explain the autodiff value", None))
+        return {"verdict": "no_bug", "classes": [{"id": cls, "score": 0.8}, {"id": "correct", "score": 0.2}],
+                "signature": "agrees", "evidence": evidence}
     if sig == "agrees":
         weights = {"correct": 1.0}
         flat = _flat_params(doc)

@@ -193,3 +193,50 @@ def combine(signatures) -> str:
         if s in present:
             return s
     return "agrees"
+
+
+def one_sided(ad: float, forward: list, backward: list, rtol: float) -> str:
+    """Explain a disagreement at one coordinate from one-sided differences.
+
+    Parameters
+    ----------
+    ad : float
+        Autodiff derivative at the coordinate.
+    forward, backward : list[float]
+        One-sided differences ``(f(x+h)-f(x))/h`` and ``(f(x)-f(x-h))/h`` at
+        the sweep's steps, smallest step first (at least two steps).
+    rtol : float
+
+    Returns
+    -------
+    str
+        ``staircase``: autodiff is exactly 0 and the objective is flat on both
+        sides at the smallest step, or flat on one side with a jump on the
+        other (a one-sided difference growing like 1/h: at least
+        :data:`JUMP_GROWTH` times larger at the smallest step than at the
+        next); the base step straddled a jump of a piecewise-constant function.
+        ``smooth``: both sides agree, so finite differences can be trusted.
+        ``kink``: the sides differ, each stable across steps, and autodiff is
+        one of them or between them (a valid one-sided derivative at a tie).
+        ``unclear`` otherwise.
+    """
+    f0, b0 = forward[0], backward[0]
+    tol = rtol * max(abs(f0), abs(b0), abs(ad), 1e-300)
+    if not all(np.isfinite([ad, f0, b0])):
+        return "unclear"
+    flat_f, flat_b = abs(f0) <= tol, abs(b0) <= tol
+    if ad == 0.0 and flat_f and flat_b:
+        return "staircase"
+    if abs(f0 - b0) <= tol:
+        return "smooth"
+    jump = lambda v: len(v) > 1 and abs(v[0]) >= JUMP_GROWTH * max(abs(v[1]), 1e-300)  # noqa: E731
+    if ad == 0.0 and ((flat_f and jump(backward)) or (flat_b and jump(forward))):
+        return "staircase"
+    if min(f0, b0) - tol <= ad <= max(f0, b0) + tol and not jump(forward) and not jump(backward):
+        return "kink"
+    return "unclear"
+
+
+#: Growth of a one-sided difference between two steps 10x apart that marks a
+#: jump inside the smaller step (a jump J gives J/h: growth 10; a kink gives 1).
+JUMP_GROWTH = 5.0

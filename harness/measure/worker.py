@@ -52,8 +52,10 @@ from .params import FlatParams
 #: the given point (all when the problem has at most this many); ``dirs``:
 #: random directions there; ``perturbed_*``: the same at the perturbed point,
 #: ``perturb`` times each element's scale away; ``calls``: gradient calls at
-#: the given point. The defaults cost at most 2*(16+2) + 2*(4+1) + 2 = 48
-#: objective evaluations and calls + 1 gradient evaluations.
+#: the given point; ``sweep_coords``: disagreeing coordinates re-measured at
+#: several steps (only when there is a disagreement). The defaults cost at most
+#: 2*(16+2) + 2*(4+1) + 2 = 48 objective evaluations (plus 1 + 6 per swept
+#: coordinate) and calls + 1 gradient evaluations.
 DEFAULTS = {
     "max_coords": 16,
     "dirs": 2,
@@ -68,7 +70,11 @@ DEFAULTS = {
     "launch_check": True,
     "max_launch_kernels": 8,
     "max_launch_scalars": 1024,
+    "sweep_coords": 3,
 }
+
+#: Step factors of the sweep, relative to the base step (smallest first).
+SWEEP_STEPS = (0.01, 0.1, 1.0)
 
 #: Relative difference between two objective() calls below which the forward
 #: counts as deterministic (float atomics on a GPU reorder sums: ~1e-7 in float32).
@@ -143,6 +149,26 @@ class _Capture(io.TextIOBase):
 
     def text(self, stage=None):
         return "".join(s for st, s in self.chunks if stage is None or st == stage)
+
+
+def _written_suffix(kernel, n_args: int) -> int | None:
+    """Index where the arguments a kernel writes begin, when they are exactly
+    the trailing ones (from the kernel's AST); None otherwise."""
+    import ast
+    import textwrap
+
+    from .source import kernel_access
+
+    try:
+        tree = ast.parse(textwrap.dedent(kernel.adj.source))
+        fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+    except (AttributeError, SyntaxError, StopIteration, TypeError):
+        return None
+    params, _, written = kernel_access(fn)
+    if not written or len(params) != n_args:
+        return None
+    first = min(params.index(w) for w in written)
+    return first if all(p in written for p in params[first:]) else None
 
 
 @contextlib.contextmanager
@@ -336,6 +362,7 @@ class Measurement:
         }
         self.doc["fd"] = res
         self.save()
+        self.sweep(x0, base, rtol)
         if o["perturbed_coords"] or o["perturbed_dirs"]:
             scale = self.flat.scales()
             x1 = self.flat.set(x0 + o["perturb"] * scale * self.rng.standard_normal(self.flat.n))
@@ -348,6 +375,48 @@ class Measurement:
                 self.flat.set(x0)
                 self.stage("probes")
             self.save()
+
+    def sweep(self, x0: np.ndarray, base: dict, rtol: float):
+        """Step sweep at the worst disagreeing coordinates of call 1: one-sided
+        and central differences at ``SWEEP_STEPS`` times the base step, to tell
+        a staircase or a kink (finite differences fooled) from a smooth error."""
+        coords = base["coords"]
+        g = self.calls[0]
+        bad = compare.mismatch(g[coords], base["fd_coords"], rtol)
+        if not np.any(bad) or not self.opt["sweep_coords"]:
+            return
+        err = np.where(bad, np.abs(np.nan_to_num(g[coords], nan=np.inf) - base["fd_coords"]), -1.0)
+        order = [int(j) for j in np.argsort(-err) if bad[j]][: self.opt["sweep_coords"]]
+        self.stage("sweep")
+        f0 = self.objective()
+        out = []
+        try:
+            for j in order:
+                i = int(coords[j])
+                dt = self.flat.dtypes[self.flat.names.index(self.flat.owner(i)[0])]
+                h = step_size(dt) * self.flat.scales()[i]
+                rec = {"param": self.flat.owner(i)[0], "index": self.flat.owner(i)[1], "autodiff": float(g[i]),
+                       "steps": [], "forward": [], "backward": [], "central": []}
+                for k in SWEEP_STEPS:
+                    xp = x0.copy()
+                    xp[i] += k * h
+                    sp = self.flat.set(xp)[i]
+                    fp = self.objective()
+                    xm = x0.copy()
+                    xm[i] -= k * h
+                    sm = self.flat.set(xm)[i]
+                    fm = self.objective()
+                    rec["steps"].append(float(sp - x0[i]))
+                    rec["forward"].append((fp - f0) / (sp - x0[i]))
+                    rec["backward"].append((f0 - fm) / (x0[i] - sm))
+                    rec["central"].append((fp - fm) / (sp - sm))
+                rec["verdict"] = compare.one_sided(rec["autodiff"], rec["forward"], rec["backward"], rtol)
+                out.append(rec)
+        finally:
+            self.flat.set(x0)
+            self.stage("probes")
+        self.doc["fd"]["sweep"] = {"coords": out, "n_mismatch": int(bad.sum())}
+        self.save()
 
     def reference(self):
         if not self.doc["protocol"]["optional"].get("reference_gradient"):
@@ -393,6 +462,12 @@ class Measurement:
                 rec["skipped"] = "compiled with enable_backward=False (no adjoint)"
                 continue
             args = list(inputs) + list(outputs)
+            if not outputs:
+                split = _written_suffix(kernel, len(args))
+                if split is None:
+                    rec["skipped"] = "outputs passed as inputs and not the trailing arguments"
+                    continue
+                inputs, outputs = args[:split], args[split:]
             if any(hasattr(a, "cls") and not isinstance(a, wp.array) for a in args):
                 rec["skipped"] = "struct arguments are not supported by the per-launch check"
                 continue
