@@ -50,22 +50,41 @@ class WorkerResult:
     stderr_tail: str
 
     @property
-    def failure(self) -> str | None:
-        """A one-line reason when the measurement did not complete, else None."""
+    def died(self) -> str | None:
+        """How the worker died (timeout or signal) and in which probe, else None."""
+        where = (self.doc or {}).get("running")
+        at = f" during probe {where}" if where else ""
         if self.timed_out:
-            return "timeout: the variant did not finish in time"
+            return f"timeout: the variant did not finish in time{at}"
         if self.returncode is not None and self.returncode < 0:
             try:
                 name = signal.Signals(-self.returncode).name
             except ValueError:
                 name = str(-self.returncode)
-            return f"crashed: the worker died with signal {name}"
+            return f"crashed: the worker died with signal {name}{at}"
+        return None
+
+    @property
+    def essentials(self) -> bool:
+        """True when the determinism and finite-difference probes finished."""
+        doc = self.doc or {}
+        return "gradient_norms" in doc.get("determinism", {}) and ("fd" in doc or not doc.get("options", {}).get("fd", True))
+
+    @property
+    def failure(self) -> str | None:
+        """A one-line reason when the measurement cannot be judged, else None.
+
+        A worker that died in a late probe (after determinism and finite
+        differences finished) is not a failure: what it measured is kept and
+        :attr:`died` says what was lost."""
+        if self.died and not self.essentials:
+            return self.died
         if self.doc is None:
             return f"no result: worker exited with status {self.returncode}"
         errs = [e for e in self.doc.get("errors", []) if e["probe"] in ("load", "determinism")]
         if errs:
             return f"{errs[0]['probe']} failed: {errs[0]['error']}"
-        if self.returncode not in (0, None):
+        if self.returncode not in (0, None) and self.returncode > 0:
             return f"worker exited with status {self.returncode}"
         return None
 

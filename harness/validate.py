@@ -27,9 +27,10 @@ from .envs import missing_modules, python_for
 from .runner import RunItem, plan
 from .taxonomy import CLASSES
 
-#: Worker settings for validation: no tracker (it forces a recompile and is
-#: not ground truth), every element checked up to 64, three calls.
-VALIDATE_OPTIONS = {"tracker": False, "max_coords": 64, "dirs": 2}
+#: Worker settings for validation: no tracker, per-launch check or step sweep
+#: (they are diagnosis, not ground truth; the tracker also forces a
+#: recompile), every element checked up to 64, three calls.
+VALIDATE_OPTIONS = {"tracker": False, "max_coords": 64, "dirs": 2, "launch_check": False, "sweep_coords": 0}
 
 
 @dataclass

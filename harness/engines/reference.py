@@ -76,6 +76,11 @@ LATER_ZERO_BOOST = 0.5
 #: measured one (so that findings can lift a class the table does not name).
 FLOOR = 0.02
 
+#: Weight of the "iteration" priors when calls at the same point differ but
+#: call 1 already disagrees (state carried between iterations on top of
+#: another signature, e.g. a gradient read one iteration late).
+ITERATION_WEIGHT = 1.0
+
 #: Weight of a parameter whose gradient is exactly zero while finite
 #: differences are not (the chain to that parameter is cut): the "zero"
 #: priors are added at this fraction even when the overall signature is
@@ -314,8 +319,11 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
     weights = {c: FLOOR for c in BUG_CLASSES if sig in CLASSES[c].signatures}
     for c, w in PRIORS.get(sig, PRIORS["subtly_wrong"]).items():
         weights[c] = weights.get(c, 0.0) + w
-    if warns:
-        weights["overwrite"] = weights.get("overwrite", 0.0) + TRACKER_BOOST
+    inplace = {f.get("scope") for f in live if f["rule"] == "inplace_array_op"}
+    for w in warns:
+        # a warning on a kernel that does `a[i] *= ...` is the in-place op, not a second kernel's write
+        target = "inplace_math" if w.get("kernel") in inplace else "overwrite"
+        weights[target] = weights.get(target, 0.0) + TRACKER_BOOST / len(warns)
     if det.get("stochastic") and det.get("seed_pinned"):
         weights["seed_mismatch"] = weights.get("seed_mismatch", 0.0) + SEED_BOOST
     factors = [c.get("factor") for _, c in comps if c.get("factor") is not None]
@@ -323,6 +331,9 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         weights["double_count"] = weights.get("double_count", 0.0) + FACTOR2_BOOST
     if det.get("later_calls_zero"):
         weights["stale_gradient_read"] = weights.get("stale_gradient_read", 0.0) + LATER_ZERO_BOOST
+    if det.get("first_call_differs") and sig not in ("growth", "iteration"):
+        for c, w in PRIORS["iteration"].items():
+            weights[c] = weights.get(c, 0.0) + ITERATION_WEIGHT * w
     zero_params = _zero_params(doc)
     if zero_params and sig != "zero":
         for c, w in PRIORS["zero"].items():
@@ -379,6 +390,8 @@ class ReferenceEngine:
                 diag["evidence"].append(_ev("load", False, "worker output tail", {"tail": res.stderr_tail[-1500:]}))
         else:
             diag = interpret(doc, [f.to_dict() for f in source.scan(path)])
+            if res.died:
+                diag["evidence"].append(_ev("worker", False, f"{res.died}; the probes that finished are used", None))
             for e in doc.get("errors", []):
                 diag["evidence"].append(_ev(e["probe"], False, f"probe failed: {e['error']}", None))
         cost = doc.get("cost", {})

@@ -37,8 +37,8 @@ Rules (``RULES`` maps each to the classes it supports):
 ``mutation_on_tape``         ``.zero_()``/``.fill_()`` inside a tape block
 ``launch_after_tape``        a launch or in-place write after a ``with tape:``
                              block and before ``.backward(`` in the same function
-``launch_before_tape``       a launch before the ``with tape:`` block in a
-                             function that records one
+``launch_before_tape``       a value computed by launches before the
+                             ``with tape:`` block and used inside it
 ``buffer_swap``              two names swapped (``a, b = b, a``) in a loop
 ``no_requires_grad``         an array allocated without ``requires_grad=True``
                              whose name is passed as a launch output
@@ -50,7 +50,18 @@ Rules (``RULES`` maps each to the classes it supports):
 ``static_write_after_read``  within one host function, a launch writes an array
                              that an earlier launch read (kernel read/write sets
                              taken from the kernels' ASTs)
-``write_after_write``        two launches in one host function write one array
+``write_after_write``        two launches in one host function assign one array
+``struct_write_after_read``  the same, for an array reached through a struct
+``host_write_after_read``    ``.zero_()``/``.fill_()``/``wp.copy`` on an array
+                             an earlier launch read (loop bodies count twice:
+                             the next iteration)
+``host_assign_after_read``   the same with ``.assign()`` (values replaced from
+                             the host, not recorded as a kernel write)
+``custom_adjoint``           a ``@wp.func_grad`` is defined (hand-written adjoint)
+``grad_read_before_backward`` ``.grad`` read (directly or by a helper) between
+                             the tape block and ``backward()``
+``loss_after_tape``          a launch after the tape block writes the array
+                             that ``backward()`` then seeds
 ``kernel_read_write``        a kernel reads and writes the same array argument
 ``grad_buffer_reuse``        ``x.grad = self.buf``: a persistent buffer used as
                              an adjoint (consumed by backward() from Warp 1.13)
@@ -60,6 +71,7 @@ Rules (``RULES`` maps each to the classes it supports):
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -91,8 +103,14 @@ RULES = {
     "device_rng": ("stochastic_forward", "seed_mismatch"),
     "array_component_write": ("warp_adjoint_bug",),
     "static_write_after_read": ("overwrite",),
+    "struct_write_after_read": ("struct_overwrite",),
+    "host_write_after_read": ("overwrite",),
+    "host_assign_after_read": ("offtape_mutation", "overwrite"),
+    "custom_adjoint": ("custom_adjoint_error",),
+    "loss_after_tape": ("tape_scope",),
     "kernel_read_write": ("overwrite", "inplace_math"),
     "grad_buffer_reuse": ("stale_gradient_read",),
+    "grad_read_before_backward": ("stale_gradient_read",),
     "write_after_write": ("overwrite",),
 }
 
@@ -104,11 +122,13 @@ SPECIFICITY = {
     "piecewise_constant_op": 0.3,
     "kernel_read_write": 0.15,
     "write_after_write": 0.2,
-    "launch_before_tape": 0.2,
+    "launch_before_tape": 0.4,
+    "custom_adjoint": 0.3,
     "backward_in_loop": 0.2,
     "host_rng": 0.2,
     "device_rng": 0.2,
     "no_requires_grad": 0.4,
+    "retain_grad": 0.8,
 }
 DEFAULT_SPECIFICITY = 0.5
 
@@ -138,6 +158,8 @@ class Finding:
         What was seen, in words.
     classes : tuple[str, ...]
         Classes the finding supports.
+    scope : str
+        The kernel or function the finding sits in ("" at module level).
     """
 
     rule: str
@@ -145,6 +167,7 @@ class Finding:
     line: int
     detail: str
     classes: tuple
+    scope: str = ""
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -195,6 +218,12 @@ def _is_true(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
+def _grad_maybe(call) -> bool:
+    """True when an allocation passes requires_grad other than a literal False."""
+    v = _kw(call, "requires_grad")
+    return v is not None and not _is_false(v)
+
+
 def _is_false(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 
@@ -231,18 +260,23 @@ def _base_name(node):
 
 
 class _Scanner:
-    def __init__(self, rel: str, tree: ast.Module, constants: set, mutating: set = frozenset()):
+    def __init__(self, rel: str, tree: ast.Module, constants: set, mutating: set = frozenset(),
+                 grad_readers: set = frozenset()):
         self.rel = rel
         self.tree = tree
         self.constants = constants
         self.mutating = mutating
+        self.grad_readers = grad_readers
+        self.current = ""
+        self.counters, self.replayed = set(), set()
         self.out = []
 
     def add(self, rule, node, detail):
-        self.out.append(Finding(rule, self.rel, getattr(node, "lineno", 0), detail, RULES[rule]))
+        self.out.append(Finding(rule, self.rel, getattr(node, "lineno", 0), detail, RULES[rule], self.current))
 
     # -- kernels and funcs ----------------------------------------------
     def kernel(self, fn, kind):
+        self.current = fn.name
         params = {a.arg for a in fn.args.args}
         annotations = {a.arg: a.annotation for a in fn.args.args}
         array_params = {n for n, a in annotations.items() if a is not None and "array" in ast.dump(a)}
@@ -268,13 +302,13 @@ class _Scanner:
                     risky += ["division" for a in ops for c in ast.walk(a) if isinstance(c, ast.BinOp) and isinstance(c.op, ast.Div)]
                     if risky:
                         self.add("where_overflow", node, f"wp.{t}() operand computes {', '.join(sorted(set(risky)))} in {kind} {fn.name}")
-                if t in ("atomic_add", "atomic_sub"):
+                if t in ("atomic_add", "atomic_sub") or (t in self.counters and t not in self.replayed):
                     parent_uses = [p for p in ast.walk(fn) if isinstance(p, ast.Assign) and p.value is node]
                     for p in parent_uses:
                         names = {_base_name(tg) for tg in p.targets}
                         used_as_index = any(isinstance(s, ast.Subscript) and (_names_in(s.slice) & names) for s in ast.walk(fn))
-                        if used_as_index and not self._has_replay(fn.name):
-                            self.add("atomic_index", node, f"return of {t}() used as an index in {fn.name} without @wp.func_replay")
+                        if used_as_index and not (kind == "func" and fn.name in self.replayed):
+                            self.add("atomic_index", node, f"value of {t}() (an atomic counter) used as an index in {fn.name} without @wp.func_replay")
             if isinstance(node, (ast.Assign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for tg in targets:
@@ -305,6 +339,7 @@ class _Scanner:
         for loop in [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]:
             self.loop(fn, loop, params)
         if kind == "func_grad":
+            self.add("custom_adjoint", fn, f"hand-written adjoint {fn.name}")
             for node in ast.walk(fn):
                 if isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Subscript) and _tail(t.value) == "adjoint" for t in node.targets
@@ -317,12 +352,6 @@ class _Scanner:
         for d in fn.decorator_list:
             if isinstance(d, ast.Call) and _is_false(_kw(d, "enable_backward")):
                 self.add("backward_disabled", d, f"{fn.name} decorated with enable_backward=False")
-
-    def _has_replay(self, name):
-        for fn in ast.walk(self.tree):
-            if isinstance(fn, ast.FunctionDef) and _deco_kind(fn) == "func_replay":
-                return True
-        return False
 
     @staticmethod
     def _inside_loop(fn, target):
@@ -374,6 +403,7 @@ class _Scanner:
 
     # -- host code -------------------------------------------------------
     def host_function(self, fn):
+        self.current = fn.name
         if fn.name not in ("__init__", "make_problem") and not fn.name.startswith("set_"):
             for n in ast.walk(fn):
                 if isinstance(n, ast.Call) and (
@@ -396,7 +426,11 @@ class _Scanner:
                 self.add("backward_in_loop", loop, f".backward() inside a loop in {fn.name}")
             if any(isinstance(c, ast.Call) and _tail(c) == "Tape" for c in inner):
                 self.add("tape_per_window", loop, f"a new wp.Tape() per loop iteration in {fn.name}")
+            parity = {t.id for n in inner if isinstance(n, ast.Assign) for t in ast.walk(n.targets[0])
+                      if isinstance(t, ast.Name) and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) for b in ast.walk(n.value))}
             for n in inner:
+                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and _names_in(n.slice) & parity:
+                    self.add("buffer_swap", n, f"'{ast.unparse(n)}' indexes buffers by a parity computed in a loop in {fn.name}")
                 if isinstance(n, ast.Subscript) and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) for b in ast.walk(n.slice)):
                     self.add("buffer_swap", n, f"'{ast.unparse(n)}' alternates buffers by index parity inside a loop in {fn.name}")
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Tuple) and isinstance(n.value, ast.Tuple):
@@ -419,15 +453,28 @@ class _Scanner:
             later_backward = [c for c in backward_calls if c.lineno > end]
             if later_backward:
                 stop = later_backward[0].lineno
+                seeded = _names_in(later_backward[0]) - {"tape"}
                 for n in ast.walk(fn):
                     if not (isinstance(n, ast.Call) and end < n.lineno < stop):
                         continue
                     on_grad = ".grad." in ast.unparse(n.func) + "."
-                    if (_tail(n) in _MUTATORS or _tail(n) in self.mutating) and not on_grad:
-                        self.add("launch_after_tape", n, f"'{ast.unparse(n.func)}(...)' between the tape block and backward() in {fn.name}")
-            before = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _tail(n) == "launch" and n.lineno < w.lineno]
-            for n in before[:1]:
-                self.add("launch_before_tape", n, f"a launch before the tape block in {fn.name}")
+                    reads_grad = _tail(n) in self.grad_readers or ".grad" in ast.unparse(n)
+                    if reads_grad:
+                        self.add("grad_read_before_backward", n, f"'{ast.unparse(n.func)}(...)' reads .grad before backward() in {fn.name}")
+                    elif (_tail(n) in _MUTATORS or _tail(n) in self.mutating) and not on_grad:
+                        if seeded & set().union(*(_names_in(a) for a in list(n.args) + [k.value for k in n.keywords])):
+                            self.add("loss_after_tape", n, f"'{ast.unparse(n.func)}(...)' writes the seeded loss after the tape block in {fn.name}")
+                        else:
+                            self.add("launch_after_tape", n, f"'{ast.unparse(n.func)}(...)' between the tape block and backward() in {fn.name}")
+            inside = set().union(*(_names_in(x) for x in w.body))
+            for n in fn.body:
+                if n.lineno >= w.lineno or not isinstance(n, ast.Assign) or not isinstance(n.value, ast.Call):
+                    continue
+                t = _tail(n.value)
+                bound = {x.id for tg in n.targets for x in ast.walk(tg) if isinstance(x, ast.Name)}
+                if (t == "launch" or t in self.mutating) and bound & inside:
+                    self.add("launch_before_tape", n, f"'{ast.unparse(n)}' is computed by launches before the tape block and used inside it in {fn.name}")
+
 
     @staticmethod
     def _is_tape_with(w: ast.With) -> bool:
@@ -438,6 +485,7 @@ class _Scanner:
         return False
 
     def module_wide(self):
+        self.current = ""
         tree = self.tree
         for n in ast.walk(tree):
             if isinstance(n, ast.Call):
@@ -450,19 +498,29 @@ class _Scanner:
                     for k, v in zip(n.args[0].keys, n.args[0].values):
                         if isinstance(k, ast.Constant) and k.value == "enable_backward" and _is_false(v):
                             self.add("backward_disabled", n, "wp.set_module_options({'enable_backward': False})")
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and _tail(n.value) == "enable_backward":
-                pass
+            if isinstance(n, ast.Assign) and _is_true(n.value) and any(
+                isinstance(t, ast.Attribute) and t.attr == "retain_grad" for t in n.targets
+            ):
+                self.add("retain_grad", n, f"'{ast.unparse(n)}'")
             if isinstance(n, ast.Assign) and any(_dotted(t) == "wp.config.enable_backward" for t in n.targets) and _is_false(n.value):
                 self.add("backward_disabled", n, "wp.config.enable_backward = False")
 
 
 def kernel_access(fn) -> tuple:
     """(params, read, written) of a kernel: parameter names in order, the
-    array params it reads, and those it writes (assignment to an element or
-    component, augmented assignment, or the first argument of an atomic)."""
+    params it reads, and those it writes (assignment to an element, field or
+    component, augmented assignment, or the first argument of an atomic).
+    A struct parameter counts as read or written through its fields."""
+    params, read, written, _ = kernel_access_detail(fn)
+    return params, read, written
+
+
+def kernel_access_detail(fn) -> tuple:
+    """:func:`kernel_access` plus the params it *assigns* (plain ``=``, as
+    opposed to accumulating with ``+=`` or an atomic)."""
     params = [a.arg for a in fn.args.args]
     pset = set(params)
-    read, written = set(), set()
+    read, written, assigned = set(), set(), set()
     for n in ast.walk(fn):
         if isinstance(n, (ast.Assign, ast.AugAssign)):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
@@ -472,15 +530,22 @@ def kernel_access(fn) -> tuple:
                     written.add(b)
                     if isinstance(n, ast.AugAssign):
                         read.add(b)
+                    else:
+                        assigned.add(b)
         if isinstance(n, ast.Call) and _tail(n).startswith("atomic_") and n.args:
             b = _base_name(n.args[0])
             if b in pset:
                 written.add(b)
-        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Load):
             b = _base_name(n)
             if b in pset:
                 read.add(b)
-    return params, read, written
+    return params, read, written, assigned
+
+
+def _struct_params(fn) -> set:
+    """Kernel params annotated with a bare capitalised name (a ``@wp.struct``)."""
+    return {a.arg for a in fn.args.args if isinstance(a.annotation, ast.Name) and a.annotation.id[:1].isupper()}
 
 
 def _launch_args(call: ast.Call) -> tuple:
@@ -495,37 +560,86 @@ def _launch_args(call: ast.Call) -> tuple:
     return (_tail(kernel) if kernel is not None else ""), args
 
 
-def _access_findings(rel, tree, kernels) -> list:
-    """Static write-after-read and write-after-write between launches of one
-    host function, using the kernels' read/write sets."""
+_HOST_WRITES = {"assign", "zero_", "fill_"}
+
+
+def _events(stmts, kernels, host_fns=None, depth: int = 0, here: str = "") -> list:
+    """Array accesses of a host statement list in execution order, loop bodies
+    taken twice (the second pass is the next iteration), calls to the
+    variant's own host functions inlined two levels deep (so ``self.x`` read
+    in one method and reset in another is seen). Each event is
+    ``(line, kind, key, who, struct, file)`` with kind ``read``, ``assign``,
+    ``accumulate`` (kernel writes) or ``host`` (assign/zero_/fill_/wp.copy).
+    A key naming the loop variable is a different array in the next
+    iteration (``states[t]``), so its second pass is tagged ``@next``."""
+    host_fns = host_fns or {}
     out = []
-    for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and not _deco_kind(n)]:
-        launches = sorted((c for c in ast.walk(fn) if isinstance(c, ast.Call) and _tail(c) == "launch"),
-                          key=lambda c: (c.lineno, c.col_offset))
-        reads, writes = {}, {}
-        for c in launches:
-            name, args = _launch_args(c)
-            if name not in kernels:
-                continue
-            params, r, w = kernels[name]
-            for p, a in zip(params, args):
-                key = ast.unparse(a)
-                if p in w:
-                    if key in reads and reads[key][0] != name:
-                        out.append(Finding("static_write_after_read", rel, c.lineno,
-                                           f"kernel {name} writes '{key}', which kernel {reads[key][0]} (line {reads[key][1]}) read earlier in {fn.name}",
-                                           RULES["static_write_after_read"]))
-                    elif key in writes and writes[key][0] != name and p not in r:
-                        out.append(Finding("write_after_write", rel, c.lineno,
-                                           f"kernel {name} writes '{key}', already written by kernel {writes[key][0]} (line {writes[key][1]}) in {fn.name}",
-                                           RULES["write_after_write"]))
-            for p, a in zip(params, args):
-                key = ast.unparse(a)
-                if p in r:
-                    reads.setdefault(key, (name, c.lineno))
-                if p in w:
-                    writes.setdefault(key, (name, c.lineno))
+    for st in stmts:
+        if isinstance(st, (ast.For, ast.While)):
+            body = _events(st.body, kernels, host_fns, depth, here)
+            loop_vars = {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)} if isinstance(st, ast.For) else set()
+            again = [(ln, k, key + "@next" if loop_vars & set(re.findall(r"\w+", key)) else key, who, struct, rel)
+                     for ln, k, key, who, struct, rel in body]
+            out += body + again
+            continue
+        if isinstance(st, (ast.If, ast.With, ast.Try)):
+            out += (_events(getattr(st, "body", []), kernels, host_fns, depth, here)
+                    + _events(getattr(st, "orelse", []), kernels, host_fns, depth, here))
+            continue
+        if isinstance(st, (ast.FunctionDef, ast.ClassDef)):
+            continue
+        calls = sorted((c for c in ast.walk(st) if isinstance(c, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
+        for c in calls:
+            t = _tail(c)
+            if t == "launch":
+                name, args = _launch_args(c)
+                if name not in kernels:
+                    continue
+                params, r, w, assigned, structs = kernels[name]
+                for p, a in zip(params, args):
+                    key = ast.unparse(a)
+                    if p in r:
+                        out.append((c.lineno, "read", key, name, p in structs, here))
+                for p, a in zip(params, args):
+                    if p in w:
+                        kind = "assign" if p in assigned else "accumulate"
+                        out.append((c.lineno, kind, ast.unparse(a), name, p in structs, here))
+            elif t in _HOST_WRITES and isinstance(c.func, ast.Attribute) and ".grad" not in ast.unparse(c.func.value) + ".":
+                out.append((c.lineno, "host", ast.unparse(c.func.value), f".{t}()", False, here))
+            elif t == "copy" and _dotted(c.func).split(".")[0] in ("wp", "warp") and len(c.args) >= 2:
+                out.append((c.lineno, "read", ast.unparse(c.args[1]), "wp.copy", False, here))
+                out.append((c.lineno, "host", ast.unparse(c.args[0]), "wp.copy()", False, here))
+            elif t in host_fns and depth < 2:
+                callee_rel, callee = host_fns[t]
+                out += _events(callee.body, kernels, host_fns, depth + 1, callee_rel)
     return out
+
+
+def _access_findings(rel, tree, kernels, host_fns=None) -> list:
+    """Static write-after-read and write-after-write in each host function,
+    from the kernels' read/write sets and in-place host writes."""
+    out = {}
+    for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and not _deco_kind(n)]:
+        if fn.name in ("__init__", "objective", "make_problem"):
+            continue
+        reads, writes = {}, {}
+        for line, kind, key, who, struct, where in _events(fn.body, kernels, host_fns, 0, rel):
+            if kind == "read":
+                reads.setdefault(key, (who, line))
+                continue
+            if key in reads and reads[key][0] != who:
+                rule = ("host_assign_after_read" if who == ".assign()" else "host_write_after_read") if kind == "host" else (
+                    "struct_write_after_read" if struct else "static_write_after_read")
+                by = f"'{key}{who}'" if kind == "host" else f"kernel {who} writes '{key}'"
+                out.setdefault((rule, where, line), Finding(
+                    rule, where, line, f"{by} after {reads[key][0]} (line {reads[key][1]}) read it, in {fn.name}", RULES[rule]))
+            elif kind == "assign" and key in writes and writes[key][0] != who:
+                out.setdefault(("write_after_write", where, line), Finding(
+                    "write_after_write", where, line,
+                    f"kernel {who} assigns '{key}', already written by {writes[key][0]} (line {writes[key][1]}) in {fn.name}",
+                    RULES["write_after_write"]))
+            writes.setdefault(key, (who, line))
+    return list(out.values())
 
 
 def _module_constants(tree) -> set:
@@ -536,6 +650,47 @@ def _module_constants(tree) -> set:
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, int):
             out |= {t.id for t in n.targets if isinstance(t, ast.Name) and t.id.isupper()}
     return out
+
+
+#: Allocations of working buffers (as opposed to wp.array(data) constants).
+_BUFFERS = {"zeros", "empty", "zeros_like", "empty_like", "full", "full_like", "ones", "ones_like"}
+
+
+def _mixed_allocations(tree) -> set:
+    """ids of buffer allocations without requires_grad inside host functions
+    that also allocate buffers with it (constants from data are ignored)."""
+    out = set()
+    for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and not _deco_kind(n) and n.name != "objective"]:
+        allocs = [(st, c) for st in ast.walk(fn) if isinstance(st, ast.Assign)
+                  for c in ast.walk(st.value) if isinstance(c, ast.Call) and _tail(c) in _BUFFERS
+                  and _dotted(c.func).split(".")[0] in ("wp", "warp")]
+        if any(_grad_maybe(c) for _, c in allocs):
+            out |= {id(st) for st, c in allocs if not _grad_maybe(c)}
+    return out
+
+
+def _counter_funcs(trees) -> tuple:
+    """(funcs returning the value of an atomic add/sub, funcs that have a
+    ``@wp.func_replay``)."""
+    counters, replayed = set(), set()
+    for t in trees:
+        for fn in ast.walk(t):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            kind = _deco_kind(fn)
+            if kind == "func_replay":
+                for d in fn.decorator_list:
+                    if isinstance(d, ast.Call) and d.args:
+                        replayed.add(_tail(d.args[0]))
+            if kind == "func":
+                held = {tg.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                        and _tail(n.value) in ("atomic_add", "atomic_sub") for tg in n.targets if isinstance(tg, ast.Name)}
+                for r in ast.walk(fn):
+                    if isinstance(r, ast.Return) and r.value is not None and (
+                        _names_in(r.value) & held or (isinstance(r.value, ast.Call) and _tail(r.value) in ("atomic_add", "atomic_sub"))
+                    ):
+                        counters.add(fn.name)
+    return counters, replayed
 
 
 def _mutating_functions(trees) -> set:
@@ -563,7 +718,7 @@ def _allocs_without_grad(tree) -> list:
             continue
         calls = [c for c in ast.walk(n.value) if isinstance(c, ast.Call) and _tail(c) in _ALLOC
                  and _dotted(c.func).split(".")[0] in ("wp", "warp")]
-        if calls and not any(_is_true(_kw(c, "requires_grad")) for c in calls):
+        if calls and not any(_grad_maybe(c) for c in calls):
             for t in n.targets:
                 name = _tail(t) if isinstance(t, (ast.Attribute, ast.Name)) else None
                 if name:
@@ -580,7 +735,7 @@ def _launch_outputs(tree, kernels) -> set:
         if isinstance(n, ast.Call) and _tail(n) == "launch":
             kname, args = _launch_args(n)
             if kname in kernels:
-                params, _, w = kernels[kname]
+                params, _, w = kernels[kname][:3]
                 chosen = [a for p, a in zip(params, args) if p in w]
             else:
                 outs = _kw(n, "outputs")
@@ -606,14 +761,24 @@ def scan(folder: str | Path) -> list:
             continue
     constants = set().union(*(_module_constants(t) for _, t in parsed)) if parsed else set()
     any_grad = any(_is_true(_kw(c, "requires_grad")) for _, t in parsed for c in ast.walk(t) if isinstance(c, ast.Call))
-    kernels = {fn.name: kernel_access(fn) for _, t in parsed for fn in ast.walk(t)
+    kernels = {fn.name: kernel_access_detail(fn) + (_struct_params(fn),) for _, t in parsed for fn in ast.walk(t)
                if isinstance(fn, ast.FunctionDef) and _deco_kind(fn) == "kernel"}
     outputs = set().union(*(_launch_outputs(t, kernels) for _, t in parsed)) if parsed else set()
     mutating = _mutating_functions([t for _, t in parsed])
+    counters, replayed = _counter_funcs([t for _, t in parsed])
+    grad_readers = {fn.name for _, t in parsed for fn in ast.walk(t) if isinstance(fn, ast.FunctionDef)
+                    and not _deco_kind(fn) and any(isinstance(a, ast.Attribute) and a.attr == "grad"
+                                                   and isinstance(a.ctx, ast.Load) for a in ast.walk(fn))}
     findings = []
+    fns = [fn for _, t in parsed for fn in ast.walk(t) if isinstance(fn, ast.FunctionDef) and not _deco_kind(fn)]
+    names = [fn.name for fn in fns]
+    host_fns = {fn.name: (rel, fn) for rel, t in parsed for fn in ast.walk(t)
+                if isinstance(fn, ast.FunctionDef) and not _deco_kind(fn)
+                and names.count(fn.name) == 1 and fn.name not in ("objective", "gradient")}
     for rel, tree in parsed:
-        findings += _access_findings(rel, tree, kernels)
-        s = _Scanner(rel, tree, constants, mutating)
+        findings += _access_findings(rel, tree, kernels, host_fns)
+        s = _Scanner(rel, tree, constants, mutating, grad_readers)
+        s.counters, s.replayed = counters, replayed
         for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
             kind = _deco_kind(fn)
             if kind:
@@ -622,9 +787,13 @@ def scan(folder: str | Path) -> list:
                 s.host_function(fn)
         s.module_wide()
         if any_grad:
+            mixed = _mixed_allocations(tree)
             for name, node in _allocs_without_grad(tree):
                 if name in outputs:
                     s.add("no_requires_grad", node, f"'{ast.unparse(node.targets[0])}' allocated without requires_grad=True and written by a launch")
+                elif id(node) in mixed:
+                    s.add("no_requires_grad", node, f"'{ast.unparse(node.targets[0])}' allocated without requires_grad=True "
+                          "next to allocations with it, in the same function")
         findings += s.out
     calls = [(rel, c) for rel, t in parsed for c in ast.walk(t) if isinstance(c, ast.Call)]
     backward = [(rel, c) for rel, c in calls if _tail(c) == "backward"]

@@ -225,6 +225,7 @@ class Measurement:
 
     def stage(self, name):
         self.cap.stage = name
+        self.doc["running"] = name
 
     # -- probes --------------------------------------------------------
     def determinism(self):
@@ -452,6 +453,8 @@ class Measurement:
                 continue
             rec = {"kernel": key, "launches": 1, "ok": None, "skipped": None}
             seen[key] = rec
+            self.doc["running"] = f"launches:{key}"
+            self.save()
             if len(seen) > self.opt["max_launch_kernels"]:
                 rec["skipped"] = "over the kernel limit of this probe"
                 continue
@@ -551,6 +554,10 @@ class Measurement:
                     if stage not in w["stages"]:
                         w["stages"].append(stage)
         self.doc["tracker"] = {"enabled": bool(self.opt["tracker"]), "warnings": list(warnings_found.values())}
+        self.save()
+
+    def compiles(self):
+        """Kernel compilations and their seconds, from Warp's module-load messages."""
         comp = [m.groupdict() for m in COMPILE_PATTERN.finditer(self.cap.text())]
         self.doc["cost"]["compiles"] = sum(1 for c in comp if c["how"] == "compiled")
         self.doc["cost"]["compile_s"] = sum(float(c["ms"]) for c in comp if c["how"] == "compiled") / 1000.0
@@ -586,7 +593,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
         except BaseException as exc:  # noqa: BLE001 - recorded, then the worker exits non-zero
             doc["errors"].append({"probe": "load", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
         if meas is not None:
-            for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan, meas.launches_check):
+            for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan, meas.tracker, meas.launches_check):
                 try:
                     probe()
                 except Exception as exc:  # noqa: BLE001
@@ -594,10 +601,8 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
                                           "traceback": traceback.format_exc(limit=8)})
                     if probe == meas.determinism:
                         break
-            try:
-                meas.tracker()
-            except Exception as exc:  # noqa: BLE001
-                doc["errors"].append({"probe": "tracker", "error": f"{type(exc).__name__}: {exc}"})
+            doc["running"] = None
+            meas.compiles()
     doc["cost"]["wall_s"] = time.perf_counter() - t0
     if meas is not None:
         doc["cost"].update({"objective_evals": meas.n_obj, "gradient_evals": meas.n_grad})
