@@ -30,7 +30,8 @@ from .taxonomy import CLASSES
 #: Worker settings for validation: no tracker, per-launch check or step sweep
 #: (they are diagnosis, not ground truth; the tracker also forces a
 #: recompile), every element checked up to 64, three calls.
-VALIDATE_OPTIONS = {"tracker": False, "max_coords": 64, "dirs": 2, "launch_check": False, "sweep_coords": 0}
+VALIDATE_OPTIONS = {"tracker": False, "max_coords": 64, "dirs": 2, "launch_check": False, "sweep_coords": 0,
+                    "horizon": False}
 
 
 @dataclass

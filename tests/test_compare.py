@@ -103,3 +103,15 @@ def test_one_sided_rules():
     # autodiff outside the one-sided range
     assert compare.one_sided(5.0, [1.0, 1.0], [0.0, 0.0], 1e-4) == "unclear"
     assert compare.one_sided(float("nan"), [1.0, 1.0], [0.0, 0.0], 1e-4) == "unclear"
+
+
+def test_reference_disagreement_explanations():
+    steps5 = lambda v: [v] * 5  # noqa: E731
+    # float32 cancellation: small steps give 0, the base step and larger approach the reference
+    assert compare.reference_disagreement(1.72, steps5(1.7), steps5(1.7), [0, 0, 2.05, 1.707, 1.72], 1e-2) == "precision"
+    # smooth function, the reference is deliberately another quantity (a surrogate)
+    assert compare.reference_disagreement(-0.11, steps5(0.0), steps5(0.0), [0, 0, 0, 0, 0], 1e-4) == "smooth_other"
+    # chaotic: differences wander over orders of magnitude, none near the reference
+    assert compare.reference_disagreement(3e10, steps5(1.0), steps5(2.0), [3.4e6, 5.3e4, 6.7e3, 4.7e3, -225], 1e-4) == "erratic"
+    # tie: one-sided differences 2.17 and -2.27, the reference picks one side
+    assert compare.reference_disagreement(2.17, steps5(2.17), steps5(-2.27), steps5(-0.05), 1e-4) == "kink"

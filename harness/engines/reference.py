@@ -106,6 +106,11 @@ LAUNCH_PASS_BOOST = {"taping": 0.3, "warp": 0.1}
 #: Weight added to backward_disabled for a recorded kernel compiled without adjoint.
 NO_ADJOINT_BOOST = 0.8
 
+#: How a disagreement between finite differences and a trusted
+#: reference_gradient() is explained (harness.measure.compare.reference_disagreement).
+REFERENCE_EXPLANATIONS = {"kink": "nonsmooth_tie", "precision": "fd_precision",
+                          "smooth_other": "surrogate_gradient", "erratic": "chaotic_horizon"}
+
 #: Tracker warnings raised in these stages count (later gradient calls can
 #: carry read flags left from an earlier iteration on releases before 1.17).
 TRACKER_STAGES = ("load", "objective", "gradient_1")
@@ -253,6 +258,15 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
                             f"{c['forward'][0]:.4g} (forward) / {c['backward'][0]:.4g} (backward) at the smallest step: {c['verdict']}",
                             c))
 
+    # horizon bisection
+    hz = doc.get("horizon")
+    if hz:
+        if hz["first_disagreement"] is None:
+            evidence.append(_ev("horizon", True, f"with steps={hz['steps']} set again the directional check agrees", hz))
+        else:
+            evidence.append(_ev("horizon", False, f"autodiff and finite differences first part at steps={hz['first_disagreement']} "
+                                f"of {hz['steps']} (bisection over the horizon)", hz))
+
     # per-launch check
     kernels = (doc.get("launches") or {}).get("kernels", [])
     failing = [k for k in kernels if k.get("ok") is False]
@@ -313,7 +327,17 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         if det.get("stochastic") and det.get("seed_pinned"):
             weights = {"stochastic_forward": 0.9, "correct": 0.1}
         if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
-            weights = {"fd_precision": 0.9, "correct": 0.1}
+            weights = {"correct": 0.1}
+            for rec in ref.get("sweep", []):
+                cls = REFERENCE_EXPLANATIONS[rec["verdict"]]
+                weights[cls] = weights.get(cls, 0.0) + 1.0
+                evidence.append(_ev("reference", True, f"finite differences at {rec['param']}[{rec['index']}] across steps "
+                                    + ", ".join(f"{c:.4g}" for c in rec["central"])
+                                    + f" vs reference {rec['autodiff']:.4g}: {rec['verdict']} ({cls})", rec))
+            if any(f["rule"] == "custom_adjoint" for f in live):
+                weights["surrogate_gradient"] = weights.get("surrogate_gradient", 0.0) + 0.5
+            if len(weights) == 1:
+                weights["fd_precision"] = 0.9
         return {"verdict": "no_bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
 
     weights = {c: FLOOR for c in BUG_CLASSES if sig in CLASSES[c].signatures}

@@ -240,3 +240,34 @@ def one_sided(ad: float, forward: list, backward: list, rtol: float) -> str:
 #: Growth of a one-sided difference between two steps 10x apart that marks a
 #: jump inside the smaller step (a jump J gives J/h: growth 10; a kink gives 1).
 JUMP_GROWTH = 5.0
+
+
+def reference_disagreement(ref: float, forward: list, backward: list, central: list, rtol: float) -> str:
+    """Why finite differences disagree with a trusted ``reference_gradient()``
+    value ``ref`` at one coordinate (steps smallest first, 5 of them 10x apart).
+
+    Returns
+    -------
+    str
+        ``kink``: one-sided differences differ and ``ref`` is one of them (a
+        tie; :func:`one_sided`); ``precision``: some central difference at the
+        base step or larger agrees with ``ref`` while the smallest does not
+        (round-off/cancellation shrinking with the step: ``fd_precision``);
+        ``smooth_other``: central differences agree with each other across
+        steps (spread under 10 rtol) but not with ``ref``, i.e. the function
+        is smooth and ``ref`` is deliberately another quantity (a surrogate);
+        ``erratic``: central differences disagree with each other and with
+        ``ref`` at every step (a chaotic or ill-conditioned objective).
+    """
+    if one_sided(ref, forward[:2], backward[:2], rtol) == "kink":
+        return "kink"
+    c = np.asarray(central, dtype=np.float64)
+    scale = max(float(np.max(np.abs(c))) if c.size else 0.0, 1e-300)
+    close = np.abs(c - ref) <= 10 * rtol * max(abs(ref), 1e-300)
+    mid = len(c) // 2
+    if np.any(close[mid:]) and not close[0]:
+        return "precision"
+    spread = (float(np.max(c)) - float(np.min(c))) / scale if c.size else 0.0
+    if spread <= 10 * rtol:
+        return "smooth_other"
+    return "erratic"

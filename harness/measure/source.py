@@ -105,7 +105,7 @@ RULES = {
     "static_write_after_read": ("overwrite",),
     "struct_write_after_read": ("struct_overwrite",),
     "host_write_after_read": ("overwrite",),
-    "host_assign_after_read": ("offtape_mutation", "overwrite"),
+    "host_assign_after_read": ("offtape_mutation",),
     "custom_adjoint": ("custom_adjoint_error",),
     "loss_after_tape": ("tape_scope",),
     "kernel_read_write": ("overwrite", "inplace_math"),
@@ -218,9 +218,16 @@ def _is_true(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
+_INT_DTYPES = {"int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "bool_"}
+
+
 def _grad_maybe(call) -> bool:
-    """True when an allocation passes requires_grad other than a literal False."""
+    """True when an allocation passes requires_grad other than a literal
+    False, or allocates an integer array (which never carries a gradient)."""
     v = _kw(call, "requires_grad")
+    dt = _kw(call, "dtype")
+    if dt is not None and _tail(dt) in _INT_DTYPES:
+        return True
     return v is not None and not _is_false(v)
 
 
@@ -537,10 +544,16 @@ def kernel_access_detail(fn) -> tuple:
             if b in pset:
                 written.add(b)
         if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Load):
+            if any(isinstance(x, ast.Attribute) and x.attr in _METADATA for x in (n, getattr(n, "value", None))):
+                continue
             b = _base_name(n)
             if b in pset:
                 read.add(b)
     return params, read, written, assigned
+
+
+#: Array attributes that are metadata, not data (reading them is not a read).
+_METADATA = {"shape", "ndim", "size", "strides", "dtype"}
 
 
 def _struct_params(fn) -> set:

@@ -17,7 +17,10 @@ runs the probes in order:
                      point, compared per element with every gradient call;
 5. ``reference``     comparison with ``reference_gradient()`` when provided;
 6. ``nan_scan``      NaN/inf in objective and gradients;
-7. ``launches``      per-launch check: every distinct kernel the first
+7. ``horizon``       where the problem has an integer ``steps``, bisection
+                     for the first horizon at which autodiff and finite
+                     differences part (only when they do);
+8. ``launches``      per-launch check: every distinct kernel the first
                      ``gradient()`` call recorded on a tape is checked in
                      isolation with ``wp.autograd.gradcheck`` (Jacobian by
                      autodiff vs finite differences, at the arrays' current
@@ -71,10 +74,14 @@ DEFAULTS = {
     "max_launch_kernels": 8,
     "max_launch_scalars": 1024,
     "sweep_coords": 3,
+    "horizon": True,
 }
 
 #: Step factors of the sweep, relative to the base step (smallest first).
 SWEEP_STEPS = (0.01, 0.1, 1.0)
+#: Step factors when finite differences disagree with reference_gradient():
+#: larger steps too, since float32 cancellation improves with a larger step.
+REFERENCE_SWEEP_STEPS = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 #: Relative difference between two objective() calls below which the forward
 #: counts as deterministic (float atomics on a GPU reorder sums: ~1e-7 in float32).
@@ -377,28 +384,19 @@ class Measurement:
                 self.stage("probes")
             self.save()
 
-    def sweep(self, x0: np.ndarray, base: dict, rtol: float):
-        """Step sweep at the worst disagreeing coordinates of call 1: one-sided
-        and central differences at ``SWEEP_STEPS`` times the base step, to tell
-        a staircase or a kink (finite differences fooled) from a smooth error."""
-        coords = base["coords"]
-        g = self.calls[0]
-        bad = compare.mismatch(g[coords], base["fd_coords"], rtol)
-        if not np.any(bad) or not self.opt["sweep_coords"]:
-            return
-        err = np.where(bad, np.abs(np.nan_to_num(g[coords], nan=np.inf) - base["fd_coords"]), -1.0)
-        order = [int(j) for j in np.argsort(-err) if bad[j]][: self.opt["sweep_coords"]]
-        self.stage("sweep")
+    def _sweep(self, x0: np.ndarray, idx: list, ad: np.ndarray, steps) -> list:
+        """One-sided and central differences at ``steps`` times the base step
+        for the flat coordinates ``idx``; ``ad`` is the value they are
+        compared with (autodiff, or the reference gradient)."""
         f0 = self.objective()
         out = []
         try:
-            for j in order:
-                i = int(coords[j])
+            for i in idx:
                 dt = self.flat.dtypes[self.flat.names.index(self.flat.owner(i)[0])]
                 h = step_size(dt) * self.flat.scales()[i]
-                rec = {"param": self.flat.owner(i)[0], "index": self.flat.owner(i)[1], "autodiff": float(g[i]),
+                rec = {"param": self.flat.owner(i)[0], "index": self.flat.owner(i)[1], "autodiff": float(ad[i]),
                        "steps": [], "forward": [], "backward": [], "central": []}
-                for k in SWEEP_STEPS:
+                for k in steps:
                     xp = x0.copy()
                     xp[i] += k * h
                     sp = self.flat.set(xp)[i]
@@ -411,12 +409,87 @@ class Measurement:
                     rec["forward"].append((fp - f0) / (sp - x0[i]))
                     rec["backward"].append((f0 - fm) / (x0[i] - sm))
                     rec["central"].append((fp - fm) / (sp - sm))
-                rec["verdict"] = compare.one_sided(rec["autodiff"], rec["forward"], rec["backward"], rtol)
                 out.append(rec)
         finally:
             self.flat.set(x0)
+        return out
+
+    @staticmethod
+    def _worst(ad_c: np.ndarray, truth: np.ndarray, coords: np.ndarray, rtol: float, k: int) -> list:
+        bad = compare.mismatch(ad_c, truth, rtol)
+        err = np.where(bad, np.abs(np.nan_to_num(ad_c, nan=np.inf) - truth), -1.0)
+        return [int(coords[j]) for j in np.argsort(-err) if bad[j]][:k]
+
+    def sweep(self, x0: np.ndarray, base: dict, rtol: float):
+        """Step sweep at the worst disagreeing coordinates of call 1: one-sided
+        and central differences at ``SWEEP_STEPS`` times the base step, to tell
+        a staircase or a kink (finite differences fooled) from a smooth error."""
+        coords = base["coords"]
+        g = self.calls[0]
+        idx = self._worst(g[coords], base["fd_coords"], coords, rtol, self.opt["sweep_coords"])
+        if not idx:
+            return
+        self.stage("sweep")
+        out = self._sweep(x0, idx, g, SWEEP_STEPS)
+        for rec in out:
+            rec["verdict"] = compare.one_sided(rec["autodiff"], rec["forward"], rec["backward"], rtol)
+        self.stage("probes")
+        self.doc["fd"]["sweep"] = {"coords": out,
+                                   "n_mismatch": int(compare.mismatch(g[coords], base["fd_coords"], rtol).sum())}
+        self.save()
+
+    def horizon(self):
+        """Bisect the horizon (``problem.steps``) for the first step count at
+        which autodiff and finite differences part, along one random direction
+        (2 objective evaluations and 1 gradient per step count tried). Runs
+        only when call 1 disagrees and the calls agree with each other (state
+        carried between calls would mix into the comparison)."""
+        steps = getattr(self.p, "steps", None)
+        det = self.doc.get("determinism", {})
+        fd = self.doc.get("fd") or {}
+        if (not self.opt["horizon"] or not isinstance(steps, int) or isinstance(steps, bool) or steps < 2
+                or not det.get("calls_identical") or not fd.get("calls")):
+            return
+        first = fd["calls"][0]
+        if first["elements"]["signature"] == "agrees" and (first.get("directions") or {}).get("signature", "agrees") == "agrees":
+            return
+        self.stage("horizon")
+        rtol = compare.rtol_for(self.flat.dtypes)
+        x0 = self.flat.get()
+        h = np.array([step_size(self.flat.dtypes[self.flat.names.index(self.flat.owner(i)[0])])
+                      for i in range(self.flat.n)]) * self.flat.scales()
+        v = np.random.default_rng(self.opt["seed"] + 1).standard_normal(self.flat.n)
+        checked = {}
+
+        def parts(k):
+            self.p.steps = k
+            g = self.gradient()
+            xp = self.flat.set(x0 + h * v)
+            fp = self.objective()
+            xm = self.flat.set(x0 - h * v)
+            fm = self.objective()
+            self.flat.set(x0)
+            ad, fdv = float(np.dot(g, xp - xm)), fp - fm
+            err = abs(ad - fdv) / max(abs(fdv), 1e-300)
+            checked[k] = err
+            return bool(compare.mismatch(np.array([ad]), np.array([fdv]), rtol).any())
+
+        lo, hi = 0, steps
+        try:
+            if not parts(steps):
+                hi = None
+            while hi is not None and hi - lo > 1:
+                mid = (lo + hi) // 2
+                if parts(mid):
+                    hi = mid
+                else:
+                    lo = mid
+        finally:
+            self.p.steps = steps
+            self.flat.set(x0)
             self.stage("probes")
-        self.doc["fd"]["sweep"] = {"coords": out, "n_mismatch": int(bad.sum())}
+        self.doc["horizon"] = {"steps": steps, "first_disagreement": hi,
+                               "relative_error": {str(k): e for k, e in sorted(checked.items())}}
         self.save()
 
     def reference(self):
@@ -430,6 +503,13 @@ class Measurement:
         base = getattr(self, "base_fd", None)
         if base is not None:
             out["fd_vs_reference"] = compare.signature(base["fd_coords"], ref[base["coords"]], rtol)
+            idx = self._worst(ref[base["coords"]], base["fd_coords"], base["coords"], rtol, self.opt["sweep_coords"])
+            if idx:
+                recs = self._sweep(self.flat.get(), idx, ref, REFERENCE_SWEEP_STEPS)
+                for rec in recs:
+                    rec["verdict"] = compare.reference_disagreement(rec["autodiff"], rec["forward"], rec["backward"],
+                                                                    rec["central"], rtol)
+                out["sweep"] = recs
         self.doc["reference"] = out
         self.stage("probes")
         self.save()
@@ -593,7 +673,8 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
         except BaseException as exc:  # noqa: BLE001 - recorded, then the worker exits non-zero
             doc["errors"].append({"probe": "load", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
         if meas is not None:
-            for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan, meas.tracker, meas.launches_check):
+            for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan, meas.tracker, meas.horizon,
+                          meas.launches_check):
                 try:
                     probe()
                 except Exception as exc:  # noqa: BLE001
