@@ -78,7 +78,10 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
 def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_path):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release."""
+    import datetime as _dt
+
     from .envs import python_for
+    from .machine import describe
     from .runner import plan
     from .runner import run as run_items
 
@@ -94,8 +97,10 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
         def tick(rec):
             prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
 
+        meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
+                "date": _dt.date.today().isoformat()}
         doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
-                        json_path=json_path, meta={"case_format_errors": [str(e) for e in errors]}, python=python)
+                        json_path=json_path, meta=meta, python=python)
 
     table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
     for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
@@ -207,6 +212,30 @@ def version_matrix(validation_json, output):
 
         Path(output).write_text(text)
         err_console.print(f"wrote {output}")
+    else:
+        click.echo(text)
+
+
+@main.command()
+@click.argument("run_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the Markdown here (default: print it).")
+@click.option("--title", default="Results", show_default=True, help="Page title (one run).")
+def report(run_json, markdown_path, title):
+    """Render `defects4warp run --json` output as Markdown: one run gives a
+    results page, several give a comparison table (e.g. engine ablation)."""
+    from .report import comparison_markdown, run_markdown
+
+    docs = []
+    for p in run_json:
+        with open(p) as f:
+            docs.append(json.load(f))
+    text = run_markdown(docs[0], title) if len(docs) == 1 else comparison_markdown(docs)
+    if markdown_path:
+        from pathlib import Path
+
+        Path(markdown_path).write_text(text)
+        err_console.print(f"wrote {markdown_path}")
     else:
         click.echo(text)
 
