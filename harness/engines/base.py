@@ -24,6 +24,7 @@ The returned diagnosis follows ``harness/schemas/diagnosis.schema.json``:
 from __future__ import annotations
 
 import json
+import time
 from functools import lru_cache
 from importlib import resources
 from typing import Protocol, runtime_checkable
@@ -66,3 +67,72 @@ def error_diagnosis(message: str, wall_s: float = 0.0, device: str | None = None
         "cost": {"wall_s": float(wall_s), "objective_evals": None, "gradient_evals": None, "device": device},
         "error": message,
     }
+
+
+def ev(probe: str, clean: bool, finding: str, data=None) -> dict:
+    """One evidence entry of a diagnosis."""
+    return {"probe": probe, "clean": bool(clean), "finding": finding, "data": data}
+
+
+class WorkerEngine:
+    """Base of the engines that measure a variant with the measurement worker
+    (:func:`harness.isolation.run_worker`). Subclasses set ``name``,
+    ``version`` and ``options`` (worker settings) and implement
+    ``judge(doc, path) -> diagnosis`` (without ``cost``); this class runs the
+    worker, turns a failed measurement into an ``error`` diagnosis that says
+    why, notes probes that failed or a worker that died late, and fills ``cost``.
+
+    Parameters
+    ----------
+    timeout_s : float
+        Wall-clock limit of one variant's measurement, seconds.
+    options : dict, optional
+        Worker settings added to the class's ``options``.
+    python : str, optional
+        Interpreter of a per-release environment (:mod:`harness.envs`).
+    """
+
+    options: dict = {}
+
+    def __init__(self, timeout_s: float | None = None, options: dict | None = None, python: str | None = None):
+        from ..isolation import DEFAULT_TIMEOUT_S
+
+        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+        self.options = {**type(self).options, **(options or {})}
+        self.python = python
+
+    def judge(self, doc: dict, path) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+        from ..isolation import run_worker
+
+        t0 = time.perf_counter()
+        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
+                         python=self.python)
+        wall = time.perf_counter() - t0
+        doc = res.doc or {}
+        if res.failure:
+            diag = error_diagnosis(res.failure, wall, device)
+            errs = doc.get("errors", [])
+            if errs:
+                diag["evidence"].append(ev("load", False, errs[0]["error"], {"traceback": errs[0].get("traceback")}))
+            elif res.stderr_tail:
+                diag["evidence"].append(ev("load", False, "worker output tail", {"tail": res.stderr_tail[-1500:]}))
+        else:
+            diag = self.judge(doc, path)
+            if res.died:
+                diag["evidence"].append(ev("worker", False, f"{res.died}; the probes that finished are used", None))
+            for e in doc.get("errors", []):
+                diag["evidence"].append(ev(e["probe"], False, f"probe failed: {e['error']}", None))
+        cost = doc.get("cost", {})
+        diag["cost"] = {
+            "wall_s": wall,
+            "objective_evals": cost.get("objective_evals"),
+            "gradient_evals": cost.get("gradient_evals"),
+            "compiles": cost.get("compiles"),
+            "compile_s": cost.get("compile_s"),
+            "device": device,
+        }
+        diag["warp_version"] = doc.get("warp_version")
+        return diag

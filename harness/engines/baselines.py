@@ -19,53 +19,26 @@ from __future__ import annotations
 import time
 
 from .. import __version__
-from ..isolation import DEFAULT_TIMEOUT_S, run_worker
 from ..measure import source
 from ..measure.judge import signature_of
 from ..taxonomy import BUG_CLASSES
-from .base import error_diagnosis
-from .reference import PRIORS, TRACKER_STAGES, _ev
+from .base import WorkerEngine
+from .base import ev as _ev
+from .reference import PRIORS, TRACKER_STAGES
 
 #: Summed specificity of one class's findings at which static-only says bug
 #: (one specific finding, e.g. a func_grad that assigns, is 0.5).
 STATIC_THRESHOLD = 0.5
 
 
-def _cost(wall, doc, device):
-    c = (doc or {}).get("cost", {})
-    return {"wall_s": wall, "objective_evals": c.get("objective_evals"), "gradient_evals": c.get("gradient_evals"),
-            "compiles": c.get("compiles"), "compile_s": c.get("compile_s"), "device": device}
-
-
-class _WorkerBaseline:
-    version = __version__
-    options: dict = {}
-
-    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, python: str | None = None):
-        self.timeout_s = timeout_s
-        self.python = python
-
-    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
-        t0 = time.perf_counter()
-        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
-                         python=self.python)
-        wall = time.perf_counter() - t0
-        if res.failure:
-            diag = error_diagnosis(res.failure, wall, device)
-        else:
-            diag = self.judge(res.doc)
-        diag["cost"] = _cost(wall, res.doc, device)
-        diag["warp_version"] = (res.doc or {}).get("warp_version")
-        return diag
-
-
-class FdOnlyEngine(_WorkerBaseline):
+class FdOnlyEngine(WorkerEngine):
     """End-to-end finite differences only; class from the signature table."""
 
     name = "fd-only"
-    options = {"tracker": False, "launch_check": False}
+    version = __version__
+    options = {"tracker": False, "launch_check": False, "sweep_coords": 0, "horizon": False}
 
-    def judge(self, doc: dict) -> dict:
+    def judge(self, doc: dict, path=None) -> dict:
         det = doc.get("determinism", {})
         if det.get("stochastic") and not det.get("seed_pinned"):
             return {"verdict": "inconclusive", "classes": [], "signature": None,
@@ -81,13 +54,14 @@ class FdOnlyEngine(_WorkerBaseline):
                 "signature": sig, "evidence": [_ev("fd", False, f"autodiff disagrees with finite differences ({sig})", None)]}
 
 
-class TrackerOnlyEngine(_WorkerBaseline):
+class TrackerOnlyEngine(WorkerEngine):
     """Warp's overwrite tracker during one gradient() call, nothing else."""
 
     name = "tracker-only"
-    options = {"fd": False, "launch_check": False, "calls": 1}
+    version = __version__
+    options = {"fd": False, "launch_check": False, "calls": 1, "horizon": False}
 
-    def judge(self, doc: dict) -> dict:
+    def judge(self, doc: dict, path=None) -> dict:
         warns = [w for w in (doc.get("tracker") or {}).get("warnings", [])
                  if set(w.get("stages", [])) & set(TRACKER_STAGES)]
         if warns:

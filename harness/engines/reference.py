@@ -32,17 +32,14 @@ is reported as a smell in the evidence.
 
 from __future__ import annotations
 
-import time
-
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .. import __version__
-from ..isolation import DEFAULT_TIMEOUT_S, run_worker
 from ..measure import source
 from ..measure.judge import comparisons, signature_of
 from ..taxonomy import BUG_CLASSES, CLASSES
-from .base import error_diagnosis
+from .base import WorkerEngine, ev as _ev
 
 #: Signature -> {class id: prior weight}. Weights are relative; they are
 #: normalised after the findings are applied.
@@ -116,8 +113,6 @@ REFERENCE_EXPLANATIONS = {"kink": "nonsmooth_tie", "precision": "fd_precision",
 TRACKER_STAGES = ("load", "objective", "gradient_1")
 
 
-def _ev(probe, clean, finding, data=None):
-    return {"probe": probe, "clean": bool(clean), "finding": finding, "data": data}
 
 
 def _rank(weights: dict) -> list:
@@ -376,8 +371,8 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
     return {"verdict": "bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
 
 
-class ReferenceEngine:
-    """The reference engine (v1). See the module docstring.
+class ReferenceEngine(WorkerEngine):
+    """The reference engine. See the module docstring.
 
     Parameters
     ----------
@@ -394,38 +389,5 @@ class ReferenceEngine:
     name = "reference"
     version = __version__
 
-    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, options: dict | None = None, python: str | None = None):
-        self.timeout_s = timeout_s
-        self.options = options or {}
-        self.python = python
-
-    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
-        t0 = time.perf_counter()
-        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
-                         python=self.python)
-        wall = time.perf_counter() - t0
-        doc = res.doc or {}
-        if res.failure:
-            diag = error_diagnosis(res.failure, wall, device)
-            errs = doc.get("errors", [])
-            if errs:
-                diag["evidence"].append(_ev("load", False, errs[0]["error"], {"traceback": errs[0].get("traceback")}))
-            elif res.stderr_tail:
-                diag["evidence"].append(_ev("load", False, "worker output tail", {"tail": res.stderr_tail[-1500:]}))
-        else:
-            diag = interpret(doc, [f.to_dict() for f in source.scan(path)])
-            if res.died:
-                diag["evidence"].append(_ev("worker", False, f"{res.died}; the probes that finished are used", None))
-            for e in doc.get("errors", []):
-                diag["evidence"].append(_ev(e["probe"], False, f"probe failed: {e['error']}", None))
-        cost = doc.get("cost", {})
-        diag["cost"] = {
-            "wall_s": wall,
-            "objective_evals": cost.get("objective_evals"),
-            "gradient_evals": cost.get("gradient_evals"),
-            "compiles": cost.get("compiles"),
-            "compile_s": cost.get("compile_s"),
-            "device": device,
-        }
-        diag["warp_version"] = doc.get("warp_version")
-        return diag
+    def judge(self, doc: dict, path) -> dict:
+        return interpret(doc, [f.to_dict() for f in source.scan(path)])
