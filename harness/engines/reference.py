@@ -82,7 +82,7 @@ ITERATION_WEIGHT = 1.0
 #: differences are not (the chain to that parameter is cut): the "zero"
 #: priors are added at this fraction even when the overall signature is
 #: another one.
-PARAM_ZERO_WEIGHT = 1.0
+PARAM_ZERO_WEIGHT = 1.5
 
 #: Source rules that only point at a class on some Warp releases (from the
 #: release notes restated in shared/reports/public-reports.md): component

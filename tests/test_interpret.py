@@ -1,0 +1,95 @@
+"""The reference engine's interpretation, on synthetic measurement documents
+(no Warp): each rule of the ranking changes the answer it should."""
+
+from harness.engines.reference import interpret
+
+
+def sig(signature, n=4, factor=None, rel=0.5, per_param=None):
+    return {"signature": signature, "n": n, "n_mismatch": 0 if signature == "agrees" else n,
+            "relative_error": 0.0 if signature == "agrees" else rel, "factor": factor, "zero_fraction": 0.0,
+            "mismatched": [], "per_param": per_param or {}}
+
+
+def doc(call_sig="agrees", calls=3, warp="1.19.0", **det):
+    d = {"warp_version": warp, "protocol": {"params": {"x": {}}, "optional": {}},
+         "determinism": {"objective": [1.0, 1.0], "objective_relative_change": 0.0, "stochastic": False,
+                         "seed_pinned": False, "gradient_norms": [1.0] * calls, "calls_identical": True,
+                         "first_call_differs": False, "later_calls_zero": False, "growth_factors": None,
+                         "growth": False},
+         "fd": {"calls": [{"elements": sig(call_sig), "directions": sig(call_sig, n=2)} for _ in range(calls)],
+                "fd_all_zero": False},
+         "nan_scan": {"objective_finite": True, "gradient_nonfinite": {}},
+         "tracker": {"enabled": True, "warnings": []}}
+    d["determinism"].update(det)
+    return d
+
+
+def finding(rule, classes, scope="k"):
+    return {"rule": rule, "file": "problem.py", "line": 3, "detail": rule, "classes": list(classes), "scope": scope}
+
+
+def top(diag):
+    return diag["classes"][0]["id"]
+
+
+def test_agreement_is_no_bug_correct():
+    d = interpret(doc())
+    assert d["verdict"] == "no_bug" and top(d) == "correct"
+
+
+def test_growth_is_missing_tape_zero():
+    d = interpret(doc("agrees", growth=True, growth_factors=[1, 2, 3], first_call_differs=True))
+    assert d["verdict"] == "bug" and d["signature"] == "growth" and top(d) == "missing_tape_zero"
+
+
+def test_unpinnable_noise_is_inconclusive():
+    d = interpret(doc(stochastic=True, seed_pinned=False, objective_relative_change=0.1))
+    assert d["verdict"] == "inconclusive" and top(d) == "stochastic_forward"
+
+
+def test_nonfinite_objective_is_inconclusive():
+    x = doc("subtly_wrong")
+    x["nan_scan"]["objective_finite"] = False
+    assert interpret(x)["verdict"] == "inconclusive"
+
+
+def test_source_finding_moves_the_class_not_the_verdict():
+    wrong = doc("subtly_wrong")
+    assert top(interpret(wrong)) == "overwrite"
+    d = interpret(wrong, [finding("func_grad_assign", ["custom_adjoint_error"])])
+    assert top(d) == "custom_adjoint_error"
+    ok = interpret(doc(), [finding("func_grad_assign", ["custom_adjoint_error"])])
+    assert ok["verdict"] == "no_bug" and top(ok) == "correct"
+    assert any(e["probe"] == "source" and not e["clean"] for e in ok["evidence"])
+
+
+def test_release_gate_on_copy_findings():
+    f = [finding("copy_on_tape", ["copy_adjoint"], scope="rollout")]
+    assert top(interpret(doc("subtly_wrong", warp="1.16.0"), f)) == "copy_adjoint"
+    d = interpret(doc("subtly_wrong", warp="1.19.0"), f)
+    assert top(d) != "copy_adjoint"
+    assert any("not on Warp 1.19.0" in e["finding"] for e in d["evidence"])
+
+
+def test_tracker_warning_on_an_inplace_kernel_counts_for_inplace_math():
+    x = doc("subtly_wrong")
+    x["tracker"]["warnings"] = [{"kind": "launch", "arg": "v", "kernel": "drag", "sites": ["p.py:3"], "stages": ["gradient_1"]}]
+    assert top(interpret(x)) == "overwrite"
+    assert top(interpret(x, [finding("inplace_array_op", ["inplace_math"], scope="drag")])) == "inplace_math"
+
+
+def test_per_launch_failure_points_inside_kernels():
+    x = doc("subtly_wrong")
+    x["launches"] = {"kernels": [{"kernel": "k", "ok": False, "skipped": None,
+                                  "worst": {"input": "a", "output": "b", "signature": "subtly_wrong", "relative_error": 1.0}}]}
+    d = interpret(x)
+    assert top(d) != "overwrite"
+    assert any("disagrees with finite differences in isolation" in e["finding"] for e in d["evidence"])
+
+
+def test_zero_param_adds_cut_chain_classes():
+    x = doc("subtly_wrong")
+    x["fd"]["calls"][0]["elements"]["per_param"] = {
+        "k": {"signature": "zero", "ad_zero": True, "fd_zero": False},
+        "s": {"signature": "subtly_wrong", "ad_zero": False, "fd_zero": False}}
+    assert top(interpret(x)) == "missing_requires_grad"
