@@ -196,17 +196,20 @@ def validate(corpus, cases_glob, device, jobs, timeout_s, warp, repeat, json_pat
 
 
 @main.command(name="version-matrix")
-@click.argument("validation_json", type=click.Path(exists=True, dir_okay=False))
+@click.argument("validation_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the Markdown here (default: print it).")
 def version_matrix(validation_json, output):
     """Render a case x release matrix (wrong/right with the measured relative
-    error) from the JSON of `validate --warp ... --json`."""
-    from .report import version_matrix_markdown
+    error) from the JSON of `validate --warp ... --json` (several files, e.g.
+    runs over parts of the corpus, are merged)."""
+    from .report import merge_validations, version_matrix_markdown
 
-    with open(validation_json) as f:
-        doc = json.load(f)
-    text = version_matrix_markdown(doc)
+    docs = []
+    for p in validation_json:
+        with open(p) as f:
+            docs.append(json.load(f))
+    text = version_matrix_markdown(merge_validations(docs))
     if output:
         from pathlib import Path
 

@@ -20,6 +20,23 @@ def _cell(check: dict) -> str:
     return f"{word}{err_s if word == 'wrong' else ''}{mark}"
 
 
+def merge_validations(docs: list) -> dict:
+    """Merge ``validate --json`` documents (disjoint case sets): checks are
+    concatenated per release, wall times added; a case checked in several
+    documents keeps its checks from the last one."""
+    out = {"device": docs[0]["device"], "machine": docs[0]["machine"], "repeat": docs[0].get("repeat", 1),
+           "releases": {}, "failures": [], "wall_s": 0.0}
+    for d in docs:
+        cases = {c["case"] for r in d["releases"].values() for c in r["checks"]}
+        for rel, r in d["releases"].items():
+            slot = out["releases"].setdefault(rel, {"wall_s": 0.0, "checks": []})
+            slot["checks"] = [c for c in slot["checks"] if c["case"] not in cases] + r["checks"]
+            slot["wall_s"] += r["wall_s"]
+        out["failures"] += d.get("failures", [])
+        out["wall_s"] += d.get("wall_s", 0.0)
+    return out
+
+
 def version_matrix_markdown(doc: dict) -> str:
     """Markdown case x release matrix from a ``validate --warp ... --json`` document.
 

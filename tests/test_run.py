@@ -162,3 +162,17 @@ def test_version_matrix_renders_measured_cells():
     assert "| c1 | buggy | wrong 1 | right |" in md
     assert "All 2 fixed-variant checks agree" in md
     assert "the full matrix took 2.0 min" in md
+
+
+def test_version_matrix_merges_partial_validations():
+    from harness.report import merge_validations
+
+    machine = {"cpu": "X", "cores": 2, "memory_gib": 24, "os": "Linux", "python": "3.11"}
+    mk = lambda case, err: {"case": case, "variant": "buggy", "scale": "small", "ok": True,  # noqa: E731
+                            "signature": "zero", "relative_error": err, "message": ""}
+    a = {"device": "cpu", "machine": machine, "wall_s": 10, "releases": {"1.16.0": {"wall_s": 10, "checks": [mk("a", 1.0), mk("b", 1.0)]}}}
+    b = {"device": "cpu", "machine": machine, "wall_s": 5, "releases": {"1.16.0": {"wall_s": 5, "checks": [mk("b", 0.5), mk("c", 2.0)]}}}
+    m = merge_validations([a, b])
+    checks = m["releases"]["1.16.0"]["checks"]
+    assert sorted((c["case"], c["relative_error"]) for c in checks) == [("a", 1.0), ("b", 0.5), ("c", 2.0)]
+    assert m["wall_s"] == 15 and m["releases"]["1.16.0"]["wall_s"] == 15
