@@ -7,6 +7,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -32,7 +33,7 @@ def _load(corpus, cases_glob):
     corpus = corpus or default_corpus()
     cases, errors = load_corpus(corpus, cases_glob)
     for e in errors:
-        err_console.print(f"[red]case format error[/red] {e}")
+        err_console.print(f"[red]case format error[/red] {escape(str(e))}")
     if not cases and not errors:
         err_console.print(f"[red]no case in {corpus} matches '{cases_glob}'[/red]")
         sys.exit(2)
@@ -111,7 +112,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
         exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else ("(skipped)" if r.get("skipped") else "(unscored)")
         diag_s = d["verdict"] + (f" {top_class(d)}" if top_class(d) else "")
         if d["verdict"] == "error":
-            diag_s += f" ({d.get('error', '')[:60]})"
+            diag_s += escape(f" ({d.get('error', '')[:60]})")
         c = r["correct"]
         ok = "-" if c is None else ("yes" if c["class"] else ("verdict only" if c["verdict"] else "NO"))
         variant = r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
@@ -190,7 +191,7 @@ def validate(corpus, cases_glob, device, jobs, timeout_s, warp, repeat, json_pat
     if failed:
         console.print(f"[red]{len(failed)} problem(s):[/red]")
         for f in failed:
-            console.print(f"  {f}")
+            console.print(escape(f"  {f}"))
         sys.exit(1)
     console.print(f"all {len(cases)} cases valid on Warp {', '.join(doc['releases'])}")
 
@@ -241,6 +242,45 @@ def report(run_json, markdown_path, title):
         err_console.print(f"wrote {markdown_path}")
     else:
         click.echo(text)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.option("--engine", "engine_name", default="reference", show_default=True, type=click.Choice(sorted(ENGINES)))
+@device_opt
+@click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
+@timeout_opt
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the diagnosis here.")
+def diagnose(path, engine_name, device, scale, timeout_s, json_path):
+    """Diagnose one program: a folder with a problem.py defining make_problem
+    (docs/case-format.md). Prints the verdict, the ranked classes with their
+    evidence, and the standard fix for the top class."""
+    from .runner import write_json_atomic
+    from .taxonomy import CLASSES, class_guide
+
+    engine = get_engine(engine_name, timeout_s=timeout_s)
+    with _progress(0, f"diagnosing with {engine.name}") as prog:
+        prog.add_task("", total=None)
+        d = engine.diagnose(str(path), device, scale)
+    console.print(f"[bold]verdict[/bold] {d['verdict']}" + (f"  signature {d['signature']}" if d.get("signature") else "")
+                  + (f"  ({d['error']})" if d.get("error") else ""))
+    if d["classes"]:
+        t = Table(title="classes, best first")
+        for col in ("class", "score", "what it means"):
+            t.add_column(col)
+        for c in d["classes"][:5]:
+            t.add_row(c["id"], f"{c['score']:.2f}", CLASSES[c["id"]].summary)
+        console.print(t)
+    console.print("[bold]evidence[/bold]")
+    for e in sorted(d["evidence"], key=lambda e: e["clean"]):
+        console.print(escape(f"  {'ok ' if e['clean'] else '!! '} [{e['probe']}] {e['finding']}"))
+    c = d["classes"][0]["id"] if d["classes"] else None
+    if c:
+        console.print(f"[bold]standard fix for {c}[/bold]")
+        console.print(escape(class_guide(c)))
+    if json_path:
+        write_json_atomic(json_path, d)
+    sys.exit(0 if d["verdict"] in ("bug", "no_bug") else 1)
 
 
 @main.command(name="new-case")

@@ -133,3 +133,28 @@ def verdict_of(class_id: str) -> str:
         If ``class_id`` is not in the taxonomy.
     """
     return "bug" if CLASSES[class_id].is_bug else "no_bug"
+
+
+def class_guide(class_id: str) -> str:
+    """The "Standard fix" paragraph of ``class_id`` from docs/taxonomy.md
+    (which names the Warp documentation section), or the class summary when
+    the docs are not next to the package (a non-editable install).
+
+    Raises
+    ------
+    KeyError
+        If ``class_id`` is not in the taxonomy.
+    """
+    import re
+    from pathlib import Path
+
+    summary = CLASSES[class_id].summary
+    doc = Path(__file__).resolve().parent.parent / "docs" / "taxonomy.md"
+    if not doc.is_file():
+        return summary
+    text = doc.read_text(encoding="utf-8")
+    m = re.search(rf"^### {re.escape(class_id)}\n(.*?)(?=^### |\Z)", text, re.S | re.M)
+    if not m:
+        return summary
+    fix = re.search(r"\*\*Standard fix[^*]*\*\*\s*(.*?)(?=\n\n\*\*|\Z)", m.group(1), re.S)
+    return fix.group(1).strip() if fix else summary

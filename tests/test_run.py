@@ -176,3 +176,13 @@ def test_version_matrix_merges_partial_validations():
     checks = m["releases"]["1.16.0"]["checks"]
     assert sorted((c["case"], c["relative_error"]) for c in checks) == [("a", 1.0), ("b", 0.5), ("c", 2.0)]
     assert m["wall_s"] == 15 and m["releases"]["1.16.0"]["wall_s"] == 15
+
+
+@pytest.mark.slow
+def test_cli_diagnose_prints_class_evidence_and_fix(programs):
+    res = CliRunner().invoke(main, ["diagnose", str(programs / "growth")])
+    assert res.exit_code == 0, res.output
+    assert "verdict bug" in res.output and "signature growth" in res.output
+    assert "missing_tape_zero" in res.output
+    assert "gradient() grows across calls at the same point: factors 1, 2, 3" in res.output
+    assert "standard fix for missing_tape_zero" in res.output and "tape.zero()" in res.output

@@ -23,3 +23,12 @@ def test_every_class_has_a_section():
     text = DOC.read_text()
     for cid in CLASSES:
         assert f"### {cid}\n" in text, cid
+
+
+def test_every_class_has_a_standard_fix_naming_warp_docs():
+    from harness.taxonomy import BUG_CLASSES, class_guide
+
+    for cid in CLASSES:
+        guide = class_guide(cid)
+        assert guide and guide != CLASSES[cid].summary, cid
+    assert all(re.search(r"Warp\s+doc|changelog", class_guide(c)) for c in BUG_CLASSES)
