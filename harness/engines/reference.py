@@ -41,8 +41,11 @@ from ..measure.judge import comparisons, signature_of
 from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import WorkerEngine, ev as _ev
 
-#: Signature -> {class id: prior weight}. Weights are relative; they are
-#: normalised after the findings are applied.
+#: Signature -> {class id: prior weight}. Weights are relative and hand-set
+#: from the signature column of docs/taxonomy.md (how often an expert sees
+#: each class behind that signature), not fitted to the corpus; they are
+#: normalised after the findings are added. docs/engines.md measures what
+#: this table alone achieves (the fd-only engine).
 PRIORS = {
     "nan_inf": {"nonsmooth_nan": 0.45, "where_nan": 0.35, "inplace_math": 0.05, "component_reassign": 0.05,
                 "custom_adjoint_error": 0.05, "warp_adjoint_bug": 0.05},
@@ -60,7 +63,8 @@ PRIORS = {
                      "component_reassign": 0.05, "warp_adjoint_bug": 0.05},
 }
 
-#: Weight added to ``overwrite`` when the tracker warned and the gradient is wrong.
+#: Weight shared by the tracker's warnings (to ``overwrite``, or to
+#: ``inplace_math`` for a kernel doing ``a[i] *= ...``) when the gradient is wrong.
 TRACKER_BOOST = 0.6
 #: Weight added to ``seed_mismatch`` when a stochastic forward disagrees under a pinned seed.
 SEED_BOOST = 0.8
@@ -111,8 +115,6 @@ REFERENCE_EXPLANATIONS = {"kink": "nonsmooth_tie", "precision": "fd_precision",
 #: Tracker warnings raised in these stages count (later gradient calls can
 #: carry read flags left from an earlier iteration on releases before 1.17).
 TRACKER_STAGES = ("load", "objective", "gradient_1")
-
-
 
 
 def _rank(weights: dict) -> list:
