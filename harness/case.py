@@ -154,6 +154,8 @@ def load_case(case_dir: str | Path) -> Case:
         raise CaseFormatError(case_dir, "", "no case.yaml in this folder")
     try:
         data = yaml.safe_load(yml.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CaseFormatError(yml, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -257,4 +259,9 @@ def load_corpus(corpus: str | Path, pattern: str = "*") -> tuple:
             cases.append(load_case(d))
         except CaseFormatError as exc:
             errors.append(exc)
+    pats = [p.strip() for p in pattern.split(",") if p.strip()] or ["*"]
+    for d in sorted(Path(corpus).iterdir()):
+        if (d.is_dir() and not (d / "case.yaml").is_file() and any(fnmatch.fnmatch(d.name, q) for q in pats)
+                and any((v / "problem.py").is_file() for v in d.iterdir() if v.is_dir())):
+            errors.append(CaseFormatError(d, "", "holds variant folders but no case.yaml"))
     return cases, errors

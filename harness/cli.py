@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -48,7 +49,62 @@ def _fmt(x, digits=3):
 @click.version_option(__version__, prog_name="defects4warp")
 def main():
     """defects4warp: a verified corpus of gradient bugs in NVIDIA Warp programs,
-    and a harness that scores diagnostic engines on it."""
+    and a harness that scores diagnostic engines on it.
+
+    Exit status: 0 success; 1 a validation failure or a case format error
+    (the run still measures every valid case); 2 a usage error."""
+    import signal
+
+    # SIGTERM unwinds like Ctrl-C, so running measurements are killed and
+    # partial results stay on disk
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
+def _release(warp):
+    """(python, warp_version) for --warp, or a clean usage error."""
+    from .envs import ReleaseEnvError, python_for
+
+    try:
+        return python_for(warp, log=err_console.print)
+    except ReleaseEnvError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _check_device(device: str, python: str) -> None:
+    """Fail before measuring when a non-CPU device does not exist."""
+    if device == "cpu":
+        return
+    import subprocess
+
+    code = ("import warp as wp; wp.config.quiet = True; wp.init(); "
+            f"import sys; sys.exit(0 if wp.is_device_available(wp.get_device({device!r})) else 1)")
+    res = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise click.UsageError(f"device {device!r} is not available to Warp on this machine")
+
+
+def _check_writable(path) -> None:
+    """Fail before measuring when the --json path cannot be written."""
+    if not path:
+        return
+    from pathlib import Path
+
+    parent = Path(path).resolve().parent
+    if parent.exists() and not parent.is_dir():
+        raise click.UsageError(f"cannot write {path}: {parent} is not a folder")
+    if parent.is_dir() and not os.access(parent, os.W_OK):
+        raise click.UsageError(f"cannot write {path}: {parent} is not writable")
+
+
+def _read_json(path, key: str, what: str) -> dict:
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise click.UsageError(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(doc, dict) or key not in doc:
+        raise click.UsageError(f"{path}: not the JSON of {what} (no '{key}' key)")
+    return doc
 
 
 corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
@@ -61,7 +117,7 @@ jobs_opt = click.option("--jobs", "-j", default=1, show_default=True, type=click
 warp_opt = click.option("--warp", "warp", default=None, metavar="VERSION",
                         help="Measure with this warp-lang release, in an isolated environment created on demand "
                              "and cached (default: the installed release).")
-timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=float,
+timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(min=1.0),
                            help="Seconds one variant may take before it is killed and recorded as an error.")
 
 
@@ -81,13 +137,14 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
     expectation for the installed Warp release."""
     import datetime as _dt
 
-    from .envs import python_for
     from .machine import describe
     from .runner import plan
     from .runner import run as run_items
 
+    _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob)
-    python, warp_version = python_for(warp, log=err_console.print)
+    python, warp_version = _release(warp)
+    _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
     items = plan(cases)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
@@ -99,6 +156,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
             prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
+                "cases_not_run": len(errors),
                 "date": _dt.date.today().isoformat()}
         doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
                         json_path=json_path, meta=meta, python=python)
@@ -112,13 +170,16 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
         exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else ("(skipped)" if r.get("skipped") else "(unscored)")
         diag_s = d["verdict"] + (f" {top_class(d)}" if top_class(d) else "")
         if d["verdict"] == "error":
-            diag_s += escape(f" ({d.get('error', '')[:60]})")
+            err = d.get("error", "")
+            diag_s += escape(f" ({err if len(err) <= 80 else err[:77] + '...'})")
         c = r["correct"]
         ok = "-" if c is None else ("yes" if c["class"] else ("verdict only" if c["verdict"] else "NO"))
         variant = r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
         table.add_row(r["case"], variant, exp_s, diag_s, ok, f"{r['seconds']:.1f}")
     console.print(table)
     s = doc["summary"]
+    if errors:
+        console.print(f"[red]{len(errors)} case folder(s) not run because of case format errors (listed above)[/red]")
     console.print(
         f"cases {s['cases']}  variants {s['variants']}  runs {s.get('runs', 0)} (scored {s.get('scored', 0)}, "
         f"errors {s.get('errors', 0)}, inconclusive {s.get('inconclusive', 0)})\n"
@@ -151,18 +212,20 @@ def validate(corpus, cases_glob, device, jobs, timeout_s, warp, repeat, json_pat
     Exits 1 and names each case that does not."""
     import time as _time
 
-    from .envs import RELEASES, python_for
+    from .envs import RELEASES
     from .machine import describe
     from .runner import write_json_atomic
     from .validate import validate_cases
 
+    _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob)
     releases = [None] if warp is None else (list(RELEASES) if warp == "all" else [w.strip() for w in warp.split(",") if w.strip()])
     failed = [str(e) for e in errors]
     doc = {"device": device, "machine": describe(), "repeat": repeat, "releases": {}, "failures": failed}
     t_all = _time.perf_counter()
     for rel in releases:
-        _, warp_version = python_for(rel, log=err_console.print)
+        python, warp_version = _release(rel)
+        _check_device(device, python)
         t0 = _time.perf_counter()
         with _progress(0, f"validating on Warp {warp_version}") as prog:
             task = prog.add_task("", total=None)
@@ -206,10 +269,7 @@ def version_matrix(validation_json, output):
     runs over parts of the corpus, are merged)."""
     from .report import merge_validations, version_matrix_markdown
 
-    docs = []
-    for p in validation_json:
-        with open(p) as f:
-            docs.append(json.load(f))
+    docs = [_read_json(p, "releases", "`defects4warp validate --json`") for p in validation_json]
     text = version_matrix_markdown(merge_validations(docs))
     if output:
         from pathlib import Path
@@ -230,10 +290,7 @@ def report(run_json, markdown_path, title):
     results page, several give a comparison table (e.g. engine ablation)."""
     from .report import comparison_markdown, run_markdown
 
-    docs = []
-    for p in run_json:
-        with open(p) as f:
-            docs.append(json.load(f))
+    docs = [_read_json(p, "summary", "`defects4warp run --json`") for p in run_json]
     text = run_markdown(docs[0], title) if len(docs) == 1 else comparison_markdown(docs)
     if markdown_path:
         from pathlib import Path
@@ -258,6 +315,7 @@ def diagnose(path, engine_name, device, scale, timeout_s, json_path):
     from .runner import write_json_atomic
     from .taxonomy import CLASSES, class_guide
 
+    _check_device(device, sys.executable)
     engine = get_engine(engine_name, timeout_s=timeout_s)
     with _progress(0, f"diagnosing with {engine.name}") as prog:
         prog.add_task("", total=None)
@@ -296,7 +354,8 @@ def new_case(name, corpus):
     except (ValueError, FileExistsError) as exc:
         err_console.print(f"[red]{exc}[/red]")
         sys.exit(2)
-    console.print(f"created {path}; edit it, then run: defects4warp validate --cases {name}")
+    where = f" --corpus {corpus}" if corpus else ""
+    console.print(f"created {path}; edit it, then run: defects4warp validate{where} --cases {name}")
 
 
 @main.command(name="list")
@@ -308,7 +367,13 @@ def list_cases(corpus, cases_glob, as_json):
     cases, errors = _load(corpus, cases_glob)
     rows = []
     for c in cases:
-        releases = sorted({str(e.warp) or "any" for v in c.variants for e in v.expectations if e.verdict == "bug"})
+        releases = []
+        for v in c.variants:
+            for e in v.expectations:
+                if e.verdict == "bug":
+                    where = f"{v.name}: {str(e.warp) or 'all releases'}" + (f" @{e.scale}" if e.scale else "")
+                    if where not in releases:
+                        releases.append(where)
         rows.append({"id": c.id, "classes": c.classes, "bug_on": releases, "domain": c.domain,
                      "variants": [v.name for v in c.variants], "provenance": c.provenance})
     counts = {}
@@ -318,11 +383,11 @@ def list_cases(corpus, cases_glob, as_json):
     if as_json:
         click.echo(json.dumps({"cases": rows, "per_class": counts}, indent=2))
     else:
-        t = Table(title=f"{len(rows)} cases")
+        t = Table(title=f"{len(rows)} case{'s' if len(rows) != 1 else ''}")
         for col in ("id", "classes", "bug on Warp", "domain", "provenance"):
             t.add_column(col)
         for r in rows:
-            t.add_row(r["id"], ", ".join(r["classes"]), ", ".join(r["bug_on"]) or "-", r["domain"], r["provenance"])
+            t.add_row(r["id"], ", ".join(r["classes"]), "; ".join(r["bug_on"]) or "-", r["domain"], r["provenance"])
         console.print(t)
         console.print("per class: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     sys.exit(1 if errors else 0)

@@ -79,6 +79,9 @@ class WorkerResult:
         :attr:`died` says what was lost."""
         if self.died and not self.essentials:
             return self.died
+        if not self.essentials and self.doc is not None and not self.doc.get("errors"):
+            return (f"the worker exited (status {self.returncode}) before the determinism and "
+                    "finite-difference probes finished (does the program call sys.exit or os._exit?)")
         if self.doc is None:
             return f"no result: worker exited with status {self.returncode}"
         errs = [e for e in self.doc.get("errors", []) if e["probe"] in ("load", "determinism")]
@@ -127,6 +130,7 @@ def run_worker(
     """
     with tempfile.TemporaryDirectory(prefix="d4w-out-") as tmp:
         out = os.path.join(tmp, "result.json")
+        log = os.path.join(tmp, "output.log")
         cmd = [
             python or sys.executable, "-m", "harness.measure.worker", str(path),
             "--device", device, "--scale", scale, "--out", out,
@@ -137,20 +141,26 @@ def run_worker(
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONHASHSEED", "0")
         mem = memory_bytes if device.startswith("cpu") else None
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            cwd=tmp, env=env, start_new_session=True, preexec_fn=_limit(mem),
-        )
-        timed_out = False
-        try:
-            output, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        # output goes to a file, not a pipe: a grandchild the program detaches
+        # would hold a pipe open and defeat the timeout
+        with open(log, "wb") as sink:
+            proc = subprocess.Popen(
+                cmd, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=tmp, env=env, start_new_session=True, preexec_fn=_limit(mem),
+            )
+            _ACTIVE.add(proc)
+            timed_out = False
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            output, _ = proc.communicate()
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill(proc)
+                proc.wait()
+            except BaseException:
+                _kill(proc)
+                raise
+            finally:
+                _ACTIVE.discard(proc)
         doc = None
         if os.path.exists(out):
             try:
@@ -158,5 +168,25 @@ def run_worker(
                     doc = json.load(f)
             except (OSError, json.JSONDecodeError):
                 doc = None
-        text = output.decode("utf-8", "replace") if output else ""
+        with open(log, "rb") as f:
+            f.seek(max(0, os.path.getsize(log) - 8000))
+            text = f.read().decode("utf-8", "replace")
         return WorkerResult(doc, None if timed_out else proc.returncode, timed_out, text[-4000:])
+
+
+#: Worker processes running now (killed by :func:`kill_all` on interruption).
+_ACTIVE: set = set()
+
+
+def _kill(proc) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_all() -> None:
+    """Kill every running worker's process group (on Ctrl-C or SIGTERM, so no
+    measurement outlives the command that started it)."""
+    for proc in list(_ACTIVE):
+        _kill(proc)

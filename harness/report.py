@@ -110,6 +110,11 @@ def run_markdown(doc: dict, title: str = "Results") -> str:
     ]
     if s.get("machine"):
         lines.append(f"- Machine: {one_line(s['machine'])}; run on {s.get('date', 'n/a')}, `--jobs {s.get('jobs', 1)}`.")
+    if not s.get("complete", True):
+        lines.append(f"- **Incomplete run**: {len(doc['results'])} runs finished before it was interrupted.")
+    if s.get("case_format_errors"):
+        lines.append(f"- **{len(s['case_format_errors'])} case folder(s) were not run** because of case format errors: "
+                     + "; ".join(s["case_format_errors"]))
     lines += [
         f"- {s['cases']} cases, {s['variants']} variants, {s['runs']} runs (a variant runs at `production` scale too "
         f"when its expectations name it): {s['scored']} scored, {s.get('errors', 0)} errors, "

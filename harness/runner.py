@@ -11,6 +11,7 @@ item and the run goes on.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
@@ -23,6 +24,7 @@ from .blind import neutral_copy
 from .case import Case, Variant
 from .engines.base import check_diagnosis, error_diagnosis
 from .envs import missing_modules
+from .isolation import kill_all
 from .scoring import judge, summarize
 
 
@@ -105,6 +107,18 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     }
 
 
+def _strict(x):
+    """``x`` with non-finite floats as the strings "nan", "inf", "-inf", so the
+    file is strict JSON (RFC 8259 has no NaN)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: _strict(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_strict(v) for v in x]
+    return x
+
+
 def write_json_atomic(path: str, doc: dict) -> None:
     """Write ``doc`` as JSON to ``path`` through a temporary file and rename,
     so readers never see a half-written file."""
@@ -113,7 +127,7 @@ def write_json_atomic(path: str, doc: dict) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=d)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=2, default=str)
+            json.dump(_strict(doc), f, indent=2, default=str, allow_nan=False)
             f.write("\n")
         os.replace(tmp, path)
     except BaseException:
@@ -185,12 +199,23 @@ def run(
         if json_path:
             write_json_atomic(json_path, document())
 
-    if jobs <= 1:
-        for i, it in enumerate(items):
-            finish(i, diagnose_item(engine, it, device, warp_version, python))
-    else:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(diagnose_item, engine, it, device, warp_version, python): i for i, it in enumerate(items)}
-            for f in as_completed(futs):
-                finish(futs[f], f.result())
+    try:
+        if jobs <= 1:
+            for i, it in enumerate(items):
+                finish(i, diagnose_item(engine, it, device, warp_version, python))
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                futs = {pool.submit(diagnose_item, engine, it, device, warp_version, python): i
+                        for i, it in enumerate(items)}
+                try:
+                    for f in as_completed(futs):
+                        finish(futs[f], f.result())
+                except BaseException:
+                    for f in futs:
+                        f.cancel()
+                    kill_all()
+                    raise
+    except BaseException:
+        kill_all()
+        raise
     return document()

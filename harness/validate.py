@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .blind import hint_findings, neutral_copy
-from .isolation import DEFAULT_TIMEOUT_S, run_worker
+from .isolation import DEFAULT_TIMEOUT_S, kill_all, run_worker
 from .measure.judge import signature_of, worst_relative_error
 from .envs import missing_modules, python_for
 from .runner import RunItem, plan
@@ -149,10 +149,16 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futs = [pool.submit(validate_item, it, device, warp_version, timeout_s, python, repeat) for it in items]
         checks = []
-        for f in futs:
-            checks.append(f.result())
-            if on_check:
-                on_check(checks[-1])
+        try:
+            for f in futs:
+                checks.append(f.result())
+                if on_check:
+                    on_check(checks[-1])
+        except BaseException:
+            for f in futs:
+                f.cancel()
+            kill_all()
+            raise
     out = []
     for c in cases:
         vc = [k for k in checks if k.case == c.id]

@@ -126,3 +126,17 @@ def test_bundled_corpus_loads_without_errors():
     assert errors == []
     assert len(cases) >= 12
     assert all({"buggy", "fixed"} <= {v.name for v in c.variants} for c in cases)
+
+
+def test_non_utf8_case_yaml_is_a_format_error(tmp_path):
+    d = make_case(tmp_path)
+    (d / "case.yaml").write_bytes("id: toy-case\ntitle: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(CaseFormatError, match="not UTF-8"):
+        load_case(d)
+
+
+def test_folder_with_variants_but_no_case_yaml_is_reported(tmp_path):
+    d = make_case(tmp_path)
+    (d / "case.yaml").rename(d / "case.yml")
+    cases, errors = load_corpus(tmp_path)
+    assert cases == [] and "no case.yaml" in str(errors[0])

@@ -139,3 +139,30 @@ def test_kernel_failing_alone_is_named(diag):
     d = diag["nan_sqrt"]
     (f,) = [e for e in d["evidence"] if e["probe"] == "launches" and not e["clean"]]
     assert "kernel dist disagrees with finite differences in isolation" in f["finding"]
+
+
+def test_timeout_holds_when_the_program_detaches_a_child(programs):
+    import time
+
+    t0 = time.perf_counter()
+    res = run_worker(programs / "detaches", timeout_s=3)
+    assert res.timed_out and time.perf_counter() - t0 < 15
+
+
+def test_kill_all_stops_running_workers(programs):
+    import threading
+    import time
+
+    from harness.isolation import _ACTIVE, kill_all
+
+    out = {}
+    th = threading.Thread(target=lambda: out.setdefault("res", run_worker(programs / "hangs", timeout_s=120)))
+    th.start()
+    for _ in range(100):
+        if _ACTIVE:
+            break
+        time.sleep(0.05)
+    kill_all()
+    th.join(timeout=20)
+    assert not th.is_alive()
+    assert out["res"].returncode is not None and out["res"].returncode < 0

@@ -186,3 +186,23 @@ def test_cli_diagnose_prints_class_evidence_and_fix(programs):
     assert "missing_tape_zero" in res.output
     assert "gradient() grows across calls at the same point: factors 1, 2, 3" in res.output
     assert "standard fix for missing_tape_zero" in res.output and "tape.zero()" in res.output
+
+
+def test_json_is_strict_without_nan(tmp_path):
+    from harness.runner import write_json_atomic
+
+    write_json_atomic(str(tmp_path / "x.json"), {"a": float("nan"), "b": [float("inf"), 1.0]})
+    text = (tmp_path / "x.json").read_text()
+    assert "NaN" not in text and json.loads(text) == {"a": "nan", "b": ["inf", 1.0]}
+
+
+def test_cli_refuses_bad_options_before_measuring(tmp_path):
+    r = CliRunner()
+    assert r.invoke(main, ["run", "--warp", "banana"]).exit_code == 2
+    (tmp_path / "afile").write_text("")
+    res = r.invoke(main, ["run", "--engine", "always-bug", "--json", str(tmp_path / "afile" / "out.json")])
+    assert res.exit_code == 2 and "is not a folder" in res.output
+    assert r.invoke(main, ["run", "--timeout", "-1"]).exit_code == 2
+    (tmp_path / "v.json").write_text("{}")
+    res = r.invoke(main, ["report", str(tmp_path / "v.json")])
+    assert res.exit_code == 2 and "not the JSON of" in res.output

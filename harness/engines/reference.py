@@ -89,7 +89,7 @@ ITERATION_WEIGHT = 1.0
 PARAM_ZERO_WEIGHT = 1.5
 
 #: Source rules that only point at a class on some Warp releases (from the
-#: release notes restated in shared/reports/public-reports.md): component
+#: Warp changelog for 1.13.0, 1.14.0 and 1.17.0): component
 #: writes to array elements were fixed in 1.14, copy/clone adjoints in 1.17,
 #: output adjoints are consumed by backward() from 1.13.
 RELEASE_GATES = {

@@ -679,7 +679,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
                           meas.launches_check):
                 try:
                     probe()
-                except Exception as exc:  # noqa: BLE001
+                except (Exception, SystemExit) as exc:  # noqa: BLE001 - a program calling sys.exit is recorded too
                     doc["errors"].append({"probe": probe.__name__, "error": f"{type(exc).__name__}: {exc}",
                                           "traceback": traceback.format_exc(limit=8)})
                     if probe == meas.determinism:
