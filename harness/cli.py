@@ -263,14 +263,17 @@ def validate(corpus, cases_glob, device, jobs, timeout_s, warp, repeat, json_pat
 @click.argument("validation_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the Markdown here (default: print it).")
-def version_matrix(validation_json, output):
+@click.option("--determinism", "determinism_json", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="JSON of a `validate --repeat N --json` run, summarised as a determinism line.")
+def version_matrix(validation_json, output, determinism_json):
     """Render a case x release matrix (wrong/right with the measured relative
     error) from the JSON of `validate --warp ... --json` (several files, e.g.
     runs over parts of the corpus, are merged)."""
     from .report import merge_validations, version_matrix_markdown
 
     docs = [_read_json(p, "releases", "`defects4warp validate --json`") for p in validation_json]
-    text = version_matrix_markdown(merge_validations(docs))
+    det = _read_json(determinism_json, "releases", "`defects4warp validate --json`") if determinism_json else None
+    text = version_matrix_markdown(merge_validations(docs), det)
     if output:
         from pathlib import Path
 

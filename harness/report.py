@@ -37,7 +37,7 @@ def merge_validations(docs: list) -> dict:
     return out
 
 
-def version_matrix_markdown(doc: dict) -> str:
+def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
     """Markdown case x release matrix from a ``validate --warp ... --json`` document.
 
     Rows: every non-``fixed`` variant (the buggy one and intermediates), at
@@ -75,6 +75,15 @@ def version_matrix_markdown(doc: dict) -> str:
         "in a fresh process.",
         "- Wall time per release: " + ", ".join(f"{rel} {r['wall_s'] / 60:.1f} min" for rel, r in doc["releases"].items())
         + f"; the full matrix took {doc.get('wall_s', 0) / 60:.1f} min.",
+    ]
+    if determinism:
+        for rel, r in determinism["releases"].items():
+            n = len([c for c in r["checks"] if c.get("expected")])
+            bad = [c for c in r["checks"] if "non-deterministic" in c.get("message", "")]
+            lines.append(f"- Determinism: on Warp {rel} every variant was measured {determinism.get('repeat', 1)} times, "
+                         f"each in a fresh process; {n - len(bad)} of {n} gave the same outcome and signature every time"
+                         + (" (" + "; ".join(f"{c['case']}/{c['variant']}" for c in bad) + " did not)" if bad else "") + ".")
+    lines += [
         "",
         "| case | variant | " + " | ".join(releases) + " |",
         "|---|---|" + "---|" * len(releases),
