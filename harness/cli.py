@@ -287,14 +287,21 @@ def version_matrix(validation_json, output, determinism_json):
 @click.argument("run_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
               help="Write the Markdown here (default: print it).")
-@click.option("--title", default="Results", show_default=True, help="Page title (one run).")
-def report(run_json, markdown_path, title):
-    """Render `defects4warp run --json` output as Markdown: one run gives a
-    results page, several give a comparison table (e.g. engine ablation)."""
+@click.option("--title", default="Results", show_default=True, help="Page title.")
+@click.option("--table-only", is_flag=True, help="Only the comparison table of all runs (e.g. an engine ablation).")
+def report(run_json, markdown_path, title, table_only):
+    """Render `defects4warp run --json` output as Markdown: a results page for
+    the first run, followed by a comparison table of all runs when several
+    are given (other engines, other Warp releases)."""
     from .report import comparison_markdown, run_markdown
 
     docs = [_read_json(p, "summary", "`defects4warp run --json`") for p in run_json]
-    text = run_markdown(docs[0], title) if len(docs) == 1 else comparison_markdown(docs)
+    if table_only:
+        text = comparison_markdown(docs)
+    else:
+        text = run_markdown(docs[0], title)
+        if len(docs) > 1:
+            text += "\n## Comparison\n\n" + comparison_markdown(docs)
     if markdown_path:
         from pathlib import Path
 

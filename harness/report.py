@@ -164,19 +164,19 @@ def run_markdown(doc: dict, title: str = "Results") -> str:
 def comparison_markdown(docs: list) -> str:
     """One row per run document (e.g. one per engine on the same corpus)."""
     lines = [
-        "| engine | verdict accuracy | class accuracy | detection rate | false-positive rate | median s / variant "
-        "| median objective evals |",
-        "|---|---|---|---|---|---|---|",
+        "| engine | Warp | runs | verdict accuracy | class accuracy | detection rate | false-positive rate "
+        "| median s / run | median objective evals |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for doc in docs:
         s = doc["summary"]
         lines.append(
-            f"| `{s['engine']}` | {_f(s['verdict_accuracy'])} | {_f(s['class_accuracy'])} | {_f(s['detection_rate'])} "
-            f"| {_f(s['false_positive_rate'])} | {_f(s.get('median_wall_s_per_run'), 2)} "
-            f"| {_f(s.get('median_objective_evals'), 0)} |"
+            f"| `{s['engine']}` | {s['warp_version']} | {s['scored']} | {_f(s['verdict_accuracy'])} "
+            f"| {_f(s['class_accuracy'])} | {_f(s['detection_rate'])} | {_f(s['false_positive_rate'])} "
+            f"| {_f(s.get('median_wall_s_per_run'), 2)} | {_f(s.get('median_objective_evals'), 0)} |"
         )
     first = docs[0]["summary"]
-    lines += ["", f"Measured on Warp {first['warp_version']}, device `{first['device']}`, "
-                  f"{first['cases']} cases / {first['runs']} runs"
-              + (f", {one_line(first['machine'])}" if first.get("machine") else "") + "."]
+    lines += ["", f"Device `{first['device']}`, {first['cases']} cases"
+              + (f", {one_line(first['machine'])}" if first.get("machine") else "")
+              + (f", measured {first['date']}" if first.get("date") else "") + "."]
     return "\n".join(lines) + "\n"
