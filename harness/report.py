@@ -12,6 +12,7 @@ def _cell(check: dict) -> str:
         return "skip"
     sig = check.get("signature")
     err = check.get("relative_error")
+    err = float(err) if isinstance(err, str) else err  # strict JSON stores inf/nan as strings
     err_s = "" if err is None else (" inf" if err == float("inf") else f" {err:.2g}")
     if sig is None:
         return "ERROR"
@@ -85,12 +86,20 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
                          + (" (" + "; ".join(f"{c['case']}/{c['variant']}" for c in bad) + " did not)" if bad else "") + ".")
     lines += [
         "",
-        "| case | variant | " + " | ".join(releases) + " |",
-        "|---|---|" + "---|" * len(releases),
+        "| case | variant | tagged | " + " | ".join(releases) + " |",
+        "|---|---|---|" + "---|" * len(releases),
     ]
     for (case, variant, scale), per in sorted(rows.items()):
         v = variant if scale == "small" else f"{variant} @{scale}"
-        lines.append(f"| {case} | {v} | " + " | ".join(_cell(per[r]) if r in per else "-" for r in releases) + " |")
+        tags = []
+        for r in releases:
+            e = per.get(r, {}).get("expected")
+            if e:
+                t = ("bug " if e["verdict"] == "bug" else "") + "/".join(e["classes"])
+                if t not in tags:
+                    tags.append(t)
+        lines.append(f"| {case} | {v} | {', '.join(tags) or '-'} | "
+                     + " | ".join(_cell(per[r]) if r in per else "-" for r in releases) + " |")
     lines.append("")
     if fixed_bad:
         lines.append("Fixed variants that do not agree everywhere:")
