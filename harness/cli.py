@@ -14,7 +14,7 @@ from rich.table import Table
 
 from . import __version__
 from .case import default_corpus, load_corpus
-from .engines import ENGINES, get_engine
+from .engines import engine_names, get_engine
 from .scoring import top_class
 
 #: Tables are not cut to 80 columns when the output goes to a file or a pipe.
@@ -125,7 +125,7 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
 @corpus_opt
 @cases_opt
 @click.option("--engine", "engine_name", default="reference", show_default=True,
-              type=click.Choice(sorted(ENGINES)), help="Diagnostic engine.")
+              type=click.Choice(engine_names()), help="Diagnostic engine (`defects4warp engines` lists them).")
 @device_opt
 @jobs_opt
 @timeout_opt
@@ -313,7 +313,7 @@ def report(run_json, markdown_path, title, table_only):
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
-@click.option("--engine", "engine_name", default="reference", show_default=True, type=click.Choice(sorted(ENGINES)))
+@click.option("--engine", "engine_name", default="reference", show_default=True, type=click.Choice(engine_names()))
 @device_opt
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
 @timeout_opt
@@ -349,6 +349,25 @@ def diagnose(path, engine_name, device, scale, timeout_s, json_path):
     if json_path:
         write_json_atomic(json_path, d)
     sys.exit(0 if d["verdict"] in ("bug", "no_bug") else 1)
+
+
+@main.command()
+def engines():
+    """List the engines: built in, and those installed packages register
+    through the `defects4warp.engines` entry-point group."""
+    from .engines import ENGINES, plugin_engines
+
+    t = Table(title="engines")
+    for col in ("name", "version", "source"):
+        t.add_column(col)
+    for name in engine_names():
+        if name in ENGINES:
+            t.add_row(name, get_engine(name).version, "built in")
+        else:
+            ep = plugin_engines()[name]
+            dist = getattr(ep, "dist", None)
+            t.add_row(name, getattr(dist, "version", "?"), f"{ep.value} ({getattr(dist, 'name', '?')})")
+    console.print(t)
 
 
 @main.command(name="new-case")

@@ -206,3 +206,25 @@ def test_cli_refuses_bad_options_before_measuring(tmp_path):
     (tmp_path / "v.json").write_text("{}")
     res = r.invoke(main, ["report", str(tmp_path / "v.json")])
     assert res.exit_code == 2 and "not the JSON of" in res.output
+
+
+def test_engine_registered_through_entry_point(tmp_path, monkeypatch):
+    from harness.engines import engine_names, get_engine as get
+
+    (tmp_path / "toy_engine_mod.py").write_text(
+        "class Toy:\n"
+        "    name, version = 'toy', '9.9'\n"
+        "    def __init__(self, **kw):\n"
+        "        pass\n"
+        "    def diagnose(self, path, device, scale):\n"
+        "        return {'verdict': 'bug', 'classes': [{'id': 'overwrite', 'score': 1.0}], 'signature': None,\n"
+        "                'evidence': [], 'cost': {'wall_s': 0.0}}\n"
+    )
+    dist = tmp_path / "toy_engine-9.9.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-engine\nVersion: 9.9\n")
+    (dist / "entry_points.txt").write_text("[defects4warp.engines]\ntoy = toy_engine_mod:Toy\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "toy" in engine_names()
+    doc = run(plan(CASES[:1]), get("toy", timeout_s=1), warp_version="1.19.0")
+    assert doc["summary"]["engine"] == "toy" and doc["summary"]["detection_rate"] in (1.0, None)

@@ -30,19 +30,39 @@ ENGINES = {
 }
 
 
+#: Entry-point group through which installed packages register engines: an
+#: entry point ``name = "module:factory"`` whose factory accepts the keyword
+#: arguments ``timeout_s`` and ``python`` (it may ignore them).
+ENTRY_POINT_GROUP = "defects4warp.engines"
+
+
+def plugin_engines() -> dict:
+    """Engines registered by installed packages, name -> entry point."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def engine_names() -> list:
+    """Built-in and installed engine names, sorted."""
+    return sorted(set(ENGINES) | set(plugin_engines()))
+
+
 def get_engine(name: str, **kwargs) -> Engine:
-    """Build the engine called ``name``.
+    """Build the engine called ``name`` (built in, or registered through the
+    ``defects4warp.engines`` entry-point group).
 
     Raises
     ------
     KeyError
         If no engine has that name (the message lists the known ones).
     """
-    try:
-        factory = ENGINES[name]
-    except KeyError:
-        raise KeyError(f"unknown engine {name!r}; known: {', '.join(sorted(ENGINES))}") from None
-    return factory(**kwargs)
+    if name in ENGINES:
+        return ENGINES[name](**kwargs)
+    plugins = plugin_engines()
+    if name in plugins:
+        return plugins[name].load()(**kwargs)
+    raise KeyError(f"unknown engine {name!r}; known: {', '.join(engine_names())}")
 
 
-__all__ = ["ENGINES", "Engine", "ReferenceEngine", "ConstantEngine", "get_engine", "check_diagnosis", "error_diagnosis"]
+__all__ = ["ENGINES", "ENTRY_POINT_GROUP", "engine_names", "plugin_engines", "Engine", "ReferenceEngine", "ConstantEngine", "get_engine", "check_diagnosis", "error_diagnosis"]
