@@ -60,6 +60,12 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
+def _engine_name(value: str) -> str:
+    if value.startswith("cmd:") or value in engine_names():
+        return value
+    raise click.BadParameter(f"unknown engine {value!r}; known: {', '.join(engine_names())}, or cmd:\"<command>\"")
+
+
 def _release(warp):
     """(python, warp_version) for --warp, or a clean usage error."""
     from .envs import ReleaseEnvError, python_for
@@ -124,8 +130,8 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
 @main.command()
 @corpus_opt
 @cases_opt
-@click.option("--engine", "engine_name", default="reference", show_default=True,
-              type=click.Choice(engine_names()), help="Diagnostic engine (`defects4warp engines` lists them).")
+@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
+              help="Diagnostic engine: a name from `defects4warp engines`, or cmd:\"<command>\" for an outside tool.")
 @device_opt
 @jobs_opt
 @timeout_opt
@@ -313,7 +319,8 @@ def report(run_json, markdown_path, title, table_only):
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
-@click.option("--engine", "engine_name", default="reference", show_default=True, type=click.Choice(engine_names()))
+@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
+              help="Engine name, or cmd:\"<command>\".")
 @device_opt
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
 @timeout_opt

@@ -3,6 +3,7 @@ reference engine on a few bundled cases."""
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -228,3 +229,31 @@ def test_engine_registered_through_entry_point(tmp_path, monkeypatch):
     assert "toy" in engine_names()
     doc = run(plan(CASES[:1]), get("toy", timeout_s=1), warp_version="1.19.0")
     assert doc["summary"]["engine"] == "toy" and doc["summary"]["detection_rate"] in (1.0, None)
+
+
+def test_outside_command_engine_worked_example(tmp_path):
+    import sys as _sys
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "cmd_engine.py"
+    engine = f'cmd:{_sys.executable} {example}'
+    res = CliRunner().invoke(main, ["run", "--engine", engine, "--cases", "ball-drag-identification,puck-launch-fit",
+                                    "--json", str(tmp_path / "o.json")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "o.json").read_text())
+    by = {(r["case"], r["variant"]): r["diagnosis"] for r in doc["results"]}
+    assert by[("ball-drag-identification", "buggy")]["classes"][0]["id"] == "inplace_math"
+    assert by[("ball-drag-identification", "fixed")]["verdict"] == "no_bug"
+    assert by[("puck-launch-fit", "buggy")]["verdict"] == "no_bug"  # a grep cannot see a dynamic loop
+
+
+def test_outside_command_failures_are_error_diagnoses(tmp_path):
+    from harness.engines import get_engine as get
+
+    for script, text in [("import sys; sys.exit(4)", "exited with status 4"),
+                         ("print('not json')", "is not JSON"),
+                         ("import time; time.sleep(30)", "timeout")]:
+        (tmp_path / "e.py").write_text(script)
+        import sys as _sys
+
+        d = get(f"cmd:{_sys.executable} {tmp_path / 'e.py'}", timeout_s=2).diagnose(str(tmp_path), "cpu", "small")
+        assert d["verdict"] == "error" and text in d["error"]

@@ -8,6 +8,7 @@ Engines implement :class:`harness.engines.base.Engine`. Built in:
 ``static-only``    source findings alone, nothing run
 ``always-bug``     constant verdict ``bug``, class ``overwrite``
 ``always-no-bug``  constant verdict ``no_bug``, class ``correct``
+``cmd:"<command>"`` an outside tool in any language (:mod:`harness.engines.command`)
 
 Factories accept ``timeout_s`` and ``python`` (the interpreter of a
 per-release environment); engines that run nothing ignore them.
@@ -16,6 +17,7 @@ per-release environment); engines that run nothing ignore them.
 from __future__ import annotations
 
 from .base import Engine, check_diagnosis, error_diagnosis
+from .command import PREFIX, CommandEngine
 from .baselines import FdOnlyEngine, StaticOnlyEngine, TrackerOnlyEngine
 from .reference import ReferenceEngine
 from .trivial import ConstantEngine
@@ -57,6 +59,8 @@ def get_engine(name: str, **kwargs) -> Engine:
     KeyError
         If no engine has that name (the message lists the known ones).
     """
+    if name.startswith(PREFIX):
+        return CommandEngine(name[len(PREFIX):], **{k: v for k, v in kwargs.items() if k == "timeout_s"})
     if name in ENGINES:
         return ENGINES[name](**kwargs)
     plugins = plugin_engines()
