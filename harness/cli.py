@@ -30,9 +30,14 @@ def _progress(total: int, what: str):
     )
 
 
-def _load(corpus, cases_glob):
+def _load(corpus, cases_glob, split=None):
     corpus = corpus or default_corpus()
     cases, errors = load_corpus(corpus, cases_glob)
+    if split:
+        cases = [c for c in cases if c.split == split]
+        if not cases and not errors:
+            err_console.print(f"[red]no case of split '{split}' in {corpus} matches '{cases_glob}'[/red]")
+            sys.exit(2)
     for e in errors:
         err_console.print(f"[red]case format error[/red] {escape(str(e))}")
     if not cases and not errors:
@@ -115,6 +120,8 @@ def _read_json(path, key: str, what: str) -> dict:
 
 corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
                           help="Folder of cases (default: the bundled corpus/).")
+split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=None,
+                         help="Only cases of this split (case.yaml 'split', default dev).")
 cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True,
                          help="Glob (or comma-separated globs) over case ids.")
 device_opt = click.option("--device", default="cpu", show_default=True, help="Warp device: cpu or cuda:N.")
@@ -136,9 +143,12 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
 @jobs_opt
 @timeout_opt
 @warp_opt
+@split_opt
+@click.option("--group-by", "group_by", type=click.Choice(["domain", "split", "family"]), default=None,
+              help="Also report the metrics per domain tag, per split, or per family of the expected class.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write {summary, results} here (rewritten atomically after every variant).")
-def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_path):
+def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release."""
     import datetime as _dt
@@ -148,7 +158,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
     from .runner import run as run_items
 
     _check_writable(json_path)
-    cases, errors = _load(corpus, cases_glob)
+    cases, errors = _load(corpus, cases_glob, split)
     python, warp_version = _release(warp)
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
@@ -162,7 +172,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
             prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
-                "cases_not_run": len(errors),
+                "cases_not_run": len(errors), "split": split, "group_by": group_by,
                 "date": _dt.date.today().isoformat()}
         doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
                         json_path=json_path, meta=meta, python=python)
@@ -194,6 +204,14 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
         f"median seconds per run {_fmt(s.get('median_wall_s_per_run'), 2)}  median objective evals "
         f"{_fmt(s.get('median_objective_evals'), 0)}  wall {s['wall_s']:.1f} s"
     )
+    if s.get("groups"):
+        g = Table(title=f"per {group_by}")
+        for col in ("group", "runs", "verdict acc.", "class acc.", "detection", "false pos."):
+            g.add_column(col)
+        for name, m in s["groups"].items():
+            g.add_row(name, str(m["scored"]), _fmt(m["verdict_accuracy"]), _fmt(m["class_accuracy"]),
+                      _fmt(m["detection_rate"]), _fmt(m["false_positive_rate"]))
+        console.print(g)
     if json_path:
         err_console.print(f"wrote {json_path}")
     sys.exit(1 if errors else 0)
@@ -208,11 +226,12 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, json_pat
 @click.option("--warp", "warp", default=None, metavar="VERSION[,VERSION...]",
               help="Validate on these warp-lang releases, each in an isolated environment created on demand "
                    "and cached (default: the installed release). 'all' means every release in RELEASES.")
+@split_opt
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
               help="Measure each variant this many times; differing outcomes fail (determinism).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the per-variant checks of every release here (input of `version-matrix`).")
-def validate(corpus, cases_glob, device, jobs, timeout_s, warp, repeat, json_path):
+def validate(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_path):
     """Check each case against Warp without any engine: buggy variants really
     disagree with finite differences (as their class says), fixed ones agree.
     Exits 1 and names each case that does not."""
@@ -224,7 +243,7 @@ def validate(corpus, cases_glob, device, jobs, timeout_s, warp, repeat, json_pat
     from .validate import validate_cases
 
     _check_writable(json_path)
-    cases, errors = _load(corpus, cases_glob)
+    cases, errors = _load(corpus, cases_glob, split)
     releases = [None] if warp is None else (list(RELEASES) if warp == "all" else [w.strip() for w in warp.split(",") if w.strip()])
     failed = [str(e) for e in errors]
     doc = {"device": device, "machine": describe(), "repeat": repeat, "releases": {}, "failures": failed}
@@ -397,10 +416,11 @@ def new_case(name, corpus):
 @main.command(name="list")
 @corpus_opt
 @cases_opt
+@split_opt
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def list_cases(corpus, cases_glob, as_json):
+def list_cases(corpus, cases_glob, split, as_json):
     """Print the corpus: id, classes, releases, domain, provenance; and counts per class."""
-    cases, errors = _load(corpus, cases_glob)
+    cases, errors = _load(corpus, cases_glob, split)
     rows = []
     for c in cases:
         releases = []

@@ -25,7 +25,7 @@ from .case import Case, Variant
 from .engines.base import check_diagnosis, error_diagnosis
 from .envs import missing_modules
 from .isolation import kill_all
-from .scoring import judge, summarize
+from .scoring import judge, summarize, summarize_groups
 
 
 def installed_warp_version() -> str:
@@ -81,7 +81,8 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     t0 = time.perf_counter()
     missing = missing_modules(item.case.requires, python)
     if missing:
-        return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale, "expected": None,
+        return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
+                "domain": item.case.domain, "split": item.case.split, "expected": None,
                 "diagnosis": {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": [],
                               "cost": {"wall_s": 0.0}},
                 "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
@@ -100,6 +101,8 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
         "case": item.case.id,
         "variant": item.variant.name,
         "scale": item.scale,
+        "domain": item.case.domain,
+        "split": item.case.split,
         "expected": expected,
         "diagnosis": diag,
         "correct": judge(expected, diag),
@@ -190,6 +193,8 @@ def run(
             "complete": len(done) == len(items),
         })
         summary.update(meta or {})
+        if results and (meta or {}).get("group_by"):
+            summary["groups"] = summarize_groups(results, meta["group_by"])
         return {"summary": summary, "results": results}
 
     def finish(i, rec):

@@ -91,3 +91,22 @@ def summarize(results: list) -> dict:
         "median_objective_evals": statistics.median(evals) if evals else None,
         "total_diagnosis_s": sum(walls),
     }
+
+
+def summarize_groups(results: list, key: str) -> dict:
+    """:func:`summarize` per group of results: ``key`` is ``domain`` or
+    ``split`` (fields of each result) or ``family`` (the taxonomy family of
+    the first expected class). Groups are sorted by name; unscored results
+    are left out of ``family`` grouping."""
+    from .taxonomy import CLASSES
+
+    groups = {}
+    for r in results:
+        if key == "family":
+            if not r.get("expected"):
+                continue
+            name = CLASSES[r["expected"]["classes"][0]].family
+        else:
+            name = r.get(key) or "-"
+        groups.setdefault(name, []).append(r)
+    return {name: summarize(rs) for name, rs in sorted(groups.items())}

@@ -52,3 +52,20 @@ def test_empty_denominators_are_none():
     s = summarize([rec("a", "fixed", "no_bug", ["correct"], "no_bug", "correct")])
     assert s["detection_rate"] is None
     assert s["false_positive_rate"] == 0.0
+
+
+def test_groups_by_domain_and_family():
+    from harness.scoring import summarize_groups
+
+    results = [
+        rec("a", "buggy", "bug", ["overwrite"], "bug", "overwrite"),
+        rec("a", "fixed", "no_bug", ["correct"], "no_bug", "correct"),
+        rec("b", "buggy", "bug", ["dynamic_loop"], "no_bug", "correct"),
+    ]
+    for r, dom in zip(results, ["cloth", "cloth", "fluid"]):
+        r["domain"] = dom
+    by_domain = summarize_groups(results, "domain")
+    assert list(by_domain) == ["cloth", "fluid"]
+    assert by_domain["cloth"]["class_accuracy"] == 1.0 and by_domain["fluid"]["detection_rate"] == 0.0
+    by_family = summarize_groups(results, "family")
+    assert by_family["kernel"]["scored"] == 1 and by_family["taping"]["scored"] == 1
