@@ -148,7 +148,11 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
               help="Also report the metrics per domain tag, per split, or per family of the expected class.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write {summary, results} here (rewritten atomically after every variant).")
-def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path):
+@click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
+              help="Results folder holding history.sqlite (default $DEFECTS4WARP_RESULTS or ./results).")
+@click.option("--no-store", is_flag=True, help="Do not store the run in the results history.")
+def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path, results_path,
+        no_store):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release."""
     import datetime as _dt
@@ -214,6 +218,11 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
         console.print(g)
     if json_path:
         err_console.print(f"wrote {json_path}")
+    if not no_store and doc["summary"].get("complete"):
+        from .history import corpus_digest, results_dir, store
+
+        run_id = store(doc, corpus_digest(cases), results_path)
+        err_console.print(f"stored as run {run_id} in {results_dir(results_path) / 'history.sqlite'}")
     sys.exit(1 if errors else 0)
 
 
@@ -393,6 +402,74 @@ def engines():
             ep = plugin_engines()[name]
             dist = getattr(ep, "dist", None)
             t.add_row(name, getattr(dist, "version", "?"), f"{ep.value} ({getattr(dist, 'name', '?')})")
+    console.print(t)
+
+
+results_opt = click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
+                           help="Results folder holding history.sqlite.")
+
+
+@main.command()
+@results_opt
+def history(results_path):
+    """List the stored runs, newest first."""
+    from .history import list_runs
+
+    t = Table(title="stored runs")
+    for col in ("run", "date", "engine", "Warp", "device", "corpus", "commit", "verdict acc.", "class acc.", "FPR"):
+        t.add_column(col)
+    for r in list_runs(results_path):
+        s = r["summary"]
+        t.add_row(str(r["id"]), r["created"], f"{r['engine']} {r['engine_version'] or ''}", r["warp_version"], r["device"],
+                  r["corpus_digest"][:10], (r["project_commit"] or "-")[:12], _fmt(s.get("verdict_accuracy")),
+                  _fmt(s.get("class_accuracy")), _fmt(s.get("false_positive_rate")))
+    console.print(t)
+
+
+@main.command(name="compare")
+@click.argument("run_a", type=int)
+@click.argument("run_b", type=int)
+@results_opt
+def compare_runs(run_a, run_b, results_path):
+    """Per-metric change from stored run A to run B, and the variants whose
+    verdict or top class flipped."""
+    from .history import compare
+
+    try:
+        c = compare(run_a, run_b, results_path)
+    except KeyError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not c["comparable"]:
+        console.print("[yellow]the runs differ in corpus digest or Warp release[/yellow]")
+    t = Table(title=f"run {run_a} -> run {run_b}")
+    for col in ("metric", f"run {run_a}", f"run {run_b}", "change"):
+        t.add_column(col)
+    for m, v in c["metrics"].items():
+        t.add_row(m, _fmt(v["a"]), _fmt(v["b"]), "n/a" if v["change"] is None else f"{v['change']:+.3f}")
+    console.print(t)
+    console.print(f"{len(c['flipped'])} variant run(s) flipped")
+    for f in c["flipped"]:
+        mark = "" if f["now_correct"] is None else (" (now right)" if f["now_correct"] else " (now wrong)")
+        console.print(escape(f"  {f['case']}/{f['variant']}@{f['scale']}: {f['a']} -> {f['b']}{mark}"))
+
+
+@main.command()
+@click.option("--corpus-digest", "digest", default=None, help="Prefix of a corpus digest (default: the newest run's).")
+@click.option("--warp", default=None, help="Warp release (default: the newest run's).")
+@results_opt
+def leaderboard(digest, warp, results_path):
+    """Rank engines on one corpus digest and Warp release (newest run of each)."""
+    from .history import leaderboard as board
+
+    digest, warp, rows = board(digest, warp, results_path)
+    t = Table(title=f"leaderboard: corpus {str(digest)[:10]}, Warp {warp}")
+    for col in ("rank", "engine", "run", "class acc.", "verdict acc.", "detection", "FPR", "median s"):
+        t.add_column(col)
+    for i, r in enumerate(rows, 1):
+        s = r["summary"]
+        t.add_row(str(i), f"{r['engine']} {r['engine_version'] or ''}", str(r["id"]), _fmt(s.get("class_accuracy")),
+                  _fmt(s.get("verdict_accuracy")), _fmt(s.get("detection_rate")), _fmt(s.get("false_positive_rate")),
+                  _fmt(s.get("median_wall_s_per_run"), 2))
     console.print(t)
 
 

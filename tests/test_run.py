@@ -257,3 +257,23 @@ def test_outside_command_failures_are_error_diagnoses(tmp_path):
 
         d = get(f"cmd:{_sys.executable} {tmp_path / 'e.py'}", timeout_s=2).diagnose(str(tmp_path), "cpu", "small")
         assert d["verdict"] == "error" and text in d["error"]
+
+
+def test_history_compare_and_leaderboard(tmp_path):
+    r = CliRunner()
+    args = ["--results", str(tmp_path), "--cases", "ball-drag-identification,puck-launch-fit"]
+    for e in ("always-bug", "always-no-bug"):
+        assert r.invoke(main, ["run", "--engine", e] + args).exit_code == 0
+    from harness.history import compare, leaderboard, list_runs
+
+    runs = list_runs(str(tmp_path))
+    assert [x["engine"] for x in runs] == ["always-no-bug", "always-bug"]
+    assert runs[0]["corpus_digest"] == runs[1]["corpus_digest"] and len(runs[0]["corpus_digest"]) == 64
+    c = compare(runs[1]["id"], runs[0]["id"], str(tmp_path))
+    assert c["comparable"] and c["metrics"]["false_positive_rate"]["change"] == -1.0
+    assert len(c["flipped"]) == 4  # every variant's verdict flips between the two constants
+    _, _, rows = leaderboard(path=str(tmp_path))
+    assert [x["engine"] for x in rows] == ["always-no-bug", "always-bug"]  # class accuracy 0.5 vs 0.0
+    out = r.invoke(main, ["leaderboard", "--results", str(tmp_path)]).output
+    assert "always-no-bug" in out
+    assert "flipped" in r.invoke(main, ["compare", str(runs[1]["id"]), str(runs[0]["id"]), "--results", str(tmp_path)]).output

@@ -1,0 +1,187 @@
+"""Results history: every run stored in SQLite, for history, compare and leaderboard.
+
+The database lives in a results folder (``--results DIR``, else
+``$DEFECTS4WARP_RESULTS``, else ``results/`` in the working directory) as
+``history.sqlite``. A run row holds the engine and its version, the project
+commit, the Warp release, the device, the corpus digest and the summary; an
+outcome row per variant run holds the expectation, the diagnosis and its cost.
+Runs are comparable when they share the corpus digest and the Warp release.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    engine_version TEXT,
+    project_commit TEXT,
+    warp_version TEXT NOT NULL,
+    device TEXT NOT NULL,
+    corpus_digest TEXT NOT NULL,
+    summary TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outcomes (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    case_id TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    scale TEXT NOT NULL,
+    expected_verdict TEXT,
+    expected_classes TEXT,
+    verdict TEXT NOT NULL,
+    top_class TEXT,
+    correct_verdict INTEGER,
+    correct_class INTEGER,
+    wall_s REAL,
+    objective_evals INTEGER,
+    gradient_evals INTEGER
+);
+CREATE INDEX IF NOT EXISTS outcomes_run ON outcomes(run_id);
+"""
+
+
+def results_dir(path: str | None = None) -> Path:
+    """The results folder (see the module docstring)."""
+    return Path(path or os.environ.get("DEFECTS4WARP_RESULTS", "results"))
+
+
+def connect(path: str | None = None) -> sqlite3.Connection:
+    """Open (creating when needed) the history database."""
+    d = results_dir(path)
+    d.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(d / "history.sqlite")
+    con.executescript(SCHEMA)
+    return con
+
+
+def corpus_digest(cases: list) -> str:
+    """SHA-256 over every case's case.yaml and variant sources (paths relative
+    to the corpus, sorted), so two runs on the same corpus content match."""
+    h = hashlib.sha256()
+    for c in sorted(cases, key=lambda c: c.id):
+        files = [c.path / "case.yaml"] + sorted(p for v in c.variants for p in v.path.rglob("*.py")
+                                                if "__pycache__" not in p.parts)
+        for f in files:
+            h.update(str(f.relative_to(c.path.parent)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def project_commit() -> str | None:
+    """The git commit of this checkout (with ``-dirty`` when it has changes), or None."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if sha.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return sha.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def store(doc: dict, digest: str, path: str | None = None) -> int:
+    """Store a run document (``{"summary", "results"}``); return its run id."""
+    s = doc["summary"]
+    with connect(path) as con:
+        cur = con.execute(
+            "INSERT INTO runs (created, engine, engine_version, project_commit, warp_version, device, corpus_digest, summary)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (_dt.datetime.now().isoformat(timespec="seconds"), s["engine"], s.get("engine_version"), project_commit(),
+             s["warp_version"], s["device"], digest, json.dumps(s, default=str)),
+        )
+        run_id = cur.lastrowid
+        rows = []
+        for r in doc["results"]:
+            d, e, c = r["diagnosis"], r.get("expected"), r.get("correct")
+            cost = d.get("cost") or {}
+            rows.append((run_id, r["case"], r["variant"], r["scale"], e and e["verdict"], e and json.dumps(e["classes"]),
+                         d["verdict"], (d.get("classes") or [{}])[0].get("id"), c and int(c["verdict"]),
+                         c and int(c["class"]), cost.get("wall_s"), cost.get("objective_evals"), cost.get("gradient_evals")))
+        con.executemany("INSERT INTO outcomes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    return run_id
+
+
+def list_runs(path: str | None = None) -> list:
+    """All stored runs, newest first, as dicts (summary parsed)."""
+    with connect(path) as con:
+        con.row_factory = sqlite3.Row
+        rows = con.execute("SELECT * FROM runs ORDER BY id DESC").fetchall()
+    return [{**dict(r), "summary": json.loads(r["summary"])} for r in rows]
+
+
+def get_run(run_id: int, path: str | None = None) -> dict:
+    """One run with its outcomes.
+
+    Raises
+    ------
+    KeyError
+        If there is no run with that id.
+    """
+    with connect(path) as con:
+        con.row_factory = sqlite3.Row
+        run = con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if run is None:
+            raise KeyError(f"no stored run {run_id}")
+        outs = con.execute("SELECT * FROM outcomes WHERE run_id = ?", (run_id,)).fetchall()
+    return {**dict(run), "summary": json.loads(run["summary"]), "outcomes": [dict(o) for o in outs]}
+
+
+METRICS = ("verdict_accuracy", "class_accuracy", "detection_rate", "false_positive_rate",
+           "median_wall_s_per_run", "median_objective_evals")
+
+
+def compare(a: int, b: int, path: str | None = None) -> dict:
+    """Per-metric change from run ``a`` to run ``b`` and the variant runs whose
+    verdict or top class changed (``flipped``)."""
+    ra, rb = get_run(a, path), get_run(b, path)
+    metrics = {}
+    for m in METRICS:
+        va, vb = ra["summary"].get(m), rb["summary"].get(m)
+        metrics[m] = {"a": va, "b": vb, "change": None if va is None or vb is None else vb - va}
+    key = lambda o: (o["case_id"], o["variant"], o["scale"])  # noqa: E731
+    oa = {key(o): o for o in ra["outcomes"]}
+    flipped = []
+    for o in rb["outcomes"]:
+        p = oa.get(key(o))
+        if p and (p["verdict"], p["top_class"]) != (o["verdict"], o["top_class"]):
+            flipped.append({"case": o["case_id"], "variant": o["variant"], "scale": o["scale"],
+                            "a": f"{p['verdict']} {p['top_class'] or ''}".strip(),
+                            "b": f"{o['verdict']} {o['top_class'] or ''}".strip(),
+                            "now_correct": None if o["correct_class"] is None else bool(o["correct_class"])})
+    same = ra["corpus_digest"] == rb["corpus_digest"] and ra["warp_version"] == rb["warp_version"]
+    return {"a": a, "b": b, "comparable": same, "metrics": metrics, "flipped": flipped}
+
+
+def leaderboard(digest: str | None = None, warp: str | None = None, path: str | None = None) -> tuple:
+    """Engines ranked on one corpus digest and Warp release (default: those of
+    the newest run), by class accuracy, then verdict accuracy, then lower
+    false-positive rate; the newest run of each engine counts.
+
+    Returns
+    -------
+    (digest, warp, rows) : tuple[str, str, list[dict]]
+    """
+    runs = list_runs(path)
+    if not runs:
+        return digest, warp, []
+    digest = digest or runs[0]["corpus_digest"]
+    warp = warp or runs[0]["warp_version"]
+    best = {}
+    for r in runs:
+        if r["corpus_digest"].startswith(digest) and r["warp_version"] == warp and r["engine"] not in best:
+            best[r["engine"]] = r
+    rows = sorted(best.values(), key=lambda r: (-(r["summary"].get("class_accuracy") or 0),
+                                                -(r["summary"].get("verdict_accuracy") or 0),
+                                                r["summary"].get("false_positive_rate") or 0))
+    return digest, warp, rows
