@@ -151,8 +151,10 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
 @click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
               help="Results folder holding history.sqlite (default $DEFECTS4WARP_RESULTS or ./results).")
 @click.option("--no-store", is_flag=True, help="Do not store the run in the results history.")
+@click.option("--with-summary", is_flag=True,
+              help="cmd: engines only: pass the case's summary (the user's words) as a fourth argument.")
 def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path, results_path,
-        no_store):
+        no_store, with_summary):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release."""
     import datetime as _dt
@@ -165,7 +167,7 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
     cases, errors = _load(corpus, cases_glob, split)
     python, warp_version = _release(warp)
     _check_device(device, python)
-    engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
+    engine = get_engine(engine_name, timeout_s=timeout_s, python=python, with_summary=with_summary)
     items = plan(cases)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
                       f"{len(cases)} cases, {len(items)} runs")

@@ -88,7 +88,10 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
                 "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
     try:
         with neutral_copy(item.variant.path) as path:
-            diag = engine.diagnose(str(path), device, item.scale)
+            if getattr(engine, "wants_summary", False):
+                diag = engine.diagnose(str(path), device, item.scale, summary=item.case.summary)
+            else:
+                diag = engine.diagnose(str(path), device, item.scale)
         problem = check_diagnosis(diag)
         if problem:
             diag = error_diagnosis(f"engine returned an invalid diagnosis: {problem}", time.perf_counter() - t0, device)
@@ -108,6 +111,21 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
         "correct": judge(expected, diag),
         "seconds": time.perf_counter() - t0,
     }
+
+
+#: Keys whose values are measured time (or when/where it ran), left out when
+#: two runs' results are compared for reproducibility.
+TIMING_KEYS = frozenset({"wall_s", "seconds", "compile_s", "median_wall_s_per_run", "total_diagnosis_s", "date",
+                         "machine", "load_s", "gradient_call_s"})
+
+
+def without_timing(x):
+    """``x`` with every :data:`TIMING_KEYS` entry removed, recursively."""
+    if isinstance(x, dict):
+        return {k: without_timing(v) for k, v in x.items() if k not in TIMING_KEYS}
+    if isinstance(x, list):
+        return [without_timing(v) for v in x]
+    return x
 
 
 def _strict(x):

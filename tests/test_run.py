@@ -277,3 +277,31 @@ def test_history_compare_and_leaderboard(tmp_path):
     out = r.invoke(main, ["leaderboard", "--results", str(tmp_path)]).output
     assert "always-no-bug" in out
     assert "flipped" in r.invoke(main, ["compare", str(runs[1]["id"]), str(runs[0]["id"]), "--results", str(tmp_path)]).output
+
+
+def test_with_summary_passes_only_the_users_words(tmp_path):
+    import sys as _sys
+
+    script = tmp_path / "echo_engine.py"
+    script.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'verdict': 'no_bug', 'classes': [{'id': 'correct', 'score': 1.0}], 'signature': None,\n"
+        "  'evidence': [{'probe': 'args', 'clean': True, 'finding': json.dumps(sys.argv[2:]), 'data': None}],\n"
+        "  'cost': {'wall_s': 0.0}}))\n")
+    case = CASES[0]
+    doc = run(plan([case])[:1], get_engine(f"cmd:{_sys.executable} {script}", with_summary=True), warp_version="1.19.0")
+    args = json.loads(doc["results"][0]["diagnosis"]["evidence"][0]["finding"])
+    assert args == ["cpu", "small", case.summary]
+    assert case.id not in json.dumps(doc["results"][0]["diagnosis"])
+
+
+@pytest.mark.slow
+def test_reference_runs_are_reproducible():
+    from harness.runner import without_timing
+
+    picked = [c for c in CASES if c.id in {"fountain-jet-aiming", "crate-push-friction-fit"}]
+    a = run(plan(picked), ReferenceEngine(timeout_s=120), jobs=2)
+    b = run(plan(picked), ReferenceEngine(timeout_s=120), jobs=2)
+    assert [(r["diagnosis"]["verdict"], r["diagnosis"]["classes"]) for r in a["results"]] == \
+           [(r["diagnosis"]["verdict"], r["diagnosis"]["classes"]) for r in b["results"]]
+    assert without_timing(a) == without_timing(b)

@@ -60,7 +60,8 @@ def get_engine(name: str, **kwargs) -> Engine:
         If no engine has that name (the message lists the known ones).
     """
     if name.startswith(PREFIX):
-        return CommandEngine(name[len(PREFIX):], **{k: v for k, v in kwargs.items() if k == "timeout_s"})
+        return CommandEngine(name[len(PREFIX):], **{k: v for k, v in kwargs.items() if k in ("timeout_s", "with_summary")})
+    kwargs.pop("with_summary", None)
     if name in ENGINES:
         return ENGINES[name](**kwargs)
     plugins = plugin_engines()

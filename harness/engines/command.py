@@ -1,7 +1,9 @@
 """An outside tool in any language as an engine: ``--engine cmd:"<command>"``.
 
 For each variant the harness runs ``<command> PATH DEVICE SCALE`` (the command
-is split with :func:`shlex.split`; PATH is the neutral copy of the variant)
+is split with :func:`shlex.split`; PATH is the neutral copy of the variant;
+with ``--with-summary`` a fourth argument carries the case's ``summary``, the
+user's words, and nothing else from case.yaml)
 and reads one JSON diagnosis (``harness/schemas/diagnosis.schema.json``) from
 its standard output. A timeout, a non-zero exit, or output that is not one
 JSON object is recorded as an ``error`` diagnosis for that variant, and the
@@ -34,17 +36,19 @@ class CommandEngine:
 
     version = "external"
 
-    def __init__(self, command: str, timeout_s: float = 300.0, **_):
+    def __init__(self, command: str, timeout_s: float = 300.0, with_summary: bool = False, **_):
         self.argv = shlex.split(command)
+        self.wants_summary = with_summary
         if not self.argv:
             raise ValueError("cmd: engine needs a command, e.g. cmd:\"python my_engine.py\"")
         self.name = PREFIX + command
         self.timeout_s = timeout_s
 
-    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+    def diagnose(self, path, device: str = "cpu", scale: str = "small", summary: str | None = None) -> dict:
         t0 = time.perf_counter()
+        extra = [summary] if (self.wants_summary and summary is not None) else []
         try:
-            res = subprocess.run(self.argv + [str(path), device, scale], capture_output=True, text=True,
+            res = subprocess.run(self.argv + [str(path), device, scale] + extra, capture_output=True, text=True,
                                  timeout=self.timeout_s, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return error_diagnosis(f"timeout: the command did not answer within {self.timeout_s:g} s",
