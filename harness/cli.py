@@ -107,6 +107,30 @@ def _check_writable(path) -> None:
         raise click.UsageError(f"cannot write {path}: {parent} is not writable")
 
 
+def _run_doc(arg: str, results_path=None) -> dict:
+    """A run document from a JSON file, or from a stored run id."""
+    if os.path.isfile(arg):
+        return _read_json(arg, "summary", "`defects4warp run --json`")
+    if arg.isdigit():
+        from .history import get_run
+
+        try:
+            run = get_run(int(arg), results_path)
+        except KeyError as exc:
+            raise click.UsageError(str(exc)) from None
+        results = []
+        for o in run["outcomes"]:
+            exp = {"verdict": o["expected_verdict"], "classes": json.loads(o["expected_classes"])} if o["expected_verdict"] else None
+            results.append({"case": o["case_id"], "variant": o["variant"], "scale": o["scale"], "expected": exp,
+                            "diagnosis": {"verdict": o["verdict"],
+                                          "classes": [{"id": o["top_class"], "score": 1.0}] if o["top_class"] else [],
+                                          "cost": {"wall_s": o["wall_s"], "objective_evals": o["objective_evals"]}},
+                            "correct": None if o["correct_verdict"] is None else
+                            {"verdict": bool(o["correct_verdict"]), "class": bool(o["correct_class"])}})
+        return {"summary": run["summary"], "results": results}
+    raise click.UsageError(f"{arg}: neither a run JSON file nor a stored run id")
+
+
 def _read_json(path, key: str, what: str) -> dict:
     try:
         with open(path) as f:
@@ -120,6 +144,8 @@ def _read_json(path, key: str, what: str) -> dict:
 
 corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
                           help="Folder of cases (default: the bundled corpus/).")
+results_opt = click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
+                           help="Results folder holding history.sqlite (default $DEFECTS4WARP_RESULTS or ./results).")
 split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=None,
                          help="Only cases of this split (case.yaml 'split', default dev).")
 cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True,
@@ -320,18 +346,31 @@ def version_matrix(validation_json, output, determinism_json):
 
 
 @main.command()
-@click.argument("run_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True)
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the Markdown here (default: print it).")
+              help="Write the Markdown here (default: print it, unless --html is given).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write a self-contained HTML page with figures here.")
 @click.option("--title", default="Results", show_default=True, help="Page title.")
 @click.option("--table-only", is_flag=True, help="Only the comparison table of all runs (e.g. an engine ablation).")
-def report(run_json, markdown_path, title, table_only):
-    """Render `defects4warp run --json` output as Markdown: a results page for
-    the first run, followed by a comparison table of all runs when several
-    are given (other engines, other Warp releases)."""
+@results_opt
+def report(runs, markdown_path, html_path, title, table_only, results_path):
+    """Render runs (JSON files from `run --json`, or stored run ids from
+    `defects4warp history`) as Markdown and/or HTML: a results page for the
+    first run, followed by a comparison of all runs when several are given
+    (other engines, other Warp releases)."""
     from .report import comparison_markdown, run_markdown
 
-    docs = [_read_json(p, "summary", "`defects4warp run --json`") for p in run_json]
+    docs = [_run_doc(r, results_path) for r in runs]
+    if html_path:
+        from pathlib import Path
+
+        from .html_report import html_report
+
+        Path(html_path).write_text(html_report(docs[0], docs[1:], title))
+        err_console.print(f"wrote {html_path}")
+        if not markdown_path:
+            return
     if table_only:
         text = comparison_markdown(docs)
     else:
@@ -405,10 +444,6 @@ def engines():
             dist = getattr(ep, "dist", None)
             t.add_row(name, getattr(dist, "version", "?"), f"{ep.value} ({getattr(dist, 'name', '?')})")
     console.print(t)
-
-
-results_opt = click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
-                           help="Results folder holding history.sqlite.")
 
 
 @main.command()

@@ -305,3 +305,51 @@ def test_reference_runs_are_reproducible():
     assert [(r["diagnosis"]["verdict"], r["diagnosis"]["classes"]) for r in a["results"]] == \
            [(r["diagnosis"]["verdict"], r["diagnosis"]["classes"]) for r in b["results"]]
     assert without_timing(a) == without_timing(b)
+
+
+def _browser():
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def test_html_report_embeds_the_figures(tmp_path):
+    doc = run(plan(CASES), get_engine("always-bug"), warp_version="1.16.0")
+    other = run(plan(CASES), get_engine("always-bug"), warp_version="1.19.0")
+    res = CliRunner().invoke(main, ["report", "--html", str(tmp_path / "r.html"),
+                                    *[str(_dump(tmp_path, d, i)) for i, d in enumerate([doc, other])]])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "r.html").read_text()
+    for fig in ("confusion", "per_class", "cost", "releases"):
+        assert f'alt="{fig}" src="data:image/png;base64,' in page
+    assert "http" not in page.replace("http-equiv", "")  # self-contained
+
+
+def _dump(tmp_path, doc, i):
+    p = tmp_path / f"run{i}.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+@pytest.mark.skipif(_browser() is None, reason="no Chromium installed (apt-get install chromium to run this check)")
+def test_html_report_renders_in_headless_chromium(tmp_path):
+    import subprocess
+
+    doc = run(plan(CASES), get_engine("always-bug"), warp_version="1.19.0")
+    from harness.html_report import html_report
+
+    page = tmp_path / "r.html"
+    page.write_text(html_report(doc))
+    shot = tmp_path / "shot.png"
+    subprocess.run([_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1200,2400",
+                    page.as_uri()], capture_output=True, timeout=120)
+    assert shot.is_file()
+    from matplotlib.image import imread
+
+    img = imread(shot)
+    # the figures put many distinct colours on the page; a blank or text-only page has a handful
+    colours = len({tuple(p) for p in (img[::4, ::4, :3] * 255).astype(int).reshape(-1, 3)})
+    assert colours > 50
