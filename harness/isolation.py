@@ -132,7 +132,7 @@ def run_worker(
         out = os.path.join(tmp, "result.json")
         log = os.path.join(tmp, "output.log")
         cmd = [
-            python or sys.executable, "-m", "harness.measure.worker", str(path),
+            python or sys.executable, "-m", "harness.measure.worker", str(Path(path).resolve()),
             "--device", device, "--scale", scale, "--out", out,
             "--options", json.dumps(options or {}),
         ]

@@ -166,3 +166,9 @@ def test_kill_all_stops_running_workers(programs):
     th.join(timeout=20)
     assert not th.is_alive()
     assert out["res"].returncode is not None and out["res"].returncode < 0
+
+
+def test_relative_paths_are_resolved(programs, monkeypatch):
+    monkeypatch.chdir(programs.parent)
+    res = run_worker("programs/raises", timeout_s=60)
+    assert "cannot build the scene" in res.failure
