@@ -353,3 +353,19 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
     # the figures put many distinct colours on the page; a blank or text-only page has a handful
     colours = len({tuple(p) for p in (img[::4, ::4, :3] * 255).astype(int).reshape(-1, 3)})
     assert colours > 50
+
+
+def test_buggy_only_corpus_is_accepted(tmp_path):
+    from harness.case import load_case
+
+    src = next(c for c in CASES if c.id == "puck-launch-fit")
+    dst = tmp_path / src.id
+    shutil.copytree(src.path / "buggy", dst / "buggy")
+    text = (src.path / "case.yaml").read_text()
+    head, _, _ = text.partition("variants:")
+    (dst / "case.yaml").write_text(head + "variants:\n  buggy:\n    - verdict: bug\n      classes: [dynamic_loop]\n")
+    case = load_case(dst)
+    assert [v.name for v in case.variants] == ["buggy"]
+    doc = run(plan([case]), get_engine("always-bug"), warp_version="1.19.0")
+    s = doc["summary"]
+    assert s["variants"] == 1 and s["detection_rate"] == 1.0 and s["false_positive_rate"] is None
