@@ -510,6 +510,108 @@ def leaderboard(digest, warp, results_path):
     console.print(t)
 
 
+def _releases(value: str) -> list:
+    from .envs import RELEASES
+
+    return list(RELEASES) if value == "all" else [w.strip() for w in value.split(",") if w.strip()]
+
+
+@main.command()
+@corpus_opt
+@cases_opt
+@click.option("--warp", "warp", required=True, metavar="VERSION[,VERSION...]|all",
+              help="Releases, each measured in its own cached environment.")
+@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
+              help="Engine name, or cmd:\"<command>\".")
+@device_opt
+@jobs_opt
+@timeout_opt
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the matrix (ground truth and engine run per release) here; rewritten after every release.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None, help="Write the table here.")
+def matrix(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_path, markdown_path):
+    """Run the corpus on several Warp releases, one after another: per release
+    the ground truth (validate) and the engine's verdict and class."""
+    import time as _time
+
+    from .machine import describe
+    from .matrix import matrix_markdown, measure_release
+    from .runner import write_json_atomic
+
+    _check_writable(json_path)
+    cases, errors = _load(corpus, cases_glob)
+    doc = {"engine": engine_name, "device": device, "machine": describe(), "releases": {}}
+    t0 = _time.perf_counter()
+    for rel in _releases(warp):
+        _release(rel)
+        err_console.print(f"Warp {rel}: validating and running {engine_name}")
+        r = measure_release(rel, cases, lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
+                            device=device, jobs=jobs, timeout_s=timeout_s)
+        doc["releases"][r["warp_version"]] = r
+        doc["wall_s"] = _time.perf_counter() - t0
+        if json_path:
+            write_json_atomic(json_path, doc)
+    text = matrix_markdown(doc)
+    if markdown_path:
+        from pathlib import Path
+
+        Path(markdown_path).write_text(text)
+        err_console.print(f"wrote {markdown_path}")
+    else:
+        click.echo(text)
+    sys.exit(1 if errors else 0)
+
+
+@main.command()
+@click.option("--from", "from_", required=True, metavar="VERSION", help="The release you are on.")
+@click.option("--to", "to", required=True, metavar="VERSION", help="The release you are moving to.")
+@click.option("--matrix", "matrix_json", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Reuse a `defects4warp matrix --json` file holding both releases instead of measuring.")
+@corpus_opt
+@cases_opt
+@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
+              help="Engine name, or cmd:\"<command>\".")
+@device_opt
+@jobs_opt
+@timeout_opt
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None, help="Write the audit here.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the audit as JSON here.")
+def audit(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, markdown_path, json_path):
+    """What changes, case by case, when moving from one Warp release to another:
+    bugs that appear or disappear, engine verdicts that flip, tracker warnings
+    that change, cost beyond noise. Exits 1 when a case's ground truth
+    contradicts its tags on either release."""
+    from .matrix import audit as compare_releases
+    from .matrix import audit_markdown, measure_release
+    from .runner import write_json_atomic
+
+    if matrix_json:
+        doc = _read_json(matrix_json, "releases", "`defects4warp matrix --json`")
+        missing = [r for r in (from_, to) if r not in doc["releases"]]
+        if missing:
+            raise click.UsageError(f"{matrix_json} holds no release {', '.join(missing)}")
+    else:
+        cases, _ = _load(corpus, cases_glob)
+        doc = {"releases": {}}
+        for rel in (from_, to):
+            _release(rel)
+            doc["releases"][rel] = measure_release(rel, cases, lambda py: get_engine(engine_name, timeout_s=timeout_s,
+                                                                                     python=py),
+                                                   device=device, jobs=jobs, timeout_s=timeout_s)
+    rep = compare_releases(doc, from_, to)
+    text = audit_markdown(rep)
+    if markdown_path:
+        from pathlib import Path
+
+        Path(markdown_path).write_text(text)
+        err_console.print(f"wrote {markdown_path}")
+    else:
+        click.echo(text)
+    if json_path:
+        write_json_atomic(json_path, rep)
+    sys.exit(1 if rep["contradictions"] else 0)
+
+
 @main.command(name="new-case")
 @click.argument("name")
 @click.option("--corpus", type=click.Path(file_okay=False), default=None, help="Corpus folder (default: the bundled one).")

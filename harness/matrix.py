@@ -1,0 +1,215 @@
+"""Release matrices and upgrade audits.
+
+A *release matrix* holds, for each Warp release, the ground truth
+(``validate``: does each variant really disagree with finite differences
+there, with the measured relative error) and an engine's run (verdict and
+class). An *audit* compares two releases of a matrix case by case: ground
+truth that appeared or disappeared, engine verdicts that flipped, probe
+outputs that changed (overwrite-tracker warnings that appear, disappear or
+gain call sites) and cost that moved by more than the run-to-run noise.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+from .envs import python_for
+from .validate import validate_cases
+
+
+def measure_release(release: str, cases: list, engine_factory, device: str = "cpu", jobs: int = 1,
+                    timeout_s: float = 300.0, on_result=None) -> dict:
+    """Ground truth and one engine run on ``release`` (an isolated environment).
+
+    Returns
+    -------
+    dict
+        ``{"warp_version", "validation": [check dicts], "run": run document,
+        "wall_s"}``.
+    """
+    from .runner import plan, run
+
+    t0 = time.perf_counter()
+    python, version = python_for(release)
+    checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=release)
+    engine = engine_factory(python)
+    doc = run(plan(cases), engine, device=device, jobs=jobs, warp_version=version, python=python, on_result=on_result)
+    return {"warp_version": version, "validation": [v.to_dict() for cc in checks for v in cc.variants],
+            "run": doc, "wall_s": time.perf_counter() - t0}
+
+
+def _key(r: dict) -> tuple:
+    return (r["case"], r["variant"], r["scale"])
+
+
+def _truth(check: dict | None) -> str:
+    if not check or check.get("signature") is None:
+        return "-"
+    err = check.get("relative_error")
+    err = float(err) if isinstance(err, str) else err
+    return "right" if check["signature"] == "agrees" else f"wrong {err:.2g}"
+
+
+def _top(d: dict) -> str:
+    cls = d.get("classes") or []
+    return f"{d['verdict']} {cls[0]['id']}" if cls else d["verdict"]
+
+
+def matrix_markdown(doc: dict) -> str:
+    """Case x release table: ground truth, then the engine's verdict and top
+    class (a trailing ``x`` marks a wrong top-1 class, ``!`` a wrong verdict)."""
+    from .machine import one_line
+
+    rels = list(doc["releases"])
+    rows = {}
+    for rel, r in doc["releases"].items():
+        checks = {(c["case"], c["variant"], c["scale"]): c for c in r["validation"]}
+        for res in r["run"]["results"]:
+            k = _key(res)
+            cell = f"{_truth(checks.get(k))} / {_top(res['diagnosis'])}"
+            c = res.get("correct")
+            if c is not None and not c["verdict"]:
+                cell += " !"
+            elif c is not None and not c["class"]:
+                cell += " x"
+            rows.setdefault(k, {})[rel] = cell
+    first = doc["releases"][rels[0]]["run"]["summary"]
+    lines = [
+        "| case | variant | " + " | ".join(rels) + " |",
+        "|---|---|" + "---|" * len(rels),
+    ]
+    for (case, variant, scale), per in sorted(rows.items()):
+        v = variant if scale == "small" else f"{variant} @{scale}"
+        lines.append(f"| {case} | {v} | " + " | ".join(per.get(r, "-") for r in rels) + " |")
+    summary = ["| release | verdict accuracy | class accuracy | detection rate | false-positive rate | wall |",
+               "|---|---|---|---|---|---|"]
+    for rel in rels:
+        s = doc["releases"][rel]["run"]["summary"]
+        f = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
+        summary.append(f"| {rel} | {f(s['verdict_accuracy'])} | {f(s['class_accuracy'])} | {f(s['detection_rate'])} "
+                       f"| {f(s['false_positive_rate'])} | {doc['releases'][rel]['wall_s'] / 60:.1f} min |")
+    head = [f"Engine `{first['engine']}` {first.get('engine_version', '')}, device `{first['device']}`"
+            + (f", {one_line(first['machine'])}" if first.get("machine") else "")
+            + f"; the whole matrix took {doc.get('wall_s', 0) / 60:.1f} min.", "",
+            "Each cell: ground truth (`right`, or `wrong` with the relative error measured by "
+            "`validate`) / the engine's verdict and top-1 class; `!` marks a wrong verdict, `x` a wrong class.", ""]
+    return "\n".join(head + summary + [""] + lines) + "\n"
+
+
+def _tracker(diag: dict) -> dict:
+    """(argument, kernel) -> sorted call sites of the tracker warnings in a diagnosis."""
+    out = {}
+    for e in diag.get("evidence", []):
+        if e.get("probe") == "tracker" and not e.get("clean") and isinstance(e.get("data"), list):
+            for w in e["data"]:
+                out[(w.get("arg") or w.get("operation") or "?", w.get("kernel") or "?")] = sorted(w.get("sites", []))
+    return out
+
+
+def _noise(pairs: list) -> float:
+    """Robust spread of log wall-time ratios across variants (1.4826 x MAD):
+    the run-to-run noise against which a single variant's change is judged."""
+    logs = [math.log(b / a) for a, b in pairs if a and b and a > 0 and b > 0]
+    if len(logs) < 3:
+        return float("inf")
+    med = statistics.median(logs)
+    return 1.4826 * statistics.median(abs(x - med) for x in logs)
+
+
+#: A variant's cost moved when its log wall-time ratio is this many noise
+#: widths from the median ratio and the change is over MIN_COST_CHANGE_S.
+COST_SIGMAS = 3.0
+MIN_COST_CHANGE_S = 0.5
+
+
+def audit(doc: dict, a: str, b: str) -> dict:
+    """Compare releases ``a`` and ``b`` of a matrix document.
+
+    Returns
+    -------
+    dict
+        ``truth_changes`` (bug appeared/disappeared, with the relative errors),
+        ``verdict_flips``, ``probe_changes`` (tracker warnings), ``cost_changes``,
+        ``contradictions`` (a case whose ground truth contradicts its tags on
+        either release; the audit command then exits non-zero), ``noise``.
+    """
+    ra, rb = doc["releases"][a], doc["releases"][b]
+    va = {(c["case"], c["variant"], c["scale"]): c for c in ra["validation"]}
+    vb = {(c["case"], c["variant"], c["scale"]): c for c in rb["validation"]}
+    out = {"from": a, "to": b, "truth_changes": [], "verdict_flips": [], "probe_changes": [], "cost_changes": [],
+           "contradictions": []}
+    for rel, v in ((a, va), (b, vb)):
+        for k, c in v.items():
+            if c.get("expected") and not c.get("ok"):
+                out["contradictions"].append({"release": rel, "case": k[0], "variant": k[1], "scale": k[2],
+                                              "message": c.get("message")})
+    for k in sorted(set(va) & set(vb)):
+        ta, tb = _truth(va[k]), _truth(vb[k])
+        wa, wb = ta.startswith("wrong"), tb.startswith("wrong")
+        if wa != wb:
+            out["truth_changes"].append({"case": k[0], "variant": k[1], "scale": k[2],
+                                         "change": "bug appeared" if wb else "bug disappeared", "from": ta, "to": tb})
+    da = {_key(r): r for r in ra["run"]["results"]}
+    db = {_key(r): r for r in rb["run"]["results"]}
+    pairs = []
+    for k in sorted(set(da) & set(db)):
+        x, y = da[k]["diagnosis"], db[k]["diagnosis"]
+        if _top(x) != _top(y):
+            out["verdict_flips"].append({"case": k[0], "variant": k[1], "scale": k[2], "from": _top(x), "to": _top(y),
+                                         "now_correct": (db[k].get("correct") or {}).get("class")})
+        tx, ty = _tracker(x), _tracker(y)
+        for w in sorted(set(tx) | set(ty)):
+            if tx.get(w) != ty.get(w):
+                what = "appeared" if w not in tx else ("disappeared" if w not in ty else "call sites changed")
+                out["probe_changes"].append({"case": k[0], "variant": k[1], "probe": "tracker",
+                                             "warning": f"{w[0]} in {w[1]}", "change": what,
+                                             "from": tx.get(w), "to": ty.get(w)})
+        pairs.append((k, (x.get("cost") or {}).get("wall_s"), (y.get("cost") or {}).get("wall_s"),
+                      (x.get("cost") or {}).get("objective_evals"), (y.get("cost") or {}).get("objective_evals")))
+    noise = _noise([(p[1], p[2]) for p in pairs])
+    logs = [math.log(p[2] / p[1]) for p in pairs if p[1] and p[2] and p[1] > 0 and p[2] > 0]
+    med = statistics.median(logs) if logs else 0.0
+    for k, wa, wb, ea, eb in pairs:
+        moved = []
+        if ea is not None and eb is not None and ea != eb:
+            moved.append(f"objective evaluations {ea} -> {eb}")
+        if wa and wb and wa > 0 and wb > 0 and abs(wb - wa) > MIN_COST_CHANGE_S \
+                and abs(math.log(wb / wa) - med) > COST_SIGMAS * noise:
+            moved.append(f"wall {wa:.1f} s -> {wb:.1f} s")
+        if moved:
+            out["cost_changes"].append({"case": k[0], "variant": k[1], "scale": k[2], "change": "; ".join(moved)})
+    out["noise"] = {"log_ratio_median": med, "log_ratio_spread": noise}
+    return out
+
+
+def audit_markdown(report: dict) -> str:
+    """The audit as Markdown."""
+    a, b = report["from"], report["to"]
+    lines = [f"# Upgrade audit: Warp {a} -> {b}", "",
+             "Generated by `defects4warp audit`; do not edit by hand.", ""]
+
+    def section(title, rows, fmt):
+        lines.extend([f"## {title} ({len(rows)})", ""])
+        lines.extend([fmt(r) for r in rows] or ["None."])
+        lines.append("")
+
+    section("Ground truth that changed", report["truth_changes"],
+            lambda r: f"- {r['case']}/{r['variant']}: {r['change']} ({r['from']} -> {r['to']})")
+    section("Engine verdicts or classes that flipped", report["verdict_flips"],
+            lambda r: f"- {r['case']}/{r['variant']}: {r['from']} -> {r['to']}"
+                      + ("" if r["now_correct"] is None else (" (now right)" if r["now_correct"] else " (now wrong)")))
+    section("Probe outputs that changed", report["probe_changes"],
+            lambda r: f"- {r['case']}/{r['variant']}: {r['probe']} warning {r['warning']} {r['change']}"
+                      + (f" ({r['from']} -> {r['to']})" if r["change"] == "call sites changed" else ""))
+    n = report["noise"]
+    section("Cost that moved beyond run-to-run noise", report["cost_changes"],
+            lambda r: f"- {r['case']}/{r['variant']}: {r['change']}")
+    lines.append(f"Run-to-run noise: median log wall ratio {n['log_ratio_median']:+.3f}, robust spread "
+                 f"{n['log_ratio_spread']:.3f}; a variant's wall time counts as moved at {COST_SIGMAS:g} spreads "
+                 f"and over {MIN_COST_CHANGE_S} s.")
+    lines.append("")
+    section("Cases whose ground truth contradicts their tags", report["contradictions"],
+            lambda r: f"- Warp {r['release']}: {r['case']}/{r['variant']}: {r['message']}")
+    return "\n".join(lines)
