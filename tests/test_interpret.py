@@ -93,3 +93,12 @@ def test_zero_param_adds_cut_chain_classes():
         "k": {"signature": "zero", "ad_zero": True, "fd_zero": False},
         "s": {"signature": "subtly_wrong", "ad_zero": False, "fd_zero": False}}
     assert top(interpret(x)) == "missing_requires_grad"
+
+
+def test_growing_norms_without_exact_growth_point_at_accumulation():
+    x = doc("agrees", first_call_differs=True, calls_identical=False, gradient_norms=[1.0, 1.9, 2.8])
+    for c in x["fd"]["calls"][1:]:
+        c["elements"] = sig("subtly_wrong")
+    assert top(interpret(x)) == "missing_tape_zero"
+    y = doc("agrees", first_call_differs=True, calls_identical=False, gradient_norms=[1.0, 0.0, 0.0], later_calls_zero=True)
+    assert top(interpret(y)) == "stale_gradient_read"

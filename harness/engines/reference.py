@@ -73,6 +73,12 @@ FACTOR2_BOOST = 0.4
 #: Weight added to ``stale_gradient_read`` when later calls return exactly zero.
 LATER_ZERO_BOOST = 0.5
 
+#: Relative growth of the gradient norm from each call to the next (same
+#: point) that reads as partial accumulation, and the weight it adds to
+#: ``missing_tape_zero`` when the calls are not exact multiples.
+GROWING_NORM = 0.1
+GROWING_NORM_BOOST = 0.5
+
 #: Prior weight of every bug class whose taxonomy signatures include the
 #: measured one (so that findings can lift a class the table does not name).
 FLOOR = 0.02
@@ -352,6 +358,12 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         weights["double_count"] = weights.get("double_count", 0.0) + FACTOR2_BOOST
     if det.get("later_calls_zero"):
         weights["stale_gradient_read"] = weights.get("stale_gradient_read", 0.0) + LATER_ZERO_BOOST
+    norms = [n for n in det.get("gradient_norms", []) if isinstance(n, float)]
+    if not det.get("growth") and len(norms) >= 3 and all(b > a * (1 + GROWING_NORM) for a, b in zip(norms, norms[1:])):
+        # part of the gradient accumulates across calls while another part does not
+        weights["missing_tape_zero"] = weights.get("missing_tape_zero", 0.0) + GROWING_NORM_BOOST
+        evidence.append(_ev("determinism", False, "gradient norm grows on every call at the same point: "
+                            + ", ".join(f"{n:.4g}" for n in norms), {"norms": norms}))
     if det.get("first_call_differs") and sig not in ("growth", "iteration"):
         for c, w in PRIORS["iteration"].items():
             weights[c] = weights.get(c, 0.0) + ITERATION_WEIGHT * w
