@@ -20,8 +20,13 @@ from .validate import validate_cases
 
 
 def measure_release(release: str, cases: list, engine_factory, device: str = "cpu", jobs: int = 1,
-                    timeout_s: float = 300.0, on_result=None) -> dict:
+                    timeout_s: float = 300.0, on_result=None, validation: list | None = None,
+                    run_doc: dict | None = None) -> dict:
     """Ground truth and one engine run on ``release`` (an isolated environment).
+
+    ``validation`` (check dicts from ``validate --json``) and ``run_doc`` (a
+    ``run --json`` document on that release) are reused when given, instead
+    of measuring again; ``wall_s`` then adds their recorded wall times.
 
     Returns
     -------
@@ -33,11 +38,19 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
 
     t0 = time.perf_counter()
     python, version = python_for(release)
-    checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=release)
-    engine = engine_factory(python)
-    doc = run(plan(cases), engine, device=device, jobs=jobs, warp_version=version, python=python, on_result=on_result)
-    return {"warp_version": version, "validation": [v.to_dict() for cc in checks for v in cc.variants],
-            "run": doc, "wall_s": time.perf_counter() - t0}
+    reused_s = 0.0
+    if validation is None:
+        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=release)
+        validation = [v.to_dict() for cc in checks for v in cc.variants]
+    else:
+        reused_s += sum(float(c.get("seconds") or 0.0) for c in validation) / max(1, jobs)
+    if run_doc is None:
+        run_doc = run(plan(cases), engine_factory(python), device=device, jobs=jobs, warp_version=version,
+                      python=python, on_result=on_result)
+    else:
+        reused_s += float(run_doc["summary"].get("wall_s") or 0.0)
+    return {"warp_version": version, "validation": validation, "run": run_doc,
+            "wall_s": time.perf_counter() - t0 + reused_s}
 
 
 def _key(r: dict) -> tuple:
