@@ -40,6 +40,17 @@ def _ratio(num: int, den: int):
     return num / den if den else None
 
 
+def _device_totals(results: list) -> dict:
+    """Totals and medians of CUDA cost figures, only when some run has them."""
+    ds = [r["diagnosis"]["cost"]["device_s"] for r in results if "device_s" in (r["diagnosis"].get("cost") or {})]
+    if not ds:
+        return {}
+    peaks = [r["diagnosis"]["cost"].get("device_peak_bytes") for r in results
+             if (r["diagnosis"].get("cost") or {}).get("device_peak_bytes") is not None]
+    return {"total_device_s": sum(ds), "median_device_s": statistics.median(ds),
+            "max_device_peak_bytes": max(peaks) if peaks else None}
+
+
 def summarize(results: list) -> dict:
     """Metrics over a list of run results (dicts with ``expected``,
     ``diagnosis``, ``correct``). See the module docstring."""
@@ -90,6 +101,10 @@ def summarize(results: list) -> dict:
         "median_wall_s_per_run": statistics.median(walls) if walls else None,
         "median_objective_evals": statistics.median(evals) if evals else None,
         "total_diagnosis_s": sum(walls),
+        "total_objective_evals": sum(evals),
+        "total_compiles": sum(r["diagnosis"]["cost"].get("compiles") or 0 for r in results if r["diagnosis"].get("cost")),
+        "total_compile_s": sum(r["diagnosis"]["cost"].get("compile_s") or 0.0 for r in results if r["diagnosis"].get("cost")),
+        **_device_totals(results),
     }
 
 

@@ -172,3 +172,9 @@ def test_relative_paths_are_resolved(programs, monkeypatch):
     monkeypatch.chdir(programs.parent)
     res = run_worker("programs/raises", timeout_s=60)
     assert "cannot build the scene" in res.failure
+
+
+def test_device_cost_is_absent_on_cpu_not_zero(diag):
+    cost = diag["cubic"]["cost"]
+    assert "device_s" not in cost and "device_peak_bytes" not in cost
+    assert cost["compiles"] >= 0 and cost["wall_s"] > 0

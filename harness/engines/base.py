@@ -134,5 +134,8 @@ class WorkerEngine:
             "compile_s": cost.get("compile_s"),
             "device": device,
         }
+        for k in ("device_s", "device_peak_bytes"):
+            if k in cost:  # measured on CUDA only: absent on CPU, never a made-up zero
+                diag["cost"][k] = cost[k]
         diag["warp_version"] = doc.get("warp_version")
         return diag

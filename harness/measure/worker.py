@@ -638,6 +638,33 @@ class Measurement:
         self.doc["tracker"] = {"enabled": bool(self.opt["tracker"]), "warnings": list(warnings_found.values())}
         self.save()
 
+    def device_start(self):
+        """On a CUDA device, start timing the probes with CUDA events and note
+        the memory pool's high-water mark (absent on CPU, not zero)."""
+        if not str(self.doc.get("device", "")).startswith("cuda"):
+            return
+        try:
+            import warp as wp
+
+            self._ev0 = wp.Event(self.doc["device"], enable_timing=True)
+            wp.record_event(self._ev0)
+        except Exception as exc:  # noqa: BLE001 - cost figures must never break a measurement
+            self.doc["cost"]["device_note"] = f"CUDA timing unavailable: {type(exc).__name__}: {exc}"
+
+    def device_stop(self):
+        """Device seconds between the CUDA events and the pool's peak bytes in use."""
+        if getattr(self, "_ev0", None) is None:
+            return
+        try:
+            import warp as wp
+
+            ev1 = wp.Event(self.doc["device"], enable_timing=True)
+            wp.record_event(ev1)
+            self.doc["cost"]["device_s"] = wp.get_event_elapsed_time(self._ev0, ev1) / 1000.0
+            self.doc["cost"]["device_peak_bytes"] = int(wp.get_mempool_used_mem_high(self.doc["device"]))
+        except Exception as exc:  # noqa: BLE001
+            self.doc["cost"]["device_note"] = f"CUDA cost unavailable: {type(exc).__name__}: {exc}"
+
     def compiles(self):
         """Kernel compilations and their seconds, from Warp's module-load messages."""
         comp = [m.groupdict() for m in COMPILE_PATTERN.finditer(self.cap.text())]
@@ -675,6 +702,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
         except BaseException as exc:  # noqa: BLE001 - recorded, then the worker exits non-zero
             doc["errors"].append({"probe": "load", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
         if meas is not None:
+            meas.device_start()
             for probe in (meas.determinism, meas.fd, meas.reference, meas.nan_scan, meas.tracker, meas.horizon,
                           meas.launches_check):
                 try:
@@ -685,6 +713,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
                     if probe == meas.determinism:
                         break
             doc["running"] = None
+            meas.device_stop()
             meas.compiles()
     doc["cost"]["wall_s"] = time.perf_counter() - t0
     if meas is not None:
