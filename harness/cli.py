@@ -292,7 +292,7 @@ def validate(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, j
         with _progress(0, f"validating on Warp {warp_version}") as prog:
             task = prog.add_task("", total=None)
             checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
-                                    on_check=lambda c: prog.update(task, advance=1, description=f"{c.case}/{c.variant}"))
+                                    on_check=lambda c, t=task: prog.update(t, advance=1, description=f"{c.case}/{c.variant}"))
         table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
         for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):
             table.add_column(col)

@@ -1,7 +1,5 @@
 """Case loading: valid cases load, every violation names the file and field."""
 
-import textwrap
-
 import pytest
 import yaml
 

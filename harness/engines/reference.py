@@ -189,7 +189,6 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
     """
     evidence = []
     det = doc.get("determinism", {})
-    fd = doc.get("fd") or {}
     nan = doc.get("nan_scan", {})
     tracker = doc.get("tracker", {})
 

@@ -331,7 +331,7 @@ class _Scanner:
                         if base and base not in params and isinstance(node, ast.Assign) and isinstance(inner, ast.Name):
                             key = (base, ast.unparse(tg))
                             comp_assigns.setdefault(key, []).append(node)
-        for (base, text), nodes in comp_assigns.items():
+        for (_base, text), nodes in comp_assigns.items():
             in_loop = any(self._inside_loop(fn, n) for n in nodes)
             if len(nodes) > 1 or in_loop:
                 self.add("component_reassign", nodes[-1],
