@@ -116,7 +116,8 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
 #: Keys whose values are measured time (or when/where it ran), left out when
 #: two runs' results are compared for reproducibility.
 TIMING_KEYS = frozenset({"wall_s", "seconds", "compile_s", "median_wall_s_per_run", "total_diagnosis_s", "date",
-                         "machine", "load_s", "gradient_call_s"})
+                         "machine", "load_s", "gradient_call_s", "total_compile_s", "device_s", "total_device_s",
+                         "median_device_s"})
 
 
 def without_timing(x):
