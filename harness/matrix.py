@@ -112,12 +112,19 @@ def matrix_markdown(doc: dict) -> str:
 
 
 def _tracker(diag: dict) -> dict:
-    """(argument, kernel) -> sorted call sites of the tracker warnings in a diagnosis."""
+    """Warning label ("x_out in kernel step", "write by an array copy") -> sorted
+    call sites, for the tracker warnings in a diagnosis."""
     out = {}
     for e in diag.get("evidence", []):
         if e.get("probe") == "tracker" and not e.get("clean") and isinstance(e.get("data"), list):
             for w in e["data"]:
-                out[(w.get("arg") or w.get("operation") or "?", w.get("kernel") or "?")] = sorted(w.get("sites", []))
+                if w.get("kernel"):
+                    label = f"{w.get('arg') or 'array'} in kernel {w['kernel']}"
+                elif w.get("operation"):
+                    label = f"write by {w['operation']}"
+                else:
+                    label = "unattributed write-after-read"
+                out[label] = sorted(w.get("sites", []))
     return out
 
 
@@ -177,7 +184,7 @@ def audit(doc: dict, a: str, b: str) -> dict:
             if tx.get(w) != ty.get(w):
                 what = "appeared" if w not in tx else ("disappeared" if w not in ty else "call sites changed")
                 out["probe_changes"].append({"case": k[0], "variant": k[1], "probe": "tracker",
-                                             "warning": f"{w[0]} in {w[1]}", "change": what,
+                                             "warning": w, "change": what,
                                              "from": tx.get(w), "to": ty.get(w)})
         pairs.append((k, (x.get("cost") or {}).get("wall_s"), (y.get("cost") or {}).get("wall_s"),
                       (x.get("cost") or {}).get("objective_evals"), (y.get("cost") or {}).get("objective_evals")))
