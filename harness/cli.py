@@ -131,6 +131,17 @@ def _run_doc(arg: str, results_path=None) -> dict:
     raise click.UsageError(f"{arg}: neither a run JSON file nor a stored run id")
 
 
+def _emit(text: str, path=None) -> None:
+    """Write ``text`` to ``path`` (and say so), or print it when no path is given."""
+    if path:
+        from pathlib import Path
+
+        Path(path).write_text(text)
+        err_console.print(f"wrote {path}")
+    else:
+        click.echo(text)
+
+
 def _read_json(path, key: str, what: str) -> dict:
     try:
         with open(path) as f:
@@ -336,13 +347,7 @@ def version_matrix(validation_json, output, determinism_json):
     docs = [_read_json(p, "releases", "`defects4warp validate --json`") for p in validation_json]
     det = _read_json(determinism_json, "releases", "`defects4warp validate --json`") if determinism_json else None
     text = version_matrix_markdown(merge_validations(docs), det)
-    if output:
-        from pathlib import Path
-
-        Path(output).write_text(text)
-        err_console.print(f"wrote {output}")
-    else:
-        click.echo(text)
+    _emit(text, output)
 
 
 @main.command()
@@ -363,12 +368,9 @@ def report(runs, markdown_path, html_path, title, table_only, results_path):
 
     docs = [_run_doc(r, results_path) for r in runs]
     if html_path:
-        from pathlib import Path
-
         from .html_report import html_report
 
-        Path(html_path).write_text(html_report(docs[0], docs[1:], title))
-        err_console.print(f"wrote {html_path}")
+        _emit(html_report(docs[0], docs[1:], title), html_path)
         if not markdown_path:
             return
     if table_only:
@@ -377,13 +379,7 @@ def report(runs, markdown_path, html_path, title, table_only, results_path):
         text = run_markdown(docs[0], title)
         if len(docs) > 1:
             text += "\n## Comparison\n\n" + comparison_markdown(docs)
-    if markdown_path:
-        from pathlib import Path
-
-        Path(markdown_path).write_text(text)
-        err_console.print(f"wrote {markdown_path}")
-    else:
-        click.echo(text)
+    _emit(text, markdown_path)
 
 
 @main.command()
@@ -567,13 +563,7 @@ def matrix(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_
         if json_path:
             write_json_atomic(json_path, doc)
     text = matrix_markdown(doc)
-    if markdown_path:
-        from pathlib import Path
-
-        Path(markdown_path).write_text(text)
-        err_console.print(f"wrote {markdown_path}")
-    else:
-        click.echo(text)
+    _emit(text, markdown_path)
     sys.exit(1 if errors else 0)
 
 
@@ -615,13 +605,7 @@ def audit(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs,
                                                    device=device, jobs=jobs, timeout_s=timeout_s)
     rep = compare_releases(doc, from_, to)
     text = audit_markdown(rep)
-    if markdown_path:
-        from pathlib import Path
-
-        Path(markdown_path).write_text(text)
-        err_console.print(f"wrote {markdown_path}")
-    else:
-        click.echo(text)
+    _emit(text, markdown_path)
     if json_path:
         write_json_atomic(json_path, rep)
     sys.exit(1 if rep["contradictions"] else 0)
