@@ -167,6 +167,9 @@ jobs_opt = click.option("--jobs", "-j", default=1, show_default=True, type=click
 warp_opt = click.option("--warp", "warp", default=None, metavar="VERSION",
                         help="Measure with this warp-lang release, in an isolated environment created on demand "
                              "and cached (default: the installed release).")
+engine_opt = click.option(
+    "--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
+    help="Diagnostic engine: a name from `defects4warp engines`, or cmd:\"<command>\" for an outside tool.")
 timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(min=1.0),
                            help="Seconds one variant may take before it is killed and recorded as an error.")
 
@@ -174,8 +177,7 @@ timeout_opt = click.option("--timeout", "timeout_s", default=300.0, show_default
 @main.command()
 @corpus_opt
 @cases_opt
-@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
-              help="Diagnostic engine: a name from `defects4warp engines`, or cmd:\"<command>\" for an outside tool.")
+@engine_opt
 @device_opt
 @jobs_opt
 @timeout_opt
@@ -384,8 +386,7 @@ def report(runs, markdown_path, html_path, title, table_only, results_path):
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
-@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
-              help="Engine name, or cmd:\"<command>\".")
+@engine_opt
 @device_opt
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
 @timeout_opt
@@ -517,8 +518,7 @@ def _releases(value: str) -> list:
 @cases_opt
 @click.option("--warp", "warp", required=True, metavar="VERSION[,VERSION...]|all",
               help="Releases, each measured in its own cached environment.")
-@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
-              help="Engine name, or cmd:\"<command>\".")
+@engine_opt
 @device_opt
 @jobs_opt
 @timeout_opt
@@ -574,8 +574,7 @@ def matrix(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_
               help="Reuse a `defects4warp matrix --json` file holding both releases instead of measuring.")
 @corpus_opt
 @cases_opt
-@click.option("--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
-              help="Engine name, or cmd:\"<command>\".")
+@engine_opt
 @device_opt
 @jobs_opt
 @timeout_opt
