@@ -369,3 +369,12 @@ def test_buggy_only_corpus_is_accepted(tmp_path):
     doc = run(plan([case]), get_engine("always-bug"), warp_version="1.19.0")
     s = doc["summary"]
     assert s["variants"] == 1 and s["detection_rate"] == 1.0 and s["false_positive_rate"] is None
+
+
+@pytest.mark.slow
+def test_summary_records_the_release_actually_imported():
+    picked = [c for c in CASES if c.id == "fountain-jet-aiming"]
+    doc = run(plan(picked), ReferenceEngine(timeout_s=120))
+    from harness.runner import installed_warp_version
+
+    assert doc["summary"]["warp_imported"] == [installed_warp_version()]
