@@ -205,6 +205,7 @@ def run(
         summary = summarize(results) if results else {"cases": 0, "variants": 0}
         imported = sorted({r["diagnosis"].get("warp_version") for r in results if r["diagnosis"].get("warp_version")})
         summary.update({
+            "engine": engine.name,
             "warp_imported": imported,
             "engine_version": getattr(engine, "version", None),
             "warp_version": warp_version,
