@@ -38,10 +38,6 @@ def cache_root() -> Path:
     return Path(os.environ.get("DEFECTS4WARP_ENVS", Path.home() / ".cache" / "defects4warp" / "envs"))
 
 
-def env_python(version: str) -> Path:
-    """Path of the interpreter of the environment for ``version`` (may not exist yet)."""
-    return cache_root() / f"warp-{version}" / "bin" / "python"
-
 
 def ensure_env(version: str, log=None) -> Path:
     """Return the interpreter of an environment with ``warp-lang==version``,

@@ -124,15 +124,6 @@ VERDICTS = ("bug", "no_bug")
 DIAGNOSIS_VERDICTS = ("bug", "no_bug", "inconclusive", "error")
 
 
-def verdict_of(class_id: str) -> str:
-    """Return ``"bug"`` or ``"no_bug"`` for a class id.
-
-    Raises
-    ------
-    KeyError
-        If ``class_id`` is not in the taxonomy.
-    """
-    return "bug" if CLASSES[class_id].is_bug else "no_bug"
 
 
 def class_guide(class_id: str) -> str:
