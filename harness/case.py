@@ -51,7 +51,7 @@ class Expectation:
     Attributes
     ----------
     verdict : str
-        ``bug`` or ``no_bug``.
+        ``bug``, ``no_bug`` or ``refused`` (this release refuses to build or run the program).
     classes : tuple[str, ...]
         Class ids; any of them is a correct top-1 diagnosis.
     warp : SpecifierSet
@@ -192,7 +192,7 @@ def load_case(case_dir: str | Path) -> Case:
             except InvalidSpecifier:
                 raise CaseFormatError(yml, f"{where}.warp", f"'{raw['warp']}' is not a PEP 440 specifier") from None
             for c in raw["classes"]:
-                if (raw["verdict"] == "bug") != CLASSES[c].is_bug:
+                if (raw["verdict"] in ("bug", "refused")) != CLASSES[c].is_bug:
                     raise CaseFormatError(
                         yml, f"{where}.classes", f"class '{c}' does not fit verdict '{raw['verdict']}'"
                     )

@@ -89,7 +89,8 @@ _ALL = [
     _c("missing_tape_zero", "taping", {"growth", "iteration"}, "gradients accumulate across iterations because nothing zeroes them"),
     _c("stale_gradient_read", "taping", {"iteration", "zero"}, "a gradient or seed buffer from an earlier iteration is read again"),
     _c("double_count", "taping", _WRONG | {"growth"}, "one contribution enters the backward pass twice"),
-    _c("seed_mismatch", "taping", _WRONG, "the backward pass sees other random numbers than the forward pass"),
+    _c("seed_mismatch", "taping", _WRONG | {"growth"}, "the backward seed does not match the reported objective (ones over a per-element loss backpropagates the sum: N x the mean's gradient)"),
+    _c("rng_replay", "taping", _WRONG, "the backward pass (replay) sees other random numbers than the forward pass"),
     _c("truncation", "taping", _WRONG, "per-window tapes drop the gradient through the carried state"),
     # kernel limits
     _c("inplace_math", "kernel", _WRONG | {"nan_inf"}, "`*=` or `/=` on an array element inside a kernel"),
@@ -120,8 +121,13 @@ CLASSES: dict[str, BugClass] = {c.id: c for c in _ALL}
 BUG_CLASSES = frozenset(c.id for c in _ALL if c.is_bug)
 NO_BUG_CLASSES = frozenset(c.id for c in _ALL if not c.is_bug)
 FAMILIES = ("taping", "kernel", "custom", "warp", "not_a_bug")
-VERDICTS = ("bug", "no_bug")
-DIAGNOSIS_VERDICTS = ("bug", "no_bug", "inconclusive", "error")
+#: Expectation verdicts of a case.yaml entry. ``refused``: this Warp release
+#: refuses to build or run the program as written (e.g. 1.18.0 refuses
+#: ``dst[0].x *= s`` with backward enabled, and with it every kernel of the
+#: module); its classes name the defect the refusal guards against.
+VERDICTS = ("bug", "no_bug", "refused")
+#: Verdicts an engine may return.
+DIAGNOSIS_VERDICTS = ("bug", "no_bug", "refused", "inconclusive", "error")
 
 
 

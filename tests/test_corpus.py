@@ -25,7 +25,7 @@ def test_case_validates(case):
 
 
 BREADTH_CLASSES = ["overwrite", "struct_overwrite", "offtape_mutation", "tape_scope", "missing_requires_grad",
-                   "missing_tape_zero", "stale_gradient_read", "double_count", "seed_mismatch", "truncation",
+                   "missing_tape_zero", "stale_gradient_read", "double_count", "seed_mismatch", "rng_replay", "truncation",
                    "inplace_math", "component_reassign", "dynamic_loop", "nonsmooth_nan", "where_nan",
                    "custom_adjoint_error", "copy_adjoint", "warp_adjoint_bug"]
 

@@ -18,7 +18,7 @@ measurements):
    measured one starts at :data:`FLOOR`; :data:`PRIORS` adds the weight the
    signature gives each class; then measured findings add theirs: tracker
    warnings (``overwrite``), a stochastic forward that disagrees under a
-   pinned seed (``seed_mismatch``), an exact factor of 2 (``double_count``),
+   pinned seed (``rng_replay``), an exact factor of 2 (``double_count``),
    later calls that are exactly zero (``stale_gradient_read``), a param whose
    gradient alone is exactly zero (the cut-chain classes), the per-launch
    check (a kernel failing alone points inside kernels; all passing points at
@@ -66,7 +66,7 @@ PRIORS = {
 #: Weight shared by the tracker's warnings (to ``overwrite``, or to
 #: ``inplace_math`` for a kernel doing ``a[i] *= ...``) when the gradient is wrong.
 TRACKER_BOOST = 0.6
-#: Weight added to ``seed_mismatch`` when a stochastic forward disagrees under a pinned seed.
+#: Weight added to ``rng_replay`` when a stochastic forward disagrees under a pinned seed.
 SEED_BOOST = 0.8
 #: Weight added to ``double_count`` for an exact factor of 2 (within 1e-6).
 FACTOR2_BOOST = 0.4
@@ -351,7 +351,7 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         target = "inplace_math" if w.get("kernel") in inplace else "overwrite"
         weights[target] = weights.get(target, 0.0) + TRACKER_BOOST / len(warns)
     if det.get("stochastic") and det.get("seed_pinned"):
-        weights["seed_mismatch"] = weights.get("seed_mismatch", 0.0) + SEED_BOOST
+        weights["rng_replay"] = weights.get("rng_replay", 0.0) + SEED_BOOST
     factors = [c.get("factor") for _, c in comps if c.get("factor") is not None]
     if sig == "exact_factor" and factors and abs(factors[0] - 2.0) < 1e-6 * 2:
         weights["double_count"] = weights.get("double_count", 0.0) + FACTOR2_BOOST
