@@ -2,14 +2,14 @@ import warp as wp
 
 
 @wp.kernel
-def fix_residuals(
+def reading_residuals(
     pos: wp.array(dtype=wp.vec2d),
-    fixes: wp.array(dtype=wp.vec2d),
+    readings: wp.array(dtype=wp.vec2d),
     sigma: wp.array(dtype=wp.float64),
     out: wp.array(dtype=wp.float64),
 ):
     i = wp.tid()
-    d = (pos[i] - fixes[i]) / sigma[i]
+    d = (pos[i] - readings[i]) / sigma[i]
     out[i] = wp.dot(d, d)
 
 
@@ -24,16 +24,16 @@ def curvature_terms(pos: wp.array(dtype=wp.vec2d), out: wp.array(dtype=wp.float6
 
 
 class TrackModel:
-    def __init__(self, fixes, sigma, init, device):
+    def __init__(self, readings, sigma, init, device):
         self.device = device
-        self.n = fixes.shape[0]
-        self.fixes = wp.array(fixes, dtype=wp.vec2d, device=device)
+        self.n = readings.shape[0]
+        self.readings = wp.array(readings, dtype=wp.vec2d, device=device)
         self.sigma = wp.array(sigma, dtype=wp.float64, device=device)
         self.pos = wp.array(init, dtype=wp.vec2d, requires_grad=True, device=device)
 
     def terms(self):
         fit = wp.zeros(self.n, dtype=wp.float64, requires_grad=True, device=self.device)
         curv = wp.zeros(self.n - 2, dtype=wp.float64, requires_grad=True, device=self.device)
-        wp.launch(fix_residuals, dim=self.n, inputs=[self.pos, self.fixes, self.sigma], outputs=[fit], device=self.device)
+        wp.launch(reading_residuals, dim=self.n, inputs=[self.pos, self.readings, self.sigma], outputs=[fit], device=self.device)
         wp.launch(curvature_terms, dim=self.n - 2, inputs=[self.pos], outputs=[curv], device=self.device)
         return fit, curv

@@ -10,16 +10,16 @@ def synthetic_drive(n, rng):
     t = np.linspace(0.0, 1.0, n)
     path = np.stack([40.0 * t, 6.0 * np.sin(3.0 * t)], axis=1)
     sigma = rng.uniform(0.5, 2.0, size=n)
-    fixes = path + rng.normal(size=(n, 2)) * sigma[:, None]
-    return fixes, sigma
+    readings = path + rng.normal(size=(n, 2)) * sigma[:, None]
+    return readings, sigma
 
 
 class Smoother:
     def __init__(self, args, device):
         rng = np.random.default_rng(args.data_seed)
-        fixes, sigma = synthetic_drive(args.points, rng)
-        init = fixes + rng.normal(0.0, 0.3, size=fixes.shape)
-        self.model = TrackModel(fixes, sigma, init, device)
+        readings, sigma = synthetic_drive(args.points, rng)
+        init = readings + rng.normal(0.0, 0.3, size=readings.shape)
+        self.model = TrackModel(readings, sigma, init, device)
         self.device = device
         self.smooth = args.smooth
         self.lr = args.lr
