@@ -660,5 +660,9 @@ def list_cases(corpus, cases_glob, split, as_json):
     sys.exit(1 if errors else 0)
 
 
+from .commands.mutate import cmd as _cmd_mutate  # noqa: E402
+main.add_command(_cmd_mutate, name="mutate")
+
+
 if __name__ == "__main__":
     main()
