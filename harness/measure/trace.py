@@ -115,6 +115,8 @@ id                              classes                fact
                                                        recorded write changed A before backward
 ``write_after_loss``            overwrite              same, the writer recorded after the loss
 ``struct_write_after_read``     struct_overwrite       same, A reached through a struct field
+``struct_field_rebound``        struct_overwrite       a recorded struct's field now points at
+                                                       another array (host rebinding)
 ``inplace_read_write``          inplace_math           one launch read and stored A
 ``offtape_write_after_read``    offtape_mutation       A changed by an unrecorded launch/host call
 ``missing_requires_grad``       missing_requires_grad  float array on the param->loss path
@@ -163,6 +165,7 @@ FINDING_CLASSES = {
     "write_after_read": ["overwrite"],
     "write_after_loss": ["overwrite"],
     "struct_write_after_read": ["struct_overwrite"],
+    "struct_field_rebound": ["struct_overwrite"],
     "inplace_read_write": ["inplace_math"],
     "offtape_write_after_read": ["offtape_mutation"],
     "missing_requires_grad": ["missing_requires_grad"],
@@ -372,6 +375,21 @@ def _is_float_dtype(dtype):
     return scalar in (wp.float16, wp.float32, wp.float64)
 
 
+def _scalar_value(v):
+    """A JSON value standing for a non-array launch argument (numbers, Warp scalars and vectors)."""
+    if isinstance(v, (bool, int, float)) or v is None:
+        return v
+    inner = getattr(v, "value", None)
+    if isinstance(inner, (bool, int, float)):
+        return inner
+    try:
+        if len(v) <= 16:
+            return [float(c) for c in v]
+    except Exception:
+        pass
+    return type(v).__name__
+
+
 def _dtype_name(dtype):
     return getattr(dtype, "__name__", None) or str(dtype)
 
@@ -387,6 +405,7 @@ class _Recorder:
         self.kernels = {}
         self._by_kernel = {}
         self.by_label = {}
+        self.struct_refs = {}  # launch seq -> [(arg, struct instance)]
         self.adjoint_launches = 0
         self.params = {}
         self.busy = 0
@@ -530,7 +549,7 @@ class _Recorder:
         key, info = self.kernel_info(kernel)
         argnames = info["_argnames"]
         access = info["access"]
-        args, reads, writes = [], [], []
+        args, reads, writes, structs = [], [], [], []
 
         def add_array(arg, field, a, role):
             path = field or arg
@@ -564,6 +583,8 @@ class _Recorder:
                     add_array(arg, p, fv, role)
                 elif _is_struct(fv) and depth < 4:
                     add_struct(arg, p, fv, role, depth + 1)
+                else:
+                    args.append({"arg": arg, "field": p, "value": _scalar_value(fv)})
 
         values = [(v, "input") for v in (inputs or [])] + [(v, "output") for v in (outputs or [])]
         for i, (v, role) in enumerate(values):
@@ -572,15 +593,14 @@ class _Recorder:
                 add_array(arg, None, v, role)
             elif _is_struct(v):
                 add_struct(arg, arg, v, role)
-            elif isinstance(v, (bool, int, float)):
-                args.append({"arg": arg, "value": v})
+                structs.append((arg, v))
             else:
-                args.append({"arg": arg, "value": type(v).__name__})
+                args.append({"arg": arg, "value": _scalar_value(v)})
         try:
             dims = [int(d) for d in dim] if isinstance(dim, (list, tuple)) else [int(dim)]
         except Exception:
             dims = [str(dim)]
-        return self.event(
+        ev = self.event(
             "launch",
             kernel=key,
             dim=dims,
@@ -594,6 +614,20 @@ class _Recorder:
             reads=reads,
             writes=writes,
         )
+        if structs:
+            self.struct_refs[ev["seq"]] = structs
+        return ev
+
+    def struct_bindings(self, arg, s, path=None, depth=0):
+        """{field path: array label} of a struct instance now."""
+        out = {}
+        for fname, fv in _struct_fields(s):
+            p = f"{path or arg}.{fname}"
+            if _is_array(fv):
+                out[p] = self.array(fv)
+            elif _is_struct(fv) and depth < 4:
+                out.update(self.struct_bindings(arg, fv, p, depth + 1))
+        return out
 
     # -- finishing -----------------------------------------------------------
     def document(self, wall, error, result, coverage, functions):
@@ -995,7 +1029,16 @@ def _begin_backward(st, r, loss, grads):
                 a = _obj(st, lab)
                 seeds.append(_seed_entry(st, "preset", a, st.grad_of(a)))
     pre = {lab: st.summary(_obj(st, lab)) for lab in on_tape}
-    return st.event("backward", tape=label, epoch=epoch,
+    rebound = []
+    for ev in st.events:
+        if ev["kind"] != "launch" or ev["tape"] != label or ev["epoch"] != epoch:
+            continue
+        then = {e["field"]: e["array"] for e in ev["args"] if e.get("field") and "array" in e}
+        for arg, sobj in st.struct_refs.get(ev["seq"], []):
+            for path, now in st.struct_bindings(arg, sobj).items():
+                if path in then and then[path] != now:
+                    rebound.append({"launch": ev["seq"], "field": path, "then": then[path], "now": now})
+    return st.event("backward", tape=label, epoch=epoch, rebound=rebound,
                     loss=st.array(loss) if _is_array(loss) else None, seeds=seeds, pre=pre,
                     grad_nonzero=grad_nonzero, requires_grad=req, adjoint_launches=0, post_grads=None)
 
@@ -1249,6 +1292,13 @@ def _launch_signature(ev):
     return (ev["kernel"], tuple(ev["dim"]), args, reads)
 
 
+def _label_key(label):
+    try:
+        return int(str(label)[1:])
+    except ValueError:
+        return 0
+
+
 def _close(a, b, rtol):
     return a is not None and b is not None and abs(a - b) <= rtol * max(abs(a), abs(b), 1e-300)
 
@@ -1304,6 +1354,30 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
             return f"launch of {kname(ev)} (event {ev['seq']})"
         return f"{ev['op']} (event {ev['seq']})"
 
+    def writer_label(ev):
+        return f"launch of {kname(ev)}" if ev["kind"] == "launch" else f"{ev['op']}()"
+
+    def producer_name(on, A):
+        for ev in on:
+            if ev["kind"] == "launch":
+                for e in ev["args"]:
+                    if e.get("array") == A and e["writes"]:
+                        return f"array {A} ({kname(ev)}.{e['field'] or e['arg']})"
+        return f"array {A}"
+
+    groups_war = {}
+
+    def group(fid, key, how, A, reader, writer, **data):
+        """Aggregate one instance (array A read at event reader, written at event writer)."""
+        g = groups_war.get((fid, key))
+        if g is None:
+            g = groups_war[(fid, key)] = _finding(fid, how, arrays=[], readers=[], writers=[], count=0, **data)
+        d = g["data"]
+        d["count"] += 1
+        for k, v in (("arrays", A), ("readers", reader), ("writers", writer)):
+            if v is not None and v not in d[k] and len(d[k]) < 20:
+                d[k].append(v)
+
     backwards = [e for e in events if e["kind"] == "backward"]
     paths = {b["seq"]: _path(trace, b) for b in backwards}
 
@@ -1350,13 +1424,11 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                 if not writers:
                     continue
                 W = writers[0]
-                data = dict(array=A, reader=L["seq"], kernel=kname(L), writer=W["seq"],
-                            writers=[w["seq"] for w in writers], field=entry["field"], tape=T)
+                name = entry["field"] or entry["arg"]
                 if W is L:
-                    f = _finding("inplace_read_write",
-                                 f"kernel {kname(L)} ({where(L)}) reads and stores array {A} "
-                                 f"(argument {entry['field'] or entry['arg']}) in one launch (event {L['seq']}); "
-                                 f"its contents at backward differ from those it read", **data)
+                    fid = "struct_write_after_read" if entry["field"] else "inplace_read_write"
+                    how = (f"kernel {kname(L)} ({where(L)}) reads and stores {name} in one launch; the contents "
+                           f"at backward differ from those it read")
                 elif W.get("tape") == T and W.get("epoch") == E:
                     if entry["field"] or (W["kind"] == "launch" and any(
                             e2.get("array") == A and e2.get("field") for e2 in W["args"])):
@@ -1365,26 +1437,36 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                         fid = "write_after_loss"
                     else:
                         fid = "write_after_read"
-                    f = _finding(fid,
-                                 f"array {A} ({entry['field'] or entry['arg']}) read by {kname(L)} (event {L['seq']}) "
-                                 f"on tape {T} is written by the recorded {writer_name(W)} before backward "
-                                 f"(event {b['seq']})" + (" after the loss was produced" if fid == "write_after_loss" else ""),
-                                 loss_event=loss_seq, **data)
+                    how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is written by a later recorded "
+                           f"{writer_label(W)}" + (" after the loss was produced" if fid == "write_after_loss" else "")
+                           + " before backward")
                 else:
-                    f = _finding("offtape_write_after_read",
-                                 f"array {A} ({entry['field'] or entry['arg']}) read by {kname(L)} (event {L['seq']}) "
-                                 f"on tape {T} is changed by the unrecorded {writer_name(W)} before backward "
-                                 f"(event {b['seq']})", **data)
-                add(f, (A, W["seq"]))
+                    fid = "offtape_write_after_read"
+                    how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is changed by an unrecorded "
+                           f"{writer_label(W)} before backward")
+                group(fid, (kname(L), name, writer_label(W)), how, A, L["seq"], W["seq"],
+                      field=entry["field"], tape=T, kernel=kname(L), writer_kind=W["kind"],
+                      inplace=W is L, loss_event=loss_seq)
+
+        # struct fields rebound on the host after a recorded launch
+        on_seqs = {e["seq"] for e in on_rec}
+        for r in b.get("rebound") or []:
+            L = events[r["launch"]]
+            if r["launch"] not in on_seqs and not (set(L["reads"]) & path_arrays):
+                continue
+            group("struct_field_rebound", (kname(L), r["field"]),
+                  f"struct field {r['field']} passed to {kname(L)} ({where(L)}) on tape {T} was rebound on the host "
+                  f"to another array after the launch was recorded, so backward replays it with the new array",
+                  r["then"], r["launch"], None, field=r["field"], tape=T, kernel=kname(L), now=r["now"])
 
         # requires_grad on the path
-        for A in sorted(path_arrays):
+        for A in sorted(path_arrays, key=_label_key):
             rec = arrays.get(A, {})
             if rec.get("float") and not b["requires_grad"].get(A, rec.get("requires_grad")):
-                add(_finding("missing_requires_grad",
-                             f"array {A} (shape {rec.get('shape')}) lies on the dataflow path from the params to the "
-                             f"seeded array but has requires_grad=False at backward (event {b['seq']})",
-                             array=A, backward=b["seq"]), A)
+                who = producer_name(on, A)
+                group("missing_requires_grad", (who,),
+                      f"{who} lies on the dataflow path from the params to the seeded array but has "
+                      f"requires_grad=False at backward", A, None, None)
 
         # launches on the path outside the tape / on other tapes
         other = {}
@@ -1392,12 +1474,17 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
             if ev["kind"] != "launch":
                 continue
             if ev["tape"] is None:
-                add(_finding("forward_outside_tape",
-                             f"launch of {kname(ev)} ({where(ev)}, event {ev['seq']}) lies on the param->loss path "
-                             f"but was recorded on no tape (record_tape={ev['record_tape']}, active tape "
-                             f"{ev['active_tape']}); backward on {T} does not reach it",
-                             launch=ev["seq"], kernel=kname(ev), record_tape=ev["record_tape"],
-                             active_tape=ev["active_tape"], backward=b["seq"]), ev["seq"])
+                key = ("forward_outside_tape", kname(ev))
+                if key not in found:
+                    add(_finding("forward_outside_tape",
+                                 f"launch of {kname(ev)} ({where(ev)}, event {ev['seq']}) lies on the param->loss path "
+                                 f"but was recorded on no tape (record_tape={ev['record_tape']}, active tape "
+                                 f"{ev['active_tape']}); backward on {T} (event {b['seq']}) does not reach it",
+                                 launches=[], kernel=kname(ev), record_tape=ev["record_tape"],
+                                 active_tape=ev["active_tape"], backward=b["seq"]), kname(ev))
+                ls = found[key]["data"]["launches"]
+                if ev["seq"] not in ls and len(ls) < 20:
+                    ls.append(ev["seq"])
             elif (ev["tape"], ev["epoch"]) != (T, E):
                 other.setdefault((ev["tape"], ev["epoch"]), []).append(ev["seq"])
             if ev["tape"] == T and ev["epoch"] == E and not kernels.get(ev["kernel"], {}).get("enable_backward", True):
@@ -1422,11 +1509,11 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
         for ev in on_rec:
             groups.setdefault(_launch_signature(ev), []).append(ev["seq"])
         for sig, seqs in groups.items():
-            if len(seqs) > 1:
+            if len(seqs) > 1 and ("duplicate_launch", sig[0]) not in found:
                 add(_finding("duplicate_launch",
                              f"launch of {kernels.get(sig[0], {}).get('name', sig[0])} with the same arrays and the same "
                              f"input contents is recorded {len(seqs)} times on tape {T} (events {seqs})",
-                             kernel=sig[0], launches=seqs, tape=T), tuple(seqs))
+                             kernel=sig[0], launches=seqs, tape=T), sig[0])
 
         # seeds
         for s in b["seeds"]:
@@ -1520,4 +1607,13 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                          f"the gradient returned for {name} was read from .grad but no backward ran in this call",
                          param=name, returned_zero=r["returned_zero"], grad_reads_before_backward=reads_before), name)
 
+    for g in groups_war.values():
+        d = g["data"]
+        arr = ", ".join(d["arrays"][:3]) + (f" and {len(d['arrays']) - 3} more" if len(d["arrays"]) > 3 else "")
+        if d["readers"]:
+            g["detail"] += f" (arrays {arr}; {d['count']} instance(s), first read at event {d['readers'][0]}"
+            g["detail"] += f", first write at event {d['writers'][0]})" if d["writers"] else ")"
+        else:
+            g["detail"] += f" ({d['count']} array(s): {arr})"
+        found[(g["id"], id(g))] = g
     return sorted(found.values(), key=lambda f: (f["id"], f["detail"]))
