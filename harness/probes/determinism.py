@@ -4,9 +4,9 @@ Measures whether the forward is stochastic (and pins the seed through
 ``set_seed`` when it is), and whether repeated ``gradient()`` calls at the
 same point grow (exact multiples 1, 2, 3 or 1, 3, 6: accumulation) or differ
 (state carried between iterations). The first call is made with the
-launches any tape records captured (for the per-launch check) and, when the
-``trace`` probe is on the list, under the runtime trace
-(:mod:`harness.probes.trace`).
+launches any tape records captured (for the per-launch check); when the
+``trace`` probe is on the list, calls 1 and 2 run under the runtime trace
+(:mod:`harness.probes.trace`: call 2 shows what one iteration leaves to the next).
 """
 
 from __future__ import annotations
@@ -93,10 +93,14 @@ def measure(ctx, *, calls: int = 3, jitter_rtol: float = JITTER_RTOL) -> dict:
                 if getattr(ctx, "want_trace", False):
                     from .trace import traced_call
 
-                    out.append(traced_call(ctx))
+                    out.append(traced_call(ctx, 1))
                 else:
                     out.append(ctx.gradient())
             ctx.launches = captured
+        elif k == 1 and getattr(ctx, "want_trace", False):
+            from .trace import traced_call
+
+            out.append(traced_call(ctx, 2))
         else:
             out.append(ctx.gradient())
         det.setdefault("gradient_call_s", []).append(time.perf_counter() - t)

@@ -155,7 +155,7 @@ def measure(ctx, *, coords: int = 5, dirs: int = 2, perturbed_coords: int = 0, p
     ----------
     coords, dirs : int
         Coordinates and random directions at the given point (all
-        coordinates when the problem has at most ``coords``).
+        coordinates, and no direction, when the problem has at most ``coords``).
     perturbed_coords, perturbed_dirs : int
         The same at the perturbed point ``x0 + perturb * scale * N(0, 1)``,
         where a bug that is exact at the given point (zero initial state)
@@ -166,6 +166,8 @@ def measure(ctx, *, coords: int = 5, dirs: int = 2, perturbed_coords: int = 0, p
         See :data:`RESOLUTION_FACTOR`.
     """
     ctx.stage("fd")
+    if ctx.flat.n <= coords:
+        dirs = 0  # every coordinate is checked: a direction is a combination of them and adds nothing
     rtol = compare.rtol_for(ctx.flat.dtypes)
     x0 = ctx.flat.get()
     base = measure_items(ctx, x0, coords, dirs, resolution_factor)

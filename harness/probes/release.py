@@ -6,8 +6,8 @@ or start more workers; nothing here runs in the worker):
 * **Release differential** (:func:`differential`): when the gradient is
   wrong on the release under test, the same variant is measured again with
   a cheap probe list in the per-release environment of another release
-  (:func:`harness.envs.python_for`; the newest of :data:`harness.envs.RELEASES`
-  by default). If the objective's finite differences agree across the two
+  (:func:`harness.envs.ensure_env`, or this interpreter for the installed
+  release; the newest of :data:`harness.envs.RELEASES` by default). If the objective's finite differences agree across the two
   releases while autodiff changes, Warp itself changed the adjoint; the
   releases in between are bisected for the first one where autodiff changes,
   and :data:`RELEASE_CHANGES` names the classes its changelog entries fix.
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -147,8 +148,13 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         "first_change": release or None, "direction": "newer"|"older"}``;
         None when no other release can be prepared (offline, not installed).
     """
-    from ..envs import RELEASES, ReleaseEnvError, python_for
+    from ..envs import RELEASES, ReleaseEnvError, ensure_env
     from ..isolation import run_worker
+    from ..runner import installed_warp_version
+
+    def python_for(r, log=None):
+        return sys.executable if r == installed_warp_version() else str(ensure_env(r, log))
+
 
     cur = _v(current)
     if cur is None or base_doc is None:
@@ -156,7 +162,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     rel = sorted((r for r in RELEASES if _v(r) is not None), key=_v)
     if other is None:
         newer = [r for r in rel if _v(r) > cur]
-        other = newer[-1] if newer else (rel[0] if _v(rel[0]) != cur else None)
+        other = newer[-1] if newer else None
     if other is None or _v(other) == cur:
         return None
     opts = {**DIFFERENTIAL_PROBES, "seed": (base_doc.get("options") or {}).get("seed", 0)}
@@ -165,7 +171,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     def measure(r):
         if r not in docs:
             try:
-                py = python_for(r, log=log)
+                py = python_for(r, log)
             except (ReleaseEnvError, OSError) as exc:
                 docs[r] = {"error": str(exc)}
                 return docs[r]
