@@ -282,15 +282,18 @@ def run(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the per-variant checks of every release here (input of `version-matrix`).")
 def validate(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_path):
-    """Check each case against Warp without any engine: buggy variants really
-    disagree with finite differences (as their class says), fixed ones agree.
-    Exits 1 and names each case that does not."""
+    """Check each case against the independent oracle (docs/oracle.md), without
+    any engine: buggy variants really disagree with finite differences (as
+    their class says, and differently from their fixed twin), fixed ones agree,
+    refused ones are refused. Prints passed / failed / unresolved / skipped
+    counts; exits 1 and names each check that failed or stayed unresolved."""
     import time as _time
 
     from .envs import RELEASES
     from .machine import describe
     from .runner import write_json_atomic
-    from .validate import validate_cases
+    from .matrix import oracle_cell
+    from .validate import counts, validate_cases
 
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
@@ -306,22 +309,33 @@ def validate(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, j
             task = prog.add_task("", total=None)
             checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
                                     on_check=lambda c, t=task: prog.update(t, advance=1, description=f"{c.case}/{c.variant}"))
-        table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
-        for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):
+        table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")
+        for col in ("case", "variant", "expected", "oracle", "rel. error", "resolved", "noise", "pair", "status"):
             table.add_column(col)
+        style = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
+                 "skipped": "skipped"}
         for cc in checks:
             for v in cc.variants:
                 exp = v.expected
+                o = v.oracle or {}
+                pr = v.pair or {}
                 table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
                               f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
-                              v.signature or ("skipped" if v.message.startswith("skipped") else "-"),
-                              "-" if v.relative_error is None else f"{v.relative_error:.2g}",
-                              "ok" if v.ok else "[red]FAIL[/red]")
-                if not v.ok:
-                    failed.append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.message}")
+                              oracle_cell(v.to_dict()) if o else "-",
+                              "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
+                              "-" if o.get("resolved") is None else f"{o['resolved']}/{o['resolved'] + o['unresolved']}",
+                              "-" if o.get("noise_relative") is None else f"{float(o['noise_relative']):.1g}",
+                              "-" if not pr else ("ok" if pr.get("confirmed") else "no")
+                              + ("" if pr.get("ratio_median") is None else f" r={float(pr['ratio_median']):.3g}"),
+                              style[v.status])
+                if v.status in ("failed", "unresolved"):
+                    failed.append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.status}: {v.message}")
             failed += [f"{cc.case}: {p}" for p in cc.problems]
         console.print(table)
-        doc["releases"][warp_version] = {"wall_s": _time.perf_counter() - t0,
+        n = counts([v for cc in checks for v in cc.variants])
+        console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
+                      f"{n['skipped']} skipped ({_time.perf_counter() - t0:.0f} s)")
+        doc["releases"][warp_version] = {"wall_s": _time.perf_counter() - t0, "counts": n,
                                          "checks": [v.to_dict() for cc in checks for v in cc.variants]}
         doc["wall_s"] = _time.perf_counter() - t_all
         if json_path:
