@@ -247,3 +247,42 @@ def test_rejected_when_the_oracle_sees_no_change(tmp_path):
 
     rec = admit_one(Candidate(parent, m), {("tests/mutate_basic", "1.19.0"): ({"verdict": "unresolved"}, None)}, {"1.19.0": None})
     assert not rec["admitted"] and rec["stage"] == "parent" and "unresolved" in rec["reason"]
+
+
+def test_mutation_scores_from_a_run(tmp_path):
+    import json
+
+    from harness.mutate.score import markdown_table, mutation_scores
+
+    man = {"mutants": [{"id": "a-x", "operator": "double_backward"}, {"id": "b-y", "operator": "double_backward"},
+                       {"id": "c-z", "operator": "disable_backward"}]}
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(man))
+    res = [
+        {"case": "a-x", "variant": "buggy", "correct": {"verdict": True, "class": True}},
+        {"case": "a-x", "variant": "fixed", "correct": {"verdict": True, "class": True}},
+        {"case": "b-y", "variant": "buggy", "correct": {"verdict": True, "class": False}},
+        {"case": "b-y", "variant": "fixed", "correct": {"verdict": False, "class": False}},
+        {"case": "c-z", "variant": "buggy", "correct": {"verdict": False, "class": False}},
+        {"case": "other", "variant": "buggy", "correct": {"verdict": True, "class": True}},
+    ]
+    (tmp_path / "run.json").write_text(json.dumps({"summary": {"engine": "e"}, "results": res}))
+    s = mutation_scores(tmp_path / "run.json", tmp_path / "m.yaml")
+    assert s["operators"]["double_backward"] == {"mutants": 2, "detected": 1.0, "score": 0.5, "twin_ok": 0.5}
+    assert s["operators"]["disable_backward"]["score"] == 0.0 and s["operators"]["disable_backward"]["twin_ok"] is None
+    assert s["all"]["mutants"] == 3 and s["all"]["score"] == pytest.approx(1 / 3)
+    assert "| `double_backward` | 2 | 0.50 / 1.00 / 0.50 |" in markdown_table([s])
+
+
+def test_cli_list_and_apply(tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    r = CliRunner().invoke(main, ["mutate", "--list"])
+    assert r.exit_code == 0 and "grad_numpy_view" in r.output and "stale_gradient_read" in r.output
+    r = CliRunner().invoke(main, ["mutate", str(PROGRAMS / "mutate_basic"), "--operator", "disable_backward",
+                                  "--operator", "retain_grad", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "retain_grad: does not apply: no Warp allocation with requires_grad=True" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["disable_backward-0", "disable_backward-1", "disable_backward-2"]
+    assert "enable_backward=False" in (tmp_path / "disable_backward-1" / "problem.py").read_text()

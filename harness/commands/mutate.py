@@ -25,7 +25,10 @@ import click
 @click.option("--warp", "warp", default=None, help="Releases to admit on, comma separated (default: the installed one).")
 @click.option("--timeout", default=300.0, show_default=True, type=float, help="Seconds per oracle run.")
 @click.option("--sample", default=None, type=int, help="With --materialize: only the first N mutants.")
-def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, max_sites, jobs, warp, timeout, sample):
+@click.option("--score", "score_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A run --json over the materialised tier (repeatable): print per-operator mutation scores.")
+def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, max_sites, jobs, warp, timeout, sample,
+        score_runs):
     """Inject labelled gradient bugs into correct Warp programs.
 
     \b
@@ -33,6 +36,7 @@ def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, m
     defects4warp mutate PATH --operator drop_grad_zeroing --out DIR
     defects4warp mutate --admit --jobs 2 [--warp 1.19.0,1.16.0]
     defects4warp mutate --materialize DIR
+    defects4warp mutate --score run-always-bug.json --score run-reference.json
     """
     from ..mutate import OPERATORS, get_operator
 
@@ -43,6 +47,11 @@ def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, m
     for o in operators:
         if o not in OPERATORS:
             raise click.UsageError(f"unknown operator {o!r}; see --list")
+    if score_runs:
+        from ..mutate.score import markdown_table, mutation_scores
+
+        click.echo(markdown_table([mutation_scores(r, manifest) for r in score_runs]), nl=False)
+        return
     if materialize:
         from ..mutate.tier import materialize as mat
 
