@@ -25,10 +25,11 @@ import click
 @click.option("--warp", "warp", default=None, help="Releases to admit on, comma separated (default: the installed one).")
 @click.option("--timeout", default=300.0, show_default=True, type=float, help="Seconds per oracle run.")
 @click.option("--sample", default=None, type=int, help="With --materialize: only the first N mutants.")
+@click.option("--per-operator", default=None, type=int, help="With --materialize: at most N mutants per operator.")
 @click.option("--score", "score_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A run --json over the materialised tier (repeatable): print per-operator mutation scores.")
 def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, max_sites, jobs, warp, timeout, sample,
-        score_runs):
+        per_operator, score_runs):
     """Inject labelled gradient bugs into correct Warp programs.
 
     \b
@@ -55,7 +56,7 @@ def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, m
     if materialize:
         from ..mutate.tier import materialize as mat
 
-        dirs = mat(materialize, manifest, only=sample)
+        dirs = mat(materialize, manifest, only=sample, per_operator=per_operator)
         click.echo(f"wrote {len(dirs)} case folders to {materialize}")
         return
     if admit:

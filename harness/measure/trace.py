@@ -364,6 +364,10 @@ def _subscript_chain(node):
     return node, idx
 
 
+def _dump(idx):
+    return "|".join(ast.dump(i) if i is not None else "?" for i in idx)
+
+
 def _index_info(pyfunc):
     """Index expressions of every array access of a kernel, for element-level checks.
 
@@ -400,6 +404,7 @@ def _index_info(pyfunc):
             counts[n.target.id] = counts.get(n.target.id, 0) + 2
     local_defs = {k: v for k, v in local_defs.items() if counts.get(k) == 1 and k not in tids}
     reads, writes, calls = {}, {}, []
+    wlines = {}  # (path, index dump) -> first line storing there
     store_subs = set()
     glb = getattr(pyfunc, "__globals__", {}) or {}
     for n in ast.walk(fdef):
@@ -418,6 +423,7 @@ def _index_info(pyfunc):
                     r = _root_path(base, aliases)
                     if r is not None:
                         writes.setdefault(r, []).append(idx)
+                        wlines.setdefault((r, _dump(idx)), n.lineno)
                         while isinstance(inner, ast.Subscript):
                             store_subs.add(id(inner))
                             inner = inner.value
@@ -439,7 +445,10 @@ def _index_info(pyfunc):
                 inner = inner.value
             r = _root_path(base, aliases)
             if r is not None:
-                reads.setdefault(r, []).append(idx)
+                reads.setdefault(r, [])
+                w = wlines.get((r, _dump(idx)))
+                if w is None or w >= n.lineno:  # not a re-read of an element this kernel stored before
+                    reads[r].append(idx)
     return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls}
 
 

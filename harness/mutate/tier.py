@@ -111,7 +111,7 @@ def case_yaml(entry: dict, cand: Candidate) -> dict:
     }
 
 
-def materialize(dest, manifest=None, *, corpus=None, only=None) -> list:
+def materialize(dest, manifest=None, *, corpus=None, only=None, per_operator=None) -> list:
     """Write every admitted mutant of the manifest as a case folder under ``dest``.
 
     Parameters
@@ -122,6 +122,8 @@ def materialize(dest, manifest=None, *, corpus=None, only=None) -> list:
         Default :data:`MANIFEST`.
     only : int, optional
         The first ``only`` mutants (a sample, e.g. for CI).
+    per_operator : int, optional
+        At most this many mutants per operator, in manifest order (a stratified sample).
 
     Returns
     -------
@@ -132,7 +134,12 @@ def materialize(dest, manifest=None, *, corpus=None, only=None) -> list:
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     out = []
-    for entry in doc["mutants"][: only if only is not None else None]:
+    entries, seen = [], {}
+    for entry in doc["mutants"]:
+        seen[entry["operator"]] = seen.get(entry["operator"], 0) + 1
+        if per_operator is None or seen[entry["operator"]] <= per_operator:
+            entries.append(entry)
+    for entry in entries[: only if only is not None else None]:
         cand = rebuild(entry, corpus)
         case_dir = dest / entry["id"]
         if case_dir.exists():

@@ -57,8 +57,9 @@ def measure(ctx, *, iterations: int = 3, coords: int = 1, dirs: int = 1, sweep_i
         out["losses"] = [float(v) for v in (losses or [])][:50]
         x1 = ctx.flat.get()
         out["moved"] = float(np.linalg.norm(x1 - x0) / max(np.linalg.norm(x0), 1e-300))
-        if not np.all(np.isfinite(x1)):
-            out["note"] = "the params are not finite after train()"
+        f1 = ctx.objective() if np.all(np.isfinite(x1)) else float("nan")
+        if not np.all(np.isfinite(x1)) or not np.isfinite(f1):
+            out["note"] = "the params or the objective are not finite after train() (the loop diverged): not compared"
         else:
             g = ctx.gradient()
             items = measure_items(ctx, x1, coords, dirs, RESOLUTION_FACTOR)
@@ -67,7 +68,6 @@ def measure(ctx, *, iterations: int = 3, coords: int = 1, dirs: int = 1, sweep_i
             bad = sorted({j for k in ("elements", "directions") for j in (out["comparison"].get(k) or {}).get("mismatched_items", [])})
             if bad:
                 ctx.flat.set(x1)
-                f1 = ctx.objective()
                 out["sweep"] = [dict(sweep_item(ctx, x1, f1, g, items["items"][j], rtol), item=j) for j in bad[:sweep_items]]
     finally:
         ctx.flat.set(x0)
