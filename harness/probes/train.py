@@ -7,7 +7,8 @@ only once the user's loop has moved the state. Where the problem defines
 ``train(iterations)``, this probe runs it from the given point, then
 compares one gradient() call with FD items at the point the loop reached,
 and restores the params. Costs 2 * (coords + dirs) objective evaluations and
-one gradient call, plus whatever ``train`` itself evaluates.
+one gradient call, plus whatever ``train`` itself evaluates (defaults: one
+random direction, 1 + 2 evaluations).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def _agrees(doc: dict) -> bool:
             and not (doc.get("nan_scan") or {}).get("gradient_nonfinite"))
 
 
-@probe("train", iterations=3, coords=1, dirs=1, sweep_items=2)
-def measure(ctx, *, iterations: int = 3, coords: int = 1, dirs: int = 1, sweep_items: int = 2) -> dict | None:
+@probe("train", iterations=3, coords=0, dirs=1, sweep_items=2)
+def measure(ctx, *, iterations: int = 3, coords: int = 0, dirs: int = 1, sweep_items: int = 2) -> dict | None:
     """Run ``train(iterations)``, then compare one gradient() call with FD there.
 
     Parameters
