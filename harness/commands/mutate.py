@@ -108,13 +108,20 @@ def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout):
         if done[0] % 25 == 0 or done[0] == len(cands):
             click.echo(f"  {done[0]}/{len(cands)} in {time.time() - t0:.0f} s", err=True)
 
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     recs = admit(cands, releases, jobs=jobs, timeout_s=timeout, progress=progress)
     secs = time.time() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     summary = summarize(recs, counts)
     cpu = f"{os.cpu_count()} CPUs"
-    doc = build_manifest(recs, summary, releases=list(releases), jobs=jobs, seconds=secs, max_sites=max_sites, cpu=cpu)
+    doc = build_manifest(recs, summary, releases=list(releases), jobs=jobs, seconds=secs, max_sites=max_sites, cpu=cpu,
+                         cpu_seconds=cpu_s, load=os.getloadavg()[0])
     p = write_manifest(doc, manifest)
-    click.echo(f"admitted {doc['admission']['admitted']} of {len(recs)} in {secs:.0f} s -> {p}")
+    click.echo(f"admitted {doc['admission']['admitted']} of {len(recs)} in {secs:.0f} s wall, "
+               f"{cpu_s:.0f} CPU s in oracle workers -> {p}")
     for name, row in summary.items():
         click.echo(f"  {name:28s} tried {row['tried']:4d} built {row['built']:4d} admitted {row['admitted']:4d} {row['rejected']}")
     sys.exit(0)

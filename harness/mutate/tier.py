@@ -25,7 +25,7 @@ MANIFEST = Path(__file__).resolve().parent.parent.parent / "mutants" / "manifest
 
 
 def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, seconds: float, max_sites,
-                   warp_versions: dict | None = None, cpu: str = "") -> dict:
+                   cpu: str = "", cpu_seconds: float | None = None, load: float | None = None) -> dict:
     """The manifest document (a JSON/YAML-able dict).
 
     Parameters
@@ -38,12 +38,18 @@ def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, s
         Warp releases admission measured on.
     jobs, seconds, max_sites
         How admission ran (parallel workers, wall seconds, sites per parent and operator).
+    cpu, cpu_seconds, load
+        The machine (e.g. ``"2 CPUs"``), user+system CPU seconds of the oracle
+        workers (``RUSAGE_CHILDREN``), and the 1-minute load average at the end
+        (a shared machine inflates wall time, not CPU time).
     """
     admitted = [r for r in records if r.get("admitted")]
     return {
         "format": 1,
         "releases": list(releases),
         "admission": {"jobs": jobs, "wall_seconds": round(seconds, 1), "max_sites": max_sites, "machine": cpu,
+                      "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 1),
+                      "load_average": None if load is None else round(load, 2),
                       "tried": len(records), "admitted": len(admitted),
                       "parents": len({r["parent"] for r in records}),
                       "admitted_parents": len({r["parent"] for r in admitted}),
