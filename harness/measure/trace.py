@@ -115,13 +115,15 @@ Each finding is ``{"id", "classes", "detail", "data"}``; ids and classes:
 id                              classes                fact
 =============================== ====================== =========================================
 ``write_after_read``            overwrite              an on-path recorded launch read A; a later
-                                                       recorded write changed A before backward
+                                                       write recorded on the tape, or made while it
+                                                       recorded, changed A before backward
 ``write_after_loss``            overwrite              same, the writer recorded after the loss
 ``struct_write_after_read``     struct_overwrite       same, A reached through a struct field
 ``struct_field_rebound``        struct_overwrite       a recorded struct's field now points at
                                                        another array (host rebinding)
 ``inplace_read_write``          inplace_math           one launch read and stored A
 ``offtape_write_after_read``    offtape_mutation       A changed by an unrecorded launch/host call
+                                                       outside the tape's recording
 ``missing_requires_grad``       missing_requires_grad  float array on the param->loss path
                                                        without requires_grad
 ``forward_outside_tape``        tape_scope             an on-path launch recorded on no tape
@@ -283,8 +285,10 @@ def _analyse_function(pyfunc, depth=0, max_depth=4):
                     while isinstance(inner, ast.Attribute):  # a[i].x = ...: a component write, not a read
                         inner = inner.value
                         write_nodes.add(id(inner))
-                    if isinstance(n, ast.AugAssign):
-                        flag(r, writes=True, accumulates=True)
+                    if isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub)):
+                        flag(r, writes=True, accumulates=True)  # Warp emits an atomic add
+                    elif isinstance(n, ast.AugAssign):
+                        flag(r, reads=True, writes=True)  # a[i] *= s reads the old value
                     else:
                         flag(r, writes=True)
         elif isinstance(n, ast.Call):
@@ -424,6 +428,8 @@ def _index_info(pyfunc):
                     if r is not None:
                         writes.setdefault(r, []).append(idx)
                         wlines.setdefault((r, _dump(idx)), n.lineno)
+                        if isinstance(n, ast.AugAssign) and not isinstance(n.op, (ast.Add, ast.Sub)):
+                            reads.setdefault(r, []).append(idx)
                         while isinstance(inner, ast.Subscript):
                             store_subs.add(id(inner))
                             inner = inner.value
@@ -854,6 +860,10 @@ class _Recorder:
                         if diff.ndim > len(shape):
                             diff = diff.reshape(tuple(shape) + (-1,)).any(axis=-1)
                         rec["changed"] = int(np.count_nonzero(diff & rmask))
+                        nz = snap != 0
+                        if nz.ndim > len(shape):
+                            nz = nz.reshape(tuple(shape) + (-1,)).any(axis=-1)
+                        rec["changed_set_before"] = int(np.count_nonzero(diff & rmask & nz))
             except Exception:
                 pass
             out[A] = rec
@@ -1694,6 +1704,10 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                                  for e2 in L["args"])
                 if rc.get("self_overlap") is not None:
                     self_store = self_store and rc["self_overlap"]
+                if self_store and rc.get("changed_set_before") == 0:
+                    # it stored into elements that held zeros before it ran (a buffer it fills, e.g. a
+                    # prefix product re-reading its own stores): not a read of old contents
+                    self_store = False
                 writers = []
                 if self_store:
                     writers.append(L)
@@ -1710,7 +1724,9 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     fid = "struct_write_after_read" if entry["field"] else "inplace_read_write"
                     how = (f"kernel {kname(L)} ({where(L)}) reads and stores {name} in one launch; the contents "
                            f"at backward differ from those it read")
-                elif W.get("tape") == T and W.get("epoch") == E:
+                elif (W.get("tape") == T and W.get("epoch") == E) or W.get("active_tape") == T:
+                    # recorded on T, or a host write / record_tape=False launch inside T's recording
+                    # (e.g. zero_() of a force buffer at each substep): part of the forward pass
                     if entry["field"] or (W["kind"] == "launch" and any(
                             e2.get("array") == A and e2.get("field") for e2 in W["args"])):
                         fid = "struct_write_after_read"
@@ -1718,7 +1734,8 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                         fid = "write_after_loss"
                     else:
                         fid = "write_after_read"
-                    how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is written by a later recorded "
+                    rec_word = "recorded" if W.get("tape") == T else f"unrecorded (inside the recording of {T})"
+                    how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is written by a later {rec_word} "
                            f"{writer_label(W)}" + (" after the loss was produced" if fid == "write_after_loss" else "")
                            + " before backward")
                 else:
@@ -1727,7 +1744,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                            f"{writer_label(W)} before backward")
                 group(fid, (kname(L), name, writer_label(W)), how, A, L["seq"], W["seq"],
                       field=entry["field"], tape=T, kernel=kname(L), writer_kind=W["kind"],
-                      inplace=W is L, loss_event=loss_seq)
+                      inplace=W is L, loss_event=loss_seq, writer_recorded=W.get("tape") == T)
                 g = groups_war[(fid, (kname(L), name, writer_label(W)))]["data"]
                 if rc.get("changed") is not None:
                     g["changed_elements"] = g.get("changed_elements", 0) + rc["changed"]
