@@ -210,7 +210,13 @@ def test_admission_sample_against_the_oracle(tmp_path):
     cands, counts = candidates([ps["adapters/wt-scalar-chain"]], operators=["drop_grad_zeroing", "double_backward"])
     extra, _ = candidates([ps["adapters/wt-loop-nested-if"]], operators=["grad_numpy_view"])
     cands += extra
-    recs = admit(cands, {"1.19.0": None}, jobs=2, timeout_s=120)
+    import time
+
+    recs = admit(cands, {"1.19.0": None}, jobs=2, timeout_s=120, cache_dir=tmp_path / "cache")
+    t0 = time.time()
+    again = admit(cands, {"1.19.0": None}, jobs=2, timeout_s=120, cache_dir=tmp_path / "cache")
+    assert time.time() - t0 < 5.0  # every oracle run comes from the cache
+    assert [(r["admitted"], r["oracle"]) for r in again] == [(r["admitted"], r["oracle"]) for r in recs]
     by = {r["operator"]: r for r in recs}
     assert by["drop_grad_zeroing"]["admitted"], by["drop_grad_zeroing"]
     assert by["drop_grad_zeroing"]["oracle"]["1.19.0"]["signature"]["kind"] == "growth"

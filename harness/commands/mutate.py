@@ -23,12 +23,13 @@ import click
 @click.option("--max-sites", default=1, show_default=True, type=int, help="Sites per parent and operator (0: all).")
 @click.option("--jobs", default=2, show_default=True, type=int, help="Oracle workers in parallel.")
 @click.option("--warp", "warp", default=None, help="Releases to admit on, comma separated (default: the installed one).")
+@click.option("--no-cache", is_flag=True, help="With --admit: measure every program again (no oracle result cache).")
 @click.option("--timeout", default=300.0, show_default=True, type=float, help="Seconds per oracle run.")
 @click.option("--sample", default=None, type=int, help="With --materialize: only the first N mutants.")
 @click.option("--per-operator", default=None, type=int, help="With --materialize: at most N mutants per operator.")
 @click.option("--score", "score_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A run --json over the materialised tier (repeatable): print per-operator mutation scores.")
-def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, max_sites, jobs, warp, timeout, sample,
+def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, max_sites, jobs, warp, no_cache, timeout, sample,
         per_operator, score_runs):
     """Inject labelled gradient bugs into correct Warp programs.
 
@@ -60,7 +61,7 @@ def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, m
         click.echo(f"wrote {len(dirs)} case folders to {materialize}")
         return
     if admit:
-        _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout)
+        _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout, no_cache)
         return
     if not path:
         raise click.UsageError("give PATH, or one of --list, --admit, --materialize")
@@ -86,9 +87,9 @@ def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, m
     click.echo(f"{total} mutant(s)")
 
 
-def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout):
+def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, no_cache=False):
     from ..envs import python_for
-    from ..mutate.admit import admit, candidates, summarize
+    from ..mutate.admit import CACHE_DIR, admit, candidates, summarize
     from ..mutate.sources import all_parents
     from ..mutate.tier import build_manifest, write_manifest
 
@@ -111,7 +112,7 @@ def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout):
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    recs = admit(cands, releases, jobs=jobs, timeout_s=timeout, progress=progress)
+    recs = admit(cands, releases, jobs=jobs, timeout_s=timeout, progress=progress, cache_dir=None if no_cache else CACHE_DIR)
     secs = time.time() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
