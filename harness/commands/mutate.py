@@ -16,6 +16,10 @@ import click
 @click.option("--operator", "operators", multiple=True, help="Operator name (repeatable; default: all).")
 @click.option("--out", type=click.Path(file_okay=False), help="With PATH: write one folder per mutant here.")
 @click.option("--list", "list_ops", is_flag=True, help="List the operators and the class each produces.")
+@click.option("--merge", "merge", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Combine these manifests (later ones win) into --manifest.")
+@click.option("--redo", "redo", multiple=True, help="With --merge: records of this operator come only from the last manifest.")
+@click.option("--summary", is_flag=True, help="Print the manifest's per-operator admission table (Markdown).")
 @click.option("--admit", is_flag=True, help="Run admission over every parent and write the manifest.")
 @click.option("--materialize", type=click.Path(file_okay=False), help="Rebuild the admitted tier as case folders in DIR.")
 @click.option("--manifest", type=click.Path(dir_okay=False), help="Manifest path (default mutants/manifest.yaml).")
@@ -29,7 +33,7 @@ import click
 @click.option("--per-operator", default=None, type=int, help="With --materialize: at most N mutants per operator.")
 @click.option("--score", "score_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A run --json over the materialised tier (repeatable): print per-operator mutation scores.")
-def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, max_sites, jobs, warp, no_cache, timeout, sample,
+def cmd(path, operators, out, list_ops, merge, redo, summary, admit, materialize, manifest, parents, max_sites, jobs, warp, no_cache, timeout, sample,
         per_operator, score_runs):
     """Inject labelled gradient bugs into correct Warp programs.
 
@@ -49,6 +53,18 @@ def cmd(path, operators, out, list_ops, admit, materialize, manifest, parents, m
     for o in operators:
         if o not in OPERATORS:
             raise click.UsageError(f"unknown operator {o!r}; see --list")
+    if merge:
+        from ..mutate.tier import merge_manifests, write_manifest
+
+        doc = merge_manifests(list(merge), drop={i: list(redo) for i in range(len(merge) - 1)})
+        p = write_manifest(doc, manifest)
+        click.echo(f"merged {len(merge)} manifests: {doc['admission']['admitted']} admitted of {doc['admission']['tried']} -> {p}")
+        return
+    if summary:
+        from ..mutate.score import admission_table
+
+        click.echo(admission_table(manifest), nl=False)
+        return
     if score_runs:
         from ..mutate.score import markdown_table, mutation_scores
 

@@ -156,3 +156,53 @@ def materialize(dest, manifest=None, *, corpus=None, only=None, per_operator=Non
         (case_dir / "case.yaml").write_text(yaml.safe_dump(case_yaml(entry, cand), sort_keys=False, width=120), encoding="utf-8")
         out.append(case_dir)
     return out
+
+
+def merge_manifests(paths: list, *, drop: dict | None = None) -> dict:
+    """Combine manifests of several admission runs into one document.
+
+    Records are keyed by mutant id; a later manifest's record replaces an
+    earlier one's. ``drop`` maps a manifest index to operator names whose
+    records of that manifest are discarded (e.g. an operator changed after
+    that run and was admitted again in a later one). Per-operator counts are
+    recomputed from the records; ``sites`` are counted again over the parents
+    the records name with the current operators. Wall and CPU seconds add up.
+
+    Returns
+    -------
+    dict
+        A manifest document (see :func:`build_manifest`).
+    """
+    from .admit import candidates, summarize
+    from .sources import find_parent
+
+    drop = drop or {}
+    recs, releases, wall, cpu, jobs, max_sites, loads = {}, [], 0.0, 0.0, 0, None, []
+    for i, p in enumerate(paths):
+        doc = read_manifest(p)
+        releases = releases or list(doc["releases"])
+        a = doc["admission"]
+        wall += a.get("wall_seconds") or 0.0
+        cpu += a.get("cpu_seconds") or 0.0
+        jobs = max(jobs, a.get("jobs") or 0)
+        max_sites = a.get("max_sites")
+        if a.get("load_average") is not None:
+            loads.append(a["load_average"])
+        skip = set(drop.get(i, ()))
+        for m in doc["mutants"]:
+            if m["operator"] not in skip:
+                recs[m["id"]] = dict(m, admitted=True, stage="admitted")
+        for r in doc["rejected"]:
+            if r["operator"] not in skip:
+                recs[r["id"]] = dict(r, admitted=False)
+    parents = sorted({r["parent"] for r in recs.values()})
+    _, counts = candidates([find_parent(p) for p in parents], max_sites=None)
+    records = list(recs.values())
+    out = build_manifest(records, summarize(records, counts), releases=releases, jobs=jobs, seconds=wall,
+                         max_sites=max_sites, cpu=read_manifest(paths[-1])["admission"].get("machine", ""),
+                         cpu_seconds=cpu or None, load=max(loads) if loads else None)
+    out["admission"]["merged_from"] = len(paths)
+    for m in out["mutants"]:
+        m.pop("admitted", None)
+        m.pop("stage", None)
+    return out
