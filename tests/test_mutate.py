@@ -292,3 +292,30 @@ def test_cli_list_and_apply(tmp_path):
     assert "retain_grad: does not apply: no Warp allocation with requires_grad=True" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["disable_backward-0", "disable_backward-1", "disable_backward-2"]
     assert "enable_backward=False" in (tmp_path / "disable_backward-1" / "problem.py").read_text()
+
+
+def test_merge_manifests_later_runs_win(tmp_path):
+    from harness.mutate.tier import merge_manifests, read_manifest
+
+    ps = {p.id: p for p in adapter_parents()}
+    cands, counts = candidates([ps["adapters/wt-scalar-chain"]], operators=["double_backward", "drop_grad_zeroing"])
+
+    def rec(c, ok):
+        return {"id": c.id, "parent": c.parent.id, "operator": c.mutation.operator, "class": c.mutation.produces,
+                "site": c.mutation.site, "admitted": ok, "stage": "admitted" if ok else "oracle", "reason": "",
+                "releases": ["1.19.0"] if ok else []}
+
+    first = [rec(cands[0], False), rec(cands[1], True)]
+    second = [rec(cands[0], True)]
+    for name, rs in (("a", first), ("b", second)):
+        doc = build_manifest(rs, summarize(rs, counts), releases=["1.19.0"], jobs=2, seconds=10.0, max_sites=None,
+                             cpu_seconds=4.0)
+        write_manifest(doc, tmp_path / f"{name}.yaml")
+    m = merge_manifests([tmp_path / "a.yaml", tmp_path / "b.yaml"])
+    assert sorted(x["id"] for x in m["mutants"]) == sorted(c.id for c in cands) and m["rejected"] == []
+    assert m["admission"]["wall_seconds"] == 20.0 and m["admission"]["cpu_seconds"] == 8.0
+    m = merge_manifests([tmp_path / "a.yaml", tmp_path / "b.yaml"], drop={0: ["drop_grad_zeroing"]})
+    assert [x["operator"] for x in m["mutants"]] == ["double_backward"]
+    assert m["operators"]["drop_grad_zeroing"]["tried"] == 0
+    write_manifest(m, tmp_path / "m.yaml")
+    assert read_manifest(tmp_path / "m.yaml")["admission"]["merged_from"] == 2
