@@ -76,6 +76,9 @@ PRIORS = {
 #: Weight of one trace finding, shared by the classes it names (a measured
 #: fact about the run, so it outweighs every prior).
 TRACE_WEIGHT = 1.2
+#: Weight added to ``truncation`` when one gradient() call runs backward on
+#: several separate tapes (windows) and no trace finding says they double count.
+WINDOWS_WEIGHT = 0.8
 #: Weight added to ``double_count`` for an exact factor of 2 (or 3 on 1.12.1's double backward).
 FACTOR2_BOOST = 0.4
 #: Weight added to ``seed_mismatch`` for an exact factor that is an integer
@@ -453,6 +456,12 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
             cls = ["overwrite"]
         for c in cls:
             weights[c] = weights.get(c, 0.0) + TRACE_WEIGHT / len(cls)
+    n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
+    if n_tapes >= 2 and not any("double_count" in (f.get("classes") or []) for f in tfind):
+        weights["truncation"] = weights.get("truncation", 0.0) + WINDOWS_WEIGHT
+        evidence.append(_ev("trace", False, f"trace: one gradient() call ran backward on {n_tapes} separate tapes "
+                            "(windows): the gradient through the state carried between them depends on seeding each "
+                            "window from the next", {"backward_tapes": n_tapes}))
     if src is not None:
         for c, w in src.weights.items():
             if c in weights:

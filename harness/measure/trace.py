@@ -188,6 +188,7 @@ FINDING_CLASSES = {
 _ATOMIC_PREFIXES = ("atomic_",)
 _TILE_WRITES = ("tile_store", "tile_atomic_add")
 _ACTIVE = None  # the _Recorder of the trace in progress
+_KERNEL_CACHE = {}  # id(kernel) -> (kernel, static info: source span, options, AST access maps)
 _LOCK = threading.Lock()
 
 
@@ -693,6 +694,12 @@ class _Recorder:
         key = str(getattr(kernel, "key", None) or getattr(kernel, "__name__", "kernel"))
         if key in self.kernels:  # two kernel objects with one key: keep them apart
             key = f"{key}#{len(self.kernels)}"
+        hit = _KERNEL_CACHE.get(id(kernel))
+        if hit is not None and hit[0] is kernel:
+            info = dict(hit[1])
+            self.kernels[key] = info
+            self._by_kernel[id(kernel)] = (kernel, key, info)
+            return key, info
         pyfunc = getattr(kernel, "func", None)
         try:
             lines, start = inspect.getsourcelines(pyfunc)
@@ -729,6 +736,7 @@ class _Recorder:
         }
         self.kernels[key] = info
         self._by_kernel[id(kernel)] = (kernel, key, info)
+        _KERNEL_CACHE[id(kernel)] = (kernel, dict(info))
         return key, info
 
     # -- launches ----------------------------------------------------------
@@ -969,13 +977,15 @@ def _last_write(events, targets, before):
 # ----------------------------------------------------------------------------
 
 
-def _bind(sig, args, kwargs):
-    try:
-        b = sig.bind(*args, **kwargs)
-        b.apply_defaults()
-        return b.arguments
-    except TypeError:
+def _bind(names, args, kwargs):
+    """The launch arguments by name (``names``: wp.launch's parameter names, in order)."""
+    if len(args) > len(names) or "kernel" not in names:
         return None
+    out = dict(zip(names, args))
+    out.update(kwargs)
+    if "kernel" not in out or "dim" not in out:
+        return None
+    return out
 
 
 def _wrap_launch(orig, tiled, launch_sig):
@@ -1069,7 +1079,7 @@ def _install(st):
         setattr(owner, name, new)
 
     orig_launch = wp.launch
-    launch_sig = inspect.signature(orig_launch)
+    launch_sig = [p for p in inspect.signature(orig_launch).parameters]
     patch(wp, "launch", _wrap_launch(orig_launch, False, launch_sig))
     if hasattr(wp, "launch_tiled"):
         patch(wp, "launch_tiled", _wrap_launch(wp.launch_tiled, True, launch_sig))
