@@ -333,7 +333,7 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     builtins = release_probe.builtin_findings(path, kernel_names, version) if path is not None else None
     if builtins is not None:
         evidence += builtins.evidence
-    diff_a = release_probe.assess_differential(differential)
+    diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"))
     evidence += diff_a.evidence
 
     # -- verdict ---------------------------------------------------------

@@ -78,13 +78,18 @@ be analysed; then every array argument counts as read and written).
 * ``"grad_read"``: ``array`` (owner), ``grad`` (label of the grad array),
   ``before_backward`` (no backward had started yet in this call). A read of
   the ``.grad`` property, e.g. to zero it.
+* ``"grad_assign"``: same fields; ``owner.grad = array`` was set (``grad``
+  is the attached array).
 * ``"grad_numpy"``: same fields; ``.numpy()`` was called on a known grad
   array, i.e. its contents were consumed.
 * ``"backward"``: ``tape``, ``epoch``, ``loss`` (label or ``None``),
   ``seeds``: list of ``{"mode": "loss"|"grads"|"preset", "target", "seed"
   (label of the seed buffer, ``None`` for ``loss``), "size", "sum", "min",
   "max", "all_ones", "constant" (the common value or ``None``),
-  "target_sum", "target_mean", "target_size"}``; ``pre``: ``{label:
+  "target_sum", "target_mean", "target_size", "post_sum" (sum of the seed
+  buffer after the backward)}`` (``"preset"``: backward() without
+  arguments; the seeds are the nonzero or attached ``.grad`` of non-param
+  arrays on the tape); ``pre``: ``{label:
   summary}`` of every array recorded on this tape (current epoch) just before
   the backward; ``grad_nonzero``: ``{label: bool}`` for every known array
   with a ``.grad`` (any element != 0 when the backward started);
@@ -122,6 +127,10 @@ id                              classes                fact
 ``struct_field_rebound``        struct_overwrite       a recorded struct's field now points at
                                                        another array (host rebinding)
 ``inplace_read_write``          inplace_math           one launch read and stored A
+``rng_state_overwrite``         rng_replay             any of the above on an integer array read by a
+                                                       kernel that draws random numbers
+``zero_seed``                   stale_gradient_read    every seed of a backward is zero (a seed
+                                                       buffer consumed earlier and not refilled)
 ``offtape_write_after_read``    offtape_mutation       A changed by an unrecorded launch/host call
                                                        outside the tape's recording
 ``missing_requires_grad``       missing_requires_grad  float array on the param->loss path
@@ -172,6 +181,8 @@ FINDING_CLASSES = {
     "struct_write_after_read": ["struct_overwrite"],
     "struct_field_rebound": ["struct_overwrite"],
     "inplace_read_write": ["inplace_math"],
+    "rng_state_overwrite": ["rng_replay"],
+    "zero_seed": ["stale_gradient_read"],
     "offtape_write_after_read": ["offtape_mutation"],
     "missing_requires_grad": ["missing_requires_grad"],
     "forward_outside_tape": ["tape_scope"],
@@ -187,6 +198,7 @@ FINDING_CLASSES = {
 
 _ATOMIC_PREFIXES = ("atomic_",)
 _TILE_WRITES = ("tile_store", "tile_atomic_add")
+_RNG_PREFIXES = ("rand", "sample_", "noise", "pnoise", "curlnoise", "poisson")
 _ACTIVE = None  # the _Recorder of the trace in progress
 _KERNEL_CACHE = {}  # id(kernel) -> (kernel, static info: source span, options, AST access maps)
 _LOCK = threading.Lock()
@@ -409,6 +421,7 @@ def _index_info(pyfunc):
             counts[n.target.id] = counts.get(n.target.id, 0) + 2
     local_defs = {k: v for k, v in local_defs.items() if counts.get(k) == 1 and k not in tids}
     reads, writes, calls = {}, {}, []
+    rng = False
     wlines = {}  # (path, index dump) -> first line storing there
     store_subs = set()
     glb = getattr(pyfunc, "__globals__", {}) or {}
@@ -443,6 +456,8 @@ def _index_info(pyfunc):
                     writes.setdefault(r, []).append(list(n.args[1:-1]) if simple else [None])
             elif name and isinstance(fnode, ast.Name) and callable(getattr(glb.get(fnode.id), "func", None)):
                 calls.append(name)
+            if name and name.startswith(_RNG_PREFIXES):
+                rng = True
     for n in ast.walk(fdef):  # parents are visited before children
         if isinstance(n, ast.Subscript) and id(n) not in store_subs:
             base, idx = _subscript_chain(n)
@@ -456,7 +471,7 @@ def _index_info(pyfunc):
                 w = wlines.get((r, _dump(idx)))
                 if w is None or w >= n.lineno:  # not a re-read of an element this kernel stored before
                     reads[r].append(idx)
-    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls}
+    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls, "rng": rng}
 
 
 def _eval_index(node, tids, scalars, local_defs, depth=0):
@@ -731,6 +746,7 @@ class _Recorder:
             "kernel_option": opts.get("enable_backward"),
             "module_option": mod_opts.get("enable_backward"),
             "calls": list((index or {}).get("calls", [])),
+            "rng": bool((index or {}).get("rng")),
             "_argnames": argnames,
             "_index": index,
         }
@@ -1119,7 +1135,18 @@ def _install(st):
             s.event("grad_read", array=owner, grad=s.array(g), before_backward=s.backward_count == 0)
             return g
 
-        patch(A, "grad", property(grad_get, prop.fset, prop.fdel, prop.__doc__))
+        fset = prop.fset
+
+        def grad_set(self, value):
+            fset(self, value)
+            s = _ACTIVE
+            if s is None or s.busy or s.host_depth or s.launch_depth or s.backward_depth or not _is_array(value):
+                return
+            owner = s.array(self)
+            s.event("grad_assign", array=owner, grad=s.array(value, grad_of=owner),
+                    before_backward=s.backward_count == 0)
+
+        patch(A, "grad", property(grad_get, grad_set if fset is not None else None, prop.fdel, prop.__doc__))
     else:
         st._grad_get = lambda a: getattr(a, "grad", None)
 
@@ -1237,6 +1264,10 @@ def _install(st):
                     post[name] = s.summary(g)
             s.post_grads.append(snaps)
             ev["post_grads"] = post
+            for seed in ev["seeds"]:
+                buf = _obj(s, seed["seed"]) if seed.get("seed") else None
+                summ = s.summary(buf) if buf is not None else None
+                seed["post_sum"] = summ["sum"] if summ else None
 
     patch(T, "__init__", __init__)
     patch(T, "__enter__", __enter__)
@@ -1302,9 +1333,10 @@ def _begin_backward(st, r, loss, grads):
             c = st.contents(g)
             grad_nonzero[rec["label"]] = bool(c is not None and np.any(c != 0))
     if loss is None and not grads:
+        attached = {e["array"] for e in st.events if e["kind"] == "grad_assign"}
         for lab in on_tape:
-            if grad_nonzero.get(lab) and st.arrays[id(_obj(st, lab))]["param"] is None:
-                a = _obj(st, lab)
+            a = _obj(st, lab)
+            if st.arrays[id(a)]["param"] is None and (grad_nonzero.get(lab) or lab in attached):
                 seeds.append(_seed_entry(st, "preset", a, st.grad_of(a)))
     pre = {lab: st.summary(_obj(st, lab)) for lab in on_tape}
     rebound = []
@@ -1752,6 +1784,11 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     fid = "offtape_write_after_read"
                     how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is changed by an unrecorded "
                            f"{writer_label(W)} before backward")
+                if not arrays.get(A, {}).get("float", True) and kernels.get(L["kernel"], {}).get("rng"):
+                    fid = "rng_state_overwrite"
+                    how = (f"random-number state {name} ({arrays[A].get('dtype')}) read by {kname(L)} ({where(L)}) "
+                           f"on tape {T} is overwritten before backward (by {writer_label(W)}), so the replay "
+                           f"draws other random numbers")
                 group(fid, (kname(L), name, writer_label(W)), how, A, L["seq"], W["seq"],
                       field=entry["field"], tape=T, kernel=kname(L), writer_kind=W["kind"],
                       inplace=W is L, loss_event=loss_seq, writer_recorded=W.get("tape") == T)
@@ -1840,6 +1877,15 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                              f"input contents is recorded {len(seqs)} times on tape {T} (events {seqs})",
                              kernel=sig[0], launches=seqs, tape=T), sig[0])
 
+        # a backward whose every seed is zero
+        if b["seeds"] and all(x["constant"] == 0.0 for x in b["seeds"]):
+            add(_finding("zero_seed",
+                         f"backward (event {b['seq']}) on tape {T} is seeded only with zeros "
+                         f"({', '.join(str(x['seed'] or x['target']) for x in b['seeds'])}): a seed buffer consumed by "
+                         f"an earlier backward and not refilled gives a zero gradient",
+                         seeds=[x["seed"] for x in b["seeds"]], targets=[x["target"] for x in b["seeds"]],
+                         modes=[x["mode"] for x in b["seeds"]], backward=b["seq"]), b["seq"])
+
         # seeds
         for s in b["seeds"]:
             buf = s["seed"]
@@ -1856,7 +1902,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                         break
             factor = None
             red = None
-            if s["constant"] is not None and (s["target_size"] or 0) > 1 and objective is not None:
+            if s["constant"] and (s["target_size"] or 0) > 1 and objective is not None:
                 c, S, M = s["constant"], s["target_sum"], s["target_mean"]
                 if not _close(c * S, objective, rtol):
                     if _close(M, objective, rtol):
