@@ -48,6 +48,8 @@ FINDINGS = [
     ("seed_accumulated", "trace_seed_acc", "trace_seed_acc_fixed"),
     ("backward_disabled", "trace_nobackward", "trace_nobackward_fixed"),
     ("window_handoff", "trace_windows", "trace_windows_fixed"),
+    ("zero_seed", "trace_seed_attach", "trace_seed_attach_fixed"),
+    ("rng_state_overwrite", "trace_rng", "trace_rng_fixed"),
 ]
 
 #: rows also checked on Warp 1.12.1
@@ -73,6 +75,8 @@ EXPECTED_DATA = {
     "trace_twice": {"param": "x"},
     "trace_stale": {"param": "x"},
     "trace_nobackward": {"kernel": "cube_sum"},
+    "trace_seed_attach": {"modes": ["preset"]},
+    "trace_rng": {"kernel": "noisy_step", "inplace": False, "writer_kind": "launch"},
 }
 
 
