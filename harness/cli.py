@@ -678,6 +678,10 @@ def list_cases(corpus, cases_glob, split, as_json):
 
 from .commands.mutate import cmd as _cmd_mutate  # noqa: E402
 main.add_command(_cmd_mutate, name="mutate")
+from .commands.index import cmd as _cmd_index  # noqa: E402
+main.add_command(_cmd_index, name="index")
+from .commands.diff import cmd as _cmd_diff  # noqa: E402
+main.add_command(_cmd_diff, name="diff")
 
 
 if __name__ == "__main__":
