@@ -682,6 +682,8 @@ from .commands.index import cmd as _cmd_index  # noqa: E402
 main.add_command(_cmd_index, name="index")
 from .commands.diff import cmd as _cmd_diff  # noqa: E402
 main.add_command(_cmd_diff, name="diff")
+from .commands.export import cmd as _cmd_export  # noqa: E402
+main.add_command(_cmd_export, name="export")
 
 
 if __name__ == "__main__":
