@@ -12,19 +12,38 @@ It runs inside the measurement worker subprocess, next to the user's
 works on every Warp release from 1.12.1 to 1.19.0 because it touches only
 public names: ``wp.launch``, ``wp.launch_tiled``, ``wp.copy``, ``wp.clone``,
 ``wp.Tape.__init__/__enter__/__exit__/record_launch/record_func/backward/zero/
-reset``, ``wp.array.zero_/fill_/assign`` and the ``wp.array.grad`` property,
-plus ``wp.types.is_struct`` and, read-only, ``kernel.key``, ``kernel.func``,
-``kernel.module.name``, ``kernel.options``, ``kernel.module.options`` and
-``tape.gradients``. Which arrays a kernel reads and writes is found from the
+reset``, ``wp.array.zero_/fill_/assign/numpy`` and the ``wp.array.grad``
+property (getter and setter), plus ``wp.types.is_struct`` and, read-only,
+``kernel.key``, ``kernel.func``, ``kernel.module.name``, ``kernel.options``,
+``kernel.module.options``, ``tape.gradients`` and a struct instance's field
+table (``instance._cls.vars``, the one name not in Warp's documentation; it is
+the same on 1.12.1 and 1.19.0). Signatures checked on 1.12.1 and 1.19.0:
+``launch(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device,
+stream, adjoint, record_tape, record_cmd, max_blocks, block_dim)``,
+``Tape.record_launch(kernel, dim, max_blocks, inputs, outputs, device,
+block_dim=0, metadata=None)``, ``Tape.backward(loss=None, grads=None)``;
+``launch_tiled(*args, **kwargs)`` forwards to ``launch``. Which arrays a kernel reads and writes is found from the
 kernel's Python source (``ast``), not from Warp's codegen flags: the flags in
 ``kernel.adj.args`` (``is_read``/``is_write``) are reset after the build on
 1.12.1 and 1.19.0 alike (measured), so they cannot be read after a launch.
 
-Limits (measured facts of the approach, not bugs): a name imported before the
-trace (``from warp import launch``) is not wrapped; writes through a
-``wp.func`` that cannot be resolved from the kernel's globals are treated as
-reads; launches Warp makes internally through private functions (not
-``wp.launch``) are invisible; one trace at a time per process.
+Contents are compared element by element where possible: every array a
+launch reads is copied just before it runs (within ``max_snapshot_bytes``),
+and at ``backward()`` only the elements the launch read count, found by
+evaluating its index expressions (``a[i]``, ``z[t + 1, b]``, constants, the
+launch's integer arguments); a time-indexed trajectory array that each step
+extends is therefore not an overwrite. A kernel re-reading an element it
+stored earlier in its body (``v[t + 1] = ...; ... v[t + 1]``) is not a read of
+old contents, nor is a kernel that fills elements that held zeros before it ran
+(a prefix product in a fresh buffer).
+
+Limits: a name imported before the trace (``from warp import launch``) is not
+wrapped; accesses inside a called ``wp.func`` count on every element; a
+``wp.func`` that cannot be resolved from the kernel's globals is treated as
+reading its arguments; launches Warp makes internally through private
+functions (not ``wp.launch``) are invisible; one trace at a time per process;
+state kept between iterations (a ``.grad`` never zeroed, a consumed seed
+buffer) shows only from the second ``gradient()`` call on, so trace call 2.
 
 Trace document (``trace_call(...)[1]``), JSON-serialisable
 ------------------------------------------------------------
@@ -93,7 +112,19 @@ be analysed; then every array argument counts as read and written).
   summary}`` of every array recorded on this tape (current epoch) just before
   the backward; ``grad_nonzero``: ``{label: bool}`` for every known array
   with a ``.grad`` (any element != 0 when the backward started);
-  ``requires_grad``: ``{label: bool}`` at that time; ``adjoint_launches``:
+  ``requires_grad``: ``{label: bool}`` at that time; ``writers``: ``{label:
+  [{"event": seq, "by": "recorded launch"|"unrecorded launch"|"recorded host
+  call"|"host call"}]}`` for each array a recorded launch on this tape read:
+  the writes from its first read (that launch included) to the backward;
+  ``read_changes``: ``{str(launch seq): {label: {"changed", "changed_set_before",
+  "read", "self_overlap"}}}`` per recorded launch and array it read: how many
+  elements it read differ now from just before it ran (``None`` without a
+  snapshot), how many of those held a nonzero value then, how many elements
+  it read (its index expressions evaluated with the launch's dim and integer
+  arguments; every element where they cannot be evaluated), and whether it
+  stored to elements it read (``None`` unknown); ``rebound``: ``[{"launch",
+  "field", "then", "now"}]`` struct fields of recorded launches that point at
+  another array now; ``adjoint_launches``:
   int; ``post_grads``: ``{param name: summary of its .grad after}``.
 
 A *summary* is ``{"digest": 16 hex chars (blake2b-64 of the bytes, strided
@@ -1348,11 +1379,28 @@ def _begin_backward(st, r, loss, grads):
             for path, now in st.struct_bindings(arg, sobj).items():
                 if path in then and then[path] != now:
                     rebound.append({"launch": ev["seq"], "field": path, "then": then[path], "now": now})
+    first_read, writers = {}, {}
+    for ev in st.events:
+        if ev["kind"] == "launch" and ev["tape"] == label and ev["epoch"] == epoch:
+            for lab in ev["reads"]:
+                first_read.setdefault(lab, ev["seq"])
+    for ev in st.events:
+        if ev["kind"] == "launch":
+            written, how = ev["writes"], ("recorded launch" if ev["tape"] == label and ev["epoch"] == epoch
+                                          else "unrecorded launch")
+        elif ev["kind"] == "host" and ev.get("dest"):
+            written, how = [ev["dest"]], ("recorded host call" if ev.get("tape") == label else "host call")
+        else:
+            continue
+        for lab in written:
+            if lab in first_read and ev["seq"] >= first_read[lab]:
+                writers.setdefault(lab, []).append({"event": ev["seq"], "by": how})
     now_cache, read_changes = {}, {}
     for ev in st.events:
         if ev["kind"] == "launch" and ev["tape"] == label and ev["epoch"] == epoch:
             read_changes[str(ev["seq"])] = st.read_changes(ev, now_cache)
     return st.event("backward", tape=label, epoch=epoch, rebound=rebound, read_changes=read_changes,
+                    writers=writers,
                     loss=st.array(loss) if _is_array(loss) else None, seeds=seeds, pre=pre,
                     grad_nonzero=grad_nonzero, requires_grad=req, adjoint_launches=0, post_grads=None)
 
