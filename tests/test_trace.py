@@ -206,9 +206,22 @@ def test_recorded_facts_of_the_overwrite_program():
     assert launches[1]["args"][0]["pre"]["sum"] == pytest.approx(0.0)  # a = 2x = [3, -4, 1]
     assert launches[1]["args"][0]["pre"]["digest"] != bw["pre"][a]["digest"]
     assert bw["pre"][a]["sum"] == pytest.approx(3.0)  # reset wrote ones
+    assert bw["writers"][a] == [{"event": launches[3]["seq"], "by": "recorded launch"}]
+    assert bw["read_changes"][str(launches[1]["seq"])][a] == {
+        "changed": 2, "changed_set_before": 2, "read": 3, "self_overlap": False}
     # the replay reads the ones: d/dx sum((2x)^2) replayed at a = 1 is 2 * 2 * 1 = 4 per element
     assert result["x"].tolist() == pytest.approx([4.0, 4.0, 4.0])
     assert bw["grad_nonzero"][trace["params"]["x"]] is False
+
+
+@pytest.mark.slow
+def test_offtape_writer_is_the_host_call():
+    _, _, _, trace, findings = _run("trace_offtape")
+    (bw,) = [e for e in trace["events"] if e["kind"] == "backward"]
+    (fill,) = [e for e in trace["events"] if e["kind"] == "host" and e["op"] == "fill_" and e["value"] == 7.0]
+    assert fill["active_tape"] is None and fill["tape"] is None and fill["post"]["sum"] == pytest.approx(21.0)
+    assert bw["writers"][fill["dest"]] == [{"event": fill["seq"], "by": "host call"}]
+    assert findings[0]["data"]["writers"] == [fill["seq"]]
 
 
 @pytest.mark.slow
@@ -243,7 +256,7 @@ def test_everything_is_restored_even_on_exceptions():
     tm = _load_trace()
     tracer = sys.gettrace()
     before = (wp.launch, wp.copy, wp.clone, dict(wp.Tape.__dict__), wp.array.__dict__["grad"],
-              wp.array.__dict__["zero_"], wp.array.__dict__["assign"])
+              wp.array.__dict__["zero_"], wp.array.__dict__["assign"], wp.array.__dict__["numpy"])
 
     def boom():
         wp.zeros(2).zero_()
@@ -256,7 +269,7 @@ def test_everything_is_restored_even_on_exceptions():
     result, doc = tm.trace_call(boom, reraise=False)
     assert result is None and doc["error"] == "ValueError: boom"
     after = (wp.launch, wp.copy, wp.clone, dict(wp.Tape.__dict__), wp.array.__dict__["grad"],
-             wp.array.__dict__["zero_"], wp.array.__dict__["assign"])
+             wp.array.__dict__["zero_"], wp.array.__dict__["assign"], wp.array.__dict__["numpy"])
     assert after == before
     assert sys.gettrace() is tracer
 
