@@ -155,7 +155,8 @@ def _joint_factor(doc: dict) -> float | None:
 
 
 def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = FACTOR2_BOOST,
-                   big_factor_boost: float = BIG_FACTOR_BOOST, seed_size_boost: float = SEED_SIZE_BOOST) -> tuple:
+                   big_factor_boost: float = BIG_FACTOR_BOOST, seed_size_boost: float = SEED_SIZE_BOOST,
+                   max_reduction: int = 10**6) -> tuple:
     """Class weights from the size of an exact factor.
 
     Parameters
@@ -164,6 +165,9 @@ def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = 
         autodiff / truth, constant over the items.
     seeds : list[int]
         Element counts of the arrays the trace saw seeded by ``backward()``.
+    max_reduction : int
+        Largest factor read as the size of a reduction (default 10^6: a
+        blown-up gradient, e.g. 2.8e7 x, is not a mean over that many elements).
 
     Returns
     -------
@@ -174,7 +178,8 @@ def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = 
         return w, note
     mag = abs(factor) if abs(factor) >= 1 else 1.0 / abs(factor)
     near = round(mag)
-    integral = near >= 2 and abs(mag - near) <= 1e-2 * mag
+    # a reduction over at most max_reduction elements; past that every number is "an integer within 1 %"
+    integral = 2 <= near <= max_reduction and abs(mag - near) <= 1e-2 * mag
     if integral and near in (2, 3) and abs(factor) >= 1:
         w["double_count"] = factor2_boost
     if integral and near > 2:
