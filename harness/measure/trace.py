@@ -1929,8 +1929,9 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
         if b["seeds"] and all(x["constant"] == 0.0 for x in b["seeds"]):
             add(_finding("zero_seed",
                          f"backward (event {b['seq']}) on tape {T} is seeded only with zeros "
-                         f"({', '.join(str(x['seed'] or x['target']) for x in b['seeds'])}): a seed buffer consumed by "
-                         f"an earlier backward and not refilled gives a zero gradient",
+                         f"({', '.join(str(x['seed'] or x['target']) for x in b['seeds'])}): a seed buffer zeroed "
+                         f"earlier (consumed by a backward from Warp 1.13, or by tape.zero()) and not refilled "
+                         f"gives a zero gradient",
                          seeds=[x["seed"] for x in b["seeds"]], targets=[x["target"] for x in b["seeds"]],
                          modes=[x["mode"] for x in b["seeds"]], backward=b["seq"]), b["seq"])
 
