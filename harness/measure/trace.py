@@ -52,7 +52,9 @@ Trace document (``trace_call(...)[1]``), JSON-serialisable
 ``python``: ``sys.version`` (first word). ``wall_s``: float, seconds of the
 traced call including tracing. ``error``: ``None`` or ``"Type: message"`` of
 the exception the callable raised. ``digests``: bool, whether contents were
-digested. ``params``: ``{name: array label}``.
+digested. ``snapshots_complete``: bool, every read array of every recorded
+launch was copied (within ``max_snapshot_bytes``). ``params``: ``{name: array
+label}``.
 
 ``arrays``: ``{label: {...}}``, one per ``wp.array`` the call touched (labels
 ``"A0"``, ``"A1"``, ...; params get the first labels, in ``params`` order):
@@ -66,7 +68,10 @@ first seen), ``param`` (its key in ``params`` or ``None``), ``grad_of``
 ``enable_backward`` (bool: the kernel option, else the module option, else
 True), ``access`` (``{arg or "arg.field": {"reads", "writes",
 "accumulates"}}`` from the kernel's AST, ``None`` when the source could not
-be analysed; then every array argument counts as read and written).
+be analysed; then every array argument counts as read and written),
+``kernel_option``/``module_option`` (the raw ``enable_backward`` options or
+``None``), ``calls`` (user ``wp.func`` names it calls), ``rng`` (it calls a
+``rand*``/``sample_*``/``noise`` built-in).
 
 ``tapes``: ``{label: {"created": seq}}`` (labels ``"T0"``, ...).
 
@@ -167,11 +172,16 @@ id                              classes                fact
 ``missing_requires_grad``       missing_requires_grad  float array on the param->loss path
                                                        without requires_grad
 ``forward_outside_tape``        tape_scope             an on-path launch recorded on no tape
-``grad_nonzero_at_backward``    missing_tape_zero      a param's .grad nonzero when backward
-                                                       starts, never zeroed in the call
-``stale_gradient_read``         stale_gradient_read    returned grads are not what this call's
-                                                       backward wrote
-``multiple_backward``           double_count           two backwards accumulate into one param
+``grad_nonzero_at_backward``    missing_tape_zero      a param's (or on-path intermediate's) .grad
+                                                       nonzero when backward starts, never zeroed
+                                                       in the call
+``stale_gradient_read``         stale_gradient_read    a param's .grad contents read (.numpy())
+                                                       before this call's backward, or returned
+                                                       grads that are not (a multiple of) what
+                                                       this call's backward wrote
+``multiple_backward``           double_count           two backwards replay the same launch
+                                                       (kernel, arrays, input contents) reading a
+                                                       param whose .grad is not zeroed between
 ``duplicate_launch``            double_count           same launch recorded twice on one tape
 ``seed_scale``                  seed_mismatch          constant seed over N>1 elements while the
                                                        objective is another reduction
@@ -180,6 +190,18 @@ id                              classes                fact
 ``window_handoff``              truncation             the path crosses from a tape whose
                                                        backward never follows
 =============================== ====================== =========================================
+
+``data`` holds the labels, event indices and numbers behind ``detail``. The
+write-after-read family (``write_after_read``, ``write_after_loss``,
+``struct_write_after_read``, ``inplace_read_write``, ``rng_state_overwrite``,
+``offtape_write_after_read``) and ``missing_requires_grad`` group repeated
+instances (one per reader kernel, argument and writer): ``arrays``,
+``readers``, ``writers`` (event indices, at most 20 each), ``count``,
+``changed_elements`` (elements read that differ at backward), ``field``,
+``tape``, ``kernel``, ``writer_kind`` (``"launch"``/``"host"``),
+``writer_recorded``, ``inplace``, ``loss_event``. ``seed_scale``:
+``target``, ``seed``, ``constant``, ``size``, ``reduction`` (``"mean"`` or
+``"sum"``), ``factor`` (gradient / objective's gradient), ``objective``.
 
 "On the path" means: on the dataflow graph of the call's launches and host
 copies up to that backward, an event that reads an array reachable from a
