@@ -142,6 +142,16 @@ def test_correct_patterns_are_silent(name):
     assert findings == []
 
 
+@pytest.mark.slow
+def test_without_contents_the_trajectory_looks_overwritten():
+    """digests=False drops snapshots and digests: write events alone then flag the time-indexed
+    trajectory (each step writes the array an earlier step read), which contents clear."""
+    *_, findings = _run("trace_trajectory", digests=False)
+    assert sorted({f["id"] for f in findings}) == ["write_after_read"]
+    *_, findings = _run("trace_trajectory")
+    assert findings == []
+
+
 def _central_fd(problem, h=1e-6):
     import numpy as np
 

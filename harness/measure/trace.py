@@ -1547,8 +1547,11 @@ def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_
         sources of the param->loss dataflow path.
     digests : bool, default True
         Digest array contents (blake2b-64 of the bytes) before every launch,
-        around every host write and before every ``backward()``. Without them
-        write-after-read findings rely on write events alone.
+        around every host write and before every ``backward()``, and keep the
+        element snapshots. Without them write-after-read findings rely on
+        write events alone (a trajectory array extended step by step is then
+        reported, measured on tests/programs/trace_trajectory) and
+        ``seed_accumulated`` cannot be told from ``seed_scale``.
     coverage_root : str or path, optional
         When a folder, record executed lines of ``.py`` files under it
         (``sys.monitoring`` on Python >= 3.12, ``sys.settrace`` and
