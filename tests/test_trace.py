@@ -126,6 +126,24 @@ def test_finding_fires(fid, fires, _silent):
     for k, v in EXPECTED_DATA.get(fires, {}).items():
         assert f["data"][k] == pytest.approx(v) if isinstance(v, float) else f["data"][k] == v, (k, f["data"])
     json.dumps(trace)  # the document is JSON-serialisable
+    assert trace["trace_errors"] == [] and trace["error"] is None
+
+
+@pytest.mark.slow
+def test_a_failing_recorder_does_not_break_the_program(monkeypatch):
+    """Recording that raises is noted in trace_errors; the user's launches still run."""
+    import numpy as np
+
+    tm, problem, result, _, _ = _run("trace_clean")
+
+    def broken(*a, **k):
+        raise KeyError("recorder")
+
+    monkeypatch.setattr(tm._Recorder, "begin_launch", broken)
+    again, trace = tm.trace_call(problem.gradient, params=problem.params)
+    assert np.array_equal(again["x"], result["x"])
+    assert trace["trace_errors"][0] == "launch: KeyError: 'recorder'"
+    assert not any(e["kind"] == "launch" for e in trace["events"])
 
 
 @pytest.mark.slow

@@ -52,7 +52,8 @@ Trace document (``trace_call(...)[1]``), JSON-serialisable
 ``python``: ``sys.version`` (first word). ``wall_s``: float, seconds of the
 traced call including tracing. ``error``: ``None`` or ``"Type: message"`` of
 the exception the callable raised. ``digests``: bool, whether contents were
-digested. ``snapshots_complete``: bool, every read array of every recorded
+digested. ``trace_errors``: list of str, exceptions raised while recording
+(that operation then ran untraced; empty normally). ``snapshots_complete``: bool, every read array of every recorded
 launch was copied (within ``max_snapshot_bytes``). ``params``: ``{name: array
 label}``.
 
@@ -656,6 +657,7 @@ class _Recorder:
         self.snap_bytes = 0
         self.max_snapshot_bytes = int(max_snapshot_bytes)
         self.snapshots_complete = True
+        self.errors = []
         self.adjoint_launches = 0
         self.params = {}
         self.busy = 0
@@ -673,6 +675,11 @@ class _Recorder:
                 self.params[name] = self.array(a, param=name)
 
     # -- helpers --------------------------------------------------------------
+    def note(self, where, exc):
+        """Remember an exception raised while recording (the user's call goes on untraced there)."""
+        if len(self.errors) < 20:
+            self.errors.append(f"{where}: {type(exc).__name__}: {exc}")
+
     def array(self, a, param=None, grad_of=None):
         rec = self.arrays.get(id(a))
         if rec is None:
@@ -986,6 +993,7 @@ class _Recorder:
             "error": error,
             "digests": bool(self.digests),
             "snapshots_complete": bool(self.snapshots_complete),
+            "trace_errors": list(self.errors),
             "params": dict(self.params),
             "arrays": arrays,
             "kernels": kernels,
@@ -1069,7 +1077,12 @@ def _wrap_launch(orig, tiled, launch_sig):
         a = _bind(launch_sig, args, kwargs)
         if a is None or a.get("adjoint"):
             return orig(*args, **kwargs)
-        ev = st.begin_launch(a["kernel"], a["dim"], a.get("inputs"), a.get("outputs"), a.get("record_tape", True), tiled)
+        try:
+            ev = st.begin_launch(a["kernel"], a["dim"], a.get("inputs"), a.get("outputs"),
+                                 a.get("record_tape", True), tiled)
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's launch
+            st.note("launch", exc)
+            return orig(*args, **kwargs)
         st.launch_depth += 1
         st.current_launch = ev
         try:
@@ -1077,7 +1090,10 @@ def _wrap_launch(orig, tiled, launch_sig):
         finally:
             st.launch_depth -= 1
             st.current_launch = None
-            st.end_launch(ev)
+            try:
+                st.end_launch(ev)
+            except Exception as exc:  # noqa: BLE001
+                st.note("launch", exc)
 
     launch.__wrapped__ = orig
     return launch
@@ -1088,38 +1104,11 @@ def _host_op(op, orig):
         st = _ACTIVE
         if st is None or st.busy or st.host_depth or st.backward_depth or st.launch_depth:
             return orig(*args, **kwargs)
-        dest = src = None
-        value = None
-        if op in ("zero_", "fill_", "assign"):
-            dest = args[0]
-            if op == "fill_":
-                v = args[1] if len(args) > 1 else kwargs.get("value", 0)
-                try:
-                    value = float(v)
-                except (TypeError, ValueError):
-                    value = None
-            if op == "assign":
-                s = args[1] if len(args) > 1 else kwargs.get("src")
-                src = s if _is_array(s) else None
-        elif op == "copy":
-            dest = args[0] if args else kwargs.get("dest")
-            s = args[1] if len(args) > 1 else kwargs.get("src")
-            src = s if _is_array(s) else None
-        elif op == "clone":
-            s = args[0] if args else kwargs.get("src")
-            src = s if _is_array(s) else None
-        ev = st.event(
-            "host",
-            op=op,
-            dest=st.array(dest) if _is_array(dest) else None,
-            src=st.array(src) if src is not None else None,
-            value=value,
-            active_tape=st.active[-1] if st.active else None,
-            tape=None,
-            epoch=None,
-            pre=st.summary(dest) if _is_array(dest) else None,
-            post=None,
-        )
+        try:
+            ev, dest = _begin_host(st, op, args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's call
+            st.note(op, exc)
+            return orig(*args, **kwargs)
         st.host_depth += 1
         prev, st.current_host = st.current_host, ev
         try:
@@ -1127,15 +1116,55 @@ def _host_op(op, orig):
         finally:
             st.host_depth -= 1
             st.current_host = prev
-        if op == "clone" and _is_array(res):
-            ev["dest"] = st.array(res)
-            dest = res
-        if _is_array(dest):
-            ev["post"] = st.summary(dest)
+        try:
+            if op == "clone" and _is_array(res):
+                ev["dest"] = st.array(res)
+                dest = res
+            if _is_array(dest):
+                ev["post"] = st.summary(dest)
+        except Exception as exc:  # noqa: BLE001
+            st.note(op, exc)
         return res
 
     wrapper.__wrapped__ = orig
     return wrapper
+
+
+def _begin_host(st, op, args, kwargs):
+    """Record a host write (before it runs); returns (event, destination array)."""
+    dest = src = None
+    value = None
+    if op in ("zero_", "fill_", "assign"):
+        dest = args[0]
+        if op == "fill_":
+            v = args[1] if len(args) > 1 else kwargs.get("value", 0)
+            try:
+                value = float(v)
+            except (TypeError, ValueError):
+                value = None
+        if op == "assign":
+            s = args[1] if len(args) > 1 else kwargs.get("src")
+            src = s if _is_array(s) else None
+    elif op == "copy":
+        dest = args[0] if args else kwargs.get("dest")
+        s = args[1] if len(args) > 1 else kwargs.get("src")
+        src = s if _is_array(s) else None
+    elif op == "clone":
+        s = args[0] if args else kwargs.get("src")
+        src = s if _is_array(s) else None
+    ev = st.event(
+        "host",
+        op=op,
+        dest=st.array(dest) if _is_array(dest) else None,
+        src=st.array(src) if src is not None else None,
+        value=value,
+        active_tape=st.active[-1] if st.active else None,
+        tape=None,
+        epoch=None,
+        pre=st.summary(dest) if _is_array(dest) else None,
+        post=None,
+    )
+    return ev, dest
 
 
 def _install(st):
@@ -1183,9 +1212,12 @@ def _install(st):
             s = _ACTIVE
             if s is None or s.busy or s.host_depth or s.launch_depth or s.backward_depth or g is None:
                 return g
-            owner = s.array(self)
-            s.array(g, grad_of=owner)
-            s.event("grad_read", array=owner, grad=s.array(g), before_backward=s.backward_count == 0)
+            try:
+                owner = s.array(self)
+                s.array(g, grad_of=owner)
+                s.event("grad_read", array=owner, grad=s.array(g), before_backward=s.backward_count == 0)
+            except Exception as exc:  # noqa: BLE001
+                s.note("grad", exc)
             return g
 
         fset = prop.fset
@@ -1195,9 +1227,12 @@ def _install(st):
             s = _ACTIVE
             if s is None or s.busy or s.host_depth or s.launch_depth or s.backward_depth or not _is_array(value):
                 return
-            owner = s.array(self)
-            s.event("grad_assign", array=owner, grad=s.array(value, grad_of=owner),
-                    before_backward=s.backward_count == 0)
+            try:
+                owner = s.array(self)
+                s.event("grad_assign", array=owner, grad=s.array(value, grad_of=owner),
+                        before_backward=s.backward_count == 0)
+            except Exception as exc:  # noqa: BLE001
+                s.note("grad", exc)
 
         patch(A, "grad", property(grad_get, grad_set if fset is not None else None, prop.fdel, prop.__doc__))
     else:
@@ -1298,8 +1333,12 @@ def _install(st):
         s = _ACTIVE
         if s is None or s.busy or s.backward_depth or s.host_depth or s.launch_depth:
             return o_bw(self, loss, grads, *a, **k)
-        r = s.tape(self)
-        ev = _begin_backward(s, r, loss, grads)
+        try:
+            r = s.tape(self)
+            ev = _begin_backward(s, r, loss, grads)
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's backward
+            s.note("backward", exc)
+            return o_bw(self, loss, grads, *a, **k)
         s.backward_count += 1
         s.backward_depth += 1
         s.adjoint_launches = 0
@@ -1307,20 +1346,10 @@ def _install(st):
             return o_bw(self, loss, grads, *a, **k)
         finally:
             s.backward_depth -= 1
-            ev["adjoint_launches"] = s.adjoint_launches
-            snaps, post = {}, {}
-            for name, label in s.params.items():
-                p = _obj(s, label)
-                g = s.grad_of(p) if p is not None else None
-                if g is not None:
-                    snaps[name] = s.contents(g)
-                    post[name] = s.summary(g)
-            s.post_grads.append(snaps)
-            ev["post_grads"] = post
-            for seed in ev["seeds"]:
-                buf = _obj(s, seed["seed"]) if seed.get("seed") else None
-                summ = s.summary(buf) if buf is not None else None
-                seed["post_sum"] = summ["sum"] if summ else None
+            try:
+                _end_backward(s, ev)
+            except Exception as exc:  # noqa: BLE001
+                s.note("backward", exc)
 
     patch(T, "__init__", __init__)
     patch(T, "__enter__", __enter__)
@@ -1331,6 +1360,24 @@ def _install(st):
     patch(T, "zero", _tape_op("tape_zero", o_zero))
     patch(T, "reset", _tape_op("tape_reset", o_reset))
     return saved
+
+
+def _end_backward(s, ev):
+    """After a backward: adjoint launch count, params' .grad and the seed buffers."""
+    ev["adjoint_launches"] = s.adjoint_launches
+    snaps, post = {}, {}
+    for name, label in s.params.items():
+        p = _obj(s, label)
+        g = s.grad_of(p) if p is not None else None
+        if g is not None:
+            snaps[name] = s.contents(g)
+            post[name] = s.summary(g)
+    s.post_grads.append(snaps)
+    ev["post_grads"] = post
+    for seed in ev["seeds"]:
+        buf = _obj(s, seed["seed"]) if seed.get("seed") else None
+        summ = s.summary(buf) if buf is not None else None
+        seed["post_sum"] = summ["sum"] if summ else None
 
 
 def _obj(st, label):
