@@ -274,3 +274,35 @@ def test_validate_cli_prints_status_counts(tmp_path, programs):
     buggy = next(c for c in rel["checks"] if c["variant"] == "buggy")
     assert buggy["pair"]["ratio_median"] == pytest.approx(2.0) and buggy["oracle"]["resolved"] == 4
     assert buggy["oracle"]["noise_sigma"] > 0 and buggy["pair"]["objective_relative_difference"] == 0.0
+
+
+def test_oracle_shares_no_module_with_the_engine():
+    """harness/oracle and harness/validate.py import nothing from the engine's
+    modules (engines, measure, probes, isolation) -- checked on the source."""
+    import ast
+    from pathlib import Path
+
+    import harness
+
+    root = Path(harness.__file__).parent
+    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle"}
+    forbidden = {"engines", "measure", "probes", "isolation"}
+    files = sorted((root / "oracle").glob("*.py"))
+    assert {f.name for f in files} >= {"__init__.py", "api.py", "runner.py", "worker.py", "numerics.py"}
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                mod = (node.module or "").split(".")[0]
+                target = mod if node.level == 2 else "oracle"
+                assert target in allowed_parent, f"{f.name} imports ..{node.module}"
+            elif isinstance(node, ast.ImportFrom):
+                assert node.module.split(".")[0] not in ("harness",) or node.module.split(".")[1] in allowed_parent
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    assert a.name.split(".")[0] in {"argparse", "hashlib", "json", "math", "os", "sys", "time",
+                                                    "traceback", "numpy", "warp", "signal", "subprocess",
+                                                    "tempfile", "threading", "resource", "pathlib",
+                                                    "importlib"}, f"{f.name} imports {a.name}"
+    tree = ast.parse((root / "validate.py").read_text())
+    mods = {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
+    assert not mods & forbidden, mods
