@@ -140,7 +140,9 @@ or ``None`` when digests are off.
 ``result``: ``{"grads": {name: {"sum", "size", "matches_backward" (index into
 the call's backwards whose post-backward .grad equals the returned value, or
 None), "ratio" (c when the return equals c times the last backward's .grad,
-else None), "returned_zero" (bool), "backward_nonzero" (bool)}}}`` or
+else None), "returned_zero" (bool), "backward_nonzero" (bool),
+"matches_pre_backward" (bool: equals the param's nonzero .grad as it was when
+the call's first backward started, and not what the last backward left)}}}`` or
 ``{"grads": None}`` when the return is not a dict.
 
 ``coverage``: ``None``, or ``{file: sorted executed line numbers}`` for .py
@@ -178,8 +180,8 @@ id                              classes                fact
                                                        in the call
 ``stale_gradient_read``         stale_gradient_read    a param's .grad contents read (.numpy())
                                                        before this call's backward, or returned
-                                                       grads that are not (a multiple of) what
-                                                       this call's backward wrote
+                                                       grads that are zeros where the backward
+                                                       wrote some, or the .grad from before it
 ``multiple_backward``           double_count           two backwards replay the same launch
                                                        (kernel, arrays, input contents) reading a
                                                        param whose .grad is not zeroed between
@@ -658,6 +660,7 @@ class _Recorder:
         self.max_snapshot_bytes = int(max_snapshot_bytes)
         self.snapshots_complete = True
         self.errors = []
+        self.pre_grads = {}  # param name -> .grad contents when the call's first backward started
         self.adjoint_launches = 0
         self.params = {}
         self.busy = 0
@@ -1028,7 +1031,12 @@ class _Recorder:
                 c = float(np.vdot(r.ravel(), s.ravel()) / np.vdot(s.ravel(), s.ravel()))
                 if np.allclose(r, c * s, rtol=self.result_rtol, atol=self.result_rtol * float(np.max(np.abs(s)))):
                     ratio = c
+            pre = self.pre_grads.get(name)
             out[name] = {
+                "matches_pre_backward": bool(pre is not None and pre.shape == r.shape and np.any(pre != 0)
+                                             and np.allclose(r, pre, rtol=self.result_rtol, atol=0.0)
+                                             and not (s is not None and np.allclose(r, s, rtol=self.result_rtol,
+                                                                                    atol=0.0))),
                 "sum": float(np.sum(r)),
                 "size": int(r.size),
                 "matches_backward": match,
@@ -1421,6 +1429,11 @@ def _begin_backward(st, r, loss, grads):
         for a, g in grads.items():
             if _is_array(a):
                 seeds.append(_seed_entry(st, "grads", a, g if _is_array(g) else None))
+    if st.backward_count == 0:
+        for name, lab in st.params.items():
+            g = st.grad_of(_obj(st, lab))
+            if g is not None:
+                st.pre_grads[name] = st.contents(g)
     grad_nonzero, req = {}, {}
     for rec in list(st.arrays.values()):
         a = rec["_obj"]
@@ -2109,9 +2122,11 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     and e["array"] in plabel]
     for name, r in grads.items():
         if backwards:
-            if r["matches_backward"] is not None or (r["ratio"] is not None and r["ratio"] != 0.0):
-                continue
-            if not r["backward_nonzero"] and r["returned_zero"]:
+            # only a return that is demonstrably old counts: zeros where the backward wrote a gradient,
+            # or the .grad as it was before this call's backward. Any other difference (a gradient
+            # routed through another framework, a user-side transform) is not evidence.
+            stale = (r["returned_zero"] and r["backward_nonzero"]) or r.get("matches_pre_backward")
+            if not stale or r["matches_backward"] is not None:
                 continue
             add(_finding("stale_gradient_read",
                          f"the gradient returned for {name} is not what this call's backward wrote into its .grad "
