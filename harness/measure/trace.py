@@ -35,7 +35,9 @@ launch's integer arguments); a time-indexed trajectory array that each step
 extends is therefore not an overwrite. A kernel re-reading an element it
 stored earlier in its body (``v[t + 1] = ...; ... v[t + 1]``) is not a read of
 old contents, nor is a kernel that fills elements that held zeros before it ran
-(a prefix product in a fresh buffer).
+(a prefix product in a fresh buffer), unless it reads and replaces one element
+in one statement (``flux[i] *= t``, the in-place math whose adjoint reads the
+stored value).
 
 Limits: a name imported before the trace (``from warp import launch``) is not
 wrapped; accesses inside a called ``wp.func`` count on every element; a
@@ -72,7 +74,8 @@ True), ``access`` (``{arg or "arg.field": {"reads", "writes",
 be analysed; then every array argument counts as read and written),
 ``kernel_option``/``module_option`` (the raw ``enable_backward`` options or
 ``None``), ``calls`` (user ``wp.func`` names it calls), ``rng`` (it calls a
-``rand*``/``sample_*``/``noise`` built-in).
+``rand*``/``sample_*``/``noise`` built-in), ``rmw`` (argument paths with a
+read-modify-write of one element: ``a[i] *= s``, ``a[i] = f(a[i])``).
 
 ``tapes``: ``{label: {"created": seq}}`` (labels ``"T0"``, ...).
 
@@ -478,6 +481,7 @@ def _index_info(pyfunc):
     local_defs = {k: v for k, v in local_defs.items() if counts.get(k) == 1 and k not in tids}
     reads, writes, calls = {}, {}, []
     rng = False
+    rmw = set()  # paths with a read-modify-write of one element (a[i] *= s, a[i] = f(a[i]))
     wlines = {}  # (path, index dump) -> first line storing there
     store_subs = set()
     glb = getattr(pyfunc, "__globals__", {}) or {}
@@ -500,6 +504,14 @@ def _index_info(pyfunc):
                         wlines.setdefault((r, _dump(idx)), n.lineno)
                         if isinstance(n, ast.AugAssign) and not isinstance(n.op, (ast.Add, ast.Sub)):
                             reads.setdefault(r, []).append(idx)
+                            rmw.add(r)
+                        elif isinstance(n, ast.Assign):
+                            d = _dump(idx)
+                            for sub in ast.walk(n.value):
+                                if isinstance(sub, ast.Subscript):
+                                    b2, i2 = _subscript_chain(sub)
+                                    if _root_path(b2, aliases) == r and _dump(i2) == d:
+                                        rmw.add(r)  # a[i] = f(a[i]): the element's old value is read and replaced
                         while isinstance(inner, ast.Subscript):
                             store_subs.add(id(inner))
                             inner = inner.value
@@ -527,7 +539,8 @@ def _index_info(pyfunc):
                 w = wlines.get((r, _dump(idx)))
                 if w is None or w >= n.lineno:  # not a re-read of an element this kernel stored before
                     reads[r].append(idx)
-    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls, "rng": rng}
+    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls, "rng": rng,
+            "rmw": sorted(rmw)}
 
 
 def _eval_index(node, tids, scalars, local_defs, depth=0):
@@ -810,6 +823,7 @@ class _Recorder:
             "module_option": mod_opts.get("enable_backward"),
             "calls": list((index or {}).get("calls", [])),
             "rng": bool((index or {}).get("rng")),
+            "rmw": list((index or {}).get("rmw", [])),
             "_argnames": argnames,
             "_index": index,
         }
@@ -1879,7 +1893,8 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                                  for e2 in L["args"])
                 if rc.get("self_overlap") is not None:
                     self_store = self_store and rc["self_overlap"]
-                if self_store and rc.get("changed_set_before") == 0:
+                if (self_store and rc.get("changed_set_before") == 0
+                        and (entry["field"] or entry["arg"]) not in kernels.get(L["kernel"], {}).get("rmw", [])):
                     # it stored into elements that held zeros before it ran (a buffer it fills, e.g. a
                     # prefix product re-reading its own stores): not a read of old contents
                     self_store = False
