@@ -1842,6 +1842,15 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
 
     groups_war = {}
 
+    def consumed_grad(a, after):
+        """Whether the .grad of array a is read (property, .numpy(), copied) after event ``after``."""
+        for ev in events[after + 1:]:
+            if ev["kind"] in ("grad_read", "grad_numpy") and ev["array"] == a:
+                return True
+            if ev["kind"] == "host" and ev.get("src") and arrays.get(ev["src"], {}).get("grad_of") == a:
+                return True
+        return False
+
     def group(fid, key, how, A, reader, writer, **data):
         """Aggregate one instance (array A read at event reader, written at event writer)."""
         g = groups_war.get((fid, key))
@@ -1964,12 +1973,25 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                       f"{who} lies on the dataflow path from the params to the seeded array but has "
                       f"requires_grad=False at backward", A, None, None)
 
-        # launches on the path outside the tape / on other tapes
+        # launches on the path outside the tape / on other tapes. The tape's entry arrays are the
+        # path arrays its launches read but no launch of it wrote; when the user consumes their .grad
+        # after this backward (carry = wp.clone(start.grad), grads={end: carry}), the adjoint is
+        # carried by hand (checkpointed windows) and the part before the tape is not lost.
+        written_on_T = {a for e in on_rec for a in e["writes"]}
+        entries = {a for e in on_rec for a in e["reads"] if a in path_arrays and a not in written_on_T
+                   and a not in plabel}
+        carried = bool(entries) and all(consumed_grad(a, b["seq"]) for a in entries)
+        several_tapes = len({(x["tape"], x["epoch"]) for x in backwards}) > 1
         other = {}
         for ev in on:
             if ev["kind"] != "launch":
                 continue
-            if ev["tape"] is None:
+            if ev["tape"] is None and carried:
+                continue
+            if ev["tape"] is None and several_tapes:
+                # windows on their own tapes, the state between them recomputed or handed over off-tape
+                other.setdefault((None, None), []).append(ev["seq"])
+            elif ev["tape"] is None:
                 key = ("forward_outside_tape", kname(ev))
                 if key not in found:
                     add(_finding("forward_outside_tape",
@@ -1999,7 +2021,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                              kernel=kname(ev), launch=ev["seq"]), ev["kernel"])
         for (U, EU), seqs in sorted(other.items(), key=lambda kv: str(kv[0])):
             later = [x for x in backwards if x["tape"] == U and x["epoch"] == EU and x["seq"] > b["seq"]]
-            if later:
+            if later or carried:
                 continue
             handoff = sorted({a for s in seqs for a in events[s]["writes"] if a in path_arrays}, key=_label_key)
             if ("window_handoff", "all") in found:
@@ -2008,8 +2030,10 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                 continue
             add(_finding("window_handoff",
                          f"the param->loss path of backward on {T} (event {b['seq']}) starts in launches recorded on "
-                         f"tape {U}" + (f" (before its reset {EU})" if U == T else "") +
-                         f" (events {seqs[:5]}), whose backward never follows; state handed over: {handoff}",
+                         + (f"tape {U}" if U is not None else "no tape (the state between the windows)")
+                         + (f" (before its reset {EU})" if U == T else "") +
+                         f" (events {seqs[:5]}); no later backward carries the adjoint of the state handed "
+                         f"over ({handoff[:5]}) into them",
                          tape=T, other_tape=U, other_epoch=EU, launches=seqs[:20], handoff=handoff[:20],
                          backward=b["seq"], pairs=[[T, U]]),
                 "all")
