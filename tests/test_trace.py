@@ -48,6 +48,7 @@ FINDINGS = [
     ("seed_accumulated", "trace_seed_acc", "trace_seed_acc_fixed"),
     ("backward_disabled", "trace_nobackward", "trace_nobackward_fixed"),
     ("window_handoff", "trace_windows", "trace_windows_fixed"),
+    ("window_handoff", "trace_checkpoint_nocarry", "trace_checkpoint"),
     ("zero_seed", "trace_seed_attach", "trace_seed_attach_fixed"),
     ("rng_state_overwrite", "trace_rng", "trace_rng_fixed"),
 ]

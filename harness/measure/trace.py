@@ -175,8 +175,9 @@ id                              classes                fact
                                                        buffer consumed earlier and not refilled)
 ``offtape_write_after_read``    offtape_mutation       A changed by an unrecorded launch/host call
                                                        outside the tape's recording
-``missing_requires_grad``       missing_requires_grad  float array on the param->loss path
-                                                       without requires_grad
+``missing_requires_grad``       missing_requires_grad  float array on the param->loss path, used
+                                                       by the tape's launches, without
+                                                       requires_grad
 ``forward_outside_tape``        tape_scope             an on-path launch recorded on no tape
 ``grad_nonzero_at_backward``    missing_tape_zero      a param's (or on-path intermediate's) .grad
                                                        nonzero when backward starts, never zeroed
@@ -1964,8 +1965,10 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                   f"to another array after the launch was recorded, so backward replays it with the new array",
                   r["then"], r["launch"], None, field=r["field"], tape=T, kernel=kname(L), now=r["now"])
 
-        # requires_grad on the path
-        for A in sorted(path_arrays, key=_label_key):
+        # requires_grad on the path, for arrays the tape's own launches touch (upstream of the tape
+        # is the business of forward_outside_tape / window_handoff)
+        on_tape_arrays = {a for e in on_rec for a in e["reads"] + e["writes"]}
+        for A in sorted(path_arrays & on_tape_arrays, key=_label_key):
             rec = arrays.get(A, {})
             if rec.get("float") and not b["requires_grad"].get(A, rec.get("requires_grad")):
                 who = producer_name(on, A)
