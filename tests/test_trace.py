@@ -375,6 +375,29 @@ def test_element_masks_of_a_time_indexed_kernel(tmp_path):
     assert rz[2].all() and not rz[[0, 1, 3, 4]].any()  # z[t, 2 * b] is not evaluable: row t, every column
 
 
+def test_values_the_adjoint_needs(tmp_path):
+    """Affine use with constant coefficients needs no value; products with active values,
+    nonlinear functions, branches and indices do."""
+    tm = _load_trace()
+    f = tmp_path / "kmod3.py"
+    f.write_text(textwrap.dedent(
+        '''
+        def step(x, v, k, m, idx, dt, x_out, v_out):
+            i = tid()
+            f = k[i] * (x[i + 1] - x[i])
+            vn = v[i] + dt * f / m[i]
+            v_out[i] = vn
+            x_out[i] = x[i] + dt * vn + sin(v[idx[i]])
+        '''))
+    spec = importlib.util.spec_from_file_location("kmod3_trace_test", f)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    base = {"x", "v", "x_out", "v_out"}
+    assert tm._values_needed(m.step, base) == {"k", "m", "v", "idx"}  # sin(v[..]) needs v
+    assert tm._values_needed(m.step, base | {"k"}) == {"k", "m", "v", "idx", "x"}  # k * x: x needed
+    assert tm._values_needed(m.step, {"x_out", "v_out"}) == {"idx"}  # nothing active: only the index
+
+
 def test_findings_are_empty_for_an_empty_trace():
     tm = _load_trace()
     doc = {"events": [], "arrays": {}, "kernels": {}, "params": {"x": "A0"}, "digests": True,

@@ -39,6 +39,11 @@ old contents, nor is a kernel that fills elements that held zeros before it ran
 in one statement (``flux[i] *= t``, the in-place math whose adjoint reads the
 stored value).
 
+An array read only in affine terms with constant coefficients
+(``x_out[i] = x[i] + dt * v[i]`` with no gradient-carrying coefficient) is not
+needed by the adjoint, so overwriting it is harmless from Warp 1.13, where
+store adjoints are consumed; on 1.12.1 every overwrite still counts.
+
 Limits: a name imported before the trace (``from warp import launch``) is not
 wrapped; accesses inside a called ``wp.func`` count on every element; a
 ``wp.func`` that cannot be resolved from the kernel's globals is treated as
@@ -92,7 +97,9 @@ read-modify-write of one element: ``a[i] *= s``, ``a[i] = f(a[i])``).
   "accumulates", "pre"}`` for arrays (``field`` is the struct-field path, e.g.
   ``"state.q"``, or ``None``; ``role`` ``"input"``/``"output"``; ``pre`` is
   the content summary just before the launch) and ``{"arg", "value"}`` for
-  other arguments; ``reads``/``writes``: array labels.
+  other arguments; ``reads``/``writes``: array labels; ``needs``: argument
+  paths whose values the kernel's adjoint reads given which arguments carry
+  gradients (``requires_grad``), from its AST, or ``None`` when unknown.
 * ``"host"``: ``op`` (``zero_``, ``fill_``, ``assign``, ``copy``,
   ``clone``), ``dest`` (label), ``src`` (label or ``None``), ``value``
   (``fill_`` value as float, else ``None``), ``active_tape``, ``tape``
@@ -261,6 +268,7 @@ _TILE_WRITES = ("tile_store", "tile_atomic_add")
 _RNG_PREFIXES = ("rand", "sample_", "noise", "pnoise", "curlnoise", "poisson")
 _ACTIVE = None  # the _Recorder of the trace in progress
 _KERNEL_CACHE = {}  # id(kernel) -> (kernel, static info: source span, options, AST access maps)
+_NEEDS_CACHE = {}  # (id(kernel), active argument paths) -> (kernel, paths whose values the adjoint reads)
 _LOCK = threading.Lock()
 
 
@@ -542,6 +550,166 @@ def _index_info(pyfunc):
                     reads[r].append(idx)
     return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls, "rng": rng,
             "rmw": sorted(rmw)}
+
+
+_LINEAR_CALLS = ("float16", "float32", "float64", "float", "vec2", "vec3", "vec4", "vec2d", "vec3d", "vec4d",
+                 "vec2f", "vec3f", "vec4f", "vector", "transpose", "dot_linear_placeholder")
+
+
+def _values_needed(pyfunc, active, max_nodes=5000):
+    """Argument paths whose *values* the adjoint of a kernel reads, given which paths are active
+    (carry gradients: arrays with ``requires_grad``).
+
+    A value is needed where it multiplies or divides an active quantity, feeds a nonlinear
+    function of an active quantity, decides a branch, or indexes an array; an array read only
+    in affine terms with constant coefficients (``x_out[i] = x[i] + dt * v[i]``) is not needed:
+    overwriting it later does not change the gradient (on Warp >= 1.13, where store adjoints
+    are consumed). Returns a set of paths, or ``None`` (unknown: treat every read as needed).
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(pyfunc)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    fdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    if fdef is None or sum(1 for _ in ast.walk(fdef)) > max_nodes:
+        return None
+    params = [a.arg for a in fdef.args.args]
+    aliases = {p: p for p in params}
+    env = {}  # local -> (act, vals)
+    need = set()
+
+    class Unknown(Exception):
+        pass
+
+    def ev(n):
+        """(active, vals: array paths whose values flow into n)."""
+        if isinstance(n, ast.Constant):
+            return False, frozenset()
+        if isinstance(n, ast.Name):
+            if n.id in env:
+                return env[n.id]
+            if n.id in aliases:  # a scalar argument or an array used whole
+                return aliases[n.id] in active, frozenset()
+            return False, frozenset()
+        if isinstance(n, ast.Subscript):
+            base, idx = _subscript_chain(n)
+            for i in idx:
+                _, iv = ev(i)
+                need.update(iv)  # an index read from an array: its value decides what is read
+            r = _root_path(base, aliases)
+            if r is not None:
+                return r in active, frozenset([r])
+            a, v = ev(base)
+            return a, v
+        if isinstance(n, ast.Attribute):
+            r = _root_path(n, aliases)
+            if r is not None:
+                return r in active, frozenset()
+            return ev(n.value)
+        if isinstance(n, ast.UnaryOp):
+            return ev(n.operand)
+        if isinstance(n, ast.BinOp):
+            a, va = ev(n.left)
+            b, vb = ev(n.right)
+            if isinstance(n.op, (ast.Add, ast.Sub)):
+                pass
+            elif isinstance(n.op, ast.Mult):
+                if b:
+                    need.update(va)
+                if a:
+                    need.update(vb)
+            elif isinstance(n.op, ast.Div):  # d/da = 1/b, d/db = -a/b^2
+                if a:
+                    need.update(vb)
+                if b:
+                    need.update(va | vb)
+            else:  # ** % // @: the derivative reads both operands
+                if a or b:
+                    need.update(va | vb)
+            return a or b, va | vb
+        if isinstance(n, (ast.Compare, ast.BoolOp)):
+            vals = frozenset()
+            for c in ([n.left] + n.comparators) if isinstance(n, ast.Compare) else n.values:
+                vals |= ev(c)[1]
+            need.update(vals)  # a branch decided by these values
+            return False, vals
+        if isinstance(n, ast.IfExp):
+            _, vt = ev(n.test)
+            need.update(vt)
+            a, va = ev(n.body)
+            b, vb = ev(n.orelse)
+            return a or b, va | vb
+        if isinstance(n, ast.Call):
+            name, _ = _func_name(n)
+            res = [ev(x) for x in list(n.args) + [k.value for k in n.keywords]]
+            act = any(r[0] for r in res)
+            vals = frozenset().union(*[r[1] for r in res]) if res else frozenset()
+            if name in ("tid",):
+                return False, frozenset()
+            if name in _LINEAR_CALLS:
+                return act, vals
+            if name and (name.startswith(_ATOMIC_PREFIXES) or name in _TILE_WRITES):
+                return act, vals
+            if act:
+                need.update(vals)  # a nonlinear (or unknown) function of an active value
+            return act, vals
+        if isinstance(n, (ast.Tuple, ast.List)):
+            res = [ev(x) for x in n.elts]
+            return any(r[0] for r in res), frozenset().union(*[r[1] for r in res]) if res else frozenset()
+        raise Unknown(type(n).__name__)
+
+    def run(body):
+        for st in body:
+            if isinstance(st, ast.Assign):
+                a, v = ev(st.value)
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        env[t.id] = (a, v)
+                    elif isinstance(t, (ast.Tuple, ast.List)):
+                        for e in t.elts:
+                            if isinstance(e, ast.Name):
+                                env[e.id] = (a, v)
+                    else:
+                        inner = t
+                        while isinstance(inner, ast.Attribute):
+                            inner = inner.value
+                        if isinstance(inner, ast.Subscript):
+                            base, idx = _subscript_chain(inner)
+                            for i in idx:
+                                need.update(ev(i)[1])
+            elif isinstance(st, ast.AugAssign):
+                fake = ast.BinOp(left=st.target if not isinstance(st.target, ast.Name) else st.target,
+                                 op=st.op, right=st.value)
+                a, v = ev(fake)
+                if isinstance(st.target, ast.Name):
+                    env[st.target.id] = (a, v)
+            elif isinstance(st, ast.AnnAssign) and st.value is not None:
+                if isinstance(st.target, ast.Name):
+                    env[st.target.id] = ev(st.value)
+            elif isinstance(st, ast.Expr):
+                ev(st.value)
+            elif isinstance(st, ast.If):
+                need.update(ev(st.test)[1])
+                run(st.body)
+                run(st.orelse)
+            elif isinstance(st, (ast.For, ast.While)):
+                if isinstance(st, ast.For):
+                    need.update(ev(st.iter)[1])
+                else:
+                    need.update(ev(st.test)[1])
+                run(st.body)
+                run(st.body)  # loop-carried locals
+            elif isinstance(st, (ast.Pass, ast.Continue, ast.Break, ast.Return)):
+                if isinstance(st, ast.Return) and st.value is not None:
+                    ev(st.value)
+            else:
+                raise Unknown(type(st).__name__)
+
+    try:
+        run(fdef.body)
+    except (Unknown, RecursionError):
+        return None
+    return need
 
 
 def _eval_index(node, tids, scalars, local_defs, depth=0):
@@ -916,6 +1084,14 @@ class _Recorder:
             self.struct_refs[ev["seq"]] = structs
         scalars = {e["arg"]: e["value"] for e in args if "value" in e and e.get("field") is None}
         self.launch_ctx[ev["seq"]] = (info, dims, scalars)
+        active = frozenset((e["field"] or e["arg"]) for e in args if "array" in e
+                           and self.arrays[id(self.by_label[e["array"]])]["requires_grad"])
+        ck = (id(kernel), active)
+        if ck not in _NEEDS_CACHE:
+            pyfunc = getattr(kernel, "func", None)
+            needs = _values_needed(pyfunc, active) if pyfunc is not None else None
+            _NEEDS_CACHE[ck] = (kernel, sorted(needs) if needs is not None else None)
+        ev["needs"] = _NEEDS_CACHE[ck][1]
         return ev
 
     def end_launch(self, ev):
@@ -1865,6 +2041,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
 
     backwards = [e for e in events if e["kind"] == "backward"]
     paths = {b["seq"]: _path(trace, b) for b in backwards}
+    release = _release(trace.get("warp"))
 
     def zeroed(p, lo, hi):
         """Whether param label p had its grad zeroed by an event in (lo, hi)."""
@@ -1890,6 +2067,9 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                 A = entry["array"]
                 if any(s["target"] == A for s in b["seeds"]):
                     continue
+                needs = L.get("needs")
+                if needs is not None and (entry["field"] or entry["arg"]) not in needs and release >= (1, 13):
+                    continue  # the adjoint does not read this value (affine use with constant coefficients)
                 pre_then = entry.get("pre")
                 pre_now = (b.get("pre") or {}).get(A)
                 rc = ((b.get("read_changes") or {}).get(str(L["seq"])) or {}).get(A) or {}
