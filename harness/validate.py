@@ -277,6 +277,21 @@ def counts(checks) -> dict:
     return out
 
 
+def skipped_release(cases: list, warp_version: str, reason: str) -> list:
+    """One :class:`CaseCheck` per case whose checks are all ``skipped``
+    because ``warp_version`` cannot be installed here (``reason``: the
+    :class:`harness.envs.ReleaseEnvError` message)."""
+    out = []
+    for c in cases:
+        vc = []
+        for it in plan([c]):
+            exp = it.variant.expectation_for(warp_version, it.scale)
+            vc.append(_check(it, exp.to_dict() if exp else None, "skipped",
+                             f"skipped: Warp {warp_version} is not installed ({reason})"))
+        out.append(CaseCheck(c.id, True, vc, []))
+    return out
+
+
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
                    on_check=None, warp: str | None = None, repeat: int = 1, knobs: dict | None = None) -> list:
     """Validate loaded cases; returns one :class:`CaseCheck` per case.

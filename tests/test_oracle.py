@@ -306,3 +306,27 @@ def test_oracle_shares_no_module_with_the_engine():
     tree = ast.parse((root / "validate.py").read_text())
     mods = {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
     assert not mods & forbidden, mods
+
+
+def test_release_not_installed_is_skipped_not_passed(tmp_path, programs, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    import harness.envs
+    from harness.cli import main
+
+    def not_installed(version, log=None):
+        raise harness.envs.ReleaseEnvError(f"pip could not install warp-lang=={version}: no network")
+
+    monkeypatch.setattr(harness.envs, "python_for", not_installed)
+    _case(tmp_path, "factor-ok", "oracle_double", "oracle_correct", programs)
+    out = tmp_path / "v.json"
+    res = CliRunner().invoke(main, ["validate", "--corpus", str(tmp_path), "--warp", "1.15.0", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "0 passed, 0 failed, 0 unresolved, 2 skipped" in res.output
+    checks = json.loads(out.read_text())["releases"]["1.15.0"]["checks"]
+    assert [c["status"] for c in checks] == ["skipped", "skipped"]
+    assert "not installed" in checks[0]["message"]
+    bad = CliRunner().invoke(main, ["validate", "--corpus", str(tmp_path), "--warp", "not-a-release"])
+    assert bad.exit_code == 2
