@@ -101,6 +101,7 @@ def registry_table() -> str:
     observed, summary), in registration order; docs/engines.md embeds it."""
     rows = ["| rule | classes | specificity | gate | observed | looks for |", "|---|---|---|---|---|---|"]
     for r in REGISTRY.values():
+        gate = f"`{r.gate}`" if r.gate else ""
         rows.append(f"| `{r.name}` | {', '.join(f'`{c}`' for c in r.classes)} | {r.specificity:g} | "
-                    f"{r.gate or ''} | {'yes' if r.observed else ''} | {r.summary.replace('|', '/')} |")
+                    f"{gate} | {'yes' if r.observed else ''} | {r.summary.replace('|', '/')} |")
     return "\n".join(rows)
