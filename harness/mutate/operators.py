@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .source import Edit, Source, apply_edits, dotted, is_device_code, warp_decorator
 
