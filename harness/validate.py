@@ -17,7 +17,6 @@ Also checked: the case format, and that variant sources hold no hint words
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .blind import hint_findings, neutral_copy
@@ -136,32 +135,148 @@ def _validate_once(item: RunItem, device: str, warp_version: str, timeout_s: flo
                         res.doc.get("warp_version"))
 
 
+def _validate_work(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None,
+                   repeat: int, release: str | None) -> VariantCheck:
+    """One validation work item as an executor runs it (on a Dask worker the
+    per-release interpreter is prepared there, once per worker process)."""
+    if release is not None:
+        from .executors import worker_python
+
+        python = worker_python(release)
+    return validate_item(item, device, warp_version, timeout_s, python, repeat)
+
+
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
-                   on_check=None, warp: str | None = None, repeat: int = 1) -> list:
+                   on_check=None, warp: str | None = None, repeat: int = 1, store=None, fresh: bool = False,
+                   executor=None, stats: dict | None = None) -> list:
     """Validate loaded cases; returns one :class:`CaseCheck` per case.
 
-    ``warp`` selects a release measured in its own environment
-    (:func:`harness.envs.python_for`); None means the installed one.
-    ``repeat``: measurements per variant (see :func:`validate_item`).
+    Parameters
+    ----------
+    cases : list[Case]
+    device : str
+    jobs : int
+        Checks run concurrently by the default local executor.
+    timeout_s : float
+        Wall-clock limit of one measurement, seconds.
+    on_check : callable, optional
+        Called with each :class:`VariantCheck` as it completes.
+    warp : str, optional
+        A release measured in its own environment
+        (:func:`harness.envs.python_for`); None means the installed one.
+    repeat : int
+        Measurements per variant (see :func:`validate_item`).
+    store : harness.store.ResultStore, optional
+        Checks found there under their key (:func:`harness.store.validation_fields`)
+        are reused; new ones are stored as they finish (not timeouts or lost workers).
+    fresh : bool
+        Measure everything again (and overwrite the store).
+    executor : LocalExecutor or DaskExecutor, optional
+        Where checks run (default: a local pool of ``jobs`` threads).
+    stats : dict, optional
+        Receives ``reused`` (checks taken from the store) and ``measured``.
     """
+    from .executors import LocalExecutor, outcome
+    from .store import transient, validation_fields
+
     python, warp_version = python_for(warp)
     items = plan(cases)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futs = [pool.submit(validate_item, it, device, warp_version, timeout_s, python, repeat) for it in items]
-        checks = []
-        try:
-            for f in futs:
-                checks.append(f.result())
-                if on_check:
-                    on_check(checks[-1])
-        except BaseException:
-            for f in futs:
-                f.cancel()
-            kill_all()
-            raise
+    checks = [None] * len(items)
+    pending = []
+    reused = 0
+    for i, it in enumerate(items):
+        exp = it.variant.expectation_for(warp_version, it.scale)
+        if exp is None or missing_modules(it.case.requires, python):
+            checks[i] = _validate_once(it, device, warp_version, timeout_s, python)  # skipped: nothing is run
+        else:
+            fields = None if store is None else validation_fields(it.variant.path, exp.to_dict(), VALIDATE_OPTIONS,
+                                                                  warp_version, device, it.scale, repeat)
+            hit = None if (fresh or fields is None) else store.get(fields)
+            if hit is not None:
+                checks[i] = VariantCheck(**hit)
+                reused += 1
+            else:
+                pending.append((i, it, fields))
+                continue
+        if on_check:
+            on_check(checks[i])
+    ex = executor if executor is not None else LocalExecutor(jobs)
+    futs = {}
+    try:
+        for i, it, fields in pending:
+            futs[ex.submit(_validate_work, it, device, warp_version, timeout_s, python, repeat, warp)] = (i, it, fields)
+        for f in ex.as_completed(list(futs)):
+            i, it, fields = futs[f]
+            check, cause = outcome(f)
+            if check is None:
+                exp = it.variant.expectation_for(warp_version, it.scale)
+                check = VariantCheck(it.case.id, it.variant.name, it.scale, exp.to_dict() if exp else None, False,
+                                     message=cause)
+            elif fields is not None and not transient(check.message):
+                store.put(fields, check.to_dict())
+            checks[i] = check
+            if on_check:
+                on_check(check)
+    except BaseException:
+        ex.cancel(list(futs))
+        kill_all()
+        raise
+    finally:
+        if executor is None:
+            ex.close()
+    if stats is not None:
+        stats.update({"reused": reused, "measured": len(pending)})
     out = []
     for c in cases:
         vc = [k for k in checks if k.case == c.id]
         problems = [f"{f}:{line}: hint word '{w}'" for v in c.variants for f, line, w in hint_findings(v.path)]
         out.append(CaseCheck(c.id, all(k.ok for k in vc) and not problems, vc, problems))
     return out
+
+
+def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: int = 1,
+                      timeout_s: float = DEFAULT_TIMEOUT_S, repeat: int = 1, store=None, fresh: bool = False,
+                      executor=None, on_check=None, on_release=None, json_path: str | None = None,
+                      meta: dict | None = None) -> dict:
+    """Validate ``cases`` on each of ``releases`` (None = the installed one),
+    one after another; the core of ``defects4warp validate``.
+
+    ``on_check(release, check)`` is called per :class:`VariantCheck`,
+    ``on_release(warp_version, case_checks)`` after each release, and
+    ``json_path`` (if given) is rewritten after each release.
+
+    Returns
+    -------
+    dict
+        ``{"device", "repeat", "releases": {version: {"wall_s", "checks":
+        [check dicts], "reused"}}, "failures": [str], "wall_s", "reused"}``
+        plus ``meta``; ``failures`` names every check that failed and every
+        hint-word problem.
+    """
+    import time
+
+    from .runner import write_json_atomic
+
+    doc = {"device": device, "repeat": repeat, **(meta or {}), "releases": {}, "failures": [], "reused": 0}
+    t_all = time.perf_counter()
+    for rel in releases:
+        _, warp_version = python_for(rel)
+        t0 = time.perf_counter()
+        stats = {}
+        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
+                                store=store, fresh=fresh, executor=executor, stats=stats,
+                                on_check=(lambda c, r=warp_version: on_check(r, c)) if on_check else None)
+        for cc in checks:
+            for v in cc.variants:
+                if not v.ok:
+                    doc["failures"].append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.message}")
+            doc["failures"] += [f"{cc.case}: {p}" for p in cc.problems]
+        doc["releases"][warp_version] = {"wall_s": time.perf_counter() - t0, "reused": stats.get("reused", 0),
+                                         "checks": [v.to_dict() for cc in checks for v in cc.variants]}
+        doc["reused"] += stats.get("reused", 0)
+        doc["wall_s"] = time.perf_counter() - t_all
+        if on_release:
+            on_release(warp_version, checks)
+        if json_path:
+            write_json_atomic(json_path, doc)
+    return doc

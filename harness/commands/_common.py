@@ -96,22 +96,12 @@ def _run_doc(arg: str, results_path=None) -> dict:
     if os.path.isfile(arg):
         return _read_json(arg, "summary", "`defects4warp run --json`")
     if arg.isdigit():
-        from ..history import get_run
+        from ..history import run_document
 
         try:
-            run = get_run(int(arg), results_path)
+            return run_document(int(arg), results_path)
         except KeyError as exc:
             raise click.UsageError(str(exc)) from None
-        results = []
-        for o in run["outcomes"]:
-            exp = {"verdict": o["expected_verdict"], "classes": json.loads(o["expected_classes"])} if o["expected_verdict"] else None
-            results.append({"case": o["case_id"], "variant": o["variant"], "scale": o["scale"], "expected": exp,
-                            "diagnosis": {"verdict": o["verdict"],
-                                          "classes": [{"id": o["top_class"], "score": 1.0}] if o["top_class"] else [],
-                                          "cost": {"wall_s": o["wall_s"], "objective_evals": o["objective_evals"]}},
-                            "correct": None if o["correct_verdict"] is None else
-                            {"verdict": bool(o["correct_verdict"]), "class": bool(o["correct_class"])}})
-        return {"summary": run["summary"], "results": results}
     raise click.UsageError(f"{arg}: neither a run JSON file nor a stored run id")
 
 
@@ -140,7 +130,8 @@ def _read_json(path, key: str, what: str) -> dict:
 corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
                           help="Folder of cases (default: the bundled corpus/).")
 results_opt = click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
-                           help="Results folder holding history.sqlite (default $DEFECTS4WARP_RESULTS or ./results).")
+                           help="Results home holding history.sqlite (default $DEFECTS4WARP_RESULTS, else "
+                                "$XDG_DATA_HOME/defects4warp, else ~/.local/share/defects4warp).")
 split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=None,
                          help="Only cases of this split (case.yaml 'split', default dev).")
 cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True,
@@ -167,3 +158,46 @@ def _releases(value: str) -> list:
 
 
 __all__ = ['default_corpus', 'engine_names', 'get_engine', 'load_corpus', 'top_class', '_check_device', '_check_writable', '_emit', '_engine_name', '_fmt', '_load', '_progress', '_read_json', '_release', '_releases', '_run_doc', 'cases_opt', 'console', 'corpus_opt', 'device_opt', 'engine_opt', 'err_console', 'jobs_opt', 'results_opt', 'split_opt', 'timeout_opt', 'warp_opt']
+
+
+def scale_opts(f):
+    """The result-store and executor options shared by run, validate, matrix and audit."""
+    opts = [
+        click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
+                     help="Results home holding history.sqlite and the result store (default $DEFECTS4WARP_RESULTS, "
+                          "else $XDG_DATA_HOME/defects4warp, else ~/.local/share/defects4warp)."),
+        click.option("--fresh", is_flag=True, help="Measure everything again instead of reusing stored results."),
+        click.option("--executor", "executor_kind", type=click.Choice(["local", "dask"]), default="local",
+                     show_default=True, help="Where work items run: this process's thread pool, or a Dask cluster."),
+        click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Address of an existing Dask scheduler (implies --executor dask), e.g. tcp://host:8786."),
+        click.option("--workers", default=None, type=click.IntRange(1, 256),
+                     help="Worker processes of the embedded Dask LocalCluster (default 2)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _store(results_path):
+    """The result store of the results home ``results_path``."""
+    from ..store import ResultStore, default_root
+
+    return ResultStore(default_root(results_path))
+
+
+def _executor(kind: str, jobs: int, scheduler, workers):
+    """The executor for the CLI options, or a clean usage error."""
+    from ..executors import make_executor
+
+    try:
+        ex = make_executor(kind, jobs, scheduler, workers)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if ex.name == "dask":
+        where = scheduler or f"an embedded LocalCluster of {workers or 2} workers"
+        err_console.print(f"executor dask on {where}")
+    return ex
+
+
+__all__ += ["scale_opts", "_store", "_executor"]

@@ -21,15 +21,19 @@ from ._common import console, err_console  # noqa: F401
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
 @timeout_opt
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the diagnosis here.")
-def cmd(path, engine_name, device, scale, timeout_s, json_path):
+@warp_opt
+def cmd(path, engine_name, device, scale, timeout_s, json_path, warp):
     """Diagnose one program: a folder with a problem.py defining make_problem
     (docs/case-format.md). Prints the verdict, the ranked classes with their
-    evidence, and the standard fix for the top class."""
+    evidence, and the standard fix for the top class. --warp VERSION measures
+    it on another release (a cached per-release environment), as for `run`."""
     from ..runner import write_json_atomic
     from ..taxonomy import CLASSES, class_guide
 
-    _check_device(device, sys.executable)
-    engine = get_engine(engine_name, timeout_s=timeout_s)
+    python, warp_version = _release(warp)
+    _check_device(device, python)
+    engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
+    err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device}")
     with _progress(0, f"diagnosing with {engine.name}") as prog:
         prog.add_task("", total=None)
         d = engine.diagnose(str(path), device, scale)

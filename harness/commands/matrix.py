@@ -30,12 +30,15 @@ from ._common import console, err_console  # noqa: F401
               help="Reuse ground truth from `validate --warp ... --json` files (merged) instead of validating again.")
 @click.option("--reuse-run", "reuse_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Reuse a `run --json` file for the release it was measured on.")
+@scale_opts
 def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_path, markdown_path, validation_json,
-           reuse_runs):
-    """Run the corpus on several Warp releases, one after another: per release
-    the ground truth (validate) and the engine's verdict and class."""
+        reuse_runs, results_path, fresh, executor_kind, scheduler, workers):
+    """Run the corpus on several Warp releases: per release the ground truth
+    (validate) and the engine's verdict and class. All releases' work items go
+    to the executor at once (with --executor dask they fan out over the
+    cluster); results in the result store are reused unless --fresh."""
     from ..machine import describe
-    from ..matrix import matrix_markdown, measure_release
+    from ..matrix import matrix_markdown, measure_releases
     from ..runner import write_json_atomic
 
     _check_writable(json_path)
@@ -49,17 +52,30 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_pat
     for p in reuse_runs:
         rd = _read_json(p, "summary", "`defects4warp run --json`")
         reused[rd["summary"]["warp_version"]] = rd
-    for rel in _releases(warp):
+    releases = _releases(warp)
+    for rel in releases:
         _release(rel)
         err_console.print(f"Warp {rel}: " + ("ground truth reused" if rel in truth["releases"] else "validating")
                           + ", " + (f"{engine_name} run reused" if rel in reused else f"running {engine_name}"))
-        r = measure_release(rel, cases, lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
-                            device=device, jobs=jobs, timeout_s=timeout_s,
-                            validation=truth["releases"].get(rel, {}).get("checks"), run_doc=reused.get(rel))
+
+    def done(r):
         doc["releases"][r["warp_version"]] = r
-        doc["wall_s"] = sum(x["wall_s"] for x in doc["releases"].values())
+        doc["wall_s"] = max(x["wall_s"] for x in doc["releases"].values())
         if json_path:
             write_json_atomic(json_path, doc)
+
+    store = _store(results_path)
+    with _executor(executor_kind, jobs, scheduler, workers) as ex:
+        by_release = measure_releases(
+            releases, cases, lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py), device=device,
+            jobs=jobs, timeout_s=timeout_s, truth={k: v.get("checks") for k, v in truth["releases"].items()},
+            runs=reused, store=store, fresh=fresh, executor=ex, on_release=done)
+    doc["releases"] = by_release  # release order, not finishing order
+    if json_path:
+        write_json_atomic(json_path, doc)
+    n_reused = sum(r.get("reused", 0) for r in by_release.values())
+    if n_reused:
+        err_console.print(f"{n_reused} result(s) reused from the result store {store.root} (--fresh to measure again)")
     text = matrix_markdown(doc)
     _emit(text, markdown_path)
     sys.exit(1 if errors else 0)

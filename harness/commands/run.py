@@ -27,15 +27,17 @@ from ._common import console, err_console  # noqa: F401
               help="Also report the metrics per domain tag, per split, or per family of the expected class.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write {summary, results} here (rewritten atomically after every variant).")
-@click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
-              help="Results folder holding history.sqlite (default $DEFECTS4WARP_RESULTS or ./results).")
-@click.option("--no-store", is_flag=True, help="Do not store the run in the results history.")
+@scale_opts
+@click.option("--no-store", is_flag=True, help="Do not store the run in the results history (results of single "
+              "variants still go to the result store, so a rerun resumes).")
 @click.option("--with-summary", is_flag=True,
               help="cmd: engines only: pass the case's summary (the user's words) as a fourth argument.")
 def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path, results_path,
-        no_store, with_summary):
+        fresh, executor_kind, scheduler, workers, no_store, with_summary):
     """Diagnose every case x variant with an engine and score it against the
-    expectation for the installed Warp release."""
+    expectation for the installed Warp release. Diagnoses already in the result
+    store (same variant files, engine name/version/options, release, device,
+    scale) are reused unless --fresh, so a killed run resumes."""
     import datetime as _dt
 
     from ..machine import describe
@@ -59,8 +61,11 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
                 "cases_not_run": len(errors), "split": split, "group_by": group_by,
                 "date": _dt.date.today().isoformat()}
-        doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
-                        json_path=json_path, meta=meta, python=python)
+        store = _store(results_path)
+        with _executor(executor_kind, jobs, scheduler, workers) as ex:
+            doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
+                            json_path=json_path, meta=meta, python=python, store=store, fresh=fresh, executor=ex,
+                            release=warp)
 
     table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
     for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
@@ -97,11 +102,15 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
             g.add_row(name, str(m["scored"]), _fmt(m["verdict_accuracy"]), _fmt(m["class_accuracy"]),
                       _fmt(m["detection_rate"]), _fmt(m["false_positive_rate"]))
         console.print(g)
+    if s.get("reused"):
+        err_console.print(f"{s['reused']} of {len(items)} diagnoses reused from the result store {store.root} "
+                          "(--fresh to measure again)")
     if json_path:
         err_console.print(f"wrote {json_path}")
-    if not no_store and doc["summary"].get("complete"):
-        from ..history import corpus_digest, results_dir, store
+    if not no_store and doc["summary"].get("complete") and doc["results"]:
+        from ..history import corpus_digest, results_dir
+        from ..history import store as store_run
 
-        run_id = store(doc, corpus_digest(cases), results_path)
+        run_id = store_run(doc, corpus_digest(cases), results_path)
         err_console.print(f"stored as run {run_id} in {results_dir(results_path) / 'history.sqlite'}")
     sys.exit(1 if errors else 0)

@@ -28,31 +28,26 @@ from ._common import console, err_console  # noqa: F401
               help="Measure each variant this many times; differing outcomes fail (determinism).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the per-variant checks of every release here (input of `version-matrix`).")
-def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_path):
+@scale_opts
+def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_path, results_path, fresh,
+        executor_kind, scheduler, workers):
     """Check each case against Warp without any engine: buggy variants really
     disagree with finite differences (as their class says), fixed ones agree.
-    Exits 1 and names each case that does not."""
-    import time as _time
-
-    from ..envs import RELEASES
+    Exits 1 and names each case that does not. Checks already in the result
+    store (same variant files, expectation, release, device, repeat) are
+    reused unless --fresh."""
     from ..machine import describe
-    from ..runner import write_json_atomic
-    from ..validate import validate_cases
+    from ..validate import validate_releases
 
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
-    releases = [None] if warp is None else (list(RELEASES) if warp == "all" else [w.strip() for w in warp.split(",") if w.strip()])
-    failed = [str(e) for e in errors]
-    doc = {"device": device, "machine": describe(), "repeat": repeat, "releases": {}, "failures": failed}
-    t_all = _time.perf_counter()
+    releases = [None] if warp is None else _releases(warp)
     for rel in releases:
-        python, warp_version = _release(rel)
+        python, _ = _release(rel)
         _check_device(device, python)
-        t0 = _time.perf_counter()
-        with _progress(0, f"validating on Warp {warp_version}") as prog:
-            task = prog.add_task("", total=None)
-            checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
-                                    on_check=lambda c, t=task: prog.update(t, advance=1, description=f"{c.case}/{c.variant}"))
+    store = _store(results_path)
+
+    def show(warp_version, checks):
         table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
         for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):
             table.add_column(col)
@@ -64,15 +59,24 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
                               v.signature or ("skipped" if v.message.startswith("skipped") else "-"),
                               "-" if v.relative_error is None else f"{v.relative_error:.2g}",
                               "ok" if v.ok else "[red]FAIL[/red]")
-                if not v.ok:
-                    failed.append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.message}")
-            failed += [f"{cc.case}: {p}" for p in cc.problems]
         console.print(table)
-        doc["releases"][warp_version] = {"wall_s": _time.perf_counter() - t0,
-                                         "checks": [v.to_dict() for cc in checks for v in cc.variants]}
-        doc["wall_s"] = _time.perf_counter() - t_all
-        if json_path:
-            write_json_atomic(json_path, doc)
+
+    meta = {"machine": describe()}
+    with _executor(executor_kind, jobs, scheduler, workers) as ex, _progress(0, "validating") as prog:
+        task = prog.add_task("", total=None)
+        doc = validate_releases(cases, releases, device=device, jobs=jobs, timeout_s=timeout_s, repeat=repeat,
+                                store=store, fresh=fresh, executor=ex, json_path=json_path, meta=meta,
+                                on_check=lambda rel, c: prog.update(task, advance=1,
+                                                                    description=f"{rel} {c.case}/{c.variant}"),
+                                on_release=show)
+    failed = [str(e) for e in errors] + doc["failures"]
+    if errors and json_path:
+        from ..runner import write_json_atomic
+
+        doc["failures"] = failed
+        write_json_atomic(json_path, doc)
+    if doc["reused"]:
+        err_console.print(f"{doc['reused']} check(s) reused from the result store {store.root} (--fresh to measure again)")
     if failed:
         console.print(f"[red]{len(failed)} problem(s):[/red]")
         for f in failed:
