@@ -126,11 +126,13 @@ def _diagnose_work(engine, item: RunItem, device: str, warp_version: str, python
     return diagnose_item(engine, item, device, warp_version, python)
 
 
-#: Keys whose values are measured time (or when/where it ran), left out when
-#: two runs' results are compared for reproducibility.
+#: Keys whose values are measured time (or when/where it ran, how much was
+#: reused, and how many kernels were compiled rather than found in Warp's
+#: kernel cache), left out when two runs' results are compared for
+#: reproducibility.
 TIMING_KEYS = frozenset({"wall_s", "seconds", "compile_s", "median_wall_s_per_run", "total_diagnosis_s", "date",
                          "machine", "load_s", "gradient_call_s", "total_compile_s", "device_s", "total_device_s",
-                         "median_device_s", "reused", "executor"})
+                         "median_device_s", "reused", "executor", "compiles"})
 
 
 def without_timing(x):

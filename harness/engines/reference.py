@@ -32,6 +32,8 @@ is reported as a smell in the evidence.
 
 from __future__ import annotations
 
+import math
+
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -124,7 +126,10 @@ TRACKER_STAGES = ("load", "objective", "gradient_1")
 
 
 def _rank(weights: dict) -> list:
-    total = sum(weights.values()) or 1.0
+    # fsum: exactly rounded, so the scores do not depend on the order the
+    # weights were added in (that order followed string hashing, which
+    # differs between processes)
+    total = math.fsum(weights.values()) or 1.0
     ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
     return [{"id": k, "score": round(v / total, 4)} for k, v in ranked if v > 0]
 
@@ -342,7 +347,7 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
                 weights["fd_precision"] = 0.9
         return {"verdict": "no_bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
 
-    weights = {c: FLOOR for c in BUG_CLASSES if sig in CLASSES[c].signatures}
+    weights = {c: FLOOR for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures}
     for c, w in PRIORS.get(sig, PRIORS["subtly_wrong"]).items():
         weights[c] = weights.get(c, 0.0) + w
     inplace = {f.get("scope") for f in live if f["rule"] == "inplace_array_op"}
