@@ -297,3 +297,35 @@ def test_faulty_variants_are_recorded_with_their_cause_and_leave_no_process(prog
     time.sleep(0.2)
     assert _has_process("987.25") == [] and _has_process("sleep 60") == []
     assert _has_process(str(PROGRAMS / program)) == []
+
+
+def test_diagnose_takes_warp_like_run(programs):
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    res = CliRunner().invoke(main, ["diagnose", str(programs / "cubic"), "--warp", "not-a-release"])
+    assert res.exit_code == 2
+    assert "'not-a-release' is not a release number" in res.output
+
+
+def test_cli_is_one_module_per_verb():
+    import harness.cli as cli_mod
+    from harness.cli import main
+
+    assert len(main.commands) >= 13
+    for name, cmd in main.commands.items():
+        assert cmd.callback.__module__.startswith("harness.commands."), name
+    assert len(Path(cli_mod.__file__).read_text().splitlines()) < 80
+    import harness.envs
+
+    assert "runner" not in Path(harness.envs.__file__).read_text()  # no envs <-> runner cycle
+
+
+@pytest.mark.slow
+def test_gpu_cost_script_refuses_a_missing_device():
+    script = Path(__file__).parent.parent / "scripts" / "gpu_cost.py"
+    res = subprocess.run([sys.executable, str(script), "--device", "cuda:99"], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 2
+    assert "device 'cuda:99' is not available" in res.stderr
