@@ -66,12 +66,17 @@ class Expectation:
         Releases this entry applies to (empty = every release).
     scale : str or None
         ``small``, ``production`` or None for both.
+    objectives_differ : str or None
+        Why this variant's ``objective()`` differs from its fixed twin's at
+        the same point (the oracle's pair check then does not require equal
+        objectives); None: they must agree.
     """
 
     verdict: str
     classes: tuple
     warp: SpecifierSet = field(default_factory=SpecifierSet)
     scale: str | None = None
+    objectives_differ: str | None = None
 
     def applies(self, warp_version: str, scale: str) -> bool:
         """True when this entry covers ``warp_version`` at ``scale``."""
@@ -84,6 +89,8 @@ class Expectation:
             d["warp"] = str(self.warp)
         if self.scale:
             d["scale"] = self.scale
+        if self.objectives_differ:
+            d["objectives_differ"] = self.objectives_differ
         return d
 
 
@@ -118,6 +125,7 @@ class Case:
     split: str
     variants: tuple
     requires: tuple = ()
+    objectives_differ: str | None = None
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -214,7 +222,8 @@ def load_case(case_dir: str | Path) -> Case:
                     raise CaseFormatError(
                         yml, f"{where}.classes", f"class '{c}' does not fit verdict '{raw['verdict']}'"
                     )
-            exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale")))
+            exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale"),
+                                    raw.get("objectives_differ")))
         variants.append(Variant(name, case_dir / name, tuple(exps)))
 
     tags = data["tags"]
@@ -230,6 +239,7 @@ def load_case(case_dir: str | Path) -> Case:
         split=data.get("split", "dev"),
         variants=tuple(variants),
         requires=tuple(data.get("requires", ())),
+        objectives_differ=data.get("objectives_differ"),
     )
 
 

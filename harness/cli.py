@@ -56,3 +56,5 @@ from .commands.new_case import cmd as _cmd_new_case  # noqa: E402
 main.add_command(_cmd_new_case, name="new-case")
 from .commands.list_cases import cmd as _cmd_list_cases  # noqa: E402
 main.add_command(_cmd_list_cases, name="list")
+from .commands.mutate import cmd as _cmd_mutate  # noqa: E402
+main.add_command(_cmd_mutate, name="mutate")

@@ -90,7 +90,8 @@ class WorkerResult:
     def essentials(self) -> bool:
         """True when the determinism and finite-difference probes finished."""
         doc = self.doc or {}
-        return "gradient_norms" in doc.get("determinism", {}) and ("fd" in doc or not doc.get("options", {}).get("fd", True))
+        probes = doc.get("options", {}).get("probes") or ["fd"]
+        return "gradient_norms" in doc.get("determinism", {}) and ("fd" in doc or "fd" not in probes)
 
     @property
     def failure(self) -> str | None:
@@ -204,7 +205,7 @@ def run_worker(
     device, scale : str
         Passed to ``make_problem``.
     options : dict, optional
-        Overrides of :data:`harness.measure.worker.DEFAULTS`.
+        Worker options (:mod:`harness.measure.worker`: ``probes``, ``knobs``, ``seed``).
     timeout_s : float
         Wall-clock limit; the whole process group is killed when it passes.
     memory_bytes : int or None

@@ -107,12 +107,47 @@ def _key(r: dict) -> tuple:
     return (r["case"], r["variant"], r["scale"])
 
 
-def _truth(check: dict | None) -> str:
-    if not check or check.get("signature") is None:
+def _num(x):
+    """A float from a validation JSON value (strict JSON stores inf/nan as strings)."""
+    return None if x is None else float(x)
+
+
+def oracle_cell(check: dict | None) -> str:
+    """Compact oracle column of one validation check.
+
+    ``wrong 0.54 r=2.0`` (the oracle's worst relative error and the median
+    ratio to the fixed twin, or the exact factor), ``agrees 3e-09``,
+    ``unres``, ``refused``, ``ERROR`` (the oracle erred), ``skip`` (no
+    expectation or a missing requirement), ``-`` (not measured). Checks
+    written before the oracle (no ``oracle`` record) show ``right`` /
+    ``wrong <error>`` from their signature.
+    """
+    if not check:
         return "-"
-    err = check.get("relative_error")
-    err = float(err) if isinstance(err, str) else err
-    return "right" if check["signature"] == "agrees" else f"wrong {err:.2g}"
+    if check.get("status") == "skipped" or check.get("message", "").startswith(("skipped", "no expectation")):
+        return "skip"
+    o = check.get("oracle")
+    if not o:
+        if check.get("signature") is None:
+            return "-"
+        err = _num(check.get("relative_error"))
+        return "right" if check["signature"] == "agrees" else f"wrong {err:.2g}"
+    v = o.get("verdict")
+    err = _num(o.get("max_relative_error"))
+    if v == "wrong":
+        ratio = _num((check.get("pair") or {}).get("ratio_median"))
+        if ratio is None:
+            ratio = _num((o.get("signature") or {}).get("ratio"))
+        kind = (o.get("signature") or {}).get("kind")
+        tail = f" r={ratio:.3g}" if ratio is not None else (f" {kind}" if kind in ("nan", "growth", "iteration") else "")
+        return f"wrong {'-' if err is None else f'{err:.2g}'}{tail}"
+    if v == "agrees":
+        return f"agrees {'-' if err is None else f'{err:.0e}'}"
+    return {"unresolved": "unres", "refused": "refused"}.get(v, "ERROR")
+
+
+def _truth(check: dict | None) -> str:
+    return oracle_cell(check) if check and check.get("signature") is not None or (check or {}).get("oracle") else "-"
 
 
 def _top(d: dict) -> str:

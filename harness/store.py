@@ -13,8 +13,9 @@ depends on:
                 the scale. The expectation is *not* part of it: a stored
                 diagnosis is re-scored against the case.yaml of the run that
                 reuses it.
-``validation``  the variant digest, the expectation it is judged against,
-                the worker settings, the measurement code digest, the release,
+``validation``  the variant digest, its fixed twin's digest (the pair
+                check measures it), the expectation it is judged against,
+                the oracle's knobs, the measurement code digest, the release,
                 the device, the scale and the repeat count.
 
 A changed file, engine version, engine option or release therefore misses the
@@ -49,7 +50,7 @@ IGNORED_PARTS = ("__pycache__",)
 
 #: Harness sources whose digest is part of every built-in engine's and every
 #: validation's key (relative to the ``harness`` package).
-CODE_PARTS = ("measure", "engines", "isolation.py", "taxonomy.py", "validate.py", "blind.py")
+CODE_PARTS = ("measure", "engines", "probes", "oracle", "isolation.py", "taxonomy.py", "validate.py", "blind.py")
 
 
 def tree_digest(folder: str | Path) -> str:
@@ -123,9 +124,15 @@ def diagnosis_fields(variant_path, engine, warp_version: str, device: str, scale
 
 
 def validation_fields(variant_path, expected: dict, options: dict, warp_version: str, device: str, scale: str,
-                      repeat: int) -> dict:
-    """Key fields of one validation check (see the module docstring)."""
+                      repeat: int, twin=None, extra: dict | None = None) -> dict:
+    """Key fields of one validation check (see the module docstring).
+
+    ``options`` are the oracle's knobs; ``twin`` the folder of the fixed twin
+    a bug variant's pair check measures (its files are part of the key);
+    ``extra`` any further case fields the check reads (``objectives_differ``).
+    """
     return {"kind": "validation", "variant": tree_digest(variant_path), "expected": expected, "options": options,
+            "twin": None if twin is None else tree_digest(twin), "extra": extra or {},
             "code": code_digest(), "warp": warp_version, "device": device, "scale": scale, "repeat": int(repeat)}
 
 
@@ -134,11 +141,19 @@ def validation_fields(variant_path, expected: dict, options: dict, warp_version:
 TRANSIENT_PREFIXES = ("timeout", "worker lost", "interrupted")
 
 
+#: Phrases that mark a transient error anywhere in a message (the oracle's
+#: ``oracle verdict error (timed out after 300 s)``).
+TRANSIENT_PHRASES = ("timed out after", "worker lost")
+
+
 def transient(message: str | None) -> bool:
     """True when an error ``message`` says nothing stable about the variant
     (a timeout, which depends on the machine's load; a lost executor worker;
     an interruption)."""
-    return bool(message) and message.strip().lower().startswith(TRANSIENT_PREFIXES)
+    if not message:
+        return False
+    m = message.strip().lower()
+    return m.startswith(TRANSIENT_PREFIXES) or any(p in m for p in TRANSIENT_PHRASES)
 
 
 def default_root(results_path: str | None = None) -> Path:

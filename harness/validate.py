@@ -1,41 +1,66 @@
-"""``defects4warp validate``: check each case against the installed Warp,
-without any engine.
+"""``defects4warp validate``: check each case against the ground truth of the
+independent oracle (:mod:`harness.oracle`), without any engine.
 
-For every variant and scale with an expectation on this release:
+The oracle shares no module with the reference engine, so an engine's score
+against these labels is not circular. For every variant and scale with an
+expectation on this release:
 
-* ``bug``: autodiff must disagree with the truth (central finite differences,
-  or ``reference_gradient()`` when the problem has one) on some call or
-  point, and the measured signature must be one that an expected class can
-  show (:attr:`harness.taxonomy.BugClass.signatures`); e.g. a case tagged
-  ``missing_tape_zero`` must show growth across calls.
-* ``no_bug``: autodiff must agree everywhere it was checked (seed pinned for
-  a stochastic forward).
+* ``no_bug``: the oracle's verdict must be ``agrees`` (every resolved finite
+  difference item within tolerance, on each of three ``gradient()`` calls).
+* ``bug``: the verdict must be ``wrong`` with a signature one of the
+  expected classes can show (:attr:`harness.taxonomy.BugClass.signatures`),
+  and, where the case has a fixed twin (the ``fixed`` variant, or another
+  ``no_bug`` variant, at this release and scale), the pair check must
+  confirm it: measured at the same point, the two gradients differ beyond the
+  noise while the objectives agree (unless ``objectives_differ`` says why
+  not; :func:`harness.oracle.compare_pair`).
+* ``refused``: the verdict must be ``refused`` (this release refuses to
+  build or run the program).
 
-Also checked: the case format, and that variant sources hold no hint words
+Each check gets a status: ``passed``; ``failed`` (the oracle contradicts the
+tags, or the variant errs); ``unresolved`` (the oracle cannot resolve the
+gradient above the objective's noise: not a pass); ``skipped`` (no
+expectation on this release, or a module in ``requires:`` is missing). Also
+checked: the case format, and that variant sources hold no hint words
 (:func:`harness.blind.hint_findings`).
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from .blind import hint_findings, neutral_copy
-from .isolation import DEFAULT_TIMEOUT_S, kill_all, run_worker
-from .measure.judge import signature_of, worst_relative_error
 from .envs import missing_modules, python_for
+from .oracle.api import DEFAULT_OBJECTIVE_RTOL, _finish_pair
+from .oracle.runner import kill_all, run_worker
 from .runner import RunItem, plan
 from .taxonomy import CLASSES
 
-#: Worker settings for validation: no tracker, per-launch check or step sweep
-#: (they are diagnosis, not ground truth; the tracker also forces a
-#: recompile), every element checked up to 64, three calls.
-VALIDATE_OPTIONS = {"tracker": False, "max_coords": 64, "dirs": 2, "launch_check": False, "sweep_coords": 0,
-                    "horizon": False}
+#: Default seconds a variant's oracle measurement may take.
+DEFAULT_TIMEOUT_S = 300.0
+
+#: Oracle knobs used by validation (overrides of
+#: :data:`harness.oracle.worker.DEFAULT_KNOBS`); empty means the oracle's
+#: documented defaults (every coordinate up to 10^4 parameters).
+VALIDATE_KNOBS: dict = {}
+
+#: Oracle signature kind -> the taxonomy signatures it stands for.
+SIGNATURE_MAP = {"zero": ("zero",), "factor": ("exact_factor",), "nan": ("nan_inf",), "growth": ("growth",),
+                 "iteration": ("iteration",), "other": ("sparse", "subtly_wrong"), "none": ("agrees",)}
+
+STATUSES = ("passed", "failed", "unresolved", "skipped")
 
 
 @dataclass
 class VariantCheck:
-    """Outcome of validating one variant at one scale."""
+    """Outcome of validating one variant at one scale on one release.
+
+    ``ok`` is True for ``passed`` and ``skipped``; ``signature`` is the
+    taxonomy signature of the oracle's measurement; ``relative_error`` its
+    worst relative error; ``oracle`` the compact measurement record
+    (:func:`oracle_record`); ``pair`` the pair check against the fixed twin.
+    """
 
     case: str
     variant: str
@@ -47,6 +72,9 @@ class VariantCheck:
     message: str = ""
     seconds: float = 0.0
     warp_version: str | None = None
+    status: str = "passed"
+    oracle: dict | None = None
+    pair: dict | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -60,95 +88,207 @@ class CaseCheck:
     problems: list = field(default_factory=list)
 
 
-def check_measurement(expected: dict, doc: dict) -> tuple:
-    """Judge one measurement document against one expectation.
-
-    Returns
-    -------
-    (ok, signature, relative_error, message)
-    """
-    det = doc.get("determinism", {})
-    if det.get("stochastic") and not det.get("seed_pinned"):
-        return False, None, None, "objective() is not repeatable and the seed cannot be pinned (add set_seed)"
-    if not (doc.get("nan_scan") or {}).get("objective_finite", False):
-        return False, None, None, "objective() is not finite at the given point"
-    sig = signature_of(doc)
-    err = worst_relative_error(doc)
-    if expected["verdict"] == "no_bug":
-        if sig == "agrees":
-            return True, sig, err, "autodiff agrees with the truth"
-        return False, sig, err, f"expected no_bug but autodiff disagrees (signature {sig}, relative error {err:.3g})"
-    if sig == "agrees":
-        return False, sig, err, "expected a bug but autodiff agrees with the truth on every check"
-    allowed = set().union(*(CLASSES[c].signatures for c in expected["classes"]))
-    if sig not in allowed:
-        return False, sig, err, (
-            f"disagrees with signature {sig}, which none of {expected['classes']} shows (allowed: {sorted(allowed)})"
-        )
-    return True, sig, err, f"disagrees as expected (signature {sig}, relative error {err:.3g})"
+def taxonomy_signature(doc: dict) -> str | None:
+    """The taxonomy signature of an oracle measurement (None without one)."""
+    sig = doc.get("signature") or {}
+    kind = sig.get("kind")
+    if kind is None:
+        return None
+    if kind == "other":
+        return "sparse" if sig.get("detail") == "sparse" else "subtly_wrong"
+    return SIGNATURE_MAP[kind][0]
 
 
-def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None = None,
-                  repeat: int = 1) -> VariantCheck:
+def oracle_record(doc: dict) -> dict:
+    """The compact, JSON-able part of an oracle measurement kept in the
+    validation JSON: verdict, signature, worst relative error, resolved and
+    unresolved items, noise floor, objective value, FD bookkeeping, failure."""
+    noise = doc.get("noise") or {}
+    fd = doc.get("fd") or {}
+    obj = doc.get("objective") or {}
+    rec = {"verdict": doc.get("verdict"), "signature": doc.get("signature"),
+           "max_relative_error": doc.get("max_relative_error"), "resolved": doc.get("resolved"),
+           "unresolved": doc.get("unresolved"), "noise_sigma": noise.get("sigma"),
+           "noise_relative": noise.get("relative"), "noise_method": noise.get("ecnoise_method"),
+           "objective": obj.get("value"), "seed_pinned": obj.get("seed_pinned"), "truth": doc.get("truth"),
+           "fd_items": fd.get("items"), "fd_refined": fd.get("refined"), "fd_sampled": fd.get("sampled"),
+           "kink_items": fd.get("kink_items"), "median_resolution": fd.get("median_resolution"),
+           "calls": doc.get("calls"), "objective_evals": (doc.get("cost") or {}).get("objective_evals"),
+           "wall_s": (doc.get("cost") or {}).get("wall_s"), "message": doc.get("message")}
+    if doc.get("failure"):
+        rec["failure"] = {k: doc["failure"].get(k) for k in ("stage", "type", "first_line")}
+    if doc.get("fd_vs_reference"):
+        rec["fd_vs_reference"] = doc["fd_vs_reference"]
+    return rec
+
+
+def _pair_record(stats: dict, twin: str) -> dict:
+    keys = ("confirmed", "objective_relative_difference", "objectives_agree", "objectives_differ", "gradients_differ",
+            "differing_items", "ratio_median", "ratio_spread", "ratio_call", "max_relative_error", "same_point",
+            "remeasured_at_right_point", "reason")
+    return {"twin": twin, **{k: stats.get(k) for k in keys}}
+
+
+class _Measurements:
+    """Oracle measurements of (variant folder, scale, interpreter, device,
+    point, repeat) shared by the checks of one process, so a fixed twin is
+    measured once for its own check and every pair check."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._slots = {}
+
+    def clear(self):
+        with self._lock:
+            self._slots.clear()
+
+    def get(self, path, scale, python, device, timeout_s, knobs, point=None, point_key=None, repeat=0):
+        key = (str(path), scale, python, device, point_key, repeat, tuple(sorted((knobs or {}).items())))
+        with self._lock:
+            slot = self._slots.setdefault(key, {"lock": threading.Lock(), "value": None})
+        with slot["lock"]:
+            if slot["value"] is None:
+                with neutral_copy(path) as p:
+                    slot["value"] = run_worker(p, device=device, scale=scale, python=python, timeout_s=timeout_s,
+                                               knobs=knobs, point=point, arrays=True)
+            return slot["value"]
+
+
+MEASUREMENTS = _Measurements()
+
+
+def _twin(item: RunItem, warp_version: str):
+    """The variant a bug variant is paired with: ``fixed`` when it is
+    ``no_bug`` here, else the first other ``no_bug`` variant; None if none."""
+    cands = sorted((v for v in item.case.variants if v.name != item.variant.name),
+                   key=lambda v: (v.name != "fixed", v.name))
+    for v in cands:
+        e = v.expectation_for(warp_version, item.scale)
+        if e is not None and e.verdict == "no_bug":
+            return v
+    return None
+
+
+def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: float = DEFAULT_TIMEOUT_S,
+                  python: str | None = None, repeat: int = 1, knobs: dict | None = None) -> VariantCheck:
     """Validate one run item with the interpreter ``python`` (default: this one),
     judged against the expectation for ``warp_version``.
 
     With ``repeat`` > 1 the measurement is taken that many times, each in a
-    fresh process; the check fails unless every repeat gives the same outcome
+    fresh process; the check fails unless every repeat gives the same status
     and signature (validation must be deterministic).
     """
-    first = _validate_once(item, device, warp_version, timeout_s, python)
+    knobs = VALIDATE_KNOBS if knobs is None else knobs
+    first = _validate_once(item, device, warp_version, timeout_s, python, knobs, 0)
     for k in range(2, repeat + 1):
-        again = _validate_once(item, device, warp_version, timeout_s, python)
-        if (again.ok, again.signature) != (first.ok, first.signature):
-            first.message = (f"non-deterministic: run 1 gave {first.signature} ({'ok' if first.ok else 'fail'}), "
-                             f"run {k} gave {again.signature} ({again.message})")
-            first.ok = False
+        again = _validate_once(item, device, warp_version, timeout_s, python, knobs, k - 1)
+        if (again.status, again.signature) != (first.status, first.signature):
+            first.message = (f"non-deterministic: run 1 gave {first.signature} ({first.status}), "
+                             f"run {k} gave {again.signature} ({again.status}: {again.message})")
+            first.ok, first.status = False, "failed"
             break
         first.seconds += again.seconds
     return first
 
 
-def _validate_once(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None) -> VariantCheck:
+def _check(item, expected, status, message, doc=None, seconds=0.0, pair=None):
+    return VariantCheck(item.case.id, item.variant.name, item.scale, expected, status in ("passed", "skipped"),
+                        taxonomy_signature(doc) if doc else None, (doc or {}).get("max_relative_error"),
+                        message, seconds, (doc or {}).get("warp_version"), status,
+                        oracle_record(doc) if doc else None, pair)
+
+
+def _validate_once(item, device, warp_version, timeout_s, python, knobs, rep) -> VariantCheck:
     exp = item.variant.expectation_for(warp_version, item.scale)
     if exp is None:
-        return VariantCheck(item.case.id, item.variant.name, item.scale, None, True,
-                            message=f"no expectation for Warp {warp_version} at scale {item.scale}: skipped")
+        return _check(item, None, "skipped", f"no expectation for Warp {warp_version} at scale {item.scale}: skipped")
     expected = exp.to_dict()
     missing = missing_modules(item.case.requires, python)
     if missing:
-        return VariantCheck(item.case.id, item.variant.name, item.scale, None, True,
-                            message=f"skipped: requires {', '.join(missing)}, not installed")
-    with neutral_copy(item.variant.path) as path:
-        res = run_worker(path, device=device, scale=item.scale, options=VALIDATE_OPTIONS, timeout_s=timeout_s,
-                         python=python)
-    seconds = (res.doc or {}).get("cost", {}).get("wall_s", 0.0)
-    if res.failure:
-        return VariantCheck(item.case.id, item.variant.name, item.scale, expected, False,
-                            message=res.failure, seconds=seconds)
-    measured = res.doc.get("warp_version")
-    if measured != warp_version:
-        return VariantCheck(item.case.id, item.variant.name, item.scale, expected, False,
-                            message=f"the worker imported Warp {measured}, not {warp_version}", seconds=seconds)
-    ok, sig, err, msg = check_measurement(expected, res.doc)
-    return VariantCheck(item.case.id, item.variant.name, item.scale, expected, ok, sig, err, msg, seconds,
-                        res.doc.get("warp_version"))
+        return _check(item, None, "skipped", f"skipped: requires {', '.join(missing)}, not installed")
+    doc, raw = MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, repeat=rep)
+    seconds = float((doc.get("cost") or {}).get("wall_s") or 0.0)
+    if doc.get("warp_version") not in (None, warp_version):
+        return _check(item, expected, "failed", f"the worker imported Warp {doc['warp_version']}, not {warp_version}",
+                      doc, seconds)
+    verdict = doc.get("verdict")
+    detail = f" ({doc['message']})" if doc.get("message") else ""
+    err = doc.get("max_relative_error")
+    err_s = "n/a" if err is None else f"{float(err):.3g}"
+    if expected["verdict"] == "refused":
+        if verdict == "refused":
+            return _check(item, expected, "passed", f"refused as expected{detail}", doc, seconds)
+        return _check(item, expected, "failed", f"expected refused but the oracle says {verdict}{detail}", doc, seconds)
+    if verdict == "unresolved":
+        return _check(item, expected, "unresolved", f"the oracle cannot resolve the gradient above the noise{detail}",
+                      doc, seconds)
+    if verdict in ("error", "refused", None):
+        return _check(item, expected, "failed", f"oracle verdict {verdict}{detail}", doc, seconds)
+    if expected["verdict"] == "no_bug":
+        if verdict == "agrees":
+            return _check(item, expected, "passed", f"autodiff agrees with the truth (relative error {err_s}, "
+                          f"{doc.get('resolved')} resolved, {doc.get('unresolved')} unresolved)", doc, seconds)
+        return _check(item, expected, "failed", f"expected no_bug but the oracle says wrong "
+                      f"(signature {taxonomy_signature(doc)}, relative error {err_s})", doc, seconds)
+    # expected bug
+    sig = taxonomy_signature(doc)
+    if verdict == "agrees":
+        return _check(item, expected, "failed", "expected a bug but autodiff agrees with the truth on every "
+                      f"resolved item ({doc.get('resolved')} resolved)", doc, seconds)
+    kind = (doc.get("signature") or {}).get("kind")
+    allowed = set().union(*(CLASSES[c].signatures for c in expected["classes"]))
+    if not allowed & set(SIGNATURE_MAP.get(kind, ())):
+        return _check(item, expected, "failed", f"wrong with signature {sig}, which none of {expected['classes']} "
+                      f"shows (allowed: {sorted(allowed)})", doc, seconds)
+    twin = _twin(item, warp_version)
+    if twin is None:
+        return _check(item, expected, "passed", f"wrong as expected (signature {sig}, relative error {err_s}); "
+                      "no fixed twin", doc, seconds)
+    tdoc, traw = MEASUREMENTS.get(twin.path, item.scale, python, device, timeout_s, knobs, repeat=rep)
+    differ = exp.objectives_differ or item.case.objectives_differ or False
+
+    def remeasure(point_file):
+        return MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, point=point_file,
+                                point_key=("at", str(twin.path)), repeat=rep)
+
+    stats = _finish_pair(doc, raw, tdoc, traw, item.variant.path, device, item.scale, python, timeout_s, knobs,
+                         "default", differ, DEFAULT_OBJECTIVE_RTOL, remeasure=remeasure)
+    pair = _pair_record(stats, twin.name)
+    if stats["confirmed"]:
+        ratio = stats.get("ratio_median")
+        return _check(item, expected, "passed", f"wrong as expected (signature {sig}, relative error {err_s}); "
+                      f"pair with {twin.name} confirmed (ratio {ratio if ratio is None else f'{ratio:.3g}'})",
+                      stats["wrong"], seconds, pair)
+    if tdoc.get("verdict") == "unresolved":
+        return _check(item, expected, "unresolved", f"the twin {twin.name} is unresolved", stats["wrong"], seconds,
+                      pair)
+    return _check(item, expected, "failed", f"pair check with {twin.name} failed: {stats.get('reason')}",
+                  stats["wrong"], seconds, pair)
+
+
+def counts(checks) -> dict:
+    """``{"passed", "failed", "unresolved", "skipped"}`` counts of variant checks."""
+    out = dict.fromkeys(STATUSES, 0)
+    for c in checks:
+        out[c.status if isinstance(c, VariantCheck) else c["status"]] += 1
+    return out
 
 
 def _validate_work(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None,
-                   repeat: int, release: str | None) -> VariantCheck:
+                   repeat: int, knobs: dict | None, release: str | None) -> VariantCheck:
     """One validation work item as an executor runs it (on a Dask worker the
-    per-release interpreter is prepared there, once per worker process)."""
+    per-release interpreter is prepared there, once per worker process; the
+    fixed twin of a pair check is measured in that process)."""
     if release is not None:
         from .executors import worker_python
 
         python = worker_python(release)
-    return validate_item(item, device, warp_version, timeout_s, python, repeat)
+    return validate_item(item, device, warp_version, timeout_s, python, repeat, knobs)
 
 
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
-                   on_check=None, warp: str | None = None, repeat: int = 1, store=None, fresh: bool = False,
-                   executor=None, stats: dict | None = None) -> list:
+                   on_check=None, warp: str | None = None, repeat: int = 1, knobs: dict | None = None,
+                   store=None, fresh: bool = False, executor=None, stats: dict | None = None) -> list:
     """Validate loaded cases; returns one :class:`CaseCheck` per case.
 
     Parameters
@@ -158,7 +298,7 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     jobs : int
         Checks run concurrently by the default local executor.
     timeout_s : float
-        Wall-clock limit of one measurement, seconds.
+        Wall-clock limit of one oracle measurement, seconds.
     on_check : callable, optional
         Called with each :class:`VariantCheck` as it completes.
     warp : str, optional
@@ -166,55 +306,68 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
         (:func:`harness.envs.python_for`); None means the installed one.
     repeat : int
         Measurements per variant (see :func:`validate_item`).
+    knobs : dict, optional
+        Oracle knobs (default :data:`VALIDATE_KNOBS`).
     store : harness.store.ResultStore, optional
-        Checks found there under their key (:func:`harness.store.validation_fields`)
-        are reused; new ones are stored as they finish (not timeouts or lost workers).
+        Checks found there under their key (:func:`harness.store.validation_fields`:
+        the variant's and its fixed twin's files, the expectation, knobs, oracle
+        code, release, device, scale, repeat) are reused; new ones are stored as
+        they finish (not timeouts or lost workers).
     fresh : bool
         Measure everything again (and overwrite the store).
     executor : LocalExecutor or DaskExecutor, optional
         Where checks run (default: a local pool of ``jobs`` threads).
     stats : dict, optional
         Receives ``reused`` (checks taken from the store) and ``measured``.
+
+    A case is ok when no check failed or stayed unresolved and no hint word was found.
     """
     from .executors import LocalExecutor, outcome
     from .store import transient, validation_fields
 
     python, warp_version = python_for(warp)
+    knobs = VALIDATE_KNOBS if knobs is None else knobs
     items = plan(cases)
-    checks = [None] * len(items)
+    # fixed twins first, so that pair checks find them measured
+    order = sorted(range(len(items)), key=lambda i: items[i].variant.name != "fixed")
+    MEASUREMENTS.clear()
+    results = {}
     pending = []
     reused = 0
-    for i, it in enumerate(items):
+    for i in order:
+        it = items[i]
         exp = it.variant.expectation_for(warp_version, it.scale)
         if exp is None or missing_modules(it.case.requires, python):
-            checks[i] = _validate_once(it, device, warp_version, timeout_s, python)  # skipped: nothing is run
+            results[i] = _validate_once(it, device, warp_version, timeout_s, python, knobs, 0)  # skipped, nothing run
         else:
-            fields = None if store is None else validation_fields(it.variant.path, exp.to_dict(), VALIDATE_OPTIONS,
-                                                                  warp_version, device, it.scale, repeat)
+            twin = _twin(it, warp_version) if exp.verdict == "bug" else None
+            fields = None if store is None else validation_fields(
+                it.variant.path, exp.to_dict(), knobs, warp_version, device, it.scale, repeat,
+                twin=None if twin is None else twin.path,
+                extra={"objectives_differ": exp.objectives_differ or it.case.objectives_differ or False})
             hit = None if (fresh or fields is None) else store.get(fields)
-            if hit is not None:
-                checks[i] = VariantCheck(**hit)
-                reused += 1
-            else:
+            if hit is None:
                 pending.append((i, it, fields))
                 continue
+            results[i] = VariantCheck(**hit)
+            reused += 1
         if on_check:
-            on_check(checks[i])
+            on_check(results[i])
     ex = executor if executor is not None else LocalExecutor(jobs)
     futs = {}
     try:
         for i, it, fields in pending:
-            futs[ex.submit(_validate_work, it, device, warp_version, timeout_s, python, repeat, warp)] = (i, it, fields)
+            futs[ex.submit(_validate_work, it, device, warp_version, timeout_s, python, repeat, knobs, warp)] = \
+                (i, it, fields)
         for f in ex.as_completed(list(futs)):
             i, it, fields = futs[f]
             check, cause = outcome(f)
             if check is None:
                 exp = it.variant.expectation_for(warp_version, it.scale)
-                check = VariantCheck(it.case.id, it.variant.name, it.scale, exp.to_dict() if exp else None, False,
-                                     message=cause)
+                check = _check(it, exp.to_dict() if exp else None, "failed", cause)
             elif fields is not None and not transient(check.message):
                 store.put(fields, check.to_dict())
-            checks[i] = check
+            results[i] = check
             if on_check:
                 on_check(check)
     except BaseException:
@@ -224,13 +377,15 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     finally:
         if executor is None:
             ex.close()
+    MEASUREMENTS.clear()
     if stats is not None:
         stats.update({"reused": reused, "measured": len(pending)})
+    checks = [results[i] for i in range(len(items))]
     out = []
     for c in cases:
         vc = [k for k in checks if k.case == c.id]
         problems = [f"{f}:{line}: hint word '{w}'" for v in c.variants for f, line, w in hint_findings(v.path)]
-        out.append(CaseCheck(c.id, all(k.ok for k in vc) and not problems, vc, problems))
+        out.append(CaseCheck(c.id, all(k.status in ("passed", "skipped") for k in vc) and not problems, vc, problems))
     return out
 
 
@@ -248,10 +403,10 @@ def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: in
     Returns
     -------
     dict
-        ``{"device", "repeat", "releases": {version: {"wall_s", "checks":
-        [check dicts], "reused"}}, "failures": [str], "wall_s", "reused"}``
-        plus ``meta``; ``failures`` names every check that failed and every
-        hint-word problem.
+        ``{"device", "repeat", "releases": {version: {"wall_s", "counts",
+        "checks": [check dicts], "reused"}}, "failures": [str], "wall_s",
+        "reused"}`` plus ``meta``; ``failures`` names every check that failed
+        or stayed unresolved and every hint-word problem.
     """
     import time
 
@@ -268,11 +423,13 @@ def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: in
                                 on_check=(lambda c, r=warp_version: on_check(r, c)) if on_check else None)
         for cc in checks:
             for v in cc.variants:
-                if not v.ok:
-                    doc["failures"].append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.message}")
+                if v.status in ("failed", "unresolved"):
+                    doc["failures"].append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.status}: "
+                                           f"{v.message}")
             doc["failures"] += [f"{cc.case}: {p}" for p in cc.problems]
-        doc["releases"][warp_version] = {"wall_s": time.perf_counter() - t0, "reused": stats.get("reused", 0),
-                                         "checks": [v.to_dict() for cc in checks for v in cc.variants]}
+        flat = [v for cc in checks for v in cc.variants]
+        doc["releases"][warp_version] = {"wall_s": time.perf_counter() - t0, "counts": counts(flat),
+                                         "reused": stats.get("reused", 0), "checks": [v.to_dict() for v in flat]}
         doc["reused"] += stats.get("reused", 0)
         doc["wall_s"] = time.perf_counter() - t_all
         if on_release:

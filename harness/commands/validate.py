@@ -31,13 +31,16 @@ from ._common import console, err_console  # noqa: F401
 @scale_opts
 def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_path, results_path, fresh,
         executor_kind, scheduler, workers):
-    """Check each case against Warp without any engine: buggy variants really
-    disagree with finite differences (as their class says), fixed ones agree.
-    Exits 1 and names each case that does not. Checks already in the result
-    store (same variant files, expectation, release, device, repeat) are
-    reused unless --fresh."""
+    """Check each case against the independent oracle (docs/oracle.md), without
+    any engine: buggy variants really disagree with finite differences (as
+    their class says, and differently from their fixed twin), fixed ones agree,
+    refused ones are refused. Prints passed / failed / unresolved / skipped
+    counts; exits 1 and names each check that failed or stayed unresolved.
+    Checks already in the result store (same variant and twin files,
+    expectation, release, device, repeat) are reused unless --fresh."""
     from ..machine import describe
-    from ..validate import validate_releases
+    from ..matrix import oracle_cell
+    from ..validate import counts, validate_releases
 
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
@@ -47,19 +50,31 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
         _check_device(device, python)
     store = _store(results_path)
 
+    style = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
+             "skipped": "skipped"}
+
     def show(warp_version, checks):
-        table = Table(title=f"defects4warp validate: Warp {warp_version}, {device}")
-        for col in ("case", "variant", "expected", "measured", "rel. error", "ok"):
+        table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")
+        for col in ("case", "variant", "expected", "oracle", "rel. error", "resolved", "noise", "pair", "status"):
             table.add_column(col)
         for cc in checks:
             for v in cc.variants:
                 exp = v.expected
+                o = v.oracle or {}
+                pr = v.pair or {}
                 table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
                               f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
-                              v.signature or ("skipped" if v.message.startswith("skipped") else "-"),
-                              "-" if v.relative_error is None else f"{v.relative_error:.2g}",
-                              "ok" if v.ok else "[red]FAIL[/red]")
+                              oracle_cell(v.to_dict()) if o else "-",
+                              "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
+                              "-" if o.get("resolved") is None else f"{o['resolved']}/{o['resolved'] + o['unresolved']}",
+                              "-" if o.get("noise_relative") is None else f"{float(o['noise_relative']):.1g}",
+                              "-" if not pr else ("ok" if pr.get("confirmed") else "no")
+                              + ("" if pr.get("ratio_median") is None else f" r={float(pr['ratio_median']):.3g}"),
+                              style[v.status])
         console.print(table)
+        n = counts([v for cc in checks for v in cc.variants])
+        console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
+                      f"{n['skipped']} skipped")
 
     meta = {"machine": describe()}
     with _executor(executor_kind, jobs, scheduler, workers) as ex, _progress(0, "validating") as prog:

@@ -24,6 +24,7 @@ The returned diagnosis follows ``harness/schemas/diagnosis.schema.json``:
 from __future__ import annotations
 
 import json
+import re
 import time
 from functools import lru_cache
 from importlib import resources
@@ -69,6 +70,31 @@ def error_diagnosis(message: str, wall_s: float = 0.0, device: str | None = None
     }
 
 
+#: Errors that mean the Warp release refused to build or run the program as
+#: written, and the classes each points at (the defect the refusal guards
+#: against). From 1.18.0, ``dst[0].x *= s`` with backward enabled raises
+#: WarpCodegenError "Differentiable composite slot augmented assignments with
+#: this operator are not supported with backward code generation enabled"
+#: (measured on 1.19.0), failing every kernel of the module.
+REFUSALS = (
+    (re.compile(r"augmented assignments? .*not supported with backward", re.I | re.S), ("inplace_math",)),
+    (re.compile(r"WarpCodegenError", re.I), ("inplace_math", "warp_adjoint_bug")),
+)
+
+
+def refusal_of(doc: dict):
+    """``(message, classes)`` when the worker's load or first probe failed
+    because the release refused the program (:data:`REFUSALS`), else None."""
+    for e in (doc or {}).get("errors", []):
+        if e.get("probe") not in ("load", "determinism"):
+            continue
+        text = e.get("error", "") + "\n" + (e.get("traceback") or "")
+        for pat, classes in REFUSALS:
+            if pat.search(text):
+                return e["error"].splitlines()[0][:300], list(classes)
+    return None
+
+
 def ev(probe: str, clean: bool, finding: str, data=None) -> dict:
     """One evidence entry of a diagnosis."""
     return {"probe": probe, "clean": bool(clean), "finding": finding, "data": data}
@@ -112,7 +138,12 @@ class WorkerEngine:
                          python=self.python)
         wall = time.perf_counter() - t0
         doc = res.doc or {}
-        if res.failure:
+        refused = refusal_of(doc) if res.failure else None
+        if refused:
+            diag = {"verdict": "refused", "classes": [{"id": c, "score": round(1.0 / len(refused[1]), 4)} for c in refused[1]],
+                    "signature": None, "evidence": [ev("load", False, f"Warp {doc.get('warp_version')} refuses to build or "
+                                                    f"run the program: {refused[0]}", None)]}
+        elif res.failure:
             diag = error_diagnosis(res.failure, wall, device)
             errs = doc.get("errors", [])
             if errs:

@@ -36,7 +36,7 @@ class FdOnlyEngine(WorkerEngine):
 
     name = "fd-only"
     version = __version__
-    options = {"tracker": False, "launch_check": False, "sweep_coords": 0, "horizon": False}
+    options = {"probes": ["determinism", "fd", "nan_scan"]}
 
     def judge(self, doc: dict, path=None) -> dict:
         det = doc.get("determinism", {})
@@ -59,7 +59,7 @@ class TrackerOnlyEngine(WorkerEngine):
 
     name = "tracker-only"
     version = __version__
-    options = {"fd": False, "launch_check": False, "calls": 1, "horizon": False}
+    options = {"probes": ["determinism", "tracker"], "knobs": {"determinism": {"calls": 1}}}
 
     def judge(self, doc: dict, path=None) -> dict:
         warns = [w for w in (doc.get("tracker") or {}).get("warnings", [])

@@ -1,47 +1,54 @@
-"""Reference diagnostic engine: measure, read the signature, rank classes.
+"""Reference diagnostic engine (v3): measure, read the signature, rank classes.
 
-The engine runs the measurement worker (:mod:`harness.measure.worker`) on the
-variant in a subprocess, scans its sources (:mod:`harness.measure.source`),
-and interprets both (:func:`interpret`, a pure function tested on synthetic
-measurements):
+The engine runs the measurement worker (:mod:`harness.measure.worker`) with
+an explicit probe list (:data:`PROBES`; each probe is a module of
+:mod:`harness.probes`) in a subprocess, then interprets the document
+(:func:`interpret`, a pure function tested on synthetic documents):
 
-1. the **signature** of the error (:func:`harness.measure.judge.signature_of`):
-   NaN/inf, growth across calls, a later call that differs, exactly zero, one
-   exact factor, a few elements, or subtly wrong; ``agrees`` when every
-   comparison passed;
-2. the **verdict**, from measurement only: ``bug`` when autodiff disagrees
-   with the truth (finite differences, or ``reference_gradient()`` when the
-   problem has one), ``no_bug`` when it agrees, ``inconclusive`` when the
-   forward is stochastic and the seed cannot be pinned or the objective itself
-   is not finite, ``error`` when the program could not be measured;
+1. the **verdict**, from measurement only. ``bug`` needs direct evidence
+   (NaN/inf in the gradient of a finite objective, growth across calls, a
+   later call that differs at the same point) or a disagreement with finite
+   differences that survived the step sweep (:mod:`harness.probes.sweep`:
+   ``confirmed``), or a disagreement with the problem's
+   ``reference_gradient()``. Items below the FD resolution
+   (:mod:`harness.probes.noise`) are *unresolved* and never count;
+   disagreements the sweep explains as a kink or staircase give ``no_bug``
+   (``nonsmooth_tie``, ``piecewise_constant``). ``inconclusive`` when the
+   forward is stochastic and the seed cannot be pinned, the objective is not
+   finite, or nothing was resolved; ``refused`` when the release refuses to
+   build or run the program; ``error`` when it could not be measured.
+2. the **signature** of the error (:func:`harness.measure.judge.signature_of`);
 3. ranked **classes**: every bug class whose taxonomy signatures include the
    measured one starts at :data:`FLOOR`; :data:`PRIORS` adds the weight the
-   signature gives each class; then measured findings add theirs: tracker
-   warnings (``overwrite``), a stochastic forward that disagrees under a
-   pinned seed (``rng_replay``), an exact factor of 2 (``double_count``),
-   later calls that are exactly zero (``stale_gradient_read``), a param whose
-   gradient alone is exactly zero (the cut-chain classes), the per-launch
-   check (a kernel failing alone points inside kernels; all passing points at
-   the taping pattern), and source findings by their specificity, gated by
-   the Warp release where the pattern is release-dependent. Weights are
-   normalised to scores that sum to 1.
+   signature gives each class; then each probe's assessment adds its
+   weights: repeated calls (:mod:`harness.probes.determinism`), the exact
+   factor and its size (:func:`factor_weights`), the runtime trace's direct
+   findings (:mod:`harness.probes.trace`, :data:`TRACE_WEIGHT`), source
+   findings in code that ran (:mod:`harness.probes.source`), the per-launch
+   check, the release differential and the builtins with documented adjoint
+   defects (:mod:`harness.probes.release`). Weights are normalised to scores
+   that sum to 1.
 
-A source finding never sets the verdict: on a variant whose gradient agrees it
-is reported as a smell in the evidence.
+A source or trace finding never sets the verdict: on a variant whose
+gradient agrees it is reported as a smell in the evidence.
 """
 
 from __future__ import annotations
 
 import math
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from .. import __version__
-from ..measure import source
-from ..measure.judge import comparisons, signature_of
+from ..measure.judge import comparisons, signature_of, sweep_counts
+from ..probes import ASSESSORS, load as _load_probes
+from ..probes import release as release_probe
+from ..probes import source as source_probe
 from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import WorkerEngine, ev as _ev
+
+#: The worker-side probes the reference engine runs, in order. The overwrite
+#: tracker is left out: the runtime trace sees write-after-read directly, and
+#: the tracker makes Warp skip its kernel cache (every module recompiles).
+PROBES = ("determinism", "trace", "noise", "fd", "sweep", "reference", "nan_scan", "horizon", "train", "launches")
 
 #: Signature -> {class id: prior weight}. Weights are relative and hand-set
 #: from the signature column of docs/taxonomy.md (how often an expert sees
@@ -51,13 +58,14 @@ from .base import WorkerEngine, ev as _ev
 PRIORS = {
     "nan_inf": {"nonsmooth_nan": 0.45, "where_nan": 0.35, "inplace_math": 0.05, "component_reassign": 0.05,
                 "custom_adjoint_error": 0.05, "warp_adjoint_bug": 0.05},
-    "growth": {"missing_tape_zero": 0.8, "double_count": 0.15, "stale_gradient_read": 0.05},
+    "growth": {"missing_tape_zero": 0.8, "double_count": 0.15, "stale_gradient_read": 0.05, "seed_mismatch": 0.05},
     "iteration": {"stale_gradient_read": 0.5, "missing_tape_zero": 0.25, "offtape_mutation": 0.1,
                   "double_count": 0.1, "overwrite": 0.05},
     "zero": {"missing_requires_grad": 0.3, "backward_disabled": 0.15, "tape_scope": 0.15, "copy_adjoint": 0.1,
              "warp_adjoint_bug": 0.1, "overwrite": 0.1, "native_no_adjoint": 0.05, "dynamic_loop": 0.05},
-    "exact_factor": {"component_reassign": 0.25, "inplace_math": 0.2, "custom_adjoint_error": 0.15,
-                     "dynamic_loop": 0.15, "double_count": 0.1, "overwrite": 0.1, "copy_adjoint": 0.05},
+    "exact_factor": {"component_reassign": 0.2, "inplace_math": 0.15, "custom_adjoint_error": 0.15,
+                     "dynamic_loop": 0.1, "double_count": 0.1, "seed_mismatch": 0.1, "overwrite": 0.1,
+                     "copy_adjoint": 0.05},
     "sparse": {"overwrite": 0.3, "copy_adjoint": 0.15, "warp_adjoint_bug": 0.15, "dynamic_loop": 0.1,
                "custom_adjoint_error": 0.1, "offtape_mutation": 0.1, "inplace_math": 0.1},
     "subtly_wrong": {"overwrite": 0.25, "offtape_mutation": 0.15, "dynamic_loop": 0.15, "inplace_math": 0.1,
@@ -65,65 +73,47 @@ PRIORS = {
                      "component_reassign": 0.05, "warp_adjoint_bug": 0.05},
 }
 
-#: Weight shared by the tracker's warnings (to ``overwrite``, or to
-#: ``inplace_math`` for a kernel doing ``a[i] *= ...``) when the gradient is wrong.
-TRACKER_BOOST = 0.6
+#: Weight of one trace finding, shared by the classes it names (a measured
+#: fact about the run, so it outweighs every prior).
+TRACE_WEIGHT = 1.2
+#: Weight added to ``double_count`` for an exact factor of 2 (or 3 on 1.12.1's double backward).
+FACTOR2_BOOST = 0.4
+#: Weight added to ``seed_mismatch`` for an exact factor that is an integer
+#: > 2 or its reciprocal (the size of a reduction: ones over N elements is N x
+#: the mean's gradient), and more when it equals the size of the array the
+#: trace saw seeded.
+BIG_FACTOR_BOOST = 0.6
+SEED_SIZE_BOOST = 1.5
 #: Weight added to ``rng_replay`` when a stochastic forward disagrees under a pinned seed.
 SEED_BOOST = 0.8
-#: Weight added to ``double_count`` for an exact factor of 2 (within 1e-6).
-FACTOR2_BOOST = 0.4
-#: Weight added to ``stale_gradient_read`` when later calls return exactly zero.
-LATER_ZERO_BOOST = 0.5
-
-#: Relative growth of the gradient norm from each call to the next (same
-#: point) that reads as partial accumulation, and the weight it adds to
-#: ``missing_tape_zero`` when the calls are not exact multiples.
-GROWING_NORM = 0.1
-GROWING_NORM_BOOST = 0.5
-
 #: Prior weight of every bug class whose taxonomy signatures include the
 #: measured one (so that findings can lift a class the table does not name).
 FLOOR = 0.02
-
 #: Weight of the "iteration" priors when calls at the same point differ but
 #: call 1 already disagrees (state carried between iterations on top of
 #: another signature, e.g. a gradient read one iteration late).
 ITERATION_WEIGHT = 1.0
-
 #: Weight of a parameter whose gradient is exactly zero while finite
 #: differences are not (the chain to that parameter is cut): the "zero"
-#: priors are added at this fraction even when the overall signature is
-#: another one.
+#: priors are added at this fraction even when the overall signature is another one.
 PARAM_ZERO_WEIGHT = 1.5
-
-#: Source rules that only point at a class on some Warp releases (from the
-#: Warp changelog for 1.13.0, 1.14.0 and 1.17.0): component
-#: writes to array elements were fixed in 1.14, copy/clone adjoints in 1.17,
-#: output adjoints are consumed by backward() from 1.13.
-RELEASE_GATES = {
-    "array_component_write": SpecifierSet("<1.14"),
-    "copy_on_tape": SpecifierSet("<1.17"),
-    "grad_buffer_reuse": SpecifierSet(">=1.13"),
-}
-
-#: Per-launch check (every recorded kernel against finite differences in
-#: isolation): weight added per family when some kernel fails alone (the
-#: error is inside a kernel) and when every kernel passes while the end-to-end
-#: check fails (the error is in the taping pattern). See docs/taxonomy.md.
+#: Per-launch check: weight added per family when some kernel fails alone
+#: (the error is inside a kernel) and when every kernel passes while the
+#: end-to-end check fails (the error is in the taping pattern).
 LAUNCH_FAIL_BOOST = {"kernel": 0.4, "custom": 0.4, "warp": 0.2}
 LAUNCH_PASS_BOOST = {"taping": 0.3, "warp": 0.1}
 #: Weight added to backward_disabled for a recorded kernel compiled without adjoint.
 NO_ADJOINT_BOOST = 0.8
-
+#: Weight of tracker warnings (only when the tracker probe ran).
+TRACKER_BOOST = 0.6
+#: Tracker warnings raised in these stages count.
+TRACKER_STAGES = ("load", "objective", "gradient_1")
 #: How a disagreement between finite differences and a trusted
 #: reference_gradient() is explained (harness.measure.compare.reference_disagreement).
 REFERENCE_EXPLANATIONS = {"kink": "nonsmooth_tie", "precision": "fd_precision",
                           "smooth_other": "surrogate_gradient", "erratic": "chaotic_horizon"}
-
-#: Tracker warnings raised in these stages count (later gradient calls can
-#: carry read flags left from an earlier iteration on releases before 1.17).
-TRACKER_STAGES = ("load", "objective", "gradient_1")
-
+#: Sweep verdicts that explain a disagreement as a finite-difference artefact, and the class they point at.
+ARTEFACTS = {"kink": "nonsmooth_tie", "kink_nearby": "nonsmooth_tie", "staircase": "piecewise_constant"}
 
 def _rank(weights: dict) -> list:
     # fsum: exactly rounded, so the scores do not depend on the order the
@@ -135,88 +125,101 @@ def _rank(weights: dict) -> list:
 
 
 def _zero_params(doc: dict) -> list:
-    """Params whose checked elements are all exactly zero in call 1 while
-    finite differences are not."""
+    """Params whose checked elements are all exactly zero in call 1 while finite differences are not."""
     calls = (doc.get("fd") or {}).get("calls") or []
-    if not calls or doc.get("reference"):
+    if not calls or doc.get("reference") or not calls[0].get("elements"):
         return []
     per = calls[0]["elements"].get("per_param", {})
     return sorted(k for k, s in per.items() if s["signature"] == "zero")
 
 
-def _fd_artefact(doc: dict, sig: str) -> str | None:
-    """``kink`` or ``staircase`` when the step sweep explains every element
-    that disagreed in call 1 as a finite-difference artefact, the calls agree
-    with each other, there is no NaN, and the perturbed point agrees; else None."""
-    fd = doc.get("fd") or {}
-    sweep = fd.get("sweep") or {}
-    coords = sweep.get("coords") or []
-    det = doc.get("determinism", {})
-    if not coords or sweep.get("n_mismatch", 0) > len(coords) or sig in ("nan_inf", "growth", "iteration"):
-        return None
-    if det.get("first_call_differs"):
-        return None
-    pert = (fd.get("perturbed") or {}).get("elements")
-    if pert and pert["signature"] != "agrees":
-        return None
-    kinds = {c["verdict"] for c in coords}
-    if not kinds <= {"kink", "staircase"}:
-        return None
-    return "kink" if "kink" in kinds else "staircase"
-
-
 def _flat_params(doc: dict) -> list:
     """Params whose autodiff and finite differences are both exactly zero."""
     calls = (doc.get("fd") or {}).get("calls") or []
-    per = calls[0]["elements"].get("per_param", {}) if calls else {}
+    per = (calls[0].get("elements") or {}).get("per_param", {}) if calls else {}
     return sorted(k for k, s in per.items() if s["ad_zero"] and s["fd_zero"])
 
 
-def _release_ok(rule: str, warp_version) -> bool:
-    gate = RELEASE_GATES.get(rule)
-    if gate is None or not warp_version:
-        return True
-    try:
-        return gate.contains(Version(warp_version), prereleases=True)
-    except InvalidVersion:
-        return True
+def _factor(comps) -> float | None:
+    for label, c in comps:
+        if c.get("factor") is not None:
+            return c["factor"]
+    return None
 
 
-def interpret(doc: dict, findings: list | None = None) -> dict:
-    """Turn a worker measurement document and source findings (dicts of
-    :class:`harness.measure.source.Finding`) into a diagnosis (without ``cost``).
+def _joint_factor(doc: dict) -> float | None:
+    calls = (doc.get("fd") or {}).get("calls") or []
+    if calls:
+        return (calls[0].get("joint") or {}).get("factor")
+    return None
+
+
+def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = FACTOR2_BOOST,
+                   big_factor_boost: float = BIG_FACTOR_BOOST, seed_size_boost: float = SEED_SIZE_BOOST) -> tuple:
+    """Class weights from the size of an exact factor.
+
+    Parameters
+    ----------
+    factor : float or None
+        autodiff / truth, constant over the items.
+    seeds : list[int]
+        Element counts of the arrays the trace saw seeded by ``backward()``.
+
+    Returns
+    -------
+    (weights, note)
+    """
+    w, note = {}, None
+    if factor is None or factor == 0:
+        return w, note
+    mag = abs(factor) if abs(factor) >= 1 else 1.0 / abs(factor)
+    near = round(mag)
+    integral = near >= 2 and abs(mag - near) <= 1e-2 * mag
+    if integral and near in (2, 3) and abs(factor) >= 1:
+        w["double_count"] = factor2_boost
+    if integral and near > 2:
+        w["seed_mismatch"] = big_factor_boost
+        note = f"the factor is {near if abs(factor) >= 1 else '1/' + str(near)}: the size of a reduction"
+    for n in seeds:
+        if n > 1 and integral and abs(near - n) <= max(1e-2 * n, 0.5):
+            w["seed_mismatch"] = w.get("seed_mismatch", 0.0) + seed_size_boost
+            note = f"the factor equals the {n} elements of the array the backward pass was seeded over"
+    return w, note
+
+
+def interpret(doc: dict, findings=None, *, path=None, differential: dict | None = None) -> dict:
+    """Turn a worker measurement document into a diagnosis (without ``cost``).
+
+    Parameters
+    ----------
+    doc : dict
+        The worker's document.
+    findings : list, optional
+        Source findings to use instead of scanning ``path`` (a list of
+        :meth:`harness.measure.source.Finding.to_dict`); with neither, no
+        source evidence.
+    path : path-like, optional
+        The variant folder (source evidence, builtins of launched kernels).
+    differential : dict, optional
+        :func:`harness.probes.release.differential`'s result.
 
     Returns
     -------
     dict
-        ``verdict``, ``classes``, ``signature``, ``evidence`` as in
-        :mod:`harness.engines.base`.
+        ``verdict``, ``classes``, ``signature``, ``evidence`` as in :mod:`harness.engines.base`.
     """
+    _load_probes()
     evidence = []
     det = doc.get("determinism", {})
     nan = doc.get("nan_scan", {})
-    tracker = doc.get("tracker", {})
+    version = doc.get("warp_version")
 
-    # determinism
-    if det:
-        if det.get("stochastic"):
-            msg = f"objective() changed between two calls (relative change {det['objective_relative_change']:.3g})"
-            msg += "; seed pinned through set_seed" if det.get("seed_pinned") else "; no usable set_seed"
-            evidence.append(_ev("determinism", False, msg, {"objective": det.get("objective")}))
-        else:
-            evidence.append(_ev("determinism", True, "objective() is repeatable", {"objective": det.get("objective")}))
-        gf = det.get("growth_factors")
-        if gf:
-            evidence.append(_ev("determinism", False,
-                                "gradient() grows across calls at the same point: factors " + ", ".join(f"{f:.6g}" for f in gf),
-                                {"factors": gf}))
-        elif det.get("first_call_differs"):
-            extra = " (later calls are exactly zero)" if det.get("later_calls_zero") else ""
-            evidence.append(_ev("determinism", False, "gradient() differs between the first and second call at the same point" + extra,
-                                {"norms": det.get("gradient_norms")}))
-        elif "calls_identical" in det:
-            evidence.append(_ev("determinism", True, "gradient() is identical across calls at the same point",
-                                {"norms": det.get("gradient_norms")}))
+    weights_from = {}
+    for name in ("determinism", "noise"):
+        if name in ASSESSORS:
+            a = ASSESSORS[name](doc)
+            evidence += a.evidence
+            weights_from[name] = a
 
     # NaN scan
     if nan:
@@ -230,49 +233,65 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
     # end-to-end comparisons
     comps = comparisons(doc)
     for label, c in comps:
+        probe = "fd" if "finite" in label else "reference"
         if c["signature"] == "agrees":
-            evidence.append(_ev("fd" if "finite" in label else "reference", True,
-                                f"{label}: agrees on {c['n']} checked (relative error {c['relative_error']:.2g})", None))
+            extra = f", {c['n_unresolved']} below resolution" if c.get("n_unresolved") else ""
+            evidence.append(_ev(probe, True, f"{label}: agrees on {c['n'] - c.get('n_unresolved', 0)} checked{extra} "
+                                f"(relative error {c['relative_error']:.2g})", None))
+        elif c["signature"] == "unresolved":
+            evidence.append(_ev(probe, True, f"{label}: all {c['n']} items below the finite-difference resolution "
+                                "(unresolved, not agreement)", None))
         else:
-            text = f"{label}: {c['n_mismatch']} of {c['n']} disagree, relative error {c['relative_error']:.3g}, signature {c['signature']}"
+            text = (f"{label}: {c['n_mismatch']} of {c['n'] - c.get('n_unresolved', 0)} resolved items disagree, "
+                    f"relative error {c['relative_error']:.3g}, signature {c['signature']}")
             if c.get("factor") is not None:
                 text += f" (factor {c['factor']:.6g})"
-            evidence.append(_ev("fd" if "finite" in label else "reference", False, text,
-                                {k: c.get(k) for k in ("mismatched", "factor", "zero_fraction")}))
+            evidence.append(_ev(probe, False, text, {k: c.get(k) for k in ("mismatched", "factor", "zero_fraction")}))
     ref = doc.get("reference") or {}
     fd_vs_ref = ref.get("fd_vs_reference")
     if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
-        evidence.append(_ev("reference", False,
-                            f"finite differences disagree with reference_gradient() (relative error {fd_vs_ref['relative_error']:.3g}): FD cannot judge here",
-                            None))
+        evidence.append(_ev("reference", False, f"finite differences disagree with reference_gradient() (relative error "
+                            f"{fd_vs_ref['relative_error']:.3g}): FD cannot judge here", None))
 
-    # tracker
+    # step sweep
+    sweeps = list((doc.get("sweep") or {}).get("items", [])) + [dict(r, point="after train()") for r in
+                                                             (doc.get("train") or {}).get("sweep", [])]
+    for r in sweeps:
+        where = f"{r['param']}[{r['index']}]" if r.get("kind") == "coord" else "a random direction"
+        evidence.append(_ev("sweep", r["verdict"] != "confirmed",
+                            f"step sweep at {where} ({r['point']} point): autodiff {r['autodiff']:.4g}, one-sided "
+                            f"{r['forward'][0]:.4g} / {r['backward'][0]:.4g} at the smallest step, central "
+                            + ", ".join(f"{c:.4g}" for c in r["central"]) + f": {r['verdict']}", r))
+    unswept = (doc.get("sweep") or {}).get("unswept", 0)
+    if unswept:
+        evidence.append(_ev("sweep", True, f"{unswept} further disagreeing item(s) not swept (budget): not counted", None))
+
+    # tracker (only when the tracker probe ran)
+    tracker = doc.get("tracker") or {}
     warns = [w for w in tracker.get("warnings", []) if set(w.get("stages", [])) & set(TRACKER_STAGES)]
     if tracker.get("enabled"):
         if warns:
-            desc = "; ".join(
-                f"{w.get('arg') or w.get('operation') or 'array'} in {w.get('kernel') or '?'} at {', '.join(w['sites']) or '?'}"
-                for w in warns[:5]
-            )
+            desc = "; ".join(f"{w.get('arg') or w.get('operation') or 'array'} in {w.get('kernel') or '?'} at "
+                             f"{', '.join(w['sites']) or '?'}" for w in warns[:5])
             evidence.append(_ev("tracker", False, f"overwrite tracker: {len(warns)} write-after-read warning(s): {desc}", warns))
         else:
             evidence.append(_ev("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None))
 
-    # step sweep
-    for c in ((doc.get("fd") or {}).get("sweep") or {}).get("coords", []):
-        evidence.append(_ev("sweep", c["verdict"] in ("kink", "staircase"),
-                            f"step sweep at {c['param']}[{c['index']}]: autodiff {c['autodiff']:.4g}, one-sided differences "
-                            f"{c['forward'][0]:.4g} (forward) / {c['backward'][0]:.4g} (backward) at the smallest step: {c['verdict']}",
-                            c))
-
-    # horizon bisection
+    # horizon
     hz = doc.get("horizon")
     if hz:
         if hz["first_disagreement"] is None:
             evidence.append(_ev("horizon", True, f"with steps={hz['steps']} set again the directional check agrees", hz))
         else:
-            evidence.append(_ev("horizon", False, f"autodiff and finite differences first part at steps={hz['first_disagreement']} "
-                                f"of {hz['steps']} (bisection over the horizon)", hz))
+            evidence.append(_ev("horizon", False, f"autodiff and finite differences first part at steps="
+                                f"{hz['first_disagreement']} of {hz['steps']} (bisection over the horizon)", hz))
+
+    # train
+    tr = doc.get("train")
+    if tr:
+        evidence.append(_ev("train", "comparison" not in tr or all(
+            (tr["comparison"].get(k) or {}).get("signature", "agrees") in ("agrees", "unresolved") for k in ("elements", "directions")),
+            f"re-measured after {tr['iterations']} iterations of train() (params moved {tr.get('moved', 0):.3g} relative)", None))
 
     # per-launch check
     kernels = (doc.get("launches") or {}).get("kernels", [])
@@ -291,19 +310,33 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
         if k.get("skipped"):
             evidence.append(_ev("launches", k not in no_adjoint, f"kernel {k['kernel']} not checked: {k['skipped']}", None))
 
-    # source evidence
-    findings = findings or []
-    live = [f for f in findings if _release_ok(f["rule"], doc.get("warp_version"))]
-    if findings:
-        for f in findings:
-            gated = f not in live
-            evidence.append(_ev("source", False, f"{f['file']}:{f['line']}: {f['detail']}" +
-                                (f" (not on Warp {doc.get('warp_version')})" if gated else ""),
-                                {"rule": f["rule"], "classes": f["classes"], "counted": not gated}))
-    else:
-        evidence.append(_ev("source", True, "no source pattern found", None))
+    # runtime trace
+    trace = doc.get("trace") or {}
+    tfind = trace.get("findings") or []
+    for f in tfind:
+        evidence.append(_ev("trace", False, f"trace: {f.get('detail')}", {"id": f.get("id"), "classes": f.get("classes"),
+                                                                          "data": f.get("data")}))
+    if "findings" in trace and not tfind:
+        evidence.append(_ev("trace", True, "runtime trace of the first gradient() call: no taping finding", None))
+    if trace.get("error"):
+        evidence.append(_ev("trace", True, f"runtime trace unavailable: {trace['error']}", None))
 
-    # verdict and signature
+    # source evidence (only code that ran)
+    if findings is not None:
+        src = _assess_given_findings(findings, version)
+    else:
+        src = source_probe.assess(doc, path, warp_version=version) if path is not None else None
+    if src is not None:
+        evidence += src.evidence
+    # builtins with documented adjoint defects, release differential
+    kernel_names = release_probe.kernel_names(doc)
+    builtins = release_probe.builtin_findings(path, kernel_names, version) if path is not None else None
+    if builtins is not None:
+        evidence += builtins.evidence
+    diff_a = release_probe.assess_differential(differential)
+    evidence += diff_a.evidence
+
+    # -- verdict ---------------------------------------------------------
     obj_finite = nan.get("objective_finite", True)
     if not comps and not nan.get("gradient_nonfinite"):
         return {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": evidence}
@@ -315,22 +348,54 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
                 "signature": None, "evidence": evidence}
 
     sig = signature_of(doc)
-    artefact = _fd_artefact(doc, sig)
-    if artefact:
-        cls = {"kink": "nonsmooth_tie", "staircase": "piecewise_constant"}[artefact]
-        evidence.append(_ev("sweep", True, f"the disagreement is a finite-difference artefact at a {artefact}: "
-                            "one-sided differences at smaller steps explain the autodiff value", None))
-        return {"verdict": "no_bug", "classes": [{"id": cls, "score": 0.8}, {"id": "correct", "score": 0.2}],
-                "signature": "agrees", "evidence": evidence}
-    if sig == "agrees":
+    direct = sig in ("nan_inf", "growth", "iteration") or bool(nan.get("gradient_nonfinite"))
+    has_sweep = "sweep" in doc
+    verdicts = [r["verdict"] for r in sweeps]
+    confirmed = verdicts.count("confirmed")
+    artefacts = [v for v in verdicts if v in ARTEFACTS]
+    disagree = [c for _, c in comps if c["signature"] not in ("agrees", "unresolved")]
+    trusted_ref = bool(ref) and not (fd_vs_ref and fd_vs_ref["signature"] != "agrees" and False)
+    if ref:
+        counted = bool(disagree)
+    elif has_sweep:
+        counted = confirmed > 0
+    else:
+        counted = bool(disagree)
+    is_bug = direct or counted
+    del trusted_ref
+
+    if not is_bug:
+        if disagree and artefacts and not confirmed:
+            kinds = sorted({ARTEFACTS[v] for v in artefacts})
+            evidence.append(_ev("sweep", True, "the disagreement is a finite-difference artefact: one-sided differences "
+                                "at a smaller step explain the autodiff value (" + ", ".join(sorted(set(artefacts))) + ")", None))
+            w = {k: 0.8 / len(kinds) for k in kinds}
+            w["correct"] = 0.2
+            return {"verdict": "no_bug", "classes": _rank(w), "signature": "agrees", "evidence": evidence}
+        resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
+        if disagree and not resolved_agree:
+            evidence.append(_ev("fd", True, "no disagreement survived the step sweep and nothing else agrees: "
+                                "the measurement is unresolved", None))
+            return {"verdict": "inconclusive", "classes": [{"id": "fd_precision", "score": 1.0}], "signature": None,
+                    "evidence": evidence}
+        if not disagree and not resolved_agree:
+            evidence.append(_ev("fd", True, "every finite-difference item is below resolution: unresolved", None))
+            return {"verdict": "inconclusive", "classes": [{"id": "fd_precision", "score": 1.0}], "signature": None,
+                    "evidence": evidence}
+        if disagree:
+            evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
+                                "step): not counted", None))
         weights = {"correct": 1.0}
         flat = _flat_params(doc)
         n_params = len(doc.get("protocol", {}).get("params", {})) or 1
-        piecewise = any(f["rule"] == "piecewise_constant_op" for f in live)
+        piecewise = src is not None and "piecewise_constant_op" in src.facts.get("rules", [])
         if flat and (piecewise or len(flat) == n_params):
             weights["piecewise_constant"] = 0.8 + (0.8 if piecewise else 0.0)
             evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for " + ", ".join(flat) +
                                 ": the objective is locally flat in them", {"params": flat}))
+        if artefacts:
+            for v in set(artefacts):
+                weights[ARTEFACTS[v]] = weights.get(ARTEFACTS[v], 0.0) + 0.5
         if det.get("stochastic") and det.get("seed_pinned"):
             weights = {"stochastic_forward": 0.9, "correct": 0.1}
         if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
@@ -341,52 +406,86 @@ def interpret(doc: dict, findings: list | None = None) -> dict:
                 evidence.append(_ev("reference", True, f"finite differences at {rec['param']}[{rec['index']}] across steps "
                                     + ", ".join(f"{c:.4g}" for c in rec["central"])
                                     + f" vs reference {rec['autodiff']:.4g}: {rec['verdict']} ({cls})", rec))
-            if any(f["rule"] == "custom_adjoint" for f in live):
+            if src is not None and "custom_adjoint" in src.facts.get("rules", []):
                 weights["surrogate_gradient"] = weights.get("surrogate_gradient", 0.0) + 0.5
             if len(weights) == 1:
                 weights["fd_precision"] = 0.9
-        return {"verdict": "no_bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
+        return {"verdict": "no_bug", "classes": _rank(weights), "signature": "agrees", "evidence": evidence}
 
+    # -- classes of a bug ----------------------------------------------------
+    if sig in ("agrees", "unresolved"):
+        sig = "subtly_wrong"
     weights = {c: FLOOR for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures}
     for c, w in PRIORS.get(sig, PRIORS["subtly_wrong"]).items():
         weights[c] = weights.get(c, 0.0) + w
-    inplace = {f.get("scope") for f in live if f["rule"] == "inplace_array_op"}
+
+    def add(ws, scale=1.0):
+        for c, w in ws.items():
+            if c in BUG_CLASSES:
+                weights[c] = weights.get(c, 0.0) + scale * w
+
+    for a in weights_from.values():
+        add(a.weights)
+    inplace = set(src.facts.get("inplace_scopes", [])) if src is not None else set()
     for w in warns:
-        # a warning on a kernel that does `a[i] *= ...` is the in-place op, not a second kernel's write
         target = "inplace_math" if w.get("kernel") in inplace else "overwrite"
         weights[target] = weights.get(target, 0.0) + TRACKER_BOOST / len(warns)
     if det.get("stochastic") and det.get("seed_pinned"):
         weights["rng_replay"] = weights.get("rng_replay", 0.0) + SEED_BOOST
-    factors = [c.get("factor") for _, c in comps if c.get("factor") is not None]
-    if sig == "exact_factor" and factors and abs(factors[0] - 2.0) < 1e-6 * 2:
-        weights["double_count"] = weights.get("double_count", 0.0) + FACTOR2_BOOST
-    if det.get("later_calls_zero"):
-        weights["stale_gradient_read"] = weights.get("stale_gradient_read", 0.0) + LATER_ZERO_BOOST
-    norms = [n for n in det.get("gradient_norms", []) if isinstance(n, float)]
-    if not det.get("growth") and len(norms) >= 3 and all(b > a * (1 + GROWING_NORM) for a, b in zip(norms, norms[1:])):
-        # part of the gradient accumulates across calls while another part does not
-        weights["missing_tape_zero"] = weights.get("missing_tape_zero", 0.0) + GROWING_NORM_BOOST
-        evidence.append(_ev("determinism", False, "gradient norm grows on every call at the same point: "
-                            + ", ".join(f"{n:.4g}" for n in norms), {"norms": norms}))
+    factor = _factor(comps) if sig == "exact_factor" else None
+    if factor is None and sig in ("exact_factor", "subtly_wrong", "sparse"):
+        factor = _joint_factor(doc)
+    seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
+    seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
+    fw, note = factor_weights(factor, seeds)
+    add(fw)
+    if note:
+        evidence.append(_ev("fd", False, f"exact factor {factor:.6g}: {note}", {"factor": factor}))
     if det.get("first_call_differs") and sig not in ("growth", "iteration"):
-        for c, w in PRIORS["iteration"].items():
-            weights[c] = weights.get(c, 0.0) + ITERATION_WEIGHT * w
+        add(PRIORS["iteration"], ITERATION_WEIGHT)
     zero_params = _zero_params(doc)
     if zero_params and sig != "zero":
-        for c, w in PRIORS["zero"].items():
-            weights[c] = weights.get(c, 0.0) + PARAM_ZERO_WEIGHT * w
+        add(PRIORS["zero"], PARAM_ZERO_WEIGHT)
         evidence.append(_ev("fd", False, "autodiff is exactly zero for param(s) " + ", ".join(zero_params) +
                             " where finite differences are not", {"params": zero_params}))
-    for rule in {f["rule"] for f in live}:
-        for c in source.RULES[rule]:
+    for f in tfind:
+        cls = [c for c in (f.get("classes") or []) if c in BUG_CLASSES]
+        for c in cls:
+            weights[c] = weights.get(c, 0.0) + TRACE_WEIGHT / len(cls)
+    if src is not None:
+        for c, w in src.weights.items():
             if c in weights:
-                weights[c] += source.SPECIFICITY.get(rule, source.DEFAULT_SPECIFICITY)
+                weights[c] += w
     boost = LAUNCH_FAIL_BOOST if failing else (LAUNCH_PASS_BOOST if passing else {})
     for c in weights:
         weights[c] += boost.get(CLASSES[c].family, 0.0)
-    if no_adjoint and "backward_disabled" in weights:
-        weights["backward_disabled"] += NO_ADJOINT_BOOST
+    if no_adjoint:
+        weights["backward_disabled"] = weights.get("backward_disabled", 0.0) + NO_ADJOINT_BOOST
+    if builtins is not None:
+        add(builtins.weights)
+    add(diff_a.weights)
     return {"verdict": "bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
+
+
+def _assess_given_findings(findings: list, version):
+    """An assessment from explicitly given source findings (tests; no coverage gating)."""
+    from ..measure import source as rules
+    from ..probes import Assessment
+
+    a = Assessment()
+    live = [f for f in findings if source_probe.release_ok(f["rule"], version)]
+    for f in findings:
+        gated = f not in live
+        a.add("source", False, f"{f['file']}:{f['line']}: {f['detail']}" + (f" (not on Warp {version})" if gated else ""),
+              {"rule": f["rule"], "classes": f["classes"], "counted": not gated})
+    if not findings:
+        a.add("source", True, "no source pattern found", None)
+    for rule in {f["rule"] for f in live}:
+        for c in rules.RULES[rule]:
+            a.weigh(c, rules.SPECIFICITY.get(rule, rules.DEFAULT_SPECIFICITY))
+    a.facts["rules"] = sorted({f["rule"] for f in live})
+    a.facts["inplace_scopes"] = sorted({f.get("scope") for f in live if f["rule"] == "inplace_array_op"})
+    return a
 
 
 class ReferenceEngine(WorkerEngine):
@@ -397,15 +496,45 @@ class ReferenceEngine(WorkerEngine):
     timeout_s : float
         Wall-clock limit of one variant's measurement.
     options : dict, optional
-        Overrides of the worker's probe settings
-        (:data:`harness.measure.worker.DEFAULTS`).
+        Worker options merged over the engine's (``probes``, ``knobs``; see
+        :mod:`harness.measure.worker`).
     python : str, optional
         Interpreter that runs the measurement (a per-release environment from
         :mod:`harness.envs`); default: this one.
+    differential : bool
+        When the gradient is wrong, measure the program on another release
+        too (:func:`harness.probes.release.differential`; default True).
+    other_release : str, optional
+        The release to compare with (default: the newest, or the oldest when
+        the release under test is the newest).
     """
 
     name = "reference"
-    version = __version__
+    version = __version__ + "+v3"
+    options = {"probes": list(PROBES)}
+
+    def __init__(self, timeout_s=None, options=None, python=None, differential: bool = True,
+                 other_release: str | None = None):
+        super().__init__(timeout_s=timeout_s, options=options, python=python)
+        self.differential = differential
+        self.other_release = other_release
+        self._device = "cpu"
+        self._scale = "small"
+
+    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+        self._device, self._scale = device, scale
+        return super().diagnose(path, device, scale)
 
     def judge(self, doc: dict, path) -> dict:
-        return interpret(doc, [f.to_dict() for f in source.scan(path)])
+        diag = interpret(doc, path=path)
+        if self.differential and diag["verdict"] == "bug" and doc.get("warp_version"):
+            try:
+                diff = release_probe.differential(path, self._device, self._scale, doc["warp_version"],
+                                                  other=self.other_release, timeout_s=min(self.timeout_s, 120.0),
+                                                  base_doc=doc)
+            except Exception as exc:  # noqa: BLE001 - extra evidence must never lose the diagnosis
+                diff = None
+                diag["evidence"].append(_ev("release", True, f"release differential failed: {type(exc).__name__}: {exc}", None))
+            if diff:
+                diag = interpret(doc, path=path, differential=diff)
+        return diag

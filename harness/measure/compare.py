@@ -51,39 +51,87 @@ def relative_error(ad: np.ndarray, truth: np.ndarray) -> float:
     return num / den if den > 0 else num
 
 
-def mismatch(ad: np.ndarray, truth: np.ndarray, rtol: float, atol: float | None = None) -> np.ndarray:
+def mismatch(ad: np.ndarray, truth: np.ndarray, rtol: float, atol: float | None = None,
+             unc: np.ndarray | None = None) -> np.ndarray:
     """Boolean mask of elements that disagree (NaN/inf in ``ad`` always does).
 
-    ``atol`` defaults to ``rtol * max|truth|``.
+    ``atol`` defaults to ``rtol * max|truth|``. ``unc`` (shape (n,), same
+    units) is each truth element's measured uncertainty (finite-difference
+    noise, :mod:`harness.probes.noise`); it widens the test element-wise:
+    ``|ad - truth| <= atol + rtol*|truth| + unc``.
     """
     ad = np.asarray(ad, dtype=np.float64).ravel()
     truth = np.asarray(truth, dtype=np.float64).ravel()
     if atol is None:
         scale = float(np.max(np.abs(truth))) if truth.size else 0.0
         atol = rtol * scale
+    slack = atol + rtol * np.abs(truth)
+    if unc is not None:
+        slack = slack + np.asarray(unc, dtype=np.float64).ravel()
     with np.errstate(invalid="ignore"):
-        bad = ~(np.abs(ad - truth) <= atol + rtol * np.abs(truth))
+        bad = ~(np.abs(ad - truth) <= slack)
     return bad | ~np.isfinite(ad)
 
 
-def exact_factor(ad: np.ndarray, truth: np.ndarray, atol: float) -> float | None:
+def unresolved(ad: np.ndarray, truth: np.ndarray, unc: np.ndarray | None) -> np.ndarray:
+    """Mask of elements below resolution: ``|truth| <= unc`` and ``|ad| <= unc``
+    (finite differences cannot tell them from zero, and autodiff claims no
+    slope they could see). All False when ``unc`` is None."""
+    truth = np.asarray(truth, dtype=np.float64).ravel()
+    if unc is None:
+        return np.zeros(truth.shape, dtype=bool)
+    ad = np.asarray(ad, dtype=np.float64).ravel()
+    unc = np.asarray(unc, dtype=np.float64).ravel()
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(ad) & (np.abs(truth) <= unc) & (np.abs(ad) <= unc)
+
+
+def exact_factor(ad: np.ndarray, truth: np.ndarray, atol: float, unc: np.ndarray | None = None,
+                 spread: float | None = None) -> float | None:
     """The constant c with ``ad == c * truth`` on every element with
-    ``|truth| > atol``, or None when the ratios spread more than
-    :data:`FACTOR_SPREAD` or fewer than two elements qualify (one ratio is
-    always "a factor"). Elements with a
-    negligible truth must then also have a negligible ``ad``."""
+    ``|truth| > atol``, or None.
+
+    Each qualifying element's ratio may depart from the median by
+    ``spread + 3 * unc_i / |truth_i|`` relative (``spread`` defaults to
+    :data:`FACTOR_SPREAD`; ``unc`` to zero), so a factor of any size (2, 1/N,
+    4096) is found when the finite differences are only as accurate as their
+    noise allows. At least two elements must qualify (one ratio is always "a
+    factor"), three when ``unc`` widens the test. Elements with a negligible
+    truth must then also have a negligible ``ad``.
+    """
     ad = np.asarray(ad, dtype=np.float64).ravel()
     truth = np.asarray(truth, dtype=np.float64).ravel()
-    big = np.abs(truth) > atol
-    if big.sum() < 2 or not np.all(np.isfinite(ad)):
+    u = np.zeros_like(truth) if unc is None else np.asarray(unc, dtype=np.float64).ravel()
+    big = (np.abs(truth) > atol) & (np.abs(truth) > 3.0 * u)
+    need = 2 if unc is None else 3
+    if big.sum() < need or not np.all(np.isfinite(ad)):
         return None
     r = ad[big] / truth[big]
     med = float(np.median(r))
-    if med == 0.0 or (np.max(r) - np.min(r)) > FACTOR_SPREAD * abs(med):
+    tol = (FACTOR_SPREAD if spread is None else spread) + 3.0 * u[big] / np.abs(truth[big])
+    if med == 0.0 or np.any(np.abs(r - med) > tol * abs(med)):
         return None
-    if np.any(np.abs(ad[~big]) > max(atol, 1e-300) * max(1.0, abs(med))):
+    rest = ~big & ~(np.abs(truth) <= u)
+    if np.any(np.abs(ad[rest]) > (max(atol, 1e-300) + u[rest]) * max(1.0, abs(med))):
         return None
     return med
+
+
+def nice_factor(c: float, rtol: float = 1e-2) -> str:
+    """``c`` written as the simple number it is closest to: an integer
+    (``"4096"``), a reciprocal (``"1/8"``) or a decimal (``"0.731"``), within
+    ``rtol`` relative."""
+    if c == 0 or not np.isfinite(c):
+        return f"{c:.4g}"
+    if abs(c) >= 1:
+        k = round(c)
+        if k != 0 and abs(c - k) <= rtol * abs(c):
+            return str(int(k))
+    else:
+        k = round(1.0 / c)
+        if k != 0 and abs(1.0 / c - k) <= rtol * abs(1.0 / c):
+            return f"1/{int(k)}" if k > 0 else f"-1/{int(-k)}"
+    return f"{c:.4g}"
 
 
 def growth_factors(calls: list) -> list | None:
@@ -128,7 +176,7 @@ def calls_identical(a: np.ndarray, b: np.ndarray) -> bool:
     return float(np.max(np.abs(a[fa] - b[fb]))) <= REPEAT_RTOL * scale
 
 
-def signature(ad: np.ndarray, truth: np.ndarray, rtol: float) -> dict:
+def signature(ad: np.ndarray, truth: np.ndarray, rtol: float, unc: np.ndarray | None = None) -> dict:
     """Name the way one autodiff vector ``ad`` departs from ``truth``.
 
     Parameters
@@ -137,45 +185,60 @@ def signature(ad: np.ndarray, truth: np.ndarray, rtol: float) -> dict:
         Autodiff and true derivatives on the same n checked elements.
     rtol : float
         Relative tolerance (see module docstring).
+    unc : ndarray, shape (n,), optional
+        Measured uncertainty of each truth element (same units). Elements
+        below resolution (:func:`unresolved`) are left out of the judgement
+        and counted in ``n_unresolved``; the rest are compared with the
+        uncertainty added to the tolerance.
 
     Returns
     -------
     dict
         ``signature`` (one of ``agrees``, ``nan_inf``, ``zero``,
-        ``exact_factor``, ``sparse``, ``subtly_wrong``), ``n``,
-        ``n_mismatch``, ``relative_error``, ``factor`` (or None),
-        ``zero_fraction`` (share of the mismatches where ad is exactly 0).
+        ``exact_factor``, ``sparse``, ``subtly_wrong``, or ``unresolved``
+        when no element is resolved), ``n``, ``n_mismatch``,
+        ``n_unresolved``, ``relative_error`` (over resolved elements),
+        ``factor`` (or None), ``zero_fraction`` (share of the mismatches where
+        ad is exactly 0).
     """
     ad = np.asarray(ad, dtype=np.float64).ravel()
     truth = np.asarray(truth, dtype=np.float64).ravel()
-    scale = float(np.max(np.abs(truth))) if truth.size else 0.0
+    unres = unresolved(ad, truth, unc)
+    keep = ~unres
+    u = None if unc is None else np.asarray(unc, dtype=np.float64).ravel()[keep]
+    ad_k, truth_k = ad[keep], truth[keep]
+    scale = float(np.max(np.abs(truth_k))) if truth_k.size else 0.0
     atol = rtol * scale
-    bad = mismatch(ad, truth, rtol, atol)
+    bad = mismatch(ad_k, truth_k, rtol, atol, u)
     n_bad = int(bad.sum())
     out = {
         "n": int(ad.size),
         "n_mismatch": n_bad,
-        "relative_error": relative_error(ad, truth),
+        "n_unresolved": int(unres.sum()),
+        "relative_error": relative_error(ad_k, truth_k) if truth_k.size else None,
         "factor": None,
         "zero_fraction": 0.0,
     }
+    if not truth_k.size:
+        out["signature"] = "unresolved"
+        return out
     if n_bad == 0:
         out["signature"] = "agrees"
         return out
-    if not np.all(np.isfinite(ad)):
+    if not np.all(np.isfinite(ad_k)):
         out["signature"] = "nan_inf"
         return out
-    zeros = bad & (ad == 0.0)
+    zeros = bad & (ad_k == 0.0)
     out["zero_fraction"] = float(zeros.sum()) / n_bad
     if zeros.sum() == n_bad:
         out["signature"] = "zero"
         return out
-    f = exact_factor(ad, truth, atol)
+    f = exact_factor(ad_k, truth_k, atol, u)
     if f is not None and abs(f - 1.0) > rtol:
         out["factor"] = f
         out["signature"] = "exact_factor"
         return out
-    if ad.size >= 4 and n_bad <= SPARSE_FRACTION * ad.size:
+    if ad_k.size >= 4 and n_bad <= SPARSE_FRACTION * ad_k.size:
         out["signature"] = "sparse"
         return out
     out["signature"] = "subtly_wrong"
@@ -183,7 +246,8 @@ def signature(ad: np.ndarray, truth: np.ndarray, rtol: float) -> dict:
 
 
 #: Precedence when several comparisons give different signatures.
-PRECEDENCE = ("nan_inf", "growth", "iteration", "zero", "exact_factor", "sparse", "subtly_wrong", "agrees")
+PRECEDENCE = ("nan_inf", "growth", "iteration", "zero", "exact_factor", "sparse", "subtly_wrong", "agrees",
+              "unresolved")
 
 
 def combine(signatures) -> str:
@@ -193,6 +257,63 @@ def combine(signatures) -> str:
         if s in present:
             return s
     return "agrees"
+
+
+def sweep_verdict(ad: float, forward: list, backward: list, central: list, unc_one: list, unc_central: list,
+                  rtol: float) -> str:
+    """Judge one disagreeing item from differences at several steps.
+
+    Parameters
+    ----------
+    ad : float
+        Autodiff value of the item (derivative, or directional derivative).
+    forward, backward : list[float]
+        One-sided differences at the sweep's small steps, smallest first (at
+        least two; the last is the base step).
+    central : list[float]
+        Central differences at the small steps and at one larger step
+        (``len(forward) + 1`` values, smallest first).
+    unc_one, unc_central : list[float]
+        Noise of each one-sided and central difference (same units).
+    rtol : float
+
+    Returns
+    -------
+    str
+        ``staircase`` / ``kink`` as :func:`one_sided` says (the objective has a
+        jump or a kink at the point and autodiff is a valid one-sided value);
+        ``kink_nearby``: at the smallest step both sides agree with each other
+        and with autodiff, so the base step straddled a kink or jump near the
+        point; ``precision``: the small steps are below resolution and the
+        larger step agrees with autodiff (the base step was noise);
+        ``confirmed``: the differences are consistent across steps and
+        disagree with autodiff (a real disagreement); ``unclear`` otherwise.
+    """
+    vals = [ad, *forward, *backward, *central]
+    if not all(np.isfinite(vals)):
+        return "unclear"
+    f0, b0, u0 = forward[0], backward[0], unc_one[0]
+    scale = max(abs(f0), abs(b0), abs(ad), 1e-300)
+    tol = rtol * scale + 2.0 * u0
+    below = abs(f0) <= 2.0 * u0 and abs(b0) <= 2.0 * u0
+    if below and ad != 0.0:
+        c_base, c_big = central[-2], central[-1]
+        if abs(c_big - ad) <= rtol * max(abs(c_big), abs(ad)) + 2.0 * unc_central[-1]:
+            return "precision"
+        if abs(c_base - c_big) <= rtol * max(abs(c_base), abs(c_big)) + 2.0 * (unc_central[-2] + unc_central[-1]):
+            return "confirmed"
+        return "unclear"
+    kind = one_sided(ad, forward, backward, rtol + 2.0 * u0 / scale)
+    if kind in ("staircase", "kink"):
+        return kind
+    if kind == "smooth":
+        mid = 0.5 * (f0 + b0)
+        if abs(ad - mid) <= tol:
+            return "kink_nearby"
+        return "confirmed"
+    if not (min(f0, b0) - tol <= ad <= max(f0, b0) + tol):
+        return "confirmed"
+    return "unclear"
 
 
 def one_sided(ad: float, forward: list, backward: list, rtol: float) -> str:

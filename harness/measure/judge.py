@@ -23,14 +23,33 @@ def comparisons(doc: dict) -> list:
             out.append((f"call {k} vs reference_gradient", c))
         return out
     for k, c in enumerate(fd.get("calls", []), start=1):
-        out.append((f"call {k} vs finite differences (elements)", c["elements"]))
+        if c.get("elements"):
+            out.append((f"call {k} vs finite differences (elements)", c["elements"]))
         if c.get("directions"):
             out.append((f"call {k} vs finite differences (random directions)", c["directions"]))
     pert = fd.get("perturbed")
     if pert:
-        out.append(("perturbed point vs finite differences (elements)", pert["elements"]))
+        if pert.get("elements"):
+            out.append(("perturbed point vs finite differences (elements)", pert["elements"]))
         if pert.get("directions"):
             out.append(("perturbed point vs finite differences (random directions)", pert["directions"]))
+    tr = (doc.get("train") or {}).get("comparison")
+    if tr:
+        for key in ("elements", "directions"):
+            if tr.get(key):
+                out.append((f"after train() vs finite differences ({key})", tr[key]))
+    return out
+
+
+def sweep_counts(doc: dict) -> dict:
+    """Verdicts of the step sweep (:mod:`harness.probes.sweep`) per point:
+    ``{"given": {"confirmed": 1, "kink": 2}, ...}`` and ``unswept``."""
+    sw = doc.get("sweep") or {}
+    out = {}
+    for rec in sw.get("items", []):
+        d = out.setdefault(rec["point"], {})
+        d[rec["verdict"]] = d.get(rec["verdict"], 0) + 1
+    out["unswept"] = sw.get("unswept", 0)
     return out
 
 
@@ -49,10 +68,12 @@ def signature_of(doc: dict) -> str:
     call1 = [c for label, c in comps if label.startswith("call 1 ")]
     if call1:
         el = call1[0]["signature"]
-        if el != "agrees":
+        if el not in ("agrees", "unresolved"):
             return el
-        if any(c["signature"] != "agrees" for c in call1[1:]):
-            return "sparse"  # sampled elements agree, a random direction does not
+        rest = [c["signature"] for c in call1[1:] if c["signature"] not in ("agrees", "unresolved")]
+        if rest:
+            # sampled elements agree (or are below resolution) while a random direction does not
+            return rest[0] if el == "unresolved" else "sparse"
     return combine(c["signature"] for _, c in comps)
 
 

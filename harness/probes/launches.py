@@ -1,0 +1,127 @@
+"""Launches: every distinct kernel the first gradient() call recorded on a
+tape, checked alone against finite differences.
+
+Jacobians by autodiff and by finite differences
+(``warp.autograd.jacobian`` / ``jacobian_fd``) at the arrays' current
+contents. A kernel failing alone points inside kernels (kernel, custom or
+warp families); every kernel passing while the end-to-end check fails points
+at the taping pattern. Runs last: it launches kernels on the user's arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..measure import compare
+from . import probe
+from .context import step_size
+
+
+def _written_suffix(kernel, n_args: int):
+    """Index where the arguments a kernel writes begin, when they are exactly
+    the trailing ones (from the kernel's AST); None otherwise."""
+    import ast
+    import textwrap
+
+    from ..measure.source import kernel_access
+
+    try:
+        tree = ast.parse(textwrap.dedent(kernel.adj.source))
+        fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+    except (AttributeError, SyntaxError, StopIteration, TypeError):
+        return None
+    params, _, written = kernel_access(fn)
+    if not written or len(params) != n_args:
+        return None
+    first = min(params.index(w) for w in written)
+    return first if all(p in written for p in params[first:]) else None
+
+
+@probe("launches", max_kernels=8, max_scalars=1024)
+def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024) -> dict | None:
+    """Per-launch Jacobian check of the kernels recorded in call 1.
+
+    Parameters
+    ----------
+    max_kernels : int
+        Distinct kernels checked at most.
+    max_scalars : int
+        Differentiable scalars (inputs and outputs) of one launch above which
+        it is skipped (a dense Jacobian costs that many launches).
+    """
+    if not ctx.launches:
+        return None
+    import warp as wp
+
+    ctx.stage("launches")
+    wp.config.verify_autograd_array_access = False
+    seen = {}
+    for launch in ctx.launches:
+        kernel, dim, max_blocks, inputs, outputs, device = launch[:6]
+        if not isinstance(kernel, wp.Kernel):
+            continue
+        key = kernel.key
+        if key in seen:
+            seen[key]["launches"] += 1
+            continue
+        rec = {"kernel": key, "launches": 1, "ok": None, "skipped": None}
+        seen[key] = rec
+        ctx.doc["running"] = f"launches:{key}"
+        ctx.save()
+        if len(seen) > max_kernels:
+            rec["skipped"] = "over the kernel limit of this probe"
+            continue
+        rec["worst"] = None
+        opts = dict(getattr(kernel.module, "options", {}) or {})
+        opts.update(getattr(kernel, "options", {}) or {})
+        if not opts.get("enable_backward", True):
+            rec["skipped"] = "compiled with enable_backward=False (no adjoint)"
+            continue
+        args = list(inputs) + list(outputs)
+        if not outputs:
+            split = _written_suffix(kernel, len(args))
+            if split is None:
+                rec["skipped"] = "outputs passed as inputs and not the trailing arguments"
+                continue
+            inputs, outputs = args[:split], args[split:]
+        if any(hasattr(a, "cls") and not isinstance(a, wp.array) for a in args):
+            rec["skipped"] = "struct arguments are not supported by the per-launch check"
+            continue
+        floats = [a for a in args if isinstance(a, wp.array) and a.requires_grad]
+        if not floats:
+            rec["skipped"] = "no argument with requires_grad"
+            continue
+        size = sum(a.size * max(1, getattr(a.dtype, "_length_", 1)) for a in floats)
+        if size > max_scalars:
+            rec["skipped"] = f"{size} differentiable scalars, over the probe's limit of {max_scalars}"
+            continue
+        dt = np.float64 if all("float64" in str(a.numpy().dtype) for a in floats) else np.float32
+        mag = max(1.0, max(float(np.sqrt(np.mean(np.asarray(a.numpy(), dtype=np.float64) ** 2))) for a in floats))
+        try:
+            from warp.autograd import jacobian, jacobian_fd
+
+            kw = {"dim": dim, "inputs": list(inputs), "outputs": list(outputs), "device": device, "max_blocks": max_blocks}
+            jad = jacobian(kernel, **kw)
+            jfd = jacobian_fd(kernel, eps=step_size(dt) * mag, **kw)
+        except Exception as exc:  # noqa: BLE001 - some launches cannot be replayed alone
+            rec["skipped"] = f"Jacobian failed: {type(exc).__name__}: {str(exc)[:160]}"
+            continue
+        names = [a.label for a in kernel.adj.args]
+        worst = None
+        for jkey, j_ad in jad.items():
+            if jkey not in jfd:
+                continue
+            a_np = j_ad.numpy().astype(np.float64)
+            f_np = jfd[jkey].numpy().astype(np.float64)
+            sig = compare.signature(a_np, f_np, compare.RTOL[dt.__name__])
+            if sig["signature"] != "agrees" and (worst is None or sig["relative_error"] > worst["relative_error"]):
+                worst = {"input": names[jkey[0]] if jkey[0] < len(names) else jkey[0],
+                         "output": names[len(inputs) + jkey[1]] if len(inputs) + jkey[1] < len(names) else jkey[1],
+                         "signature": sig["signature"], "relative_error": sig["relative_error"]}
+        rec["ok"] = worst is None
+        rec["worst"] = worst
+    out = {"kernels": list(seen.values()), "recorded": len(ctx.launches)}
+    ctx.doc["launches"] = out
+    ctx.stage(None)
+    ctx.save()
+    return out

@@ -1,0 +1,179 @@
+"""Source evidence, only from code that ran during gradient().
+
+The source rules (:mod:`harness.measure.source`) read every ``.py`` file of
+the variant; a user's folder also holds the training loop, data generation
+and plotting, which never run inside ``gradient()`` and are full of normal
+patterns (a fresh tape per iteration, ``backward()`` in a loop, NumPy random
+draws). This assessor keeps a finding only when
+
+* its line executed during the traced first gradient() call (line coverage
+  from :mod:`harness.probes.trace`), or
+* it sits in a kernel launched during that call, or in a ``@wp.func`` such a
+  kernel calls (transitively), since kernel bodies run natively and have no
+  Python line coverage;
+
+and when its rule's release gate (:data:`RELEASE_GATES`) contains the Warp
+release measured. Without coverage (the trace failed or did not run) findings
+count at :data:`NO_COVERAGE_WEIGHT` of their specificity.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from ..measure import source as rules
+from . import Assessment
+
+#: Source rules that only point at a class on some Warp releases (Warp
+#: changelog 1.13.0, 1.14.0, 1.17.0): component writes to array elements were
+#: fixed in 1.14, copy/clone adjoints in 1.17, output adjoints are consumed by
+#: backward() from 1.13.
+RELEASE_GATES = {
+    "array_component_write": SpecifierSet("<1.14"),
+    "copy_on_tape": SpecifierSet("<1.17"),
+    "grad_buffer_reuse": SpecifierSet(">=1.13"),
+}
+
+#: Fraction of a finding's specificity counted when no coverage is available.
+NO_COVERAGE_WEIGHT = 0.5
+
+
+def release_ok(rule: str, warp_version) -> bool:
+    """True when ``rule`` applies on ``warp_version`` (see :data:`RELEASE_GATES`)."""
+    gate = RELEASE_GATES.get(rule)
+    if gate is None or not warp_version:
+        return True
+    try:
+        return gate.contains(Version(warp_version), prereleases=True)
+    except InvalidVersion:
+        return True
+
+
+def _norm_kernel(name: str) -> str:
+    return re.sub(r"_[0-9a-f]{6,}$", "", str(name).split(".")[-1])
+
+
+def coverage_of(doc: dict, path) -> tuple:
+    """Lines that ran and kernels launched during the traced call.
+
+    Returns
+    -------
+    (lines, kernels, available)
+        ``lines``: ``{file relative to path: set of line numbers}``;
+        ``kernels``: set of kernel function names; ``available``: whether the
+        trace recorded coverage at all.
+    """
+    tr = doc.get("trace") or {}
+    cov = tr.get("coverage")
+    root = str(Path(path).resolve())
+    lines = {}
+    if isinstance(cov, dict):
+        files = cov.get("files", cov) if isinstance(cov.get("files", None), dict) else cov
+        for f, ls in files.items():
+            if not isinstance(ls, (list, tuple, set)):
+                continue
+            fp = str(Path(f).resolve()) if os.path.isabs(f) else os.path.join(root, f)
+            try:
+                rel = os.path.relpath(fp, root)
+            except ValueError:
+                continue
+            if rel.startswith(".."):
+                rel = os.path.basename(f)
+            lines.setdefault(rel, set()).update(int(x) for x in ls if isinstance(x, (int, float)))
+    kernels = set()
+    for k in tr.get("kernels") or []:
+        if isinstance(k, dict):
+            for key in ("name", "func", "key"):
+                if k.get(key):
+                    kernels.add(_norm_kernel(k[key]))
+        else:
+            kernels.add(_norm_kernel(k))
+    return lines, kernels, isinstance(cov, dict)
+
+
+def _ran_functions(path, kernels: set) -> set:
+    """Kernels launched plus every function they call by name within the
+    variant's files, transitively (``@wp.func`` helpers)."""
+    defs = {}
+    for f in sorted(Path(path).rglob("*.py")):
+        try:
+            tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
+        except SyntaxError:
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef):
+                called = set()
+                for c in ast.walk(n):
+                    if isinstance(c, ast.Call):
+                        fn = c.func
+                        called.add(fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", ""))
+                defs.setdefault(n.name, set()).update(called)
+    out, todo = set(), [k for k in kernels]
+    while todo:
+        k = todo.pop()
+        if k in out:
+            continue
+        out.add(k)
+        todo.extend(c for c in defs.get(k, ()) if c in defs)
+    return out
+
+
+def scan(path, doc: dict) -> tuple:
+    """All findings of the variant and the subset that ran.
+
+    Returns
+    -------
+    (findings, ran, available)
+        Finding dicts (:meth:`harness.measure.source.Finding.to_dict`), the
+        list of those in code that ran, and whether coverage was available.
+    """
+    findings = [f.to_dict() for f in rules.scan(path)]
+    lines, kernels, available = coverage_of(doc, path)
+    if not available:
+        return findings, findings, False
+    funcs = _ran_functions(path, kernels)
+    ran = []
+    for f in findings:
+        if f["line"] in lines.get(f["file"], ()) or (f.get("scope") and f["scope"] in funcs):
+            ran.append(f)
+    return findings, ran, True
+
+
+def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT) -> Assessment:
+    """Evidence entries for every finding (counted or not, and why) and the
+    weights of those counted (rule specificity, :data:`harness.measure.source.SPECIFICITY`)."""
+    a = Assessment()
+    if path is None:
+        return a
+    findings, ran, available = scan(path, doc)
+    ran_ids = {id(f) for f in ran}
+    counted = []
+    for f in findings:
+        live = release_ok(f["rule"], warp_version)
+        did_run = id(f) in ran_ids
+        why = "" if did_run else " (not in code that ran during gradient())"
+        if not live:
+            why += f" (not on Warp {warp_version})"
+        ok = did_run and live
+        a.add("source", False, f"{f['file']}:{f['line']}: {f['detail']}{why}",
+              {"rule": f["rule"], "classes": f["classes"], "counted": ok})
+        if ok:
+            counted.append(f)
+    if not findings:
+        a.add("source", True, "no source pattern found", None)
+    elif available:
+        a.add("source", True, f"{len(counted)} of {len(findings)} source finding(s) lie in code that ran "
+              "(line coverage of gradient() and the kernels it launched)", None)
+    scale = 1.0 if available else no_coverage_weight
+    for rule in {f["rule"] for f in counted}:
+        for c in rules.RULES[rule]:
+            a.weigh(c, scale * rules.SPECIFICITY.get(rule, rules.DEFAULT_SPECIFICITY))
+    a.facts["rules"] = sorted({f["rule"] for f in counted})
+    a.facts["inplace_scopes"] = sorted({f.get("scope") for f in counted if f["rule"] == "inplace_array_op"})
+    return a

@@ -1,0 +1,80 @@
+"""Trace: the runtime trace of the user's own first gradient() call.
+
+Wraps Warp's public API for the duration of call 1 (launches, tape records,
+``Tape.backward`` with its seeds, zeroing, host writes, copies, ``.grad``
+reads) and records line coverage of the variant's files
+(:mod:`harness.measure.trace`). This probe turns the trace into direct
+evidence (:func:`harness.measure.trace.trace_findings`, given the objective
+at the same point so that a backward seed can be checked against it) and
+keeps the coverage for the source rules, which count only code that ran.
+Calls 1 and 2 are traced; findings are merged by id (call 2 shows what one
+iteration leaves to the next: a ``.grad`` not zeroed, a seed accumulated).
+"""
+
+from __future__ import annotations
+
+from . import probe
+
+
+def traced_call(ctx, call: int = 1):
+    """Call ``ctx.gradient()`` under the trace; keep the trace on ``ctx.traces[call]``.
+    Falls back to a plain call (and records why) when the trace cannot be set up."""
+    try:
+        from ..measure.trace import trace_call
+    except Exception as exc:  # noqa: BLE001 - the trace is evidence, never a reason to fail the measurement
+        ctx.doc["trace"] = {"error": f"{type(exc).__name__}: {exc}"}
+        return ctx.gradient()
+    result, tr = trace_call(ctx.gradient, params=ctx.p.params, coverage_root=ctx.path)
+    if not hasattr(ctx, "traces"):
+        ctx.traces = {}
+    ctx.traces[call] = tr
+    return result
+
+
+@probe("trace", max_findings=20)
+def measure(ctx, *, max_findings: int = 20) -> dict | None:
+    """Findings and coverage from the trace of call 1 (the trace itself is taken by the determinism probe).
+
+    Parameters
+    ----------
+    max_findings : int
+        Findings kept at most.
+    """
+    traces = getattr(ctx, "traces", None) or {}
+    tr = traces.get(1)
+    if tr is None:
+        return ctx.doc.get("trace")
+    from ..measure.trace import trace_findings
+
+    findings, seen = [], set()
+    for call in sorted(traces):
+        try:
+            fs = trace_findings(traces[call], objective=ctx.f0)
+        except Exception as exc:  # noqa: BLE001
+            fs = []
+            ctx.doc.setdefault("errors", []).append({"probe": "trace", "error": f"findings: {type(exc).__name__}: {exc}"})
+        for f in fs:
+            if f["id"] in seen:
+                continue
+            seen.add(f["id"])
+            f = dict(f, call=call)
+            if call > 1:
+                f["detail"] = f"(call {call}) " + f["detail"]
+            findings.append(f)
+    cov = {}
+    for t in traces.values():
+        for fname, lines in (t.get("coverage") or {}).items():
+            cov.setdefault(fname, set()).update(lines)
+    tr = dict(tr, coverage={k: sorted(v) for k, v in cov.items()} if cov or tr.get("coverage") is not None else None)
+    events = tr.get("events") or []
+    backs = [e for e in events if e.get("kind") == "backward"]
+    seed_sizes = sorted({int(sd.get("target_size") or sd.get("size") or 0) for b in backs for sd in b.get("seeds") or []})
+    kernels = [{"key": k, "name": v.get("name"), "file": v.get("file"), "lines": v.get("lines"),
+                "enable_backward": v.get("enable_backward")} for k, v in (tr.get("kernels") or {}).items()]
+    out = {"findings": findings[:max_findings], "coverage": tr.get("coverage"), "kernels": kernels,
+           "call_error": tr.get("error"),
+           "summary": {"launches": sum(1 for e in events if e.get("kind") == "launch"), "backward": len(backs),
+                       "tapes": len(tr.get("tapes") or {}), "seed_sizes": seed_sizes, "wall_s": tr.get("wall_s")}}
+    ctx.doc["trace"] = out
+    ctx.save()
+    return out

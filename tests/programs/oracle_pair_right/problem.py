@@ -1,0 +1,37 @@
+import numpy as np
+import warp as wp
+
+
+@wp.kernel
+def weighted_square(x: wp.array(dtype=wp.float64), c: wp.float64, out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_add(out, 0, c * x[i] * x[i])
+
+
+class Problem:
+    report = 1.0
+    taped = 1.0
+
+    def __init__(self, device):
+        self.device = device
+        self.x = wp.array(np.array([0.5, -1.0, 2.0]), dtype=wp.float64, requires_grad=True, device=device)
+        self.params = {"x": self.x}
+
+    def objective(self):
+        out = wp.zeros(1, dtype=wp.float64, device=self.device)
+        wp.launch(weighted_square, dim=3, inputs=[self.x, wp.float64(self.report), out], device=self.device)
+        return float(out.numpy()[0])
+
+    def gradient(self):
+        out = wp.zeros(1, dtype=wp.float64, requires_grad=True, device=self.device)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(weighted_square, dim=3, inputs=[self.x, wp.float64(self.taped), out], device=self.device)
+        tape.backward(out)
+        g = self.x.grad.numpy().copy()
+        tape.zero()
+        return {"x": g}
+
+
+def make_problem(device, scale="small"):
+    return Problem(device)

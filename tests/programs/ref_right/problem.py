@@ -1,0 +1,41 @@
+import numpy as np
+import warp as wp
+
+
+@wp.kernel
+def square_sum(x: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    wp.atomic_add(out, 0, x[i] * x[i])
+
+
+class Problem:
+    def __init__(self, device):
+        self.device = device
+        self.x = wp.array(np.array([1.0, 2.0, -0.5, 0.25], dtype=np.float32), dtype=wp.float32, requires_grad=True,
+                          device=device)
+        self.params = {"x": self.x}
+
+    def objective(self):
+        out = wp.zeros(1, dtype=wp.float32, device=self.device)
+        wp.launch(square_sum, dim=4, inputs=[self.x, out], device=self.device)
+        return float(out.numpy()[0])
+
+    def gradient(self):
+        out = wp.zeros(1, dtype=wp.float32, requires_grad=True, device=self.device)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(square_sum, dim=4, inputs=[self.x, out], device=self.device)
+        tape.backward(out)
+        g = self.x.grad.numpy().copy()
+        tape.zero()
+        return {"x": g}
+
+    def reference_gradient(self):
+        return {"x": FACTOR * self.x.numpy().astype(np.float64)}
+
+
+FACTOR = 2.0
+
+
+def make_problem(device, scale="small"):
+    return Problem(device)

@@ -1,0 +1,132 @@
+"""One generated test per probe of the reference engine (scikit-learn's
+``parametrize_with_checks`` is the model): each probe on a tiny program
+where it must fire and one where it must not, with the measured values
+asserted. The programs live in tests/programs/ and have closed-form
+gradients; each is diagnosed once by a module-scoped fixture."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from harness.engines import ReferenceEngine
+from harness.probes import REGISTRY, load
+
+pytestmark = pytest.mark.slow
+
+
+def ev(d, probe, clean=None):
+    return [e for e in d["evidence"] if e["probe"] == probe and (clean is None or e["clean"] is clean)]
+
+
+def fires_determinism(d):
+    return d["signature"] == "growth" and any("factors 1, 2, 3" in e["finding"] for e in ev(d, "determinism", False))
+
+
+def fires_noise(d):
+    # every single-coordinate item of a 20000-parameter float32 mean is below resolution
+    return any("below the finite-difference resolution" in e["finding"] for e in ev(d, "fd", True))
+
+
+def fires_fd(d):
+    return any("disagree" in e["finding"] and "factor 2)" in e["finding"] for e in ev(d, "fd", False))
+
+
+def fires_sweep(d):
+    return any(e["data"] and e["data"]["verdict"] == "kink" for e in ev(d, "sweep"))
+
+
+def fires_reference(d):
+    return any("reference_gradient" in e["finding"] and "factor 0.666667" in e["finding"] for e in ev(d, "reference", False))
+
+
+def fires_nan_scan(d):
+    return any("NaN/inf in the gradient of x while the objective is finite" in e["finding"] for e in ev(d, "nan_scan", False))
+
+
+def fires_horizon(d):
+    return any("first part at steps=5 of 8" in e["finding"] for e in ev(d, "horizon", False))
+
+
+def fires_train(d):
+    return d["verdict"] == "bug" and any(e["data"] and e["data"].get("point") == "after train()" and
+                                         e["data"]["verdict"] == "confirmed" for e in ev(d, "sweep"))
+
+
+def fires_launches(d):
+    return any("kernel dist disagrees with finite differences in isolation" in e["finding"] for e in ev(d, "launches", False))
+
+
+def fires_trace(d):
+    return any(e["data"]["id"] == "write_after_read" and "reset" in e["finding"] for e in ev(d, "trace", False))
+
+
+def fires_determinism_clean(d):
+    return any("identical across calls" in e["finding"] for e in ev(d, "determinism", True))
+
+
+#: probe -> (program where it must fire, program where it must not, predicate)
+CHECKS = {
+    "determinism": ("growth", "cubic", fires_determinism),
+    "noise": ("wide_float32", "cubic", fires_noise),
+    "fd": ("factor_two", "cubic", fires_fd),
+    "sweep": ("kink", "cubic", fires_sweep),
+    "reference": ("ref_wrong", "ref_right", fires_reference),
+    "nan_scan": ("nan_sqrt", "cubic", fires_nan_scan),
+    "horizon": ("horizon_reuse", "horizon_reuse_fixed", fires_horizon),
+    "train": ("warmup_flag", "warmup_flag_fixed", fires_train),
+    "launches": ("nan_sqrt", "factor_two", fires_launches),
+    "trace": ("trace_war", "trace_war_fixed", fires_trace),
+}
+
+#: Verdicts the firing and non-firing programs must get.
+VERDICTS = {"wide_float32": "no_bug", "ref_right": "no_bug", "horizon_reuse_fixed": "no_bug",
+            "warmup_flag_fixed": "no_bug", "trace_war_fixed": "no_bug", "cubic": "no_bug", "kink": "no_bug",
+            "growth": "bug", "factor_two": "bug", "ref_wrong": "bug", "nan_sqrt": "bug", "horizon_reuse": "bug",
+            "warmup_flag": "bug", "trace_war": "bug"}
+
+
+@pytest.fixture(scope="module")
+def diag(programs):
+    names = sorted({n for a, b, _ in CHECKS.values() for n in (a, b)})
+    engine = ReferenceEngine(timeout_s=120, differential=False)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futs = {n: pool.submit(engine.diagnose, str(programs / n), "cpu", "small") for n in names}
+        return {n: f.result() for n, f in futs.items()}
+
+
+def test_every_worker_probe_has_a_check():
+    load()
+    assert set(REGISTRY) - {"tracker"} <= set(CHECKS), "add a firing/non-firing pair for the new probe"
+
+
+@pytest.mark.parametrize("probe", sorted(CHECKS))
+def test_probe_fires_where_it_must(diag, probe):
+    fire, _, pred = CHECKS[probe]
+    d = diag[fire]
+    assert d["verdict"] == VERDICTS[fire], d.get("error")
+    assert pred(d), [e["finding"] for e in d["evidence"] if e["probe"] == probe]
+
+
+@pytest.mark.parametrize("probe", sorted(CHECKS))
+def test_probe_stays_quiet_where_it_must(diag, probe):
+    _, quiet, pred = CHECKS[probe]
+    d = diag[quiet]
+    assert d["verdict"] == VERDICTS[quiet], d.get("error")
+    assert not pred(d)
+
+
+def test_noise_floor_keeps_unresolved_items_out_of_the_verdict(diag):
+    d = diag["wide_float32"]
+    (n,) = ev(d, "noise")
+    assert n["data"]["sigma"] > 0
+    assert d["classes"][0]["id"] == "correct"
+    assert any("random directions): agrees" in e["finding"] for e in ev(d, "fd", True))
+
+
+def test_a_large_exact_factor_is_found_and_named(diag, programs):
+    # a 64x64 per-pixel float32 loss seeded with ones while the objective is its mean
+    d = ReferenceEngine(timeout_s=120, differential=False).diagnose(str(programs / "pixel_mean_seed"), "cpu", "small")
+    assert d["verdict"] == "bug" and d["signature"] == "exact_factor"
+    assert d["classes"][0]["id"] == "seed_mismatch"
+    assert any("(factor 4096)" in e["finding"] for e in ev(d, "fd", False))
+    assert any("equals the 4096 elements" in e["finding"] for e in ev(d, "fd", False))
