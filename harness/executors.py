@@ -151,7 +151,7 @@ def outcome(future):
     except Exception as exc:  # noqa: BLE001 - one failed item must not stop the run
         if type(exc).__name__ == "KilledWorker":
             return None, (f"worker lost: the executor worker running this item died and the retry on another "
-                          f"worker died too ({exc})")
+                          f"worker died too (KilledWorker: {exc})")
         return None, f"the executor raised {type(exc).__name__}: {exc}"
 
 

@@ -275,6 +275,7 @@ def test_a_lost_dask_worker_is_retried_once_then_recorded_and_the_run_goes_on(tm
     assert by["tiny-kills-worker"]["verdict"] == "error"
     assert by["tiny-kills-worker"]["error"].startswith("worker lost")
     assert "KilledWorker" in by["tiny-kills-worker"]["error"]
+    assert "on 2 different workers" in by["tiny-kills-worker"]["error"]  # retried once elsewhere
     assert len(store) == 1  # the lost item is not stored: a rerun measures it again
 
 
