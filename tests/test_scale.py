@@ -330,3 +330,22 @@ def test_gpu_cost_script_refuses_a_missing_device():
                          text=True, timeout=120)
     assert res.returncode == 2
     assert "device 'cuda:99' is not available" in res.stderr
+
+
+@pytest.mark.slow
+def test_validate_reuses_stored_checks_and_fresh_measures_again(tiny, tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    args = ["validate", "--corpus", str(tiny["corpus"]), "--cases", "tiny-cubic", "--results", str(tmp_path)]
+    r = CliRunner()
+    first = r.invoke(main, args + ["--json", str(tmp_path / "v1.json")])
+    assert first.exit_code == 0, first.output
+    again = r.invoke(main, args + ["--json", str(tmp_path / "v2.json")])
+    assert again.exit_code == 0 and "1 check(s) reused from the result store" in again.output.replace("\n", " ")
+    v1, v2 = (json.loads((tmp_path / f).read_text()) for f in ("v1.json", "v2.json"))
+    assert v1["reused"] == 0 and v2["reused"] == 1
+    assert without_timing(v1["releases"]) == without_timing(v2["releases"])
+    fresh = r.invoke(main, args + ["--fresh", "--json", str(tmp_path / "v3.json")])
+    assert fresh.exit_code == 0 and json.loads((tmp_path / "v3.json").read_text())["reused"] == 0
