@@ -151,6 +151,7 @@ def run_markdown(doc: dict, title: str = "Results") -> str:
         f"| class accuracy (top-1 in the expected classes) | {_f(s['class_accuracy'])} |",
         f"| detection rate (bug runs diagnosed bug) | {_f(s['detection_rate'])} |",
         f"| false-positive rate (no_bug runs diagnosed bug) | {_f(s['false_positive_rate'])} |",
+        f"| refusals recognised (refused runs diagnosed refused) | {_f(s.get('refusal_accuracy'))} |",
         f"| median seconds per run | {_f(s.get('median_wall_s_per_run'), 2)} |",
         f"| median objective evaluations per run | {_f(s.get('median_objective_evals'), 0)} |",
         f"| wall time of the whole run | {s['wall_s'] / 60:.1f} min |",

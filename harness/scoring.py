@@ -8,6 +8,11 @@ Warp release and scale that ran):
                          expected classes
 ``detection_rate``       among expected ``bug``: diagnosed ``bug`` (recall of bugs)
 ``false_positive_rate``  among expected ``no_bug``: diagnosed ``bug``
+``refusal_accuracy``     among expected ``refused`` (the release refuses to
+                         build or run the program): diagnosed ``refused``;
+                         scored apart from detection (such runs are neither
+                         bug nor no_bug runs), and their class counts as right
+                         when the verdict is
 ``per_class``            for each expected class c: ``recall`` (runs expecting
                          c whose top-1 is in their expected classes and verdict
                          correct), ``precision`` (runs whose top-1 is c that
@@ -33,6 +38,8 @@ def judge(expected: dict | None, diag: dict) -> dict | None:
     if expected is None:
         return None
     v_ok = diag.get("verdict") == expected["verdict"]
+    if expected["verdict"] == "refused":
+        return {"verdict": v_ok, "class": v_ok}
     return {"verdict": v_ok, "class": bool(v_ok and top_class(diag) in expected["classes"])}
 
 
@@ -57,6 +64,7 @@ def summarize(results: list) -> dict:
     scored = [r for r in results if r.get("correct") is not None]
     bug = [r for r in scored if r["expected"]["verdict"] == "bug"]
     nobug = [r for r in scored if r["expected"]["verdict"] == "no_bug"]
+    refused = [r for r in scored if r["expected"]["verdict"] == "refused"]
     per_class = {}
     for r in scored:
         for c in r["expected"]["classes"]:
@@ -96,6 +104,8 @@ def summarize(results: list) -> dict:
         "class_accuracy": _ratio(sum(r["correct"]["class"] for r in scored), len(scored)),
         "detection_rate": _ratio(sum(r["diagnosis"].get("verdict") == "bug" for r in bug), len(bug)),
         "false_positive_rate": _ratio(sum(r["diagnosis"].get("verdict") == "bug" for r in nobug), len(nobug)),
+        "refusal_accuracy": _ratio(sum(r["diagnosis"].get("verdict") == "refused" for r in refused), len(refused)),
+        "refused_runs": len(refused),
         "per_class": per_class_out,
         "confusion": dict(sorted(confusion.items())),
         "median_wall_s_per_run": statistics.median(walls) if walls else None,

@@ -119,6 +119,8 @@ def oracle_record(doc: dict) -> dict:
         rec["failure"] = {k: doc["failure"].get(k) for k in ("stage", "type", "first_line")}
     if doc.get("fd_vs_reference"):
         rec["fd_vs_reference"] = doc["fd_vs_reference"]
+    if doc.get("fd_only"):
+        rec["fd_only"] = doc["fd_only"]
     return rec
 
 

@@ -210,7 +210,13 @@ def test_admission_sample_against_the_oracle(tmp_path):
     cands, counts = candidates([ps["adapters/wt-scalar-chain"]], operators=["drop_grad_zeroing", "double_backward"])
     extra, _ = candidates([ps["adapters/wt-loop-nested-if"]], operators=["grad_numpy_view"])
     cands += extra
-    recs = admit(cands, {"1.19.0": None}, jobs=2, timeout_s=120)
+    import time
+
+    recs = admit(cands, {"1.19.0": None}, jobs=2, timeout_s=120, cache_dir=tmp_path / "cache")
+    t0 = time.time()
+    again = admit(cands, {"1.19.0": None}, jobs=2, timeout_s=120, cache_dir=tmp_path / "cache")
+    assert time.time() - t0 < 5.0  # every oracle run comes from the cache
+    assert [(r["admitted"], r["oracle"]) for r in again] == [(r["admitted"], r["oracle"]) for r in recs]
     by = {r["operator"]: r for r in recs}
     assert by["drop_grad_zeroing"]["admitted"], by["drop_grad_zeroing"]
     assert by["drop_grad_zeroing"]["oracle"]["1.19.0"]["signature"]["kind"] == "growth"
@@ -286,3 +292,30 @@ def test_cli_list_and_apply(tmp_path):
     assert "retain_grad: does not apply: no Warp allocation with requires_grad=True" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["disable_backward-0", "disable_backward-1", "disable_backward-2"]
     assert "enable_backward=False" in (tmp_path / "disable_backward-1" / "problem.py").read_text()
+
+
+def test_merge_manifests_later_runs_win(tmp_path):
+    from harness.mutate.tier import merge_manifests, read_manifest
+
+    ps = {p.id: p for p in adapter_parents()}
+    cands, counts = candidates([ps["adapters/wt-scalar-chain"]], operators=["double_backward", "drop_grad_zeroing"])
+
+    def rec(c, ok):
+        return {"id": c.id, "parent": c.parent.id, "operator": c.mutation.operator, "class": c.mutation.produces,
+                "site": c.mutation.site, "admitted": ok, "stage": "admitted" if ok else "oracle", "reason": "",
+                "releases": ["1.19.0"] if ok else []}
+
+    first = [rec(cands[0], False), rec(cands[1], True)]
+    second = [rec(cands[0], True)]
+    for name, rs in (("a", first), ("b", second)):
+        doc = build_manifest(rs, summarize(rs, counts), releases=["1.19.0"], jobs=2, seconds=10.0, max_sites=None,
+                             cpu_seconds=4.0)
+        write_manifest(doc, tmp_path / f"{name}.yaml")
+    m = merge_manifests([tmp_path / "a.yaml", tmp_path / "b.yaml"])
+    assert sorted(x["id"] for x in m["mutants"]) == sorted(c.id for c in cands) and m["rejected"] == []
+    assert m["admission"]["wall_seconds"] == 20.0 and m["admission"]["cpu_seconds"] == 8.0
+    m = merge_manifests([tmp_path / "a.yaml", tmp_path / "b.yaml"], drop={0: ["drop_grad_zeroing"]})
+    assert [x["operator"] for x in m["mutants"]] == ["double_backward"]
+    assert m["operators"]["drop_grad_zeroing"]["tried"] == 0
+    write_manifest(m, tmp_path / "m.yaml")
+    assert read_manifest(tmp_path / "m.yaml")["admission"]["merged_from"] == 2

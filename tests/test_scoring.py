@@ -69,3 +69,18 @@ def test_groups_by_domain_and_family():
     assert by_domain["cloth"]["class_accuracy"] == 1.0 and by_domain["fluid"]["detection_rate"] == 0.0
     by_family = summarize_groups(results, "family")
     assert by_family["kernel"]["scored"] == 1 and by_family["taping"]["scored"] == 1
+
+
+def test_refusals_are_scored_apart_from_detection():
+    results = [
+        rec("r", "buggy", "refused", ["inplace_math"], "refused", "inplace_math"),
+        rec("s", "buggy", "refused", ["inplace_math"], "bug", "overwrite"),
+        rec("t", "buggy", "bug", ["overwrite"], "bug", "overwrite"),
+        rec("t", "fixed", "no_bug", ["correct"], "refused", "inplace_math"),
+    ]
+    assert results[0]["correct"] == {"verdict": True, "class": True}
+    assert results[1]["correct"] == {"verdict": False, "class": False}
+    s = summarize(results)
+    assert s["refused_runs"] == 2 and s["refusal_accuracy"] == pytest.approx(0.5)
+    assert s["detection_rate"] == pytest.approx(1.0)  # the refused runs are not bug runs
+    assert s["false_positive_rate"] == pytest.approx(0.0)  # a refusal is not a bug verdict

@@ -90,7 +90,9 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
         f"cases {s['cases']}  variants {s['variants']}  runs {s.get('runs', 0)} (scored {s.get('scored', 0)}, "
         f"errors {s.get('errors', 0)}, inconclusive {s.get('inconclusive', 0)})\n"
         f"verdict accuracy {_fmt(s.get('verdict_accuracy'))}  class accuracy {_fmt(s.get('class_accuracy'))}  "
-        f"detection rate {_fmt(s.get('detection_rate'))}  false-positive rate {_fmt(s.get('false_positive_rate'))}\n"
+        f"detection rate {_fmt(s.get('detection_rate'))}  false-positive rate {_fmt(s.get('false_positive_rate'))}"
+        + (f"  refusals recognised {_fmt(s.get('refusal_accuracy'))} of {s['refused_runs']}" if s.get("refused_runs") else "")
+        + "\n"
         f"median seconds per run {_fmt(s.get('median_wall_s_per_run'), 2)}  median objective evals "
         f"{_fmt(s.get('median_objective_evals'), 0)}  wall {s['wall_s']:.1f} s"
     )

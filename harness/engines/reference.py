@@ -36,6 +36,7 @@ gradient agrees it is reported as a smell in the evidence.
 from __future__ import annotations
 
 import math
+import re
 
 from .. import __version__
 from ..measure.judge import comparisons, signature_of, sweep_counts
@@ -437,7 +438,7 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         factor = _joint_factor(doc)
     seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
     seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
-    fw, note = factor_weights(factor, seeds)
+    fw, note = factor_weights(factor, seeds, big_factor_boost=0.0 if failing else BIG_FACTOR_BOOST)
     add(fw)
     if note:
         evidence.append(_ev("fd", False, f"exact factor {factor:.6g}: {note}", {"factor": factor}))
@@ -450,13 +451,18 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
                             " where finite differences are not", {"params": zero_params}))
     for f in tfind:
         cls = [c for c in (f.get("classes") or []) if c in BUG_CLASSES]
+        if f.get("id") == "inplace_read_write" and not inplace_kernel(f, inplace):
+            # one launch reads and stores the same array: `*=`/`/=` is inplace_math, any other
+            # read-then-store of the same element is a write-after-read within the kernel
+            cls = ["overwrite"]
         for c in cls:
             weights[c] = weights.get(c, 0.0) + TRACE_WEIGHT / len(cls)
     if src is not None:
         for c, w in src.weights.items():
             if c in weights:
                 weights[c] += w
-    boost = LAUNCH_FAIL_BOOST if failing else (LAUNCH_PASS_BOOST if passing else {})
+    unchecked = [k for k in kernels if k.get("ok") is None and k not in no_adjoint]
+    boost = LAUNCH_FAIL_BOOST if failing else (LAUNCH_PASS_BOOST if passing and not unchecked else {})
     for c in weights:
         weights[c] += boost.get(CLASSES[c].family, 0.0)
     if no_adjoint:
@@ -465,6 +471,14 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         add(builtins.weights)
     add(diff_a.weights)
     return {"verdict": "bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
+
+
+def inplace_kernel(finding: dict, scopes: set) -> bool:
+    """Whether a trace finding's kernel is one where a source finding saw ``*=``/``/=`` (``scopes``)."""
+    text = finding.get("detail") or ""
+    data = finding.get("data") or {}
+    names = {str(data.get(k)) for k in ("kernel", "name") if data.get(k)}
+    return any(s and (s in names or re.search(rf"\b{re.escape(s)}\b", text)) for s in scopes)
 
 
 def _assess_given_findings(findings: list, version):
@@ -505,8 +519,8 @@ class ReferenceEngine(WorkerEngine):
         When the gradient is wrong, measure the program on another release
         too (:func:`harness.probes.release.differential`; default True).
     other_release : str, optional
-        The release to compare with (default: the newest, or the oldest when
-        the release under test is the newest).
+        The release to compare with (default: the newest; none when the
+        release under test is the newest).
     """
 
     name = "reference"

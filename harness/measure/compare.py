@@ -76,14 +76,17 @@ def mismatch(ad: np.ndarray, truth: np.ndarray, rtol: float, atol: float | None 
 def unresolved(ad: np.ndarray, truth: np.ndarray, unc: np.ndarray | None) -> np.ndarray:
     """Mask of elements below resolution: ``|truth| <= unc`` and ``|ad| <= unc``
     (finite differences cannot tell them from zero, and autodiff claims no
-    slope they could see). All False when ``unc`` is None."""
+    slope they could see). Both exactly zero is not unresolved: an objective
+    that did not change at all over the step is flat there (a staircase),
+    which noise does not produce. All False when ``unc`` is None."""
     truth = np.asarray(truth, dtype=np.float64).ravel()
     if unc is None:
         return np.zeros(truth.shape, dtype=bool)
     ad = np.asarray(ad, dtype=np.float64).ravel()
     unc = np.asarray(unc, dtype=np.float64).ravel()
     with np.errstate(invalid="ignore"):
-        return np.isfinite(ad) & (np.abs(truth) <= unc) & (np.abs(ad) <= unc)
+        flat = (truth == 0.0) & (ad == 0.0)
+        return np.isfinite(ad) & (np.abs(truth) <= unc) & (np.abs(ad) <= unc) & ~flat
 
 
 def exact_factor(ad: np.ndarray, truth: np.ndarray, atol: float, unc: np.ndarray | None = None,

@@ -129,6 +129,7 @@ SPECIFICITY = {
     "device_rng": 0.2,
     "no_requires_grad": 0.4,
     "retain_grad": 0.8,
+    "atomic_index": 0.9,
 }
 DEFAULT_SPECIFICITY = 0.5
 

@@ -76,7 +76,10 @@ be analysed; then every array argument counts as read and written).
 * ``"tape_zero"``, ``"tape_reset"``: ``tape``, ``arrays`` (labels whose
   adjoints it zeroed: the keys of ``tape.gradients``).
 * ``"grad_read"``: ``array`` (owner), ``grad`` (label of the grad array),
-  ``before_backward`` (no backward had started yet in this call).
+  ``before_backward`` (no backward had started yet in this call). A read of
+  the ``.grad`` property, e.g. to zero it.
+* ``"grad_numpy"``: same fields; ``.numpy()`` was called on a known grad
+  array, i.e. its contents were consumed.
 * ``"backward"``: ``tape``, ``epoch``, ``loss`` (label or ``None``),
   ``seeds``: list of ``{"mode": "loss"|"grads"|"preset", "target", "seed"
   (label of the seed buffer, ``None`` for ``loss``), "size", "sum", "min",
@@ -112,13 +115,15 @@ Each finding is ``{"id", "classes", "detail", "data"}``; ids and classes:
 id                              classes                fact
 =============================== ====================== =========================================
 ``write_after_read``            overwrite              an on-path recorded launch read A; a later
-                                                       recorded write changed A before backward
+                                                       write recorded on the tape, or made while it
+                                                       recorded, changed A before backward
 ``write_after_loss``            overwrite              same, the writer recorded after the loss
 ``struct_write_after_read``     struct_overwrite       same, A reached through a struct field
 ``struct_field_rebound``        struct_overwrite       a recorded struct's field now points at
                                                        another array (host rebinding)
 ``inplace_read_write``          inplace_math           one launch read and stored A
 ``offtape_write_after_read``    offtape_mutation       A changed by an unrecorded launch/host call
+                                                       outside the tape's recording
 ``missing_requires_grad``       missing_requires_grad  float array on the param->loss path
                                                        without requires_grad
 ``forward_outside_tape``        tape_scope             an on-path launch recorded on no tape
@@ -276,8 +281,14 @@ def _analyse_function(pyfunc, depth=0, max_depth=4):
                     if r is None:
                         continue
                     write_nodes.add(id(tt))
-                    if isinstance(n, ast.AugAssign):
-                        flag(r, writes=True, accumulates=True)
+                    inner = tt
+                    while isinstance(inner, ast.Attribute):  # a[i].x = ...: a component write, not a read
+                        inner = inner.value
+                        write_nodes.add(id(inner))
+                    if isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub)):
+                        flag(r, writes=True, accumulates=True)  # Warp emits an atomic add
+                    elif isinstance(n, ast.AugAssign):
+                        flag(r, reads=True, writes=True)  # a[i] *= s reads the old value
                     else:
                         flag(r, writes=True)
         elif isinstance(n, ast.Call):
@@ -344,6 +355,171 @@ def _analyse_function(pyfunc, depth=0, max_depth=4):
     return acc
 
 
+def _subscript_chain(node):
+    """(base, [index nodes]) of ``a[i][j]`` / ``a[i, j]``; the base is what is indexed first."""
+    idx = []
+    while isinstance(node, ast.Subscript):
+        sl = node.slice
+        if isinstance(sl, ast.Index):  # Python < 3.9
+            sl = sl.value
+        parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        idx = parts + idx
+        node = node.value
+    return node, idx
+
+
+def _dump(idx):
+    return "|".join(ast.dump(i) if i is not None else "?" for i in idx)
+
+
+def _index_info(pyfunc):
+    """Index expressions of every array access of a kernel, for element-level checks.
+
+    Returns ``{"tids": {name: launch axis}, "locals": {name: expr}, "reads": {path: [[index
+    nodes]...]}, "writes": {path: [...]}, "calls": [names of user functions called]}`` or
+    ``None`` without source. Accesses inside called ``wp.func`` functions are not resolved
+    (callers treat a path absent from both maps as touching every element).
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(pyfunc)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    fdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    if fdef is None:
+        return None
+    params = [a.arg for a in fdef.args.args]
+    aliases = {p: p for p in params}
+    tids, local_defs, counts = {}, {}, {}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            t = n.targets[0]
+            if isinstance(n.value, ast.Call) and _func_name(n.value)[0] == "tid":
+                names = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id] if isinstance(t, ast.Name) else []
+                for k, nm in enumerate(names):
+                    tids[nm] = k
+            elif isinstance(t, ast.Name):
+                counts[t.id] = counts.get(t.id, 0) + 1
+                local_defs[t.id] = n.value
+                if isinstance(n.value, (ast.Name, ast.Attribute)):
+                    r = _root_path(n.value, aliases)
+                    if r is not None:
+                        aliases[t.id] = r
+        elif isinstance(n, (ast.AugAssign, ast.For)) and isinstance(getattr(n, "target", None), ast.Name):
+            counts[n.target.id] = counts.get(n.target.id, 0) + 2
+    local_defs = {k: v for k, v in local_defs.items() if counts.get(k) == 1 and k not in tids}
+    reads, writes, calls = {}, {}, []
+    wlines = {}  # (path, index dump) -> first line storing there
+    store_subs = set()
+    glb = getattr(pyfunc, "__globals__", {}) or {}
+    for n in ast.walk(fdef):
+        targets = []
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            targets = [n.target]
+        for t in targets:
+            for tt in t.elts if isinstance(t, ast.Tuple) else [t]:
+                inner = tt
+                while isinstance(inner, ast.Attribute):
+                    inner = inner.value
+                if isinstance(inner, ast.Subscript):
+                    base, idx = _subscript_chain(inner)
+                    r = _root_path(base, aliases)
+                    if r is not None:
+                        writes.setdefault(r, []).append(idx)
+                        wlines.setdefault((r, _dump(idx)), n.lineno)
+                        if isinstance(n, ast.AugAssign) and not isinstance(n.op, (ast.Add, ast.Sub)):
+                            reads.setdefault(r, []).append(idx)
+                        while isinstance(inner, ast.Subscript):
+                            store_subs.add(id(inner))
+                            inner = inner.value
+        if isinstance(n, ast.Call):
+            name, fnode = _func_name(n)
+            if name and (name.startswith(_ATOMIC_PREFIXES) or name in _TILE_WRITES) and n.args:
+                r = _root_path(n.args[0], aliases)
+                if r is not None:
+                    simple = name in ("atomic_add", "atomic_sub", "atomic_min", "atomic_max")
+                    writes.setdefault(r, []).append(list(n.args[1:-1]) if simple else [None])
+            elif name and isinstance(fnode, ast.Name) and callable(getattr(glb.get(fnode.id), "func", None)):
+                calls.append(name)
+    for n in ast.walk(fdef):  # parents are visited before children
+        if isinstance(n, ast.Subscript) and id(n) not in store_subs:
+            base, idx = _subscript_chain(n)
+            inner = n.value
+            while isinstance(inner, ast.Subscript):  # a[i][j] also walks a[i]
+                store_subs.add(id(inner))
+                inner = inner.value
+            r = _root_path(base, aliases)
+            if r is not None:
+                reads.setdefault(r, [])
+                w = wlines.get((r, _dump(idx)))
+                if w is None or w >= n.lineno:  # not a re-read of an element this kernel stored before
+                    reads[r].append(idx)
+    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls}
+
+
+def _eval_index(node, tids, scalars, local_defs, depth=0):
+    """("tid", axis, offset) | ("const", int) | None for one index expression."""
+    if node is None or depth > 4:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return ("const", node.value)
+    if isinstance(node, ast.Name):
+        if node.id in tids:
+            return ("tid", tids[node.id], 0)
+        v = scalars.get(node.id)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return ("const", v)
+        if node.id in local_defs:
+            return _eval_index(local_defs[node.id], tids, scalars, local_defs, depth + 1)
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _eval_index(node.operand, tids, scalars, local_defs, depth + 1)
+        return ("const", -v[1]) if v and v[0] == "const" else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        a = _eval_index(node.left, tids, scalars, local_defs, depth + 1)
+        b = _eval_index(node.right, tids, scalars, local_defs, depth + 1)
+        if a is None or b is None:
+            return None
+        sign = 1 if isinstance(node.op, ast.Add) else -1
+        if a[0] == "const" and b[0] == "const":
+            return ("const", a[1] + sign * b[1])
+        if a[0] == "tid" and b[0] == "const":
+            return ("tid", a[1], a[2] + sign * b[1])
+        if a[0] == "const" and b[0] == "tid" and sign == 1:
+            return ("tid", b[1], b[2] + a[1])
+        return None
+    if isinstance(node, ast.Call) and _func_name(node)[0] in ("int", "int32", "int64", "uint32") and len(node.args) == 1:
+        return _eval_index(node.args[0], tids, scalars, local_defs, depth + 1)
+    return None
+
+
+def _access_mask(shape, dims, index_lists, tids, scalars, local_defs):
+    """Boolean mask (Warp ``shape``) of the elements a launch of ``dims`` touches through
+    ``index_lists``; all True where an index cannot be evaluated."""
+    mask = np.zeros(tuple(shape), dtype=bool)
+    if not shape:
+        return mask
+    for idx in index_lists:
+        axes = []
+        for d, n in enumerate(shape):
+            e = _eval_index(idx[d], tids, scalars, local_defs) if d < len(idx) else None
+            if e is None:
+                axes.append(np.arange(n))
+            elif e[0] == "const":
+                c = e[1] + n if e[1] < 0 else e[1]
+                axes.append(np.array([c]) if 0 <= c < n else np.array([], dtype=int))
+            else:
+                k, off = e[1], e[2]
+                if k < len(dims) and isinstance(dims[k], int):
+                    r = np.arange(off, off + dims[k])
+                    axes.append(r[(r >= 0) & (r < n)])
+                else:
+                    axes.append(np.arange(n))
+        mask[np.ix_(*axes)] = True
+    return mask
+
+
 # ----------------------------------------------------------------------------
 # recorder
 # ----------------------------------------------------------------------------
@@ -395,7 +571,7 @@ def _dtype_name(dtype):
 
 
 class _Recorder:
-    def __init__(self, params, digests, max_digest_bytes, result_rtol):
+    def __init__(self, params, digests, max_digest_bytes, result_rtol, max_snapshot_bytes=256 << 20):
         self.digests = digests
         self.max_digest_bytes = int(max_digest_bytes)
         self.result_rtol = float(result_rtol)
@@ -406,6 +582,11 @@ class _Recorder:
         self._by_kernel = {}
         self.by_label = {}
         self.struct_refs = {}  # launch seq -> [(arg, struct instance)]
+        self.launch_ctx = {}  # launch seq -> (kernel info, dims, scalar args)
+        self.snaps = {}  # (launch seq, array label) -> contents before the launch
+        self.snap_bytes = 0
+        self.max_snapshot_bytes = int(max_snapshot_bytes)
+        self.snapshots_complete = True
         self.adjoint_launches = 0
         self.params = {}
         self.busy = 0
@@ -531,6 +712,8 @@ class _Recorder:
         except (TypeError, ValueError):
             argnames = []
         access = _analyse_function(pyfunc) if pyfunc is not None else None
+        index = _index_info(pyfunc) if pyfunc is not None else None
+        mod_opts = getattr(getattr(kernel, "module", None), "options", None) or {}
         info = {
             "name": getattr(pyfunc, "__name__", key),
             "module": getattr(getattr(kernel, "module", None), "name", None),
@@ -538,7 +721,11 @@ class _Recorder:
             "lines": span,
             "enable_backward": bool(eb),
             "access": access,
+            "kernel_option": opts.get("enable_backward"),
+            "module_option": mod_opts.get("enable_backward"),
+            "calls": list((index or {}).get("calls", [])),
             "_argnames": argnames,
+            "_index": index,
         }
         self.kernels[key] = info
         self._by_kernel[id(kernel)] = (kernel, key, info)
@@ -570,6 +757,15 @@ class _Recorder:
                 "accumulates": bool(fl["accumulates"]) and not (role == "output" and not fl["writes"]),
                 "pre": self.summary(a),
             }
+            if entry["reads"] and self.digests and (len(self.events), label) not in self.snaps:
+                nbytes = int(getattr(a, "capacity", 0) or 0) or 8 * max(1, entry["pre"]["size"] if entry["pre"] else 1)
+                if self.snap_bytes + nbytes <= self.max_snapshot_bytes:
+                    c = self.contents(a)
+                    if c is not None:
+                        self.snaps[(len(self.events), label)] = c
+                        self.snap_bytes += c.nbytes
+                else:
+                    self.snapshots_complete = False
             args.append(entry)
             if entry["reads"] and label not in reads:
                 reads.append(label)
@@ -616,7 +812,62 @@ class _Recorder:
         )
         if structs:
             self.struct_refs[ev["seq"]] = structs
+        scalars = {e["arg"]: e["value"] for e in args if "value" in e and e.get("field") is None}
+        self.launch_ctx[ev["seq"]] = (info, dims, scalars)
         return ev
+
+    def end_launch(self, ev):
+        """Forget the snapshots of a launch that no tape recorded."""
+        if ev["tape"] is None:
+            for e in ev["args"]:
+                c = self.snaps.pop((ev["seq"], e.get("array")), None)
+                if c is not None:
+                    self.snap_bytes -= c.nbytes
+
+    def read_changes(self, ev, now_cache):
+        """{array label: {"changed", "read", "self_overlap"}} for the arrays launch ``ev`` read:
+        how many of the elements it read differ now from when it ran (None without a
+        snapshot), how many it read, and whether it also stored to elements it read."""
+        info, dims, scalars = self.launch_ctx.get(ev["seq"], (None, [], {}))
+        index = (info or {}).get("_index")
+        out = {}
+        for e in ev["args"]:
+            if "array" not in e or not e["reads"]:
+                continue
+            A = e["array"]
+            path = e["field"] or e["arg"]
+            shape = self.arrays[id(self.by_label[A])]["shape"]
+            snap = self.snaps.get((ev["seq"], A))
+            rec = {"changed": None, "read": None, "self_overlap": None}
+            try:
+                if index is not None and path in index["reads"]:
+                    rmask = _access_mask(shape, dims, index["reads"][path], index["tids"], scalars, index["locals"])
+                else:
+                    rmask = np.ones(tuple(shape), dtype=bool)
+                rec["read"] = int(rmask.sum())
+                if index is not None and e["writes"]:
+                    if path in index["writes"]:
+                        wmask = _access_mask(shape, dims, index["writes"][path], index["tids"], scalars, index["locals"])
+                        rec["self_overlap"] = bool(np.any(wmask & rmask))
+                elif index is not None:
+                    rec["self_overlap"] = False
+                if snap is not None:
+                    now = now_cache.get(A)
+                    if now is None:
+                        now = now_cache[A] = self.contents(self.by_label[A])
+                    if now is not None and now.shape == snap.shape:
+                        diff = ~((now == snap) | (np.isnan(now) & np.isnan(snap)))
+                        if diff.ndim > len(shape):
+                            diff = diff.reshape(tuple(shape) + (-1,)).any(axis=-1)
+                        rec["changed"] = int(np.count_nonzero(diff & rmask))
+                        nz = snap != 0
+                        if nz.ndim > len(shape):
+                            nz = nz.reshape(tuple(shape) + (-1,)).any(axis=-1)
+                        rec["changed_set_before"] = int(np.count_nonzero(diff & rmask & nz))
+            except Exception:
+                pass
+            out[A] = rec
+        return out
 
     def struct_bindings(self, arg, s, path=None, depth=0):
         """{field path: array label} of a struct instance now."""
@@ -657,6 +908,7 @@ class _Recorder:
             "wall_s": wall,
             "error": error,
             "digests": bool(self.digests),
+            "snapshots_complete": bool(self.snapshots_complete),
             "params": dict(self.params),
             "arrays": arrays,
             "kernels": kernels,
@@ -682,11 +934,12 @@ class _Recorder:
             match = None
             for i, snap in enumerate(self.post_grads):
                 s = snap.get(name)
-                if s is not None and s.shape == r.shape and np.allclose(r, s, rtol=self.result_rtol, atol=0.0):
+                if s is not None and s.shape == r.shape and np.allclose(r, s, rtol=self.result_rtol, atol=0.0,
+                                                                                 equal_nan=True):
                     match = i
             ratio = None
             s = last.get(name)
-            if s is not None and s.shape == r.shape and np.any(s != 0):
+            if s is not None and s.shape == r.shape and np.any(s != 0) and np.all(np.isfinite(s)):
                 c = float(np.vdot(r.ravel(), s.ravel()) / np.vdot(s.ravel(), s.ravel()))
                 if np.allclose(r, c * s, rtol=self.result_rtol, atol=self.result_rtol * float(np.max(np.abs(s)))):
                     ratio = c
@@ -745,6 +998,7 @@ def _wrap_launch(orig, tiled, launch_sig):
         finally:
             st.launch_depth -= 1
             st.current_launch = None
+            st.end_launch(ev)
 
     launch.__wrapped__ = orig
     return launch
@@ -825,6 +1079,20 @@ def _install(st):
     for op in ("zero_", "fill_", "assign"):
         if op in A.__dict__:
             patch(A, op, _host_op(op, A.__dict__[op]))
+
+    if "numpy" in A.__dict__:
+        o_numpy = A.__dict__["numpy"]
+
+        def numpy(self, *a, **k):
+            s = _ACTIVE
+            if s is not None and not (s.busy or s.host_depth or s.launch_depth or s.backward_depth):
+                rec = s.arrays.get(id(self))
+                if rec is not None and rec["grad_of"] is not None:
+                    s.event("grad_numpy", array=rec["grad_of"], grad=rec["label"],
+                            before_backward=s.backward_count == 0)
+            return o_numpy(self, *a, **k)
+
+        patch(A, "numpy", numpy)
 
     prop = A.__dict__.get("grad")
     if isinstance(prop, property) and prop.fget is not None:
@@ -1038,7 +1306,11 @@ def _begin_backward(st, r, loss, grads):
             for path, now in st.struct_bindings(arg, sobj).items():
                 if path in then and then[path] != now:
                     rebound.append({"launch": ev["seq"], "field": path, "then": then[path], "now": now})
-    return st.event("backward", tape=label, epoch=epoch, rebound=rebound,
+    now_cache, read_changes = {}, {}
+    for ev in st.events:
+        if ev["kind"] == "launch" and ev["tape"] == label and ev["epoch"] == epoch:
+            read_changes[str(ev["seq"])] = st.read_changes(ev, now_cache)
+    return st.event("backward", tape=label, epoch=epoch, rebound=rebound, read_changes=read_changes,
                     loss=st.array(loss) if _is_array(loss) else None, seeds=seeds, pre=pre,
                     grad_nonzero=grad_nonzero, requires_grad=req, adjoint_launches=0, post_grads=None)
 
@@ -1151,7 +1423,7 @@ class _Coverage:
 
 
 def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_bytes=1 << 20,
-               reraise=True, result_rtol=1e-6):
+               max_snapshot_bytes=256 << 20, reraise=True, result_rtol=1e-6):
     """Run ``fn()`` with Warp's public API wrapped and return its result and a trace.
 
     Parameters
@@ -1172,6 +1444,13 @@ def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_
     max_digest_bytes : int, default 1 MiB
         Above this many bytes an array is digested on an evenly strided
         sample of this many bytes (its float64 sum is still exact).
+    max_snapshot_bytes : int, default 256 MiB
+        Budget for full copies of the arrays each recorded launch reads, taken
+        just before it runs; with them a write-after-read counts only when an
+        element the launch read (its index expressions evaluated with the
+        launch's dim and integer arguments) differs at ``backward()``. Past the
+        budget the whole-array digest decides (``trace["snapshots_complete"]``
+        is then False).
     reraise : bool, default True
         Re-raise an exception of ``fn`` after restoring Warp (the trace is
         attached to it as ``exc.trace``); when False return ``(None, trace)``
@@ -1197,7 +1476,7 @@ def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_
     with _LOCK:
         if _ACTIVE is not None:
             raise RuntimeError("trace_call: a trace is already in progress in this process")
-        st = _Recorder(params, digests, max_digest_bytes, result_rtol)
+        st = _Recorder(params, digests, max_digest_bytes, result_rtol, max_snapshot_bytes)
         _ACTIVE = st
     saved = []
     cov = None
@@ -1290,6 +1569,13 @@ def _launch_signature(ev):
     args = tuple((e["arg"], e.get("field"), e.get("array"), repr(e.get("value"))) for e in ev["args"])
     reads = tuple((e["array"], (e.get("pre") or {}).get("digest")) for e in ev["args"] if "array" in e and e["reads"])
     return (ev["kernel"], tuple(ev["dim"]), args, reads)
+
+
+def _release(version):
+    try:
+        return tuple(int(x) for x in str(version).split(".")[:2])
+    except ValueError:
+        return (99, 0)
 
 
 def _label_key(label):
@@ -1407,12 +1693,21 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     continue
                 pre_then = entry.get("pre")
                 pre_now = (b.get("pre") or {}).get(A)
-                if trace["digests"] and pre_then and pre_now and pre_then["digest"] == pre_now["digest"]:
-                    continue
-                if trace["digests"] and (not pre_then or not pre_now):
-                    continue
+                rc = ((b.get("read_changes") or {}).get(str(L["seq"])) or {}).get(A) or {}
+                if rc.get("changed") is not None:
+                    if rc["changed"] == 0:
+                        continue  # every element it read is as it was
+                elif trace["digests"]:
+                    if not pre_then or not pre_now or pre_then["digest"] == pre_now["digest"]:
+                        continue
                 self_store = any(e2.get("array") == A and e2["writes"] and not e2["accumulates"]
                                  for e2 in L["args"])
+                if rc.get("self_overlap") is not None:
+                    self_store = self_store and rc["self_overlap"]
+                if self_store and rc.get("changed_set_before") == 0:
+                    # it stored into elements that held zeros before it ran (a buffer it fills, e.g. a
+                    # prefix product re-reading its own stores): not a read of old contents
+                    self_store = False
                 writers = []
                 if self_store:
                     writers.append(L)
@@ -1429,7 +1724,9 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     fid = "struct_write_after_read" if entry["field"] else "inplace_read_write"
                     how = (f"kernel {kname(L)} ({where(L)}) reads and stores {name} in one launch; the contents "
                            f"at backward differ from those it read")
-                elif W.get("tape") == T and W.get("epoch") == E:
+                elif (W.get("tape") == T and W.get("epoch") == E) or W.get("active_tape") == T:
+                    # recorded on T, or a host write / record_tape=False launch inside T's recording
+                    # (e.g. zero_() of a force buffer at each substep): part of the forward pass
                     if entry["field"] or (W["kind"] == "launch" and any(
                             e2.get("array") == A and e2.get("field") for e2 in W["args"])):
                         fid = "struct_write_after_read"
@@ -1437,7 +1734,8 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                         fid = "write_after_loss"
                     else:
                         fid = "write_after_read"
-                    how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is written by a later recorded "
+                    rec_word = "recorded" if W.get("tape") == T else f"unrecorded (inside the recording of {T})"
+                    how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is written by a later {rec_word} "
                            f"{writer_label(W)}" + (" after the loss was produced" if fid == "write_after_loss" else "")
                            + " before backward")
                 else:
@@ -1446,7 +1744,10 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                            f"{writer_label(W)} before backward")
                 group(fid, (kname(L), name, writer_label(W)), how, A, L["seq"], W["seq"],
                       field=entry["field"], tape=T, kernel=kname(L), writer_kind=W["kind"],
-                      inplace=W is L, loss_event=loss_seq)
+                      inplace=W is L, loss_event=loss_seq, writer_recorded=W.get("tape") == T)
+                g = groups_war[(fid, (kname(L), name, writer_label(W)))]["data"]
+                if rc.get("changed") is not None:
+                    g["changed_elements"] = g.get("changed_elements", 0) + rc["changed"]
 
         # struct fields rebound on the host after a recorded launch
         on_seqs = {e["seq"] for e in on_rec}
@@ -1464,7 +1765,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
             rec = arrays.get(A, {})
             if rec.get("float") and not b["requires_grad"].get(A, rec.get("requires_grad")):
                 who = producer_name(on, A)
-                group("missing_requires_grad", (who,),
+                group("missing_requires_grad", (who.split("(")[-1],),
                       f"{who} lies on the dataflow path from the params to the seeded array but has "
                       f"requires_grad=False at backward", A, None, None)
 
@@ -1487,7 +1788,16 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     ls.append(ev["seq"])
             elif (ev["tape"], ev["epoch"]) != (T, E):
                 other.setdefault((ev["tape"], ev["epoch"]), []).append(ev["seq"])
-            if ev["tape"] == T and ev["epoch"] == E and not kernels.get(ev["kernel"], {}).get("enable_backward", True):
+            kinfo = kernels.get(ev["kernel"], {})
+            if (ev["tape"] == T and ev["epoch"] == E and kinfo.get("enable_backward", True)
+                    and kinfo.get("module_option") is False and kinfo.get("calls")
+                    and _release(trace.get("warp")) < (1, 18)):
+                add(_finding("backward_disabled",
+                             f"kernel {kname(ev)} ({where(ev)}) enables backward but its module disables it; before "
+                             f"Warp 1.18 the kernel option does not reach the functions it calls "
+                             f"({', '.join(kinfo['calls'][:3])}), so they have no adjoint on Warp {trace.get('warp')}",
+                             kernel=kname(ev), launch=ev["seq"], functions=kinfo["calls"]), ev["kernel"])
+            if ev["tape"] == T and ev["epoch"] == E and not kinfo.get("enable_backward", True):
                 add(_finding("backward_disabled",
                              f"kernel {kname(ev)} ({where(ev)}) lies on the param->loss path on tape {T} but was "
                              f"built with enable_backward=False",
@@ -1496,13 +1806,18 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
             later = [x for x in backwards if x["tape"] == U and x["epoch"] == EU and x["seq"] > b["seq"]]
             if later:
                 continue
-            handoff = sorted({a for s in seqs for a in events[s]["writes"] if a in path_arrays})
+            handoff = sorted({a for s in seqs for a in events[s]["writes"] if a in path_arrays}, key=_label_key)
+            if ("window_handoff", "all") in found:
+                d = found[("window_handoff", "all")]["data"]
+                d["pairs"].append([T, U])
+                continue
             add(_finding("window_handoff",
                          f"the param->loss path of backward on {T} (event {b['seq']}) starts in launches recorded on "
                          f"tape {U}" + (f" (before its reset {EU})" if U == T else "") +
                          f" (events {seqs[:5]}), whose backward never follows; state handed over: {handoff}",
-                         tape=T, other_tape=U, other_epoch=EU, launches=seqs, handoff=handoff, backward=b["seq"]),
-                (U, EU))
+                         tape=T, other_tape=U, other_epoch=EU, launches=seqs[:20], handoff=handoff[:20],
+                         backward=b["seq"], pairs=[[T, U]]),
+                "all")
 
         # duplicate recordings
         groups = {}
@@ -1559,6 +1874,16 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
         for ev in events[: b0["seq"]]:
             if ev["kind"] == "launch" and ev["tape"] == b0["tape"] and ev["epoch"] == b0["epoch"]:
                 rec_on_T |= set(ev["reads"])
+        seeded = {x["target"] for x in b0["seeds"]}
+        stale_mid = [a for a in sorted(paths[b0["seq"]][1], key=_label_key)
+                     if a not in plabel and a not in seeded and b0["grad_nonzero"].get(a)
+                     and not zeroed(a, -1, b0["seq"])]
+        if stale_mid:
+            add(_finding("grad_nonzero_at_backward",
+                         f"{len(stale_mid)} intermediate array(s) on the param->loss path ({', '.join(stale_mid[:5])}) "
+                         f"hold a nonzero .grad when backward (event {b0['seq']}) starts and nothing in the call "
+                         f"zeroed them; their old adjoints flow into the params",
+                         arrays=stale_mid, backward=b0["seq"]), "intermediates")
         for name, p in params.items():
             if b0["grad_nonzero"].get(p) and p in rec_on_T and not zeroed(p, -1, b0["seq"]):
                 add(_finding("grad_nonzero_at_backward",
@@ -1587,6 +1912,19 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                                  f"param {name}, whose .grad is not zeroed in between",
                                  param=name, backwards=[b1["seq"], b2["seq"]], tapes=[b1["tape"], b2["tape"]]),
                         (p, b2["seq"]))
+
+    # gradient contents consumed before this call's backward
+    if backwards:
+        b0 = backwards[0]
+        rec0 = {a for ev in paths[b0["seq"]][0] if ev["kind"] == "launch" and ev["tape"] == b0["tape"]
+                for a in ev["reads"]}
+        for ev in events[: b0["seq"]]:
+            if ev["kind"] == "grad_numpy" and ev["array"] in plabel and ev["array"] in rec0:
+                name = plabel[ev["array"]]
+                add(_finding("stale_gradient_read",
+                             f"the .grad of param {name} is read (.numpy(), event {ev['seq']}) before this call's "
+                             f"backward (event {b0['seq']}) writes it: what is read is a previous iteration's gradient",
+                             param=name, read=ev["seq"], backward=b0["seq"]), name)
 
     # returned grads
     grads = (trace.get("result") or {}).get("grads") or {}

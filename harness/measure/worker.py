@@ -141,7 +141,9 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
                                   "traceback": traceback.format_exc(limit=8)})
         if ctx is not None:
             ev0 = _device_start(ctx)
+            doc["cost"]["probe_s"] = {}
             for pr in probes:
+                t_probe = time.perf_counter()
                 try:
                     pr.measure(ctx, **ctx.knobs_for(pr.name, pr.knobs))
                 except (Exception, SystemExit) as exc:  # noqa: BLE001 - a program calling sys.exit is recorded too
@@ -150,6 +152,8 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
                     ctx.stage(None)
                     if pr.name in ESSENTIAL:
                         break
+                finally:
+                    doc["cost"]["probe_s"][pr.name] = round(time.perf_counter() - t_probe, 4)
             doc["running"] = None
             _device_stop(ctx, ev0)
             _compiles(doc, cap)

@@ -165,13 +165,57 @@ def static_checks(cand: Candidate, *, max_diff_lines: int = 12) -> str:
     return ""
 
 
-def _measure(path, *, python, timeout_s, knobs, point=None):
+#: Where oracle results are kept between admissions (None: no cache). Keyed by
+#: the program's files, the interpreter, the point, the knobs and the oracle's own
+#: source, so any change to one of them measures again.
+CACHE_DIR = Path(os.environ.get("DEFECTS4WARP_MUTATE_CACHE", Path.home() / ".cache" / "defects4warp" / "mutate-oracle"))
+
+
+def _cache_key(path, python, knobs, point) -> str:
+    import json
+
+    h = hashlib.sha256()
+    oracle_dir = Path(__file__).resolve().parent.parent / "oracle"
+    for f in sorted(oracle_dir.glob("*.py")) + sorted(Path(path).rglob("*.py")):
+        if "__pycache__" not in f.parts:
+            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    h.update(json.dumps([python or "", knobs or {}], sort_keys=True).encode())
+    if point:
+        h.update(Path(point).read_bytes())
+    return h.hexdigest()
+
+
+def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None):
+    """One oracle run (``arrays=True``), through the result cache when ``cache_dir`` is set.
+
+    Only measurements that completed (verdict other than ``error``) are cached.
+    """
+    import json
+
+    import numpy as np
+
     from ..oracle.runner import run_worker
 
-    return run_worker(path, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True)
+    key = _cache_key(path, python, knobs, point) if cache_dir else None
+    if key:
+        doc_f, raw_f = Path(cache_dir) / f"{key}.json", Path(cache_dir) / f"{key}.npz"
+        if doc_f.is_file():
+            raw = None
+            if raw_f.is_file():
+                with np.load(raw_f) as z:
+                    raw = {k: z[k] for k in z.files}
+            return json.loads(doc_f.read_text()), raw
+    doc, raw = run_worker(path, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True)
+    if key and doc.get("verdict") != "error":
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        if raw is not None:
+            np.savez(raw_f, **raw)
+        doc_f.write_text(json.dumps(doc))
+    return doc, raw
 
 
-def measure_parents(parents, releases: dict, *, jobs: int = 2, timeout_s: float = 300.0, knobs=None) -> dict:
+def measure_parents(parents, releases: dict, *, jobs: int = 2, timeout_s: float = 300.0, knobs=None,
+                    cache_dir=None) -> dict:
     """Oracle measurements of each parent on each release.
 
     Parameters
@@ -187,14 +231,15 @@ def measure_parents(parents, releases: dict, *, jobs: int = 2, timeout_s: float 
     work = [(p, r, py) for p in parents for r, py in releases.items()]
     out = {}
     with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        futs = {ex.submit(_measure, p.path, python=py, timeout_s=timeout_s, knobs=knobs or {}): (p.id, r) for p, r, py in work}
+        futs = {ex.submit(_measure, p.path, python=py, timeout_s=timeout_s, knobs=knobs or {}, cache_dir=cache_dir): (p.id, r)
+                for p, r, py in work}
         for f in cf.as_completed(futs):
             out[futs[f]] = f.result()
     return out
 
 
 def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: float = 300.0, knobs=None,
-              max_diff_lines: int = 12) -> dict:
+              max_diff_lines: int = 12, cache_dir=None) -> dict:
     """Run the admission checks on one candidate.
 
     Parameters
@@ -203,6 +248,8 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
         From :func:`measure_parents`.
     releases : dict[str, str | None]
         Release -> interpreter.
+    cache_dir : str or Path, optional
+        Oracle result cache (e.g. :data:`CACHE_DIR`); None measures every time.
 
     Returns
     -------
@@ -240,7 +287,7 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
             if rraw is not None:
                 point = os.path.join(tmp, f"x0-{rel}.npz")
                 np.savez(point, **{k: v for k, v in rraw.items() if k.startswith("x0/")})
-            wrong, wraw = _measure(prog, python=py, timeout_s=timeout_s, knobs=knobs or {}, point=point)
+            wrong, wraw = _measure(prog, python=py, timeout_s=timeout_s, knobs=knobs or {}, point=point, cache_dir=cache_dir)
             v = wrong.get("verdict")
             summary = {"verdict": v, "signature": wrong.get("signature"), "max_relative_error": wrong.get("max_relative_error"),
                        "warp_version": wrong.get("warp_version")}
@@ -269,7 +316,8 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
     return rec
 
 
-def admit(cands, releases: dict, *, jobs: int = 2, timeout_s: float = 300.0, knobs=None, progress=None) -> list:
+def admit(cands, releases: dict, *, jobs: int = 2, timeout_s: float = 300.0, knobs=None, progress=None,
+          cache_dir=None) -> list:
     """Admission of many candidates in parallel (``jobs`` oracle workers at a time).
 
     Returns
@@ -278,10 +326,11 @@ def admit(cands, releases: dict, *, jobs: int = 2, timeout_s: float = 300.0, kno
         One record per candidate (see :func:`admit_one`), in candidate order.
     """
     parents = list({c.parent.id: c.parent for c in cands}.values())
-    docs = measure_parents(parents, releases, jobs=jobs, timeout_s=timeout_s, knobs=knobs)
+    docs = measure_parents(parents, releases, jobs=jobs, timeout_s=timeout_s, knobs=knobs, cache_dir=cache_dir)
     recs = [None] * len(cands)
     with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        futs = {ex.submit(admit_one, c, docs, releases, timeout_s=timeout_s, knobs=knobs): i for i, c in enumerate(cands)}
+        futs = {ex.submit(admit_one, c, docs, releases, timeout_s=timeout_s, knobs=knobs, cache_dir=cache_dir): i
+                for i, c in enumerate(cands)}
         for f in cf.as_completed(futs):
             i = futs[f]
             try:

@@ -514,8 +514,14 @@ class PingPongState(Operator):
                     if (isinstance(n, ast.Subscript) and id(n) not in inner and ast.dump(n.value) == key
                             and not isinstance(n.slice, (ast.Constant, ast.Slice)) and not src.start(loop) <= src.start(n) < src.end(loop)):
                         s = src.seg(n.slice)
-                        simple = isinstance(n.slice, (ast.Name, ast.Attribute))
-                        edits.append(Edit(src.start(n.slice), src.end(n.slice), f"{s} % 2" if simple else f"({s}) % 2"))
+                        if (isinstance(n.slice, ast.UnaryOp) and isinstance(n.slice.op, ast.USub)
+                                and isinstance(n.slice.operand, ast.Constant)):
+                            s = f"(len({src.seg(n.value)}) - {src.seg(n.slice.operand)}) % 2"   # s[-1]: the last step
+                        elif isinstance(n.slice, (ast.Name, ast.Attribute)):
+                            s = f"{s} % 2"
+                        else:
+                            s = f"({s}) % 2"
+                        edits.append(Edit(src.start(n.slice), src.end(n.slice), s))
                 yield src.site(loop, src.seg(subs[0][0].value)), edits, f"ring of two for {src.seg(subs[0][0].value)}"
 
 
@@ -603,7 +609,8 @@ class RetainGrad(Operator):
 
 @register
 class DropEpsilon(Operator):
-    """Drop the epsilon guarding ``wp.sqrt``/``wp.log``/``wp.pow``/``wp.length``/``wp.normalize`` or a division.
+    """Drop the epsilon guarding ``wp.sqrt``/``wp.log``/``wp.pow``/``wp.length``/``wp.normalize`` or a division
+    in a kernel or ``@wp.func`` (host code, e.g. an optimiser's update, is left alone).
 
     ``wp.sqrt(d + 1e-12)`` becomes ``wp.sqrt(d)``, ``a / wp.max(r, 1e-9)`` becomes
     ``a / r``. Produces ``nonsmooth_nan``: the adjoint is inf/NaN where the
@@ -623,6 +630,8 @@ class DropEpsilon(Operator):
                 scopes = list(node.args)
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
                 scopes = [node.right]
+            if scopes and not is_device_code(src, node):
+                continue
             for scope in scopes:
                 for anchor, text in _guard_removals(src, scope):
                     if _inside_where(src, anchor):

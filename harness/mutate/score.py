@@ -80,3 +80,31 @@ def markdown_table(scores: list) -> str:
                  for s in scores]
         lines.append(f"| {'**all**' if op == 'all' else '`' + op + '`'} | {ref['mutants'] if ref else '-'} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def admission_table(manifest=None) -> str:
+    """Markdown table of the manifest's per-operator admission counts.
+
+    Columns: class, sites found, tried, built (ran without ``refused``/``error``),
+    admitted, and the rejections by stage (``static``: diff or blinding,
+    ``parent``: the parent not ``agrees``, ``build``, ``oracle``: gradient
+    right or objectives differ, ``signature``: a signature the class does not allow).
+    """
+    doc = read_manifest(manifest)
+    stages = ["static", "parent", "build", "oracle", "signature", "harness"]
+    lines = ["| operator | class | sites | tried | built | admitted | parents | " + " | ".join(f"rej. {s}" for s in stages) + " |",
+             "|" + "---|" * (7 + len(stages))]
+    per_parent = {}
+    for m in doc["mutants"]:
+        per_parent.setdefault(m["operator"], set()).add(m["parent"])
+    tot = {"sites": 0, "tried": 0, "built": 0, "admitted": 0}
+    for name, row in doc["operators"].items():
+        rej = row.get("rejected", {})
+        for k in tot:
+            tot[k] += row.get(k, 0) or 0
+        lines.append(f"| `{name}` | `{row['class']}` | {row.get('sites', '-')} | {row['tried']} | {row['built']} | "
+                     f"{row['admitted']} | {len(per_parent.get(name, ()))} | " + " | ".join(str(rej.get(s, 0)) for s in stages) + " |")
+    parents = len({m["parent"] for m in doc["mutants"]})
+    lines.append(f"| **all** | | {tot['sites']} | {tot['tried']} | {tot['built']} | {tot['admitted']} | {parents} | "
+                 + " | ".join(str(sum(r.get("rejected", {}).get(s, 0) for r in doc["operators"].values())) for s in stages) + " |")
+    return "\n".join(lines) + "\n"

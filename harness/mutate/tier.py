@@ -25,7 +25,7 @@ MANIFEST = Path(__file__).resolve().parent.parent.parent / "mutants" / "manifest
 
 
 def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, seconds: float, max_sites,
-                   warp_versions: dict | None = None, cpu: str = "") -> dict:
+                   cpu: str = "", cpu_seconds: float | None = None, load: float | None = None) -> dict:
     """The manifest document (a JSON/YAML-able dict).
 
     Parameters
@@ -38,12 +38,18 @@ def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, s
         Warp releases admission measured on.
     jobs, seconds, max_sites
         How admission ran (parallel workers, wall seconds, sites per parent and operator).
+    cpu, cpu_seconds, load
+        The machine (e.g. ``"2 CPUs"``), user+system CPU seconds of the oracle
+        workers (``RUSAGE_CHILDREN``), and the 1-minute load average at the end
+        (a shared machine inflates wall time, not CPU time).
     """
     admitted = [r for r in records if r.get("admitted")]
     return {
         "format": 1,
         "releases": list(releases),
         "admission": {"jobs": jobs, "wall_seconds": round(seconds, 1), "max_sites": max_sites, "machine": cpu,
+                      "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 1),
+                      "load_average": None if load is None else round(load, 2),
                       "tried": len(records), "admitted": len(admitted),
                       "parents": len({r["parent"] for r in records}),
                       "admitted_parents": len({r["parent"] for r in admitted}),
@@ -111,7 +117,7 @@ def case_yaml(entry: dict, cand: Candidate) -> dict:
     }
 
 
-def materialize(dest, manifest=None, *, corpus=None, only=None) -> list:
+def materialize(dest, manifest=None, *, corpus=None, only=None, per_operator=None) -> list:
     """Write every admitted mutant of the manifest as a case folder under ``dest``.
 
     Parameters
@@ -122,6 +128,8 @@ def materialize(dest, manifest=None, *, corpus=None, only=None) -> list:
         Default :data:`MANIFEST`.
     only : int, optional
         The first ``only`` mutants (a sample, e.g. for CI).
+    per_operator : int, optional
+        At most this many mutants per operator, in manifest order (a stratified sample).
 
     Returns
     -------
@@ -132,7 +140,12 @@ def materialize(dest, manifest=None, *, corpus=None, only=None) -> list:
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     out = []
-    for entry in doc["mutants"][: only if only is not None else None]:
+    entries, seen = [], {}
+    for entry in doc["mutants"]:
+        seen[entry["operator"]] = seen.get(entry["operator"], 0) + 1
+        if per_operator is None or seen[entry["operator"]] <= per_operator:
+            entries.append(entry)
+    for entry in entries[: only if only is not None else None]:
         cand = rebuild(entry, corpus)
         case_dir = dest / entry["id"]
         if case_dir.exists():
@@ -142,4 +155,54 @@ def materialize(dest, manifest=None, *, corpus=None, only=None) -> list:
         shutil.copytree(cand.parent.path, case_dir / "fixed", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
         (case_dir / "case.yaml").write_text(yaml.safe_dump(case_yaml(entry, cand), sort_keys=False, width=120), encoding="utf-8")
         out.append(case_dir)
+    return out
+
+
+def merge_manifests(paths: list, *, drop: dict | None = None) -> dict:
+    """Combine manifests of several admission runs into one document.
+
+    Records are keyed by mutant id; a later manifest's record replaces an
+    earlier one's. ``drop`` maps a manifest index to operator names whose
+    records of that manifest are discarded (e.g. an operator changed after
+    that run and was admitted again in a later one). Per-operator counts are
+    recomputed from the records; ``sites`` are counted again over the parents
+    the records name with the current operators. Wall and CPU seconds add up.
+
+    Returns
+    -------
+    dict
+        A manifest document (see :func:`build_manifest`).
+    """
+    from .admit import candidates, summarize
+    from .sources import find_parent
+
+    drop = drop or {}
+    recs, releases, wall, cpu, jobs, max_sites, loads = {}, [], 0.0, 0.0, 0, None, []
+    for i, p in enumerate(paths):
+        doc = read_manifest(p)
+        releases = releases or list(doc["releases"])
+        a = doc["admission"]
+        wall += a.get("wall_seconds") or 0.0
+        cpu += a.get("cpu_seconds") or 0.0
+        jobs = max(jobs, a.get("jobs") or 0)
+        max_sites = a.get("max_sites")
+        if a.get("load_average") is not None:
+            loads.append(a["load_average"])
+        skip = set(drop.get(i, ()))
+        for m in doc["mutants"]:
+            if m["operator"] not in skip:
+                recs[m["id"]] = dict(m, admitted=True, stage="admitted")
+        for r in doc["rejected"]:
+            if r["operator"] not in skip:
+                recs[r["id"]] = dict(r, admitted=False)
+    parents = sorted({r["parent"] for r in recs.values()})
+    _, counts = candidates([find_parent(p) for p in parents], max_sites=None)
+    records = list(recs.values())
+    out = build_manifest(records, summarize(records, counts), releases=releases, jobs=jobs, seconds=wall,
+                         max_sites=max_sites, cpu=read_manifest(paths[-1])["admission"].get("machine", ""),
+                         cpu_seconds=cpu or None, load=max(loads) if loads else None)
+    out["admission"]["merged_from"] = len(paths)
+    for m in out["mutants"]:
+        m.pop("admitted", None)
+        m.pop("stage", None)
     return out

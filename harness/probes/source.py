@@ -43,6 +43,21 @@ RELEASE_GATES = {
 #: Fraction of a finding's specificity counted when no coverage is available.
 NO_COVERAGE_WEIGHT = 0.5
 
+#: Rules about taping behaviour the runtime trace observes directly (who
+#: wrote an array after it was read, what was launched outside a tape, how
+#: many backward passes ran, whether gradients were zeroed, which arrays lack
+#: requires_grad on the path). Where the trace ran, its findings replace
+#: these rules: a pattern in the code that the run did not show is not
+#: evidence. Rules about what happens inside a kernel body (``*=``, a
+#: component assigned twice, a dynamic loop, a custom adjoint, singular
+#: builtins) stay: the trace cannot see inside the generated adjoint.
+OBSERVED_RULES = frozenset({
+    "static_write_after_read", "struct_write_after_read", "host_write_after_read", "host_assign_after_read",
+    "write_after_write", "buffer_swap", "mutation_on_tape", "launch_after_tape", "launch_before_tape",
+    "loss_after_tape", "no_requires_grad", "backward_in_loop", "repeated_backward", "no_grad_zeroing",
+    "tape_per_window", "grad_read_before_backward", "host_rng",
+})
+
 
 def release_ok(rule: str, warp_version) -> bool:
     """True when ``rule`` applies on ``warp_version`` (see :data:`RELEASE_GATES`)."""
@@ -99,7 +114,8 @@ def coverage_of(doc: dict, path) -> tuple:
 
 def _ran_functions(path, kernels: set) -> set:
     """Kernels launched plus every function they call by name within the
-    variant's files, transitively (``@wp.func`` helpers)."""
+    variant's files, transitively (``@wp.func`` helpers), and the
+    ``@wp.func_grad``/``@wp.func_replay`` functions attached to those."""
     defs = {}
     for f in sorted(Path(path).rglob("*.py")):
         try:
@@ -108,6 +124,14 @@ def _ran_functions(path, kernels: set) -> set:
             continue
         for n in ast.walk(tree):
             if isinstance(n, ast.FunctionDef):
+                # @wp.func_grad(f) / @wp.func_replay(f): the adjoint runs wherever f runs
+                for d in n.decorator_list:
+                    if isinstance(d, ast.Call) and isinstance(d.func, (ast.Attribute, ast.Name)) and \
+                            (getattr(d.func, "attr", None) or getattr(d.func, "id", None)) in ("func_grad", "func_replay"):
+                        for arg in d.args:
+                            target = arg.attr if isinstance(arg, ast.Attribute) else getattr(arg, "id", None)
+                            if target:
+                                defs.setdefault(target, set()).add(n.name)
                 called = set()
                 for c in ast.walk(n):
                     if isinstance(c, ast.Call):
@@ -145,13 +169,17 @@ def scan(path, doc: dict) -> tuple:
     return findings, ran, True
 
 
-def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT) -> Assessment:
+def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT,
+           observed=OBSERVED_RULES) -> Assessment:
     """Evidence entries for every finding (counted or not, and why) and the
-    weights of those counted (rule specificity, :data:`harness.measure.source.SPECIFICITY`)."""
+    weights of those counted (rule specificity, :data:`harness.measure.source.SPECIFICITY`).
+    Where the runtime trace ran, findings of the ``observed`` rules
+    (:data:`OBSERVED_RULES`) are reported but not counted."""
     a = Assessment()
     if path is None:
         return a
     findings, ran, available = scan(path, doc)
+    traced = available and "findings" in (doc.get("trace") or {})
     ran_ids = {id(f) for f in ran}
     counted = []
     for f in findings:
@@ -160,7 +188,10 @@ def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO
         why = "" if did_run else " (not in code that ran during gradient())"
         if not live:
             why += f" (not on Warp {warp_version})"
-        ok = did_run and live
+        seen = traced and f["rule"] in observed
+        if seen and did_run:
+            why += " (taping behaviour: the runtime trace observes it instead)"
+        ok = did_run and live and not seen
         a.add("source", False, f"{f['file']}:{f['line']}: {f['detail']}{why}",
               {"rule": f["rule"], "classes": f["classes"], "counted": ok})
         if ok:

@@ -31,6 +31,64 @@ def traced_call(ctx, call: int = 1):
     return result
 
 
+#: Relative difference between the objective and the seed-weighted sum of the
+#: seeded arrays above which explicit constant seeds do not match the objective.
+SEED_RTOL = 1e-3
+
+
+def seed_consistency(trace: dict, objective, *, rtol: float = SEED_RTOL) -> dict | None:
+    """Explicit constant seeds (``backward(grads={y: c})``) whose weighted sum
+    of the seeded arrays, ``sum_k c_k * sum(y_k)``, is not the objective.
+
+    With constant seeds the backward pass differentiates exactly that
+    weighted sum; when the program reports another objective (a mean, other
+    weights for the terms of a multi-term loss), the gradient is that of the
+    other objective. Only the last ``backward()`` of the call is read, and
+    only when every seed is explicit and constant over its array.
+    """
+    if objective is None:
+        return None
+    backs = [e for e in trace.get("events") or [] if e.get("kind") == "backward"]
+    if not backs:
+        return None
+    seeds = backs[-1].get("seeds") or []
+    if not seeds or any(sd.get("mode") == "loss" or sd.get("constant") is None or sd.get("target_sum") is None
+                        for sd in seeds):
+        return None
+    total = sum(float(sd["constant"]) * float(sd["target_sum"]) for sd in seeds)
+    f = float(objective)
+    if abs(total - f) <= rtol * max(abs(f), abs(total), 1e-300):
+        return None
+    desc = ", ".join(f"{sd.get('target')} ({sd.get('target_size')} elements) with {float(sd['constant']):.4g}" for sd in seeds)
+    return {"id": "seed_weights", "classes": ["seed_mismatch"],
+            "detail": f"backward seeds {desc}: the seed-weighted sum of the seeded arrays is {total:.6g} while the "
+                      f"objective is {f:.6g}, so the backward pass differentiates another objective",
+            "data": {"weighted_sum": total, "objective": f, "seeds": len(seeds)}}
+
+
+def refine(finding: dict, trace: dict) -> dict:
+    """Class of a write-after-read by something the tape did not record,
+    from when it happened (docs/taxonomy.md): a host write (``zero_``,
+    ``fill_``, ``assign``, ``wp.copy``) or an unrecorded launch *inside* the
+    ``with tape:`` block that recorded the read, e.g. clearing an accumulator
+    at the top of each substep, is ``overwrite``; a change after the block,
+    before ``backward()`` (an optimiser step, a rendering step) is
+    ``offtape_mutation``."""
+    if finding.get("id") != "offtape_write_after_read":
+        return finding
+    data = finding.get("data") or {}
+    tape = data.get("tape")
+    events = trace.get("events") or []
+    inside = []
+    for w in data.get("writers") or []:
+        if isinstance(w, int) and 0 <= w < len(events):
+            inside.append(events[w].get("active_tape") == tape and tape is not None)
+    if inside and all(inside):
+        return dict(finding, classes=["overwrite"], data=dict(data, inside_tape_block=True),
+                    detail=finding.get("detail", "") + " (inside the with-tape block)")
+    return dict(finding, data=dict(data, inside_tape_block=False))
+
+
 @probe("trace", max_findings=20)
 def measure(ctx, *, max_findings: int = 20) -> dict | None:
     """Findings and coverage from the trace of call 1 (the trace itself is taken by the determinism probe).
@@ -53,6 +111,7 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
         except Exception as exc:  # noqa: BLE001
             fs = []
             ctx.doc.setdefault("errors", []).append({"probe": "trace", "error": f"findings: {type(exc).__name__}: {exc}"})
+        fs = [refine(f, traces[call]) for f in fs]
         for f in fs:
             if f["id"] in seen:
                 continue
@@ -61,6 +120,10 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
             if call > 1:
                 f["detail"] = f"(call {call}) " + f["detail"]
             findings.append(f)
+    if not any("seed_mismatch" in (f.get("classes") or []) for f in findings):
+        extra = seed_consistency(traces[1], ctx.f0)
+        if extra:
+            findings.append(extra)
     cov = {}
     for t in traces.values():
         for fname, lines in (t.get("coverage") or {}).items():

@@ -7,7 +7,8 @@ only once the user's loop has moved the state. Where the problem defines
 ``train(iterations)``, this probe runs it from the given point, then
 compares one gradient() call with FD items at the point the loop reached,
 and restores the params. Costs 2 * (coords + dirs) objective evaluations and
-one gradient call, plus whatever ``train`` itself evaluates.
+one gradient call, plus whatever ``train`` itself evaluates (defaults: one
+random direction, 1 + 2 evaluations).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def _agrees(doc: dict) -> bool:
             and not (doc.get("nan_scan") or {}).get("gradient_nonfinite"))
 
 
-@probe("train", iterations=3, coords=1, dirs=1, sweep_items=2)
-def measure(ctx, *, iterations: int = 3, coords: int = 1, dirs: int = 1, sweep_items: int = 2) -> dict | None:
+@probe("train", iterations=3, coords=0, dirs=1, sweep_items=2)
+def measure(ctx, *, iterations: int = 3, coords: int = 0, dirs: int = 1, sweep_items: int = 2) -> dict | None:
     """Run ``train(iterations)``, then compare one gradient() call with FD there.
 
     Parameters
@@ -57,8 +58,9 @@ def measure(ctx, *, iterations: int = 3, coords: int = 1, dirs: int = 1, sweep_i
         out["losses"] = [float(v) for v in (losses or [])][:50]
         x1 = ctx.flat.get()
         out["moved"] = float(np.linalg.norm(x1 - x0) / max(np.linalg.norm(x0), 1e-300))
-        if not np.all(np.isfinite(x1)):
-            out["note"] = "the params are not finite after train()"
+        f1 = ctx.objective() if np.all(np.isfinite(x1)) else float("nan")
+        if not np.all(np.isfinite(x1)) or not np.isfinite(f1):
+            out["note"] = "the params or the objective are not finite after train() (the loop diverged): not compared"
         else:
             g = ctx.gradient()
             items = measure_items(ctx, x1, coords, dirs, RESOLUTION_FACTOR)
@@ -67,7 +69,6 @@ def measure(ctx, *, iterations: int = 3, coords: int = 1, dirs: int = 1, sweep_i
             bad = sorted({j for k in ("elements", "directions") for j in (out["comparison"].get(k) or {}).get("mismatched_items", [])})
             if bad:
                 ctx.flat.set(x1)
-                f1 = ctx.objective()
                 out["sweep"] = [dict(sweep_item(ctx, x1, f1, g, items["items"][j], rtol), item=j) for j in bad[:sweep_items]]
     finally:
         ctx.flat.set(x0)

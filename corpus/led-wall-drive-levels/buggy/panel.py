@@ -4,7 +4,7 @@ import warp as wp
 @wp.kernel
 def emitter_misfit(
     theta: wp.array(dtype=wp.float64),
-    target: wp.array(dtype=wp.float64),
+    obs: wp.array(dtype=wp.float64),
     gamma: wp.float64,
     n_led: int,
     n_threads: int,
@@ -14,7 +14,7 @@ def emitter_misfit(
     acc = wp.float64(0.0)
     for i in range(tid, n_led, n_threads):
         lum = wp.pow(theta[i], gamma)
-        d = lum - target[i]
+        d = lum - obs[i]
         acc += d * d
     wp.atomic_add(loss, 0, acc)
 
@@ -24,9 +24,9 @@ def ambient_misfit(
     theta: wp.array(dtype=wp.float64),
     n_led: int,
     gain: wp.array(dtype=wp.float64),
-    meas: wp.array(dtype=wp.float64),
+    obs: wp.array(dtype=wp.float64),
     loss: wp.array(dtype=wp.float64),
 ):
     j = wp.tid()
-    d = gain[j] * theta[n_led + j] - meas[j]
+    d = gain[j] * theta[n_led + j] - obs[n_led + j]
     wp.atomic_add(loss, 0, wp.float64(0.5) * d * d)

@@ -4,7 +4,7 @@ import warp as wp
 @wp.kernel
 def emitter_misfit(
     theta: wp.array(dtype=wp.float64),
-    target: wp.array(dtype=wp.float64),
+    obs: wp.array(dtype=wp.float64),
     gamma: wp.float64,
     n_led: int,
     n_threads: int,
@@ -15,7 +15,7 @@ def emitter_misfit(
     for k in range((n_led - tid + n_threads - 1) // n_threads):
         i = tid + k * n_threads
         lum = wp.pow(theta[i], gamma)
-        d = lum - target[i]
+        d = lum - obs[i]
         acc += d * d
     wp.atomic_add(loss, 0, acc)
 
@@ -25,9 +25,9 @@ def ambient_misfit(
     theta: wp.array(dtype=wp.float64),
     n_led: int,
     gain: wp.array(dtype=wp.float64),
-    meas: wp.array(dtype=wp.float64),
+    obs: wp.array(dtype=wp.float64),
     loss: wp.array(dtype=wp.float64),
 ):
     j = wp.tid()
-    d = gain[j] * theta[n_led + j] - meas[j]
+    d = gain[j] * theta[n_led + j] - obs[n_led + j]
     wp.atomic_add(loss, 0, wp.float64(0.5) * d * d)

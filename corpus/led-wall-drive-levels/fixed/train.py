@@ -14,9 +14,10 @@ class WallFit:
         self.n_sensor = n_sensor
         self.threads = threads
         self.gamma = 2.2
-        self.target = wp.array(rng.uniform(0.2, 0.8, n_led), dtype=wp.float64, device=device)
+        target = rng.uniform(0.2, 0.8, n_led)
         self.gain = wp.array(rng.uniform(0.8, 1.2, n_sensor), dtype=wp.float64, device=device)
-        self.meas = wp.array(rng.uniform(0.05, 0.15, n_sensor), dtype=wp.float64, device=device)
+        meas = rng.uniform(0.05, 0.15, n_sensor)
+        self.obs = wp.array(np.concatenate([target, meas]), dtype=wp.float64, device=device)
         theta0 = np.concatenate([np.full(n_led, 0.6), np.full(n_sensor, 0.1)])
         self.theta = wp.array(theta0 + 0.01 * np.arange(theta0.size), dtype=wp.float64, requires_grad=True, device=device)
         self.loss = wp.zeros(1, dtype=wp.float64, requires_grad=True, device=device)
@@ -26,14 +27,14 @@ class WallFit:
         wp.launch(
             panel.emitter_misfit,
             dim=self.threads,
-            inputs=[self.theta, self.target, wp.float64(self.gamma), self.n_led, self.threads],
+            inputs=[self.theta, self.obs, wp.float64(self.gamma), self.n_led, self.threads],
             outputs=[self.loss],
             device=self.device,
         )
         wp.launch(
             panel.ambient_misfit,
             dim=self.n_sensor,
-            inputs=[self.theta, self.n_led, self.gain, self.meas],
+            inputs=[self.theta, self.n_led, self.gain, self.obs],
             outputs=[self.loss],
             device=self.device,
         )
