@@ -39,6 +39,8 @@ def kill_all() -> None:
             os.killpg(p.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if getattr(p, "token", None) and os.path.isdir("/proc"):
+            _kill_token(p.token, p.pid, rounds=1)
 
 
 #: Size limit of any one file the worker writes (RLIMIT_FSIZE), bytes: a
@@ -150,26 +152,34 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
             cmd += ["--arrays", raw_path]
         if point:
             cmd += ["--point", str(Path(point).resolve())]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp,
+        # stderr goes to a file, not a pipe: a child the program detaches would
+        # hold a pipe open and keep communicate() waiting until the timeout
+        err_path = os.path.join(tmp, "stderr.log")
+        err_file = open(err_path, "wb")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, env=env, cwd=tmp,
                                 start_new_session=True, preexec_fn=_limit(memory_limit))
+        proc.token = token
         with _LOCK:
             _LIVE.add(proc)
         timed_out = False
         try:
-            _, err = proc.communicate(timeout=timeout_s)
+            proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            _kill_token(token, proc.pid)  # a detached child would hold stderr open
-            _, err = proc.communicate()
+            proc.wait()
         finally:
             with _LOCK:
                 _LIVE.discard(proc)
+            err_file.close()
             if os.path.isdir("/proc"):
                 _kill_token(token, proc.pid)
+        with open(err_path, "rb") as f:
+            f.seek(max(0, os.path.getsize(err_path) - 8000))
+            err = f.read()
         tail = (err or b"").decode("utf-8", "replace").strip().splitlines()[-5:]
         if timed_out:
             return _failed(f"timed out after {timeout_s:g} s", device, scale), None
