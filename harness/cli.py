@@ -58,3 +58,9 @@ from .commands.list_cases import cmd as _cmd_list_cases  # noqa: E402
 main.add_command(_cmd_list_cases, name="list")
 from .commands.mutate import cmd as _cmd_mutate  # noqa: E402
 main.add_command(_cmd_mutate, name="mutate")
+from .commands.index import cmd as _cmd_index  # noqa: E402
+main.add_command(_cmd_index, name="index")
+from .commands.diff import cmd as _cmd_diff  # noqa: E402
+main.add_command(_cmd_diff, name="diff")
+from .commands.export import cmd as _cmd_export  # noqa: E402
+main.add_command(_cmd_export, name="export")

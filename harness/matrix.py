@@ -116,7 +116,8 @@ def oracle_cell(check: dict | None) -> str:
     """Compact oracle column of one validation check.
 
     ``wrong 0.54 r=2.0`` (the oracle's worst relative error and the median
-    ratio to the fixed twin, or the exact factor), ``agrees 3e-09``,
+    ratio to the fixed twin, or the exact factor), ``wrong nan`` (NaN/inf
+    autodiff), ``agrees 3e-09``,
     ``unres``, ``refused``, ``ERROR`` (the oracle erred), ``skip`` (no
     expectation or a missing requirement), ``-`` (not measured). Checks
     written before the oracle (no ``oracle`` record) show ``right`` /
@@ -134,6 +135,8 @@ def oracle_cell(check: dict | None) -> str:
         return "right" if check["signature"] == "agrees" else f"wrong {err:.2g}"
     v = o.get("verdict")
     err = _num(o.get("max_relative_error"))
+    if v == "wrong" and (o.get("signature") or {}).get("kind") == "nan":
+        return "wrong nan"
     if v == "wrong":
         ratio = _num((check.get("pair") or {}).get("ratio_median"))
         if ratio is None:

@@ -288,6 +288,21 @@ def _validate_work(item: RunItem, device: str, warp_version: str, timeout_s: flo
     return validate_item(item, device, warp_version, timeout_s, python, repeat, knobs)
 
 
+def skipped_release(cases: list, warp_version: str, reason: str) -> list:
+    """One :class:`CaseCheck` per case whose checks are all ``skipped``
+    because ``warp_version`` cannot be installed here (``reason``: the
+    :class:`harness.envs.ReleaseEnvError` message)."""
+    out = []
+    for c in cases:
+        vc = []
+        for it in plan([c]):
+            exp = it.variant.expectation_for(warp_version, it.scale)
+            vc.append(_check(it, exp.to_dict() if exp else None, "skipped",
+                             f"skipped: Warp {warp_version} is not installed ({reason})"))
+        out.append(CaseCheck(c.id, True, vc, []))
+    return out
+
+
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
                    on_check=None, warp: str | None = None, repeat: int = 1, knobs: dict | None = None,
                    store=None, fresh: bool = False, executor=None, stats: dict | None = None) -> list:
@@ -394,13 +409,15 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
 def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: int = 1,
                       timeout_s: float = DEFAULT_TIMEOUT_S, repeat: int = 1, store=None, fresh: bool = False,
                       executor=None, on_check=None, on_release=None, json_path: str | None = None,
-                      meta: dict | None = None) -> dict:
+                      meta: dict | None = None, skip: dict | None = None) -> dict:
     """Validate ``cases`` on each of ``releases`` (None = the installed one),
     one after another; the core of ``defects4warp validate``.
 
     ``on_check(release, check)`` is called per :class:`VariantCheck`,
     ``on_release(warp_version, case_checks)`` after each release, and
-    ``json_path`` (if given) is rewritten after each release.
+    ``json_path`` (if given) is rewritten after each release. ``skip`` maps
+    releases that cannot be installed here to the reason: their checks are
+    all ``skipped`` (:func:`skipped_release`), not passed.
 
     Returns
     -------
@@ -416,13 +433,17 @@ def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: in
 
     doc = {"device": device, "repeat": repeat, **(meta or {}), "releases": {}, "failures": [], "reused": 0}
     t_all = time.perf_counter()
+    skip = skip or {}
     for rel in releases:
-        _, warp_version = python_for(rel)
         t0 = time.perf_counter()
         stats = {}
-        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
-                                store=store, fresh=fresh, executor=executor, stats=stats,
-                                on_check=(lambda c, r=warp_version: on_check(r, c)) if on_check else None)
+        if rel in skip:
+            warp_version, checks = rel, skipped_release(cases, rel, skip[rel])
+        else:
+            _, warp_version = python_for(rel)
+            checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
+                                    store=store, fresh=fresh, executor=executor, stats=stats,
+                                    on_check=(lambda c, r=warp_version: on_check(r, c)) if on_check else None)
         for cc in checks:
             for v in cc.variants:
                 if v.status in ("failed", "unresolved"):

@@ -102,3 +102,16 @@ def test_growing_norms_without_exact_growth_point_at_accumulation():
     assert top(interpret(x)) == "missing_tape_zero"
     y = doc("agrees", first_call_differs=True, calls_identical=False, gradient_norms=[1.0, 0.0, 0.0], later_calls_zero=True)
     assert top(interpret(y)) == "stale_gradient_read"
+
+
+def test_exact_factor_size_names_the_seed_only_when_it_can_be_a_reduction():
+    from harness.engines.reference import factor_weights
+
+    w, note = factor_weights(4096.0, [4096])
+    assert w["seed_mismatch"] > 1.0 and "4096 elements" in note
+    w, _ = factor_weights(1 / 64.0, [])
+    assert "seed_mismatch" in w
+    w, _ = factor_weights(2.0, [])
+    assert "double_count" in w and "seed_mismatch" not in w
+    assert factor_weights(2.81884e7, [])[0] == {}  # a blown-up gradient, not a mean over 28 million elements
+    assert factor_weights(1.37, [])[0] == {}

@@ -209,3 +209,124 @@ def test_validate_statuses(tmp_path, programs):
     assert r.status == "unresolved" and not r.ok and r.oracle["resolved"] == 0
     n = counts([v for per in out.values() for v in per.values()])
     assert n == {"passed": 7, "failed": 2, "unresolved": 1, "skipped": 0}
+
+
+def test_build_error_classification_without_warp():
+    from harness.oracle.worker import warp_build_error
+
+    class WarpCodegenTypeError(TypeError):
+        pass
+
+    class Child(WarpCodegenTypeError):
+        pass
+
+    assert warp_build_error(WarpCodegenTypeError("bad"))
+    assert warp_build_error(Child("bad"))
+    try:
+        raise ValueError("user code")
+    except ValueError as exc:
+        assert not warp_build_error(exc)
+
+
+def test_oracle_column_cells():
+    from harness.matrix import oracle_cell
+    from harness.report import version_matrix_markdown
+
+    wrong = {"case": "c1", "variant": "buggy", "scale": "small", "status": "passed", "ok": True, "message": "",
+             "expected": {"verdict": "bug", "classes": ["double_count"]}, "signature": "exact_factor",
+             "oracle": {"verdict": "wrong", "max_relative_error": 0.54, "signature": {"kind": "factor", "ratio": 2.0}},
+             "pair": {"ratio_median": 2.0}}
+    assert oracle_cell(wrong) == "wrong 0.54 r=2"
+    nan = dict(wrong, oracle={"verdict": "wrong", "max_relative_error": "inf", "signature": {"kind": "nan"}})
+    assert oracle_cell(nan) == "wrong nan"
+    agrees = dict(wrong, variant="fixed", signature="agrees", expected={"verdict": "no_bug", "classes": ["correct"]},
+                  oracle={"verdict": "agrees", "max_relative_error": 3e-9}, pair=None)
+    assert oracle_cell(agrees) == "agrees 3e-09"
+    assert oracle_cell(dict(wrong, status="unresolved", oracle={"verdict": "unresolved"})) == "unres"
+    assert oracle_cell(dict(wrong, oracle={"verdict": "refused"})) == "refused"
+    assert oracle_cell(dict(wrong, status="skipped", message="skipped: requires x")) == "skip"
+    # a check written before the oracle keeps its old cell
+    assert oracle_cell({"signature": "agrees", "message": ""}) == "right"
+    failed = dict(wrong, variant="rebound", status="failed", ok=False)
+    doc = {"device": "cpu", "machine": {}, "releases": {"1.19.0": {"wall_s": 1.0, "checks": [wrong, agrees, failed]}}}
+    md = version_matrix_markdown(doc)
+    assert "| c1 | buggy | bug double_count | wrong 0.54 r=2 |" in md
+    assert "| c1 | rebound | bug double_count | wrong 0.54 r=2 **(contradicts tags)** |" in md
+    assert "All 1 fixed-variant checks agree" in md
+
+
+@pytest.mark.slow
+def test_validate_cli_prints_status_counts(tmp_path, programs):
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    _case(tmp_path, "factor-ok", "oracle_double", "oracle_correct", programs)
+    out = tmp_path / "v.json"
+    res = CliRunner().invoke(main, ["validate", "--corpus", str(tmp_path), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "2 passed, 0 failed, 0 unresolved, 0 skipped" in res.output
+    import json
+
+    doc = json.loads(out.read_text())
+    (rel,) = doc["releases"].values()
+    assert rel["counts"] == {"passed": 2, "failed": 0, "unresolved": 0, "skipped": 0}
+    buggy = next(c for c in rel["checks"] if c["variant"] == "buggy")
+    assert buggy["pair"]["ratio_median"] == pytest.approx(2.0) and buggy["oracle"]["resolved"] == 4
+    assert buggy["oracle"]["noise_sigma"] > 0 and buggy["pair"]["objective_relative_difference"] == 0.0
+
+
+def test_oracle_shares_no_module_with_the_engine():
+    """harness/oracle and harness/validate.py import nothing from the engine's
+    modules (engines, measure, probes, isolation) -- checked on the source."""
+    import ast
+    from pathlib import Path
+
+    import harness
+
+    root = Path(harness.__file__).parent
+    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle"}
+    forbidden = {"engines", "measure", "probes", "isolation"}
+    files = sorted((root / "oracle").glob("*.py"))
+    assert {f.name for f in files} >= {"__init__.py", "api.py", "runner.py", "worker.py", "numerics.py"}
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                mod = (node.module or "").split(".")[0]
+                target = mod if node.level == 2 else "oracle"
+                assert target in allowed_parent, f"{f.name} imports ..{node.module}"
+            elif isinstance(node, ast.ImportFrom):
+                assert node.module.split(".")[0] not in ("harness",) or node.module.split(".")[1] in allowed_parent
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    assert a.name.split(".")[0] in {"argparse", "hashlib", "json", "math", "os", "sys", "time",
+                                                    "traceback", "numpy", "warp", "signal", "subprocess",
+                                                    "tempfile", "threading", "resource", "pathlib",
+                                                    "importlib"}, f"{f.name} imports {a.name}"
+    tree = ast.parse((root / "validate.py").read_text())
+    mods = {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
+    assert not mods & forbidden, mods
+
+
+def test_release_not_installed_is_skipped_not_passed(tmp_path, programs, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    import harness.envs
+    from harness.cli import main
+
+    def not_installed(version, log=None):
+        raise harness.envs.ReleaseEnvError(f"pip could not install warp-lang=={version}: no network")
+
+    monkeypatch.setattr(harness.envs, "python_for", not_installed)
+    _case(tmp_path, "factor-ok", "oracle_double", "oracle_correct", programs)
+    out = tmp_path / "v.json"
+    res = CliRunner().invoke(main, ["validate", "--corpus", str(tmp_path), "--warp", "1.15.0", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "0 passed, 0 failed, 0 unresolved, 2 skipped" in res.output
+    checks = json.loads(out.read_text())["releases"]["1.15.0"]["checks"]
+    assert [c["status"] for c in checks] == ["skipped", "skipped"]
+    assert "not installed" in checks[0]["message"]
+    bad = CliRunner().invoke(main, ["validate", "--corpus", str(tmp_path), "--warp", "not-a-release"])
+    assert bad.exit_code == 2

@@ -48,6 +48,9 @@ FINDINGS = [
     ("seed_accumulated", "trace_seed_acc", "trace_seed_acc_fixed"),
     ("backward_disabled", "trace_nobackward", "trace_nobackward_fixed"),
     ("window_handoff", "trace_windows", "trace_windows_fixed"),
+    ("window_handoff", "trace_checkpoint_nocarry", "trace_checkpoint"),
+    ("zero_seed", "trace_seed_attach", "trace_seed_attach_fixed"),
+    ("rng_state_overwrite", "trace_rng", "trace_rng_fixed"),
 ]
 
 #: rows also checked on Warp 1.12.1
@@ -73,6 +76,8 @@ EXPECTED_DATA = {
     "trace_twice": {"param": "x"},
     "trace_stale": {"param": "x"},
     "trace_nobackward": {"kernel": "cube_sum"},
+    "trace_seed_attach": {"modes": ["preset"]},
+    "trace_rng": {"kernel": "noisy_step", "inplace": False, "writer_kind": "launch"},
 }
 
 
@@ -122,6 +127,24 @@ def test_finding_fires(fid, fires, _silent):
     for k, v in EXPECTED_DATA.get(fires, {}).items():
         assert f["data"][k] == pytest.approx(v) if isinstance(v, float) else f["data"][k] == v, (k, f["data"])
     json.dumps(trace)  # the document is JSON-serialisable
+    assert trace["trace_errors"] == [] and trace["error"] is None
+
+
+@pytest.mark.slow
+def test_a_failing_recorder_does_not_break_the_program(monkeypatch):
+    """Recording that raises is noted in trace_errors; the user's launches still run."""
+    import numpy as np
+
+    tm, problem, result, _, _ = _run("trace_clean")
+
+    def broken(*a, **k):
+        raise KeyError("recorder")
+
+    monkeypatch.setattr(tm._Recorder, "begin_launch", broken)
+    again, trace = tm.trace_call(problem.gradient, params=problem.params)
+    assert np.array_equal(again["x"], result["x"])
+    assert trace["trace_errors"][0] == "launch: KeyError: 'recorder'"
+    assert not any(e["kind"] == "launch" for e in trace["events"])
 
 
 @pytest.mark.slow
@@ -135,6 +158,16 @@ def test_finding_silent(fid, _fires, silent):
 @pytest.mark.parametrize("name", ALSO_SILENT)
 def test_correct_patterns_are_silent(name):
     *_, findings = _run(name)
+    assert findings == []
+
+
+@pytest.mark.slow
+def test_without_contents_the_trajectory_looks_overwritten():
+    """digests=False drops snapshots and digests: write events alone then flag the time-indexed
+    trajectory (each step writes the array an earlier step read), which contents clear."""
+    *_, findings = _run("trace_trajectory", digests=False)
+    assert sorted({f["id"] for f in findings}) == ["write_after_read"]
+    *_, findings = _run("trace_trajectory")
     assert findings == []
 
 
@@ -202,9 +235,22 @@ def test_recorded_facts_of_the_overwrite_program():
     assert launches[1]["args"][0]["pre"]["sum"] == pytest.approx(0.0)  # a = 2x = [3, -4, 1]
     assert launches[1]["args"][0]["pre"]["digest"] != bw["pre"][a]["digest"]
     assert bw["pre"][a]["sum"] == pytest.approx(3.0)  # reset wrote ones
+    assert bw["writers"][a] == [{"event": launches[3]["seq"], "by": "recorded launch"}]
+    assert bw["read_changes"][str(launches[1]["seq"])][a] == {
+        "changed": 2, "changed_set_before": 2, "read": 3, "self_overlap": False}
     # the replay reads the ones: d/dx sum((2x)^2) replayed at a = 1 is 2 * 2 * 1 = 4 per element
     assert result["x"].tolist() == pytest.approx([4.0, 4.0, 4.0])
     assert bw["grad_nonzero"][trace["params"]["x"]] is False
+
+
+@pytest.mark.slow
+def test_offtape_writer_is_the_host_call():
+    _, _, _, trace, findings = _run("trace_offtape")
+    (bw,) = [e for e in trace["events"] if e["kind"] == "backward"]
+    (fill,) = [e for e in trace["events"] if e["kind"] == "host" and e["op"] == "fill_" and e["value"] == 7.0]
+    assert fill["active_tape"] is None and fill["tape"] is None and fill["post"]["sum"] == pytest.approx(21.0)
+    assert bw["writers"][fill["dest"]] == [{"event": fill["seq"], "by": "host call"}]
+    assert findings[0]["data"]["writers"] == [fill["seq"]]
 
 
 @pytest.mark.slow
@@ -239,7 +285,7 @@ def test_everything_is_restored_even_on_exceptions():
     tm = _load_trace()
     tracer = sys.gettrace()
     before = (wp.launch, wp.copy, wp.clone, dict(wp.Tape.__dict__), wp.array.__dict__["grad"],
-              wp.array.__dict__["zero_"], wp.array.__dict__["assign"])
+              wp.array.__dict__["zero_"], wp.array.__dict__["assign"], wp.array.__dict__["numpy"])
 
     def boom():
         wp.zeros(2).zero_()
@@ -252,7 +298,7 @@ def test_everything_is_restored_even_on_exceptions():
     result, doc = tm.trace_call(boom, reraise=False)
     assert result is None and doc["error"] == "ValueError: boom"
     after = (wp.launch, wp.copy, wp.clone, dict(wp.Tape.__dict__), wp.array.__dict__["grad"],
-             wp.array.__dict__["zero_"], wp.array.__dict__["assign"])
+             wp.array.__dict__["zero_"], wp.array.__dict__["assign"], wp.array.__dict__["numpy"])
     assert after == before
     assert sys.gettrace() is tracer
 
@@ -327,6 +373,29 @@ def test_element_masks_of_a_time_indexed_kernel(tmp_path):
     assert np.argwhere(wv.any(axis=1)).ravel().tolist() == [3]
     rz = tm._access_mask([5, 3], [3], info["reads"]["z"], info["tids"], scal, info["locals"])
     assert rz[2].all() and not rz[[0, 1, 3, 4]].any()  # z[t, 2 * b] is not evaluable: row t, every column
+
+
+def test_values_the_adjoint_needs(tmp_path):
+    """Affine use with constant coefficients needs no value; products with active values,
+    nonlinear functions, branches and indices do."""
+    tm = _load_trace()
+    f = tmp_path / "kmod3.py"
+    f.write_text(textwrap.dedent(
+        '''
+        def step(x, v, k, m, idx, dt, x_out, v_out):
+            i = tid()
+            f = k[i] * (x[i + 1] - x[i])
+            vn = v[i] + dt * f / m[i]
+            v_out[i] = vn
+            x_out[i] = x[i] + dt * vn + sin(v[idx[i]])
+        '''))
+    spec = importlib.util.spec_from_file_location("kmod3_trace_test", f)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    base = {"x", "v", "x_out", "v_out"}
+    assert tm._values_needed(m.step, base) == {"k", "m", "v", "idx"}  # sin(v[..]) needs v
+    assert tm._values_needed(m.step, base | {"k"}) == {"k", "m", "v", "idx", "x"}  # k * x: x needed
+    assert tm._values_needed(m.step, {"x_out", "v_out"}) == {"idx"}  # nothing active: only the index
 
 
 def test_findings_are_empty_for_an_empty_trace():

@@ -77,6 +77,9 @@ PRIORS = {
 #: Weight of one trace finding, shared by the classes it names (a measured
 #: fact about the run, so it outweighs every prior).
 TRACE_WEIGHT = 1.2
+#: Weight added to ``truncation`` when one gradient() call runs backward on
+#: several separate tapes (windows) and no trace finding says they double count.
+WINDOWS_WEIGHT = 0.8
 #: Weight added to ``double_count`` for an exact factor of 2 (or 3 on 1.12.1's double backward).
 FACTOR2_BOOST = 0.4
 #: Weight added to ``seed_mismatch`` for an exact factor that is an integer
@@ -156,7 +159,8 @@ def _joint_factor(doc: dict) -> float | None:
 
 
 def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = FACTOR2_BOOST,
-                   big_factor_boost: float = BIG_FACTOR_BOOST, seed_size_boost: float = SEED_SIZE_BOOST) -> tuple:
+                   big_factor_boost: float = BIG_FACTOR_BOOST, seed_size_boost: float = SEED_SIZE_BOOST,
+                   max_reduction: int = 10**6) -> tuple:
     """Class weights from the size of an exact factor.
 
     Parameters
@@ -165,6 +169,9 @@ def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = 
         autodiff / truth, constant over the items.
     seeds : list[int]
         Element counts of the arrays the trace saw seeded by ``backward()``.
+    max_reduction : int
+        Largest factor read as the size of a reduction (default 10^6: a
+        blown-up gradient, e.g. 2.8e7 x, is not a mean over that many elements).
 
     Returns
     -------
@@ -175,7 +182,8 @@ def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = 
         return w, note
     mag = abs(factor) if abs(factor) >= 1 else 1.0 / abs(factor)
     near = round(mag)
-    integral = near >= 2 and abs(mag - near) <= 1e-2 * mag
+    # a reduction over at most max_reduction elements; past that every number is "an integer within 1 %"
+    integral = 2 <= near <= max_reduction and abs(mag - near) <= 1e-2 * mag
     if integral and near in (2, 3) and abs(factor) >= 1:
         w["double_count"] = factor2_boost
     if integral and near > 2:
@@ -334,7 +342,7 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     builtins = release_probe.builtin_findings(path, kernel_names, version) if path is not None else None
     if builtins is not None:
         evidence += builtins.evidence
-    diff_a = release_probe.assess_differential(differential)
+    diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"))
     evidence += diff_a.evidence
 
     # -- verdict ---------------------------------------------------------
@@ -457,6 +465,12 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
             cls = ["overwrite"]
         for c in cls:
             weights[c] = weights.get(c, 0.0) + TRACE_WEIGHT / len(cls)
+    n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
+    if n_tapes >= 2 and not any("double_count" in (f.get("classes") or []) for f in tfind):
+        weights["truncation"] = weights.get("truncation", 0.0) + WINDOWS_WEIGHT
+        evidence.append(_ev("trace", False, f"trace: one gradient() call ran backward on {n_tapes} separate tapes "
+                            "(windows): the gradient through the state carried between them depends on seeding each "
+                            "window from the next", {"backward_tapes": n_tapes}))
     if src is not None:
         for c, w in src.weights.items():
             if c in weights:

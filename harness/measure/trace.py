@@ -12,19 +12,55 @@ It runs inside the measurement worker subprocess, next to the user's
 works on every Warp release from 1.12.1 to 1.19.0 because it touches only
 public names: ``wp.launch``, ``wp.launch_tiled``, ``wp.copy``, ``wp.clone``,
 ``wp.Tape.__init__/__enter__/__exit__/record_launch/record_func/backward/zero/
-reset``, ``wp.array.zero_/fill_/assign`` and the ``wp.array.grad`` property,
-plus ``wp.types.is_struct`` and, read-only, ``kernel.key``, ``kernel.func``,
-``kernel.module.name``, ``kernel.options``, ``kernel.module.options`` and
-``tape.gradients``. Which arrays a kernel reads and writes is found from the
+reset``, ``wp.array.zero_/fill_/assign/numpy`` and the ``wp.array.grad``
+property (getter and setter), plus ``wp.types.is_struct`` and, read-only,
+``kernel.key``, ``kernel.func``, ``kernel.module.name``, ``kernel.options``,
+``kernel.module.options``, ``tape.gradients`` and a struct instance's field
+table (``instance._cls.vars``, the one name not in Warp's documentation; it is
+the same on 1.12.1 and 1.19.0). Signatures checked on 1.12.1 and 1.19.0:
+``launch(kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device,
+stream, adjoint, record_tape, record_cmd, max_blocks, block_dim)``,
+``Tape.record_launch(kernel, dim, max_blocks, inputs, outputs, device,
+block_dim=0, metadata=None)``, ``Tape.backward(loss=None, grads=None)``;
+``launch_tiled(*args, **kwargs)`` forwards to ``launch``. Which arrays a kernel reads and writes is found from the
 kernel's Python source (``ast``), not from Warp's codegen flags: the flags in
 ``kernel.adj.args`` (``is_read``/``is_write``) are reset after the build on
 1.12.1 and 1.19.0 alike (measured), so they cannot be read after a launch.
 
-Limits (measured facts of the approach, not bugs): a name imported before the
-trace (``from warp import launch``) is not wrapped; writes through a
-``wp.func`` that cannot be resolved from the kernel's globals are treated as
-reads; launches Warp makes internally through private functions (not
-``wp.launch``) are invisible; one trace at a time per process.
+Contents are compared element by element where possible: every array a
+launch reads is copied just before it runs (within ``max_snapshot_bytes``),
+and at ``backward()`` only the elements the launch read count, found by
+evaluating its index expressions (``a[i]``, ``z[t + 1, b]``, constants, the
+launch's integer arguments); a time-indexed trajectory array that each step
+extends is therefore not an overwrite. A kernel re-reading an element it
+stored earlier in its body (``v[t + 1] = ...; ... v[t + 1]``) is not a read of
+old contents, nor is a kernel that fills elements that held zeros before it ran
+(a prefix product in a fresh buffer), unless it reads and replaces one element
+in one statement (``flux[i] *= t``, the in-place math whose adjoint reads the
+stored value).
+
+An array read only in affine terms with constant coefficients
+(``x_out[i] = x[i] + dt * v[i]`` with no gradient-carrying coefficient) is not
+needed by the adjoint, so overwriting it is harmless from Warp 1.13, where
+store adjoints are consumed; on 1.12.1 every overwrite still counts.
+
+Overhead, measured on this project's shared 2-core CPU machine (Warp 1.19.0,
+CPU, warm kernel cache, median of 15 calls; noisy because other jobs shared the
+cores): tests/programs/trace_clean (3 launches) 0.2 ms untraced, 1.5 ms traced
+(1.2 ms with ``digests=False``, 40 ms with ``coverage_root``);
+corpus/hanging-chain-rest-lengths/buggy (11 launches) 1.0 ms vs 40 ms;
+corpus/curling-delivery-velocities/buggy (121 launches) 49 ms vs 173 ms (111 ms
+without digests, 548 ms with coverage). Roughly 1 ms per launch plus the
+per-kernel source analysis, paid once per kernel per process (cached).
+``trace_findings`` took 0.2-2 ms on these traces.
+
+Limits: a name imported before the trace (``from warp import launch``) is not
+wrapped; accesses inside a called ``wp.func`` count on every element; a
+``wp.func`` that cannot be resolved from the kernel's globals is treated as
+reading its arguments; launches Warp makes internally through private
+functions (not ``wp.launch``) are invisible; one trace at a time per process;
+state kept between iterations (a ``.grad`` never zeroed, a consumed seed
+buffer) shows only from the second ``gradient()`` call on, so trace call 2.
 
 Trace document (``trace_call(...)[1]``), JSON-serialisable
 ------------------------------------------------------------
@@ -33,7 +69,10 @@ Trace document (``trace_call(...)[1]``), JSON-serialisable
 ``python``: ``sys.version`` (first word). ``wall_s``: float, seconds of the
 traced call including tracing. ``error``: ``None`` or ``"Type: message"`` of
 the exception the callable raised. ``digests``: bool, whether contents were
-digested. ``params``: ``{name: array label}``.
+digested. ``trace_errors``: list of str, exceptions raised while recording
+(that operation then ran untraced; empty normally). ``snapshots_complete``: bool, every read array of every recorded
+launch was copied (within ``max_snapshot_bytes``). ``params``: ``{name: array
+label}``.
 
 ``arrays``: ``{label: {...}}``, one per ``wp.array`` the call touched (labels
 ``"A0"``, ``"A1"``, ...; params get the first labels, in ``params`` order):
@@ -47,7 +86,11 @@ first seen), ``param`` (its key in ``params`` or ``None``), ``grad_of``
 ``enable_backward`` (bool: the kernel option, else the module option, else
 True), ``access`` (``{arg or "arg.field": {"reads", "writes",
 "accumulates"}}`` from the kernel's AST, ``None`` when the source could not
-be analysed; then every array argument counts as read and written).
+be analysed; then every array argument counts as read and written),
+``kernel_option``/``module_option`` (the raw ``enable_backward`` options or
+``None``), ``calls`` (user ``wp.func`` names it calls), ``rng`` (it calls a
+``rand*``/``sample_*``/``noise`` built-in), ``rmw`` (argument paths with a
+read-modify-write of one element: ``a[i] *= s``, ``a[i] = f(a[i])``).
 
 ``tapes``: ``{label: {"created": seq}}`` (labels ``"T0"``, ...).
 
@@ -64,7 +107,9 @@ be analysed; then every array argument counts as read and written).
   "accumulates", "pre"}`` for arrays (``field`` is the struct-field path, e.g.
   ``"state.q"``, or ``None``; ``role`` ``"input"``/``"output"``; ``pre`` is
   the content summary just before the launch) and ``{"arg", "value"}`` for
-  other arguments; ``reads``/``writes``: array labels.
+  other arguments; ``reads``/``writes``: array labels; ``needs``: argument
+  paths whose values the kernel's adjoint reads given which arguments carry
+  gradients (``requires_grad``), from its AST, or ``None`` when unknown.
 * ``"host"``: ``op`` (``zero_``, ``fill_``, ``assign``, ``copy``,
   ``clone``), ``dest`` (label), ``src`` (label or ``None``), ``value``
   (``fill_`` value as float, else ``None``), ``active_tape``, ``tape``
@@ -78,17 +123,34 @@ be analysed; then every array argument counts as read and written).
 * ``"grad_read"``: ``array`` (owner), ``grad`` (label of the grad array),
   ``before_backward`` (no backward had started yet in this call). A read of
   the ``.grad`` property, e.g. to zero it.
+* ``"grad_assign"``: same fields; ``owner.grad = array`` was set (``grad``
+  is the attached array).
 * ``"grad_numpy"``: same fields; ``.numpy()`` was called on a known grad
   array, i.e. its contents were consumed.
 * ``"backward"``: ``tape``, ``epoch``, ``loss`` (label or ``None``),
   ``seeds``: list of ``{"mode": "loss"|"grads"|"preset", "target", "seed"
   (label of the seed buffer, ``None`` for ``loss``), "size", "sum", "min",
   "max", "all_ones", "constant" (the common value or ``None``),
-  "target_sum", "target_mean", "target_size"}``; ``pre``: ``{label:
+  "target_sum", "target_mean", "target_size", "post_sum" (sum of the seed
+  buffer after the backward)}`` (``"preset"``: backward() without
+  arguments; the seeds are the nonzero or attached ``.grad`` of non-param
+  arrays on the tape); ``pre``: ``{label:
   summary}`` of every array recorded on this tape (current epoch) just before
   the backward; ``grad_nonzero``: ``{label: bool}`` for every known array
   with a ``.grad`` (any element != 0 when the backward started);
-  ``requires_grad``: ``{label: bool}`` at that time; ``adjoint_launches``:
+  ``requires_grad``: ``{label: bool}`` at that time; ``writers``: ``{label:
+  [{"event": seq, "by": "recorded launch"|"unrecorded launch"|"recorded host
+  call"|"host call"}]}`` for each array a recorded launch on this tape read:
+  the writes from its first read (that launch included) to the backward;
+  ``read_changes``: ``{str(launch seq): {label: {"changed", "changed_set_before",
+  "read", "self_overlap"}}}`` per recorded launch and array it read: how many
+  elements it read differ now from just before it ran (``None`` without a
+  snapshot), how many of those held a nonzero value then, how many elements
+  it read (its index expressions evaluated with the launch's dim and integer
+  arguments; every element where they cannot be evaluated), and whether it
+  stored to elements it read (``None`` unknown); ``rebound``: ``[{"launch",
+  "field", "then", "now"}]`` struct fields of recorded launches that point at
+  another array now; ``adjoint_launches``:
   int; ``post_grads``: ``{param name: summary of its .grad after}``.
 
 A *summary* is ``{"digest": 16 hex chars (blake2b-64 of the bytes, strided
@@ -98,7 +160,9 @@ or ``None`` when digests are off.
 ``result``: ``{"grads": {name: {"sum", "size", "matches_backward" (index into
 the call's backwards whose post-backward .grad equals the returned value, or
 None), "ratio" (c when the return equals c times the last backward's .grad,
-else None), "returned_zero" (bool), "backward_nonzero" (bool)}}}`` or
+else None), "returned_zero" (bool), "backward_nonzero" (bool),
+"matches_pre_backward" (bool: equals the param's nonzero .grad as it was when
+the call's first backward started, and not what the last backward left)}}}`` or
 ``{"grads": None}`` when the return is not a dict.
 
 ``coverage``: ``None``, or ``{file: sorted executed line numbers}`` for .py
@@ -122,16 +186,26 @@ id                              classes                fact
 ``struct_field_rebound``        struct_overwrite       a recorded struct's field now points at
                                                        another array (host rebinding)
 ``inplace_read_write``          inplace_math           one launch read and stored A
+``rng_state_overwrite``         rng_replay             any of the above on an integer array read by a
+                                                       kernel that draws random numbers
+``zero_seed``                   stale_gradient_read    every seed of a backward is zero (a seed
+                                                       buffer consumed earlier and not refilled)
 ``offtape_write_after_read``    offtape_mutation       A changed by an unrecorded launch/host call
                                                        outside the tape's recording
-``missing_requires_grad``       missing_requires_grad  float array on the param->loss path
-                                                       without requires_grad
+``missing_requires_grad``       missing_requires_grad  float array on the param->loss path, used
+                                                       by the tape's launches, without
+                                                       requires_grad
 ``forward_outside_tape``        tape_scope             an on-path launch recorded on no tape
-``grad_nonzero_at_backward``    missing_tape_zero      a param's .grad nonzero when backward
-                                                       starts, never zeroed in the call
-``stale_gradient_read``         stale_gradient_read    returned grads are not what this call's
-                                                       backward wrote
-``multiple_backward``           double_count           two backwards accumulate into one param
+``grad_nonzero_at_backward``    missing_tape_zero      a param's (or on-path intermediate's) .grad
+                                                       nonzero when backward starts, never zeroed
+                                                       in the call
+``stale_gradient_read``         stale_gradient_read    a param's .grad contents read (.numpy())
+                                                       before this call's backward, or returned
+                                                       grads that are zeros where the backward
+                                                       wrote some, or the .grad from before it
+``multiple_backward``           double_count           two backwards replay the same launch
+                                                       (kernel, arrays, input contents) reading a
+                                                       param whose .grad is not zeroed between
 ``duplicate_launch``            double_count           same launch recorded twice on one tape
 ``seed_scale``                  seed_mismatch          constant seed over N>1 elements while the
                                                        objective is another reduction
@@ -140,6 +214,18 @@ id                              classes                fact
 ``window_handoff``              truncation             the path crosses from a tape whose
                                                        backward never follows
 =============================== ====================== =========================================
+
+``data`` holds the labels, event indices and numbers behind ``detail``. The
+write-after-read family (``write_after_read``, ``write_after_loss``,
+``struct_write_after_read``, ``inplace_read_write``, ``rng_state_overwrite``,
+``offtape_write_after_read``) and ``missing_requires_grad`` group repeated
+instances (one per reader kernel, argument and writer): ``arrays``,
+``readers``, ``writers`` (event indices, at most 20 each), ``count``,
+``changed_elements`` (elements read that differ at backward), ``field``,
+``tape``, ``kernel``, ``writer_kind`` (``"launch"``/``"host"``),
+``writer_recorded``, ``inplace``, ``loss_event``. ``seed_scale``:
+``target``, ``seed``, ``constant``, ``size``, ``reduction`` (``"mean"`` or
+``"sum"``), ``factor`` (gradient / objective's gradient), ``objective``.
 
 "On the path" means: on the dataflow graph of the call's launches and host
 copies up to that backward, an event that reads an array reachable from a
@@ -172,6 +258,8 @@ FINDING_CLASSES = {
     "struct_write_after_read": ["struct_overwrite"],
     "struct_field_rebound": ["struct_overwrite"],
     "inplace_read_write": ["inplace_math"],
+    "rng_state_overwrite": ["rng_replay"],
+    "zero_seed": ["stale_gradient_read"],
     "offtape_write_after_read": ["offtape_mutation"],
     "missing_requires_grad": ["missing_requires_grad"],
     "forward_outside_tape": ["tape_scope"],
@@ -187,7 +275,10 @@ FINDING_CLASSES = {
 
 _ATOMIC_PREFIXES = ("atomic_",)
 _TILE_WRITES = ("tile_store", "tile_atomic_add")
+_RNG_PREFIXES = ("rand", "sample_", "noise", "pnoise", "curlnoise", "poisson")
 _ACTIVE = None  # the _Recorder of the trace in progress
+_KERNEL_CACHE = {}  # id(kernel) -> (kernel, static info: source span, options, AST access maps)
+_NEEDS_CACHE = {}  # (id(kernel), active argument paths) -> (kernel, paths whose values the adjoint reads)
 _LOCK = threading.Lock()
 
 
@@ -408,6 +499,8 @@ def _index_info(pyfunc):
             counts[n.target.id] = counts.get(n.target.id, 0) + 2
     local_defs = {k: v for k, v in local_defs.items() if counts.get(k) == 1 and k not in tids}
     reads, writes, calls = {}, {}, []
+    rng = False
+    rmw = set()  # paths with a read-modify-write of one element (a[i] *= s, a[i] = f(a[i]))
     wlines = {}  # (path, index dump) -> first line storing there
     store_subs = set()
     glb = getattr(pyfunc, "__globals__", {}) or {}
@@ -430,6 +523,14 @@ def _index_info(pyfunc):
                         wlines.setdefault((r, _dump(idx)), n.lineno)
                         if isinstance(n, ast.AugAssign) and not isinstance(n.op, (ast.Add, ast.Sub)):
                             reads.setdefault(r, []).append(idx)
+                            rmw.add(r)
+                        elif isinstance(n, ast.Assign):
+                            d = _dump(idx)
+                            for sub in ast.walk(n.value):
+                                if isinstance(sub, ast.Subscript):
+                                    b2, i2 = _subscript_chain(sub)
+                                    if _root_path(b2, aliases) == r and _dump(i2) == d:
+                                        rmw.add(r)  # a[i] = f(a[i]): the element's old value is read and replaced
                         while isinstance(inner, ast.Subscript):
                             store_subs.add(id(inner))
                             inner = inner.value
@@ -442,6 +543,8 @@ def _index_info(pyfunc):
                     writes.setdefault(r, []).append(list(n.args[1:-1]) if simple else [None])
             elif name and isinstance(fnode, ast.Name) and callable(getattr(glb.get(fnode.id), "func", None)):
                 calls.append(name)
+            if name and name.startswith(_RNG_PREFIXES):
+                rng = True
     for n in ast.walk(fdef):  # parents are visited before children
         if isinstance(n, ast.Subscript) and id(n) not in store_subs:
             base, idx = _subscript_chain(n)
@@ -455,7 +558,168 @@ def _index_info(pyfunc):
                 w = wlines.get((r, _dump(idx)))
                 if w is None or w >= n.lineno:  # not a re-read of an element this kernel stored before
                     reads[r].append(idx)
-    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls}
+    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls, "rng": rng,
+            "rmw": sorted(rmw)}
+
+
+_LINEAR_CALLS = ("float16", "float32", "float64", "float", "vec2", "vec3", "vec4", "vec2d", "vec3d", "vec4d",
+                 "vec2f", "vec3f", "vec4f", "vector", "transpose", "dot_linear_placeholder")
+
+
+def _values_needed(pyfunc, active, max_nodes=5000):
+    """Argument paths whose *values* the adjoint of a kernel reads, given which paths are active
+    (carry gradients: arrays with ``requires_grad``).
+
+    A value is needed where it multiplies or divides an active quantity, feeds a nonlinear
+    function of an active quantity, decides a branch, or indexes an array; an array read only
+    in affine terms with constant coefficients (``x_out[i] = x[i] + dt * v[i]``) is not needed:
+    overwriting it later does not change the gradient (on Warp >= 1.13, where store adjoints
+    are consumed). Returns a set of paths, or ``None`` (unknown: treat every read as needed).
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(pyfunc)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    fdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    if fdef is None or sum(1 for _ in ast.walk(fdef)) > max_nodes:
+        return None
+    params = [a.arg for a in fdef.args.args]
+    aliases = {p: p for p in params}
+    env = {}  # local -> (act, vals)
+    need = set()
+
+    class Unknown(Exception):
+        pass
+
+    def ev(n):
+        """(active, vals: array paths whose values flow into n)."""
+        if isinstance(n, ast.Constant):
+            return False, frozenset()
+        if isinstance(n, ast.Name):
+            if n.id in env:
+                return env[n.id]
+            if n.id in aliases:  # a scalar argument or an array used whole
+                return aliases[n.id] in active, frozenset()
+            return False, frozenset()
+        if isinstance(n, ast.Subscript):
+            base, idx = _subscript_chain(n)
+            for i in idx:
+                _, iv = ev(i)
+                need.update(iv)  # an index read from an array: its value decides what is read
+            r = _root_path(base, aliases)
+            if r is not None:
+                return r in active, frozenset([r])
+            a, v = ev(base)
+            return a, v
+        if isinstance(n, ast.Attribute):
+            r = _root_path(n, aliases)
+            if r is not None:
+                return r in active, frozenset()
+            return ev(n.value)
+        if isinstance(n, ast.UnaryOp):
+            return ev(n.operand)
+        if isinstance(n, ast.BinOp):
+            a, va = ev(n.left)
+            b, vb = ev(n.right)
+            if isinstance(n.op, (ast.Add, ast.Sub)):
+                pass
+            elif isinstance(n.op, ast.Mult):
+                if b:
+                    need.update(va)
+                if a:
+                    need.update(vb)
+            elif isinstance(n.op, ast.Div):  # d/da = 1/b, d/db = -a/b^2
+                if a:
+                    need.update(vb)
+                if b:
+                    need.update(va | vb)
+            else:  # ** % // @: the derivative reads both operands
+                if a or b:
+                    need.update(va | vb)
+            return a or b, va | vb
+        if isinstance(n, (ast.Compare, ast.BoolOp)):
+            vals = frozenset()
+            for c in ([n.left] + n.comparators) if isinstance(n, ast.Compare) else n.values:
+                vals |= ev(c)[1]
+            need.update(vals)  # a branch decided by these values
+            return False, vals
+        if isinstance(n, ast.IfExp):
+            _, vt = ev(n.test)
+            need.update(vt)
+            a, va = ev(n.body)
+            b, vb = ev(n.orelse)
+            return a or b, va | vb
+        if isinstance(n, ast.Call):
+            name, _ = _func_name(n)
+            res = [ev(x) for x in list(n.args) + [k.value for k in n.keywords]]
+            act = any(r[0] for r in res)
+            vals = frozenset().union(*[r[1] for r in res]) if res else frozenset()
+            if name in ("tid",):
+                return False, frozenset()
+            if name in _LINEAR_CALLS:
+                return act, vals
+            if name and (name.startswith(_ATOMIC_PREFIXES) or name in _TILE_WRITES):
+                return act, vals
+            if act:
+                need.update(vals)  # a nonlinear (or unknown) function of an active value
+            return act, vals
+        if isinstance(n, (ast.Tuple, ast.List)):
+            res = [ev(x) for x in n.elts]
+            return any(r[0] for r in res), frozenset().union(*[r[1] for r in res]) if res else frozenset()
+        raise Unknown(type(n).__name__)
+
+    def run(body):
+        for st in body:
+            if isinstance(st, ast.Assign):
+                a, v = ev(st.value)
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        env[t.id] = (a, v)
+                    elif isinstance(t, (ast.Tuple, ast.List)):
+                        for e in t.elts:
+                            if isinstance(e, ast.Name):
+                                env[e.id] = (a, v)
+                    else:
+                        inner = t
+                        while isinstance(inner, ast.Attribute):
+                            inner = inner.value
+                        if isinstance(inner, ast.Subscript):
+                            base, idx = _subscript_chain(inner)
+                            for i in idx:
+                                need.update(ev(i)[1])
+            elif isinstance(st, ast.AugAssign):
+                fake = ast.BinOp(left=st.target if not isinstance(st.target, ast.Name) else st.target,
+                                 op=st.op, right=st.value)
+                a, v = ev(fake)
+                if isinstance(st.target, ast.Name):
+                    env[st.target.id] = (a, v)
+            elif isinstance(st, ast.AnnAssign) and st.value is not None:
+                if isinstance(st.target, ast.Name):
+                    env[st.target.id] = ev(st.value)
+            elif isinstance(st, ast.Expr):
+                ev(st.value)
+            elif isinstance(st, ast.If):
+                need.update(ev(st.test)[1])
+                run(st.body)
+                run(st.orelse)
+            elif isinstance(st, (ast.For, ast.While)):
+                if isinstance(st, ast.For):
+                    need.update(ev(st.iter)[1])
+                else:
+                    need.update(ev(st.test)[1])
+                run(st.body)
+                run(st.body)  # loop-carried locals
+            elif isinstance(st, (ast.Pass, ast.Continue, ast.Break, ast.Return)):
+                if isinstance(st, ast.Return) and st.value is not None:
+                    ev(st.value)
+            else:
+                raise Unknown(type(st).__name__)
+
+    try:
+        run(fdef.body)
+    except (Unknown, RecursionError):
+        return None
+    return need
 
 
 def _eval_index(node, tids, scalars, local_defs, depth=0):
@@ -587,6 +851,8 @@ class _Recorder:
         self.snap_bytes = 0
         self.max_snapshot_bytes = int(max_snapshot_bytes)
         self.snapshots_complete = True
+        self.errors = []
+        self.pre_grads = {}  # param name -> .grad contents when the call's first backward started
         self.adjoint_launches = 0
         self.params = {}
         self.busy = 0
@@ -604,6 +870,11 @@ class _Recorder:
                 self.params[name] = self.array(a, param=name)
 
     # -- helpers --------------------------------------------------------------
+    def note(self, where, exc):
+        """Remember an exception raised while recording (the user's call goes on untraced there)."""
+        if len(self.errors) < 20:
+            self.errors.append(f"{where}: {type(exc).__name__}: {exc}")
+
     def array(self, a, param=None, grad_of=None):
         rec = self.arrays.get(id(a))
         if rec is None:
@@ -693,6 +964,12 @@ class _Recorder:
         key = str(getattr(kernel, "key", None) or getattr(kernel, "__name__", "kernel"))
         if key in self.kernels:  # two kernel objects with one key: keep them apart
             key = f"{key}#{len(self.kernels)}"
+        hit = _KERNEL_CACHE.get(id(kernel))
+        if hit is not None and hit[0] is kernel:
+            info = dict(hit[1])
+            self.kernels[key] = info
+            self._by_kernel[id(kernel)] = (kernel, key, info)
+            return key, info
         pyfunc = getattr(kernel, "func", None)
         try:
             lines, start = inspect.getsourcelines(pyfunc)
@@ -724,11 +1001,14 @@ class _Recorder:
             "kernel_option": opts.get("enable_backward"),
             "module_option": mod_opts.get("enable_backward"),
             "calls": list((index or {}).get("calls", [])),
+            "rng": bool((index or {}).get("rng")),
+            "rmw": list((index or {}).get("rmw", [])),
             "_argnames": argnames,
             "_index": index,
         }
         self.kernels[key] = info
         self._by_kernel[id(kernel)] = (kernel, key, info)
+        _KERNEL_CACHE[id(kernel)] = (kernel, dict(info))
         return key, info
 
     # -- launches ----------------------------------------------------------
@@ -814,6 +1094,14 @@ class _Recorder:
             self.struct_refs[ev["seq"]] = structs
         scalars = {e["arg"]: e["value"] for e in args if "value" in e and e.get("field") is None}
         self.launch_ctx[ev["seq"]] = (info, dims, scalars)
+        active = frozenset((e["field"] or e["arg"]) for e in args if "array" in e
+                           and self.arrays[id(self.by_label[e["array"]])]["requires_grad"])
+        ck = (id(kernel), active)
+        if ck not in _NEEDS_CACHE:
+            pyfunc = getattr(kernel, "func", None)
+            needs = _values_needed(pyfunc, active) if pyfunc is not None else None
+            _NEEDS_CACHE[ck] = (kernel, sorted(needs) if needs is not None else None)
+        ev["needs"] = _NEEDS_CACHE[ck][1]
         return ev
 
     def end_launch(self, ev):
@@ -909,6 +1197,7 @@ class _Recorder:
             "error": error,
             "digests": bool(self.digests),
             "snapshots_complete": bool(self.snapshots_complete),
+            "trace_errors": list(self.errors),
             "params": dict(self.params),
             "arrays": arrays,
             "kernels": kernels,
@@ -943,7 +1232,12 @@ class _Recorder:
                 c = float(np.vdot(r.ravel(), s.ravel()) / np.vdot(s.ravel(), s.ravel()))
                 if np.allclose(r, c * s, rtol=self.result_rtol, atol=self.result_rtol * float(np.max(np.abs(s)))):
                     ratio = c
+            pre = self.pre_grads.get(name)
             out[name] = {
+                "matches_pre_backward": bool(pre is not None and pre.shape == r.shape and np.any(pre != 0)
+                                             and np.allclose(r, pre, rtol=self.result_rtol, atol=0.0)
+                                             and not (s is not None and np.allclose(r, s, rtol=self.result_rtol,
+                                                                                    atol=0.0))),
                 "sum": float(np.sum(r)),
                 "size": int(r.size),
                 "matches_backward": match,
@@ -969,13 +1263,15 @@ def _last_write(events, targets, before):
 # ----------------------------------------------------------------------------
 
 
-def _bind(sig, args, kwargs):
-    try:
-        b = sig.bind(*args, **kwargs)
-        b.apply_defaults()
-        return b.arguments
-    except TypeError:
+def _bind(names, args, kwargs):
+    """The launch arguments by name (``names``: wp.launch's parameter names, in order)."""
+    if len(args) > len(names) or "kernel" not in names:
         return None
+    out = dict(zip(names, args))
+    out.update(kwargs)
+    if "kernel" not in out or "dim" not in out:
+        return None
+    return out
 
 
 def _wrap_launch(orig, tiled, launch_sig):
@@ -990,7 +1286,12 @@ def _wrap_launch(orig, tiled, launch_sig):
         a = _bind(launch_sig, args, kwargs)
         if a is None or a.get("adjoint"):
             return orig(*args, **kwargs)
-        ev = st.begin_launch(a["kernel"], a["dim"], a.get("inputs"), a.get("outputs"), a.get("record_tape", True), tiled)
+        try:
+            ev = st.begin_launch(a["kernel"], a["dim"], a.get("inputs"), a.get("outputs"),
+                                 a.get("record_tape", True), tiled)
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's launch
+            st.note("launch", exc)
+            return orig(*args, **kwargs)
         st.launch_depth += 1
         st.current_launch = ev
         try:
@@ -998,7 +1299,10 @@ def _wrap_launch(orig, tiled, launch_sig):
         finally:
             st.launch_depth -= 1
             st.current_launch = None
-            st.end_launch(ev)
+            try:
+                st.end_launch(ev)
+            except Exception as exc:  # noqa: BLE001
+                st.note("launch", exc)
 
     launch.__wrapped__ = orig
     return launch
@@ -1009,38 +1313,11 @@ def _host_op(op, orig):
         st = _ACTIVE
         if st is None or st.busy or st.host_depth or st.backward_depth or st.launch_depth:
             return orig(*args, **kwargs)
-        dest = src = None
-        value = None
-        if op in ("zero_", "fill_", "assign"):
-            dest = args[0]
-            if op == "fill_":
-                v = args[1] if len(args) > 1 else kwargs.get("value", 0)
-                try:
-                    value = float(v)
-                except (TypeError, ValueError):
-                    value = None
-            if op == "assign":
-                s = args[1] if len(args) > 1 else kwargs.get("src")
-                src = s if _is_array(s) else None
-        elif op == "copy":
-            dest = args[0] if args else kwargs.get("dest")
-            s = args[1] if len(args) > 1 else kwargs.get("src")
-            src = s if _is_array(s) else None
-        elif op == "clone":
-            s = args[0] if args else kwargs.get("src")
-            src = s if _is_array(s) else None
-        ev = st.event(
-            "host",
-            op=op,
-            dest=st.array(dest) if _is_array(dest) else None,
-            src=st.array(src) if src is not None else None,
-            value=value,
-            active_tape=st.active[-1] if st.active else None,
-            tape=None,
-            epoch=None,
-            pre=st.summary(dest) if _is_array(dest) else None,
-            post=None,
-        )
+        try:
+            ev, dest = _begin_host(st, op, args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's call
+            st.note(op, exc)
+            return orig(*args, **kwargs)
         st.host_depth += 1
         prev, st.current_host = st.current_host, ev
         try:
@@ -1048,15 +1325,55 @@ def _host_op(op, orig):
         finally:
             st.host_depth -= 1
             st.current_host = prev
-        if op == "clone" and _is_array(res):
-            ev["dest"] = st.array(res)
-            dest = res
-        if _is_array(dest):
-            ev["post"] = st.summary(dest)
+        try:
+            if op == "clone" and _is_array(res):
+                ev["dest"] = st.array(res)
+                dest = res
+            if _is_array(dest):
+                ev["post"] = st.summary(dest)
+        except Exception as exc:  # noqa: BLE001
+            st.note(op, exc)
         return res
 
     wrapper.__wrapped__ = orig
     return wrapper
+
+
+def _begin_host(st, op, args, kwargs):
+    """Record a host write (before it runs); returns (event, destination array)."""
+    dest = src = None
+    value = None
+    if op in ("zero_", "fill_", "assign"):
+        dest = args[0]
+        if op == "fill_":
+            v = args[1] if len(args) > 1 else kwargs.get("value", 0)
+            try:
+                value = float(v)
+            except (TypeError, ValueError):
+                value = None
+        if op == "assign":
+            s = args[1] if len(args) > 1 else kwargs.get("src")
+            src = s if _is_array(s) else None
+    elif op == "copy":
+        dest = args[0] if args else kwargs.get("dest")
+        s = args[1] if len(args) > 1 else kwargs.get("src")
+        src = s if _is_array(s) else None
+    elif op == "clone":
+        s = args[0] if args else kwargs.get("src")
+        src = s if _is_array(s) else None
+    ev = st.event(
+        "host",
+        op=op,
+        dest=st.array(dest) if _is_array(dest) else None,
+        src=st.array(src) if src is not None else None,
+        value=value,
+        active_tape=st.active[-1] if st.active else None,
+        tape=None,
+        epoch=None,
+        pre=st.summary(dest) if _is_array(dest) else None,
+        post=None,
+    )
+    return ev, dest
 
 
 def _install(st):
@@ -1069,7 +1386,7 @@ def _install(st):
         setattr(owner, name, new)
 
     orig_launch = wp.launch
-    launch_sig = inspect.signature(orig_launch)
+    launch_sig = [p for p in inspect.signature(orig_launch).parameters]
     patch(wp, "launch", _wrap_launch(orig_launch, False, launch_sig))
     if hasattr(wp, "launch_tiled"):
         patch(wp, "launch_tiled", _wrap_launch(wp.launch_tiled, True, launch_sig))
@@ -1104,12 +1421,29 @@ def _install(st):
             s = _ACTIVE
             if s is None or s.busy or s.host_depth or s.launch_depth or s.backward_depth or g is None:
                 return g
-            owner = s.array(self)
-            s.array(g, grad_of=owner)
-            s.event("grad_read", array=owner, grad=s.array(g), before_backward=s.backward_count == 0)
+            try:
+                owner = s.array(self)
+                s.array(g, grad_of=owner)
+                s.event("grad_read", array=owner, grad=s.array(g), before_backward=s.backward_count == 0)
+            except Exception as exc:  # noqa: BLE001
+                s.note("grad", exc)
             return g
 
-        patch(A, "grad", property(grad_get, prop.fset, prop.fdel, prop.__doc__))
+        fset = prop.fset
+
+        def grad_set(self, value):
+            fset(self, value)
+            s = _ACTIVE
+            if s is None or s.busy or s.host_depth or s.launch_depth or s.backward_depth or not _is_array(value):
+                return
+            try:
+                owner = s.array(self)
+                s.event("grad_assign", array=owner, grad=s.array(value, grad_of=owner),
+                        before_backward=s.backward_count == 0)
+            except Exception as exc:  # noqa: BLE001
+                s.note("grad", exc)
+
+        patch(A, "grad", property(grad_get, grad_set if fset is not None else None, prop.fdel, prop.__doc__))
     else:
         st._grad_get = lambda a: getattr(a, "grad", None)
 
@@ -1208,8 +1542,12 @@ def _install(st):
         s = _ACTIVE
         if s is None or s.busy or s.backward_depth or s.host_depth or s.launch_depth:
             return o_bw(self, loss, grads, *a, **k)
-        r = s.tape(self)
-        ev = _begin_backward(s, r, loss, grads)
+        try:
+            r = s.tape(self)
+            ev = _begin_backward(s, r, loss, grads)
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's backward
+            s.note("backward", exc)
+            return o_bw(self, loss, grads, *a, **k)
         s.backward_count += 1
         s.backward_depth += 1
         s.adjoint_launches = 0
@@ -1217,16 +1555,10 @@ def _install(st):
             return o_bw(self, loss, grads, *a, **k)
         finally:
             s.backward_depth -= 1
-            ev["adjoint_launches"] = s.adjoint_launches
-            snaps, post = {}, {}
-            for name, label in s.params.items():
-                p = _obj(s, label)
-                g = s.grad_of(p) if p is not None else None
-                if g is not None:
-                    snaps[name] = s.contents(g)
-                    post[name] = s.summary(g)
-            s.post_grads.append(snaps)
-            ev["post_grads"] = post
+            try:
+                _end_backward(s, ev)
+            except Exception as exc:  # noqa: BLE001
+                s.note("backward", exc)
 
     patch(T, "__init__", __init__)
     patch(T, "__enter__", __enter__)
@@ -1237,6 +1569,24 @@ def _install(st):
     patch(T, "zero", _tape_op("tape_zero", o_zero))
     patch(T, "reset", _tape_op("tape_reset", o_reset))
     return saved
+
+
+def _end_backward(s, ev):
+    """After a backward: adjoint launch count, params' .grad and the seed buffers."""
+    ev["adjoint_launches"] = s.adjoint_launches
+    snaps, post = {}, {}
+    for name, label in s.params.items():
+        p = _obj(s, label)
+        g = s.grad_of(p) if p is not None else None
+        if g is not None:
+            snaps[name] = s.contents(g)
+            post[name] = s.summary(g)
+    s.post_grads.append(snaps)
+    ev["post_grads"] = post
+    for seed in ev["seeds"]:
+        buf = _obj(s, seed["seed"]) if seed.get("seed") else None
+        summ = s.summary(buf) if buf is not None else None
+        seed["post_sum"] = summ["sum"] if summ else None
 
 
 def _obj(st, label):
@@ -1280,6 +1630,11 @@ def _begin_backward(st, r, loss, grads):
         for a, g in grads.items():
             if _is_array(a):
                 seeds.append(_seed_entry(st, "grads", a, g if _is_array(g) else None))
+    if st.backward_count == 0:
+        for name, lab in st.params.items():
+            g = st.grad_of(_obj(st, lab))
+            if g is not None:
+                st.pre_grads[name] = st.contents(g)
     grad_nonzero, req = {}, {}
     for rec in list(st.arrays.values()):
         a = rec["_obj"]
@@ -1292,9 +1647,10 @@ def _begin_backward(st, r, loss, grads):
             c = st.contents(g)
             grad_nonzero[rec["label"]] = bool(c is not None and np.any(c != 0))
     if loss is None and not grads:
+        attached = {e["array"] for e in st.events if e["kind"] == "grad_assign"}
         for lab in on_tape:
-            if grad_nonzero.get(lab) and st.arrays[id(_obj(st, lab))]["param"] is None:
-                a = _obj(st, lab)
+            a = _obj(st, lab)
+            if st.arrays[id(a)]["param"] is None and (grad_nonzero.get(lab) or lab in attached):
                 seeds.append(_seed_entry(st, "preset", a, st.grad_of(a)))
     pre = {lab: st.summary(_obj(st, lab)) for lab in on_tape}
     rebound = []
@@ -1306,11 +1662,28 @@ def _begin_backward(st, r, loss, grads):
             for path, now in st.struct_bindings(arg, sobj).items():
                 if path in then and then[path] != now:
                     rebound.append({"launch": ev["seq"], "field": path, "then": then[path], "now": now})
+    first_read, writers = {}, {}
+    for ev in st.events:
+        if ev["kind"] == "launch" and ev["tape"] == label and ev["epoch"] == epoch:
+            for lab in ev["reads"]:
+                first_read.setdefault(lab, ev["seq"])
+    for ev in st.events:
+        if ev["kind"] == "launch":
+            written, how = ev["writes"], ("recorded launch" if ev["tape"] == label and ev["epoch"] == epoch
+                                          else "unrecorded launch")
+        elif ev["kind"] == "host" and ev.get("dest"):
+            written, how = [ev["dest"]], ("recorded host call" if ev.get("tape") == label else "host call")
+        else:
+            continue
+        for lab in written:
+            if lab in first_read and ev["seq"] >= first_read[lab]:
+                writers.setdefault(lab, []).append({"event": ev["seq"], "by": how})
     now_cache, read_changes = {}, {}
     for ev in st.events:
         if ev["kind"] == "launch" and ev["tape"] == label and ev["epoch"] == epoch:
             read_changes[str(ev["seq"])] = st.read_changes(ev, now_cache)
     return st.event("backward", tape=label, epoch=epoch, rebound=rebound, read_changes=read_changes,
+                    writers=writers,
                     loss=st.array(loss) if _is_array(loss) else None, seeds=seeds, pre=pre,
                     grad_nonzero=grad_nonzero, requires_grad=req, adjoint_launches=0, post_grads=None)
 
@@ -1435,8 +1808,11 @@ def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_
         sources of the param->loss dataflow path.
     digests : bool, default True
         Digest array contents (blake2b-64 of the bytes) before every launch,
-        around every host write and before every ``backward()``. Without them
-        write-after-read findings rely on write events alone.
+        around every host write and before every ``backward()``, and keep the
+        element snapshots. Without them write-after-read findings rely on
+        write events alone (a trajectory array extended step by step is then
+        reported, measured on tests/programs/trace_trajectory) and
+        ``seed_accumulated`` cannot be told from ``seed_scale``.
     coverage_root : str or path, optional
         When a folder, record executed lines of ``.py`` files under it
         (``sys.monitoring`` on Python >= 3.12, ``sys.settrace`` and
@@ -1653,6 +2029,15 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
 
     groups_war = {}
 
+    def consumed_grad(a, after):
+        """Whether the .grad of array a is read (property, .numpy(), copied) after event ``after``."""
+        for ev in events[after + 1:]:
+            if ev["kind"] in ("grad_read", "grad_numpy") and ev["array"] == a:
+                return True
+            if ev["kind"] == "host" and ev.get("src") and arrays.get(ev["src"], {}).get("grad_of") == a:
+                return True
+        return False
+
     def group(fid, key, how, A, reader, writer, **data):
         """Aggregate one instance (array A read at event reader, written at event writer)."""
         g = groups_war.get((fid, key))
@@ -1666,6 +2051,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
 
     backwards = [e for e in events if e["kind"] == "backward"]
     paths = {b["seq"]: _path(trace, b) for b in backwards}
+    release = _release(trace.get("warp"))
 
     def zeroed(p, lo, hi):
         """Whether param label p had its grad zeroed by an event in (lo, hi)."""
@@ -1691,6 +2077,9 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                 A = entry["array"]
                 if any(s["target"] == A for s in b["seeds"]):
                     continue
+                needs = L.get("needs")
+                if needs is not None and (entry["field"] or entry["arg"]) not in needs and release >= (1, 13):
+                    continue  # the adjoint does not read this value (affine use with constant coefficients)
                 pre_then = entry.get("pre")
                 pre_now = (b.get("pre") or {}).get(A)
                 rc = ((b.get("read_changes") or {}).get(str(L["seq"])) or {}).get(A) or {}
@@ -1704,7 +2093,8 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                                  for e2 in L["args"])
                 if rc.get("self_overlap") is not None:
                     self_store = self_store and rc["self_overlap"]
-                if self_store and rc.get("changed_set_before") == 0:
+                if (self_store and rc.get("changed_set_before") == 0
+                        and (entry["field"] or entry["arg"]) not in kernels.get(L["kernel"], {}).get("rmw", [])):
                     # it stored into elements that held zeros before it ran (a buffer it fills, e.g. a
                     # prefix product re-reading its own stores): not a read of old contents
                     self_store = False
@@ -1742,6 +2132,11 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     fid = "offtape_write_after_read"
                     how = (f"{name} read by {kname(L)} ({where(L)}) on tape {T} is changed by an unrecorded "
                            f"{writer_label(W)} before backward")
+                if not arrays.get(A, {}).get("float", True) and kernels.get(L["kernel"], {}).get("rng"):
+                    fid = "rng_state_overwrite"
+                    how = (f"random-number state {name} ({arrays[A].get('dtype')}) read by {kname(L)} ({where(L)}) "
+                           f"on tape {T} is overwritten before backward (by {writer_label(W)}), so the replay "
+                           f"draws other random numbers")
                 group(fid, (kname(L), name, writer_label(W)), how, A, L["seq"], W["seq"],
                       field=entry["field"], tape=T, kernel=kname(L), writer_kind=W["kind"],
                       inplace=W is L, loss_event=loss_seq, writer_recorded=W.get("tape") == T)
@@ -1760,8 +2155,10 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                   f"to another array after the launch was recorded, so backward replays it with the new array",
                   r["then"], r["launch"], None, field=r["field"], tape=T, kernel=kname(L), now=r["now"])
 
-        # requires_grad on the path
-        for A in sorted(path_arrays, key=_label_key):
+        # requires_grad on the path, for arrays the tape's own launches touch (upstream of the tape
+        # is the business of forward_outside_tape / window_handoff)
+        on_tape_arrays = {a for e in on_rec for a in e["reads"] + e["writes"]}
+        for A in sorted(path_arrays & on_tape_arrays, key=_label_key):
             rec = arrays.get(A, {})
             if rec.get("float") and not b["requires_grad"].get(A, rec.get("requires_grad")):
                 who = producer_name(on, A)
@@ -1769,12 +2166,25 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                       f"{who} lies on the dataflow path from the params to the seeded array but has "
                       f"requires_grad=False at backward", A, None, None)
 
-        # launches on the path outside the tape / on other tapes
+        # launches on the path outside the tape / on other tapes. The tape's entry arrays are the
+        # path arrays its launches read but no launch of it wrote; when the user consumes their .grad
+        # after this backward (carry = wp.clone(start.grad), grads={end: carry}), the adjoint is
+        # carried by hand (checkpointed windows) and the part before the tape is not lost.
+        written_on_T = {a for e in on_rec for a in e["writes"]}
+        entries = {a for e in on_rec for a in e["reads"] if a in path_arrays and a not in written_on_T
+                   and a not in plabel}
+        carried = bool(entries) and all(consumed_grad(a, b["seq"]) for a in entries)
+        several_tapes = len({(x["tape"], x["epoch"]) for x in backwards}) > 1
         other = {}
         for ev in on:
             if ev["kind"] != "launch":
                 continue
-            if ev["tape"] is None:
+            if ev["tape"] is None and carried:
+                continue
+            if ev["tape"] is None and several_tapes:
+                # windows on their own tapes, the state between them recomputed or handed over off-tape
+                other.setdefault((None, None), []).append(ev["seq"])
+            elif ev["tape"] is None:
                 key = ("forward_outside_tape", kname(ev))
                 if key not in found:
                     add(_finding("forward_outside_tape",
@@ -1804,7 +2214,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                              kernel=kname(ev), launch=ev["seq"]), ev["kernel"])
         for (U, EU), seqs in sorted(other.items(), key=lambda kv: str(kv[0])):
             later = [x for x in backwards if x["tape"] == U and x["epoch"] == EU and x["seq"] > b["seq"]]
-            if later:
+            if later or carried:
                 continue
             handoff = sorted({a for s in seqs for a in events[s]["writes"] if a in path_arrays}, key=_label_key)
             if ("window_handoff", "all") in found:
@@ -1813,8 +2223,10 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                 continue
             add(_finding("window_handoff",
                          f"the param->loss path of backward on {T} (event {b['seq']}) starts in launches recorded on "
-                         f"tape {U}" + (f" (before its reset {EU})" if U == T else "") +
-                         f" (events {seqs[:5]}), whose backward never follows; state handed over: {handoff}",
+                         + (f"tape {U}" if U is not None else "no tape (the state between the windows)")
+                         + (f" (before its reset {EU})" if U == T else "") +
+                         f" (events {seqs[:5]}); no later backward carries the adjoint of the state handed "
+                         f"over ({handoff[:5]}) into them",
                          tape=T, other_tape=U, other_epoch=EU, launches=seqs[:20], handoff=handoff[:20],
                          backward=b["seq"], pairs=[[T, U]]),
                 "all")
@@ -1829,6 +2241,16 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                              f"launch of {kernels.get(sig[0], {}).get('name', sig[0])} with the same arrays and the same "
                              f"input contents is recorded {len(seqs)} times on tape {T} (events {seqs})",
                              kernel=sig[0], launches=seqs, tape=T), sig[0])
+
+        # a backward whose every seed is zero
+        if b["seeds"] and all(x["constant"] == 0.0 for x in b["seeds"]):
+            add(_finding("zero_seed",
+                         f"backward (event {b['seq']}) on tape {T} is seeded only with zeros "
+                         f"({', '.join(str(x['seed'] or x['target']) for x in b['seeds'])}): a seed buffer zeroed "
+                         f"earlier (consumed by a backward from Warp 1.13, or by tape.zero()) and not refilled "
+                         f"gives a zero gradient",
+                         seeds=[x["seed"] for x in b["seeds"]], targets=[x["target"] for x in b["seeds"]],
+                         modes=[x["mode"] for x in b["seeds"]], backward=b["seq"]), b["seq"])
 
         # seeds
         for s in b["seeds"]:
@@ -1846,7 +2268,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                         break
             factor = None
             red = None
-            if s["constant"] is not None and (s["target_size"] or 0) > 1 and objective is not None:
+            if s["constant"] and (s["target_size"] or 0) > 1 and objective is not None:
                 c, S, M = s["constant"], s["target_sum"], s["target_mean"]
                 if not _close(c * S, objective, rtol):
                     if _close(M, objective, rtol):
@@ -1932,9 +2354,11 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
                     and e["array"] in plabel]
     for name, r in grads.items():
         if backwards:
-            if r["matches_backward"] is not None or (r["ratio"] is not None and r["ratio"] != 0.0):
-                continue
-            if not r["backward_nonzero"] and r["returned_zero"]:
+            # only a return that is demonstrably old counts: zeros where the backward wrote a gradient,
+            # or the .grad as it was before this call's backward. Any other difference (a gradient
+            # routed through another framework, a user-side transform) is not evidence.
+            stale = (r["returned_zero"] and r["backward_nonzero"]) or r.get("matches_pre_backward")
+            if not stale or r["matches_backward"] is not None:
                 continue
             add(_finding("stale_gradient_read",
                          f"the gradient returned for {name} is not what this call's backward wrote into its .grad "

@@ -38,6 +38,15 @@ def measure_variant(path, *, device: str = "cpu", scale: str = "small", python: 
                     timeout_s: float = 300.0, **knobs) -> dict:
     """Measure one variant folder against the ground truth.
 
+    Central finite differences cover every coordinate of every param up to
+    ``max_full`` = 10^4 parameters; above that, a deterministic sample of 256
+    coordinates (drawn without replacement, seed 20111) plus 8 random unit
+    directions (Gaussian, normalised, same seed). Steps start at
+    ``eps^(1/3) * max(|x_i|, mean |x| of the param)`` (Nocedal & Wright 2nd
+    ed., sec. 8.1) and are refined where h and h/4 disagree beyond the
+    noise; the noise is measured ECnoise-style (Moré & Wild 2011). See
+    docs/oracle.md.
+
     Parameters
     ----------
     path : str or Path

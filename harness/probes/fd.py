@@ -193,9 +193,13 @@ def measure(ctx, *, coords: int = 5, dirs: int = 2, perturbed_coords: int = 0, p
         try:
             g1 = ctx.gradient()
             pert = measure_items(ctx, x1, perturbed_coords, perturbed_dirs, resolution_factor)
-            ctx.fd_perturbed = {"x": x1, "g": g1, **pert}
-            res["perturbed"] = compare_items(ctx, g1, pert["items"], rtol)
-            res["perturbed"]["items"] = _public(pert["items"])
+            if not all(np.isfinite([it["fp"] for it in pert["items"]] + [it["fm"] for it in pert["items"]])):
+                # the perturbation left the objective's domain (e.g. sqrt of a negative): nothing to compare there
+                res["perturbed_note"] = "objective not finite near the perturbed point: not compared"
+            else:
+                ctx.fd_perturbed = {"x": x1, "g": g1, **pert}
+                res["perturbed"] = compare_items(ctx, g1, pert["items"], rtol)
+                res["perturbed"]["items"] = _public(pert["items"])
         finally:
             ctx.flat.set(x0)
             ctx.stage(None)

@@ -208,8 +208,12 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     return out
 
 
-def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGHT) -> Assessment:
-    """Evidence and class weights from :func:`differential`'s result."""
+def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGHT, copies: int | None = None) -> Assessment:
+    """Evidence and class weights from :func:`differential`'s result.
+
+    ``copies``: the number of ``wp.copy``/``wp.clone`` calls the trace saw in
+    the gradient call; when it is 0, changelog entries about copy adjoints
+    cannot explain the change and ``copy_adjoint`` is dropped."""
     a = Assessment()
     if not diff:
         return a
@@ -227,6 +231,8 @@ def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGH
         return a
     first = diff.get("first_change")
     entry, classes = RELEASE_CHANGES.get(first, ("", {"warp_adjoint_bug": 1.0})) if first else ("", {"warp_adjoint_bug": 1.0})
+    if copies == 0 and len(classes) > 1:
+        classes = {k: v for k, v in classes.items() if k != "copy_adjoint"}
     txt = (f"autodiff changes between Warp {diff['current']} and {diff['other']} while finite differences do not "
            f"(relative change {c['relative_change']:.3g}" + ("; the other release agrees with FD" if c.get("b_agrees") else "") + ")")
     if first:

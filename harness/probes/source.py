@@ -12,7 +12,8 @@ draws). This assessor keeps a finding only when
   kernel calls (transitively), since kernel bodies run natively and have no
   Python line coverage;
 
-and when its rule's release gate (:data:`RELEASE_GATES`) contains the Warp
+and when its rule's release gate (:data:`RELEASE_GATES`, declared with the
+rule in :mod:`harness.rules`) contains the Warp
 release measured. Without coverage (the trace failed or did not run) findings
 count at :data:`NO_COVERAGE_WEIGHT` of their specificity.
 """
@@ -27,18 +28,16 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .. import rules as _registry
 from ..measure import source as rules
 from . import Assessment
 
-#: Source rules that only point at a class on some Warp releases (Warp
-#: changelog 1.13.0, 1.14.0, 1.17.0): component writes to array elements were
-#: fixed in 1.14, copy/clone adjoints in 1.17, output adjoints are consumed by
-#: backward() from 1.13.
-RELEASE_GATES = {
-    "array_component_write": SpecifierSet("<1.14"),
-    "copy_on_tape": SpecifierSet("<1.17"),
-    "grad_buffer_reuse": SpecifierSet(">=1.13"),
-}
+#: Source rules that only point at a class on some Warp releases, read from
+#: the rule declarations (:mod:`harness.rules`; Warp changelog 1.13.0,
+#: 1.14.0, 1.17.0): component writes to array elements were fixed in 1.14,
+#: copy/clone adjoints in 1.17, output adjoints are consumed by backward()
+#: from 1.13.
+RELEASE_GATES = {name: SpecifierSet(spec) for name, spec in _registry.gates().items()}
 
 #: Fraction of a finding's specificity counted when no coverage is available.
 NO_COVERAGE_WEIGHT = 0.5
@@ -46,17 +45,13 @@ NO_COVERAGE_WEIGHT = 0.5
 #: Rules about taping behaviour the runtime trace observes directly (who
 #: wrote an array after it was read, what was launched outside a tape, how
 #: many backward passes ran, whether gradients were zeroed, which arrays lack
-#: requires_grad on the path). Where the trace ran, its findings replace
-#: these rules: a pattern in the code that the run did not show is not
-#: evidence. Rules about what happens inside a kernel body (``*=``, a
-#: component assigned twice, a dynamic loop, a custom adjoint, singular
-#: builtins) stay: the trace cannot see inside the generated adjoint.
-OBSERVED_RULES = frozenset({
-    "static_write_after_read", "struct_write_after_read", "host_write_after_read", "host_assign_after_read",
-    "write_after_write", "buffer_swap", "mutation_on_tape", "launch_after_tape", "launch_before_tape",
-    "loss_after_tape", "no_requires_grad", "backward_in_loop", "repeated_backward", "no_grad_zeroing",
-    "tape_per_window", "grad_read_before_backward", "host_rng",
-})
+#: requires_grad on the path): the rules declared ``observed=True`` in
+#: :mod:`harness.rules`. Where the trace ran, its findings replace these
+#: rules: a pattern in the code that the run did not show is not evidence.
+#: Rules about what happens inside a kernel body (``*=``, a component
+#: assigned twice, a dynamic loop, a custom adjoint, singular builtins) stay:
+#: the trace cannot see inside the generated adjoint.
+OBSERVED_RULES = _registry.observed_rules()
 
 
 def release_ok(rule: str, warp_version) -> bool:

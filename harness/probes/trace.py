@@ -137,7 +137,9 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
     out = {"findings": findings[:max_findings], "coverage": tr.get("coverage"), "kernels": kernels,
            "call_error": tr.get("error"),
            "summary": {"launches": sum(1 for e in events if e.get("kind") == "launch"), "backward": len(backs),
-                       "tapes": len(tr.get("tapes") or {}), "seed_sizes": seed_sizes, "wall_s": tr.get("wall_s")}}
+                       "tapes": len(tr.get("tapes") or {}), "seed_sizes": seed_sizes, "wall_s": tr.get("wall_s"),
+                       "backward_tapes": len({b.get("tape") for b in backs if b.get("tape") is not None}),
+                       "copies": sum(1 for e in events if e.get("kind") == "host" and e.get("op") in ("copy", "clone"))}}
     ctx.doc["trace"] = out
     ctx.save()
     return out

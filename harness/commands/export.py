@@ -1,0 +1,36 @@
+"""``defects4warp export --format skill-evals DIR``: tasks for agent-skill evaluations (:mod:`harness.export`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..case import default_corpus, load_corpus
+
+
+@click.command()
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["skill-evals"]), default="skill-evals", show_default=True)
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder of cases (default: the bundled corpus/).")
+@click.option("--cases", "cases_glob", default="*", show_default=True, help="Glob (or comma-separated globs) over case ids.")
+@click.option("--split", type=click.Choice(["dev", "test"]), default=None, help="Only cases of this split.")
+@click.option("--warp", "warp", default=None, metavar="VERSION",
+              help="The release whose expectations are exported (default: the installed one).")
+@click.option("--scale", type=click.Choice(["small", "production"]), default="small", show_default=True)
+def cmd(out_dir, fmt, corpus, cases_glob, split, warp, scale):
+    """Write the corpus as skill-evaluation tasks: OUT_DIR/evals.json and OUT_DIR/files/."""
+    from ..export import export_skill_evals
+    from ..runner import installed_warp_version
+
+    root = Path(corpus) if corpus else default_corpus()
+    cases, errors = load_corpus(root, cases_glob)
+    for e in errors:
+        click.echo(f"case format error {e}", err=True)
+    if split:
+        cases = [c for c in cases if c.split == split]
+    doc = export_skill_evals(cases, out_dir, warp or installed_warp_version(), scale=scale)
+    click.echo(f"wrote {Path(out_dir) / 'evals.json'}: {len(doc['evals'])} tasks from {len(cases)} cases")
+    sys.exit(1 if errors else 0)

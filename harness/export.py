@@ -1,0 +1,141 @@
+"""Export the corpus as tasks for evaluating an LLM agent's debugging skill.
+
+Skill evaluations in this field are a JSON list of tasks: a prompt in the
+user's words, the files it names, the expected output, and assertions a
+grader checks. :func:`export_skill_evals` writes, for every buggy, no_bug or
+refused variant (its expectation on one Warp release):
+
+``DIR/evals.json``
+    ``{"format": "defects4warp-skill-evals", "version": 1, "warp": release,
+    "evals": [...]}``; each eval: ``id`` (neutral: the case id and a short
+    digest of the variant name, never the variant name itself), ``prompt``
+    (the case summary, the files to read, the question), ``files`` (paths
+    relative to DIR), ``expected_output`` (the verdict, the class and the
+    case's explanation), ``assertions`` (strings a grader checks, generated
+    from the labels: the verdict, the class, the standard fix, the release
+    caveat when the label depends on the release; for no_bug variants "does
+    not claim a gradient bug"), ``expected`` (machine-readable: verdict,
+    classes), ``case`` and ``split``.
+``DIR/files/<eval id>/...``
+    the variant's sources exactly as in the corpus (``problem.py`` and its
+    sibling modules; ``__pycache__`` left out).
+
+Nothing inside ``files/`` carries a label: the folder names are neutral and
+the sources are the blinded variant sources (:func:`harness.blind.hint_findings`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .taxonomy import CLASSES, class_guide
+
+FORMAT = "defects4warp-skill-evals"
+
+QUESTION = ("Is the gradient that Warp computes for this program correct? If it is wrong, say which class of "
+            "gradient bug it is (the root cause), show the evidence you measured, and give the minimal fix; if it "
+            "is correct, say so and explain the symptom.")
+
+
+def eval_id(case_id: str, variant: str) -> str:
+    """``<case id>-<6 hex>``: stable, unique per variant, and free of the variant's name."""
+    return f"{case_id}-{hashlib.sha1(f'{case_id}/{variant}'.encode()).hexdigest()[:6]}"
+
+
+def _caveat(case, variant) -> str | None:
+    exps = variant.expectations
+    if len({(e.verdict, e.classes) for e in exps}) < 2:
+        return None
+    parts = [f"{e.verdict} ({', '.join(e.classes)}) on Warp {str(e.warp) or 'all releases'}" + (f" at scale {e.scale}" if e.scale else "")
+             for e in exps]
+    return "Notes that the answer depends on the Warp release: " + "; ".join(parts)
+
+
+def _assertions(exp, caveat) -> list:
+    out = []
+    if exp.verdict == "bug":
+        out.append("Says the gradient is wrong (there is a gradient bug)")
+        names = " or ".join(f"{c} ({CLASSES[c].summary})" for c in exp.classes)
+        out.append(f"Names the root cause as {names}")
+        out.append("Proposes the standard fix: " + class_guide(exp.classes[0]))
+    elif exp.verdict == "refused":
+        out.append("Says that this Warp release refuses to build or run the program as written")
+        out.append("Names the construct the release refuses and the defect it guards against: "
+                   + ", ".join(f"{c} ({CLASSES[c].summary})" for c in exp.classes))
+    else:
+        out.append("Does not claim a gradient bug: the gradient is correct for the program as written")
+        other = [c for c in exp.classes if c != "correct"]
+        if other:
+            out.append("Explains the symptom as " + " or ".join(f"{c} ({CLASSES[c].summary})" for c in other))
+    if caveat:
+        out.append(caveat)
+    return out
+
+
+def _expected_output(case, exp) -> str:
+    if exp.verdict == "bug":
+        head = f"Gradient bug: {exp.classes[0]}."
+    elif exp.verdict == "refused":
+        head = "This Warp release refuses to build or run the program."
+    else:
+        head = "No gradient bug" + (f" ({', '.join(c for c in exp.classes if c != 'correct')})." if
+                                    any(c != "correct" for c in exp.classes) else ".")
+    return f"{head} {case.explanation}" if exp.verdict != "no_bug" or exp.classes != ("correct",) else head
+
+
+def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = "small") -> dict:
+    """Write ``evals.json`` and ``files/`` for ``cases`` under ``out_dir``.
+
+    Parameters
+    ----------
+    cases : list[harness.case.Case]
+    out_dir : path-like
+        Created if missing; replaced atomically (written beside, then renamed).
+    warp_version : str
+        The release whose expectations are exported.
+    scale : str
+        ``small`` or ``production``.
+
+    Returns
+    -------
+    dict
+        The ``evals.json`` document.
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=out_dir.parent))
+    evals = []
+    for case in sorted(cases, key=lambda c: c.id):
+        for v in case.variants:
+            exp = v.expectation_for(warp_version, scale)
+            if exp is None:
+                continue
+            eid = eval_id(case.id, v.name)
+            dest = tmp / "files" / eid
+            shutil.copytree(v.path, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            files = sorted(p.relative_to(tmp).as_posix() for p in dest.rglob("*") if p.is_file())
+            listing = ", ".join(f.split("/", 2)[2] for f in files)
+            prompt = (f"{case.summary}\n\nThe program is in files/{eid}/ ({listing}); `problem.py` wraps our "
+                      f"gradient step as make_problem(device, scale). We run warp-lang {warp_version} on the CPU.\n\n"
+                      f"{QUESTION}")
+            evals.append({
+                "id": eid, "case": case.id, "split": case.split, "prompt": prompt, "files": files,
+                "expected_output": _expected_output(case, exp),
+                "assertions": _assertions(exp, _caveat(case, v)),
+                "expected": {"verdict": exp.verdict, "classes": list(exp.classes), "warp": warp_version, "scale": scale},
+            })
+    doc = {"format": FORMAT, "version": 1, "warp": warp_version, "scale": scale, "evals": evals}
+    (tmp / "evals.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    if out_dir.exists():
+        old = out_dir.with_name(out_dir.name + ".old-export")
+        os.replace(out_dir, old)
+        os.replace(tmp, out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out_dir)
+    return doc

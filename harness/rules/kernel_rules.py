@@ -1,0 +1,270 @@
+"""Rules over kernel and ``@wp.func`` bodies (what happens inside the
+generated adjoint, which the runtime trace cannot see)."""
+
+from __future__ import annotations
+
+import ast
+
+from ._ast import (_NONSMOOTH, _OVERFLOW, _PIECEWISE, _base_name, _dotted, _is_false, _kw, _names_in, _resolve_locals,
+                   _tail, inside_loop, kernel_access)
+from .registry import rule
+
+
+def _walk_kernels(unit, kinds=None):
+    for fn, kind in unit.kernels:
+        if kinds is None or kind in kinds:
+            yield fn, kind
+
+
+@rule("inplace_array_op", classes=("inplace_math",),
+      summary="`*=` / `/=` on an array element in a kernel")
+def inplace_array_op(unit):
+    """``*=`` / ``/=`` on an element or field of an array parameter."""
+    for fn, kind in _walk_kernels(unit):
+        arrays = unit.kernel_info(fn)["array_params"]
+        for node in ast.walk(fn):
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Mult, ast.Div)):
+                if _base_name(node.target) in arrays and isinstance(node.target, (ast.Subscript, ast.Attribute)):
+                    op = "*=" if isinstance(node.op, ast.Mult) else "/="
+                    yield node, f"'{ast.unparse(node.target)} {op} ...' in {kind} {fn.name}", fn.name
+
+
+def _calls_named(unit, names):
+    for fn, kind in _walk_kernels(unit):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and _tail(node) in names:
+                yield fn, kind, node, _tail(node)
+
+
+@rule("nonsmooth_op", classes=("nonsmooth_nan", "nonsmooth_tie"), specificity=0.1,
+      summary="sqrt / pow / log / atan2 / acos / asin in a kernel")
+def nonsmooth_op(unit):
+    """A builtin whose adjoint is singular somewhere (wp.length/normalize are
+    guarded at the zero vector on every release, so they are not listed)."""
+    for fn, kind, node, t in _calls_named(unit, _NONSMOOTH):
+        yield node, f"{t}() in {kind} {fn.name}", fn.name
+
+
+@rule("piecewise_constant_op", classes=("piecewise_constant",), specificity=0.3,
+      summary="round / floor / ceil / sign / trunc / int() in a kernel")
+def piecewise_constant_op(unit):
+    """A builtin with zero derivative almost everywhere."""
+    for fn, kind, node, t in _calls_named(unit, _PIECEWISE):
+        yield node, f"{t}() in {kind} {fn.name}", fn.name
+
+
+@rule("device_rng", classes=("stochastic_forward", "rng_replay"), specificity=0.2,
+      summary="wp.rand_init / wp.randn / wp.randf / wp.randi / wp.noise in a kernel")
+def device_rng(unit):
+    """Random numbers drawn on the device (replayed by the adjoint)."""
+    for fn, kind, node, t in _calls_named(unit, ("rand_init", "randn", "randf", "randi", "noise")):
+        yield node, f"{t}() in {kind} {fn.name}", fn.name
+
+
+@rule("where_overflow", classes=("where_nan",),
+      summary="wp.where/wp.select operand with exp, log, division or pow (both sides are evaluated)")
+def where_overflow(unit):
+    """An operand of ``wp.where``/``wp.select`` (followed through local
+    assignments three levels deep) computes exp, log, pow, sqrt, tan or a
+    division: both branches' adjoints run, so the masked one can be inf/NaN."""
+    for fn, kind, node, t in _calls_named(unit, ("where", "select")):
+        ops = _resolve_locals(fn, node.args[1:])
+        risky = [_tail(c) for a in ops for c in ast.walk(a) if (isinstance(c, ast.Call) and _tail(c) in _OVERFLOW)]
+        risky += ["division" for a in ops for c in ast.walk(a) if isinstance(c, ast.BinOp) and isinstance(c.op, ast.Div)]
+        if risky:
+            yield node, f"wp.{t}() operand computes {', '.join(sorted(set(risky)))} in {kind} {fn.name}", fn.name
+
+
+@rule("atomic_index", classes=("replay_side_effect",), specificity=0.9,
+      summary="the return of wp.atomic_add/atomic_sub used as an index without @wp.func_replay")
+def atomic_index(unit):
+    """The value an atomic counter returns (directly or through a
+    ``@wp.func`` returning it) indexes an array: the adjoint pass replays the
+    forward and draws other slots unless a ``@wp.func_replay`` is given."""
+    counters, replayed = unit.project.counters, unit.project.replayed
+    for fn, kind in _walk_kernels(unit):
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            t = _tail(node)
+            if t in ("atomic_add", "atomic_sub") or (t in counters and t not in replayed):
+                parent_uses = [p for p in ast.walk(fn) if isinstance(p, ast.Assign) and p.value is node]
+                for p in parent_uses:
+                    names = {_base_name(tg) for tg in p.targets}
+                    used_as_index = any(isinstance(s, ast.Subscript) and (_names_in(s.slice) & names) for s in ast.walk(fn))
+                    if used_as_index and not (kind == "func" and fn.name in replayed):
+                        yield node, (f"value of {t}() (an atomic counter) used as an index in {fn.name} "
+                                     "without @wp.func_replay"), fn.name
+
+
+def _element_writes(unit):
+    """(fn, kind, statement, target) for every subscript/attribute target of
+    an assignment or augmented assignment in a Warp function."""
+    for fn, kind in _walk_kernels(unit):
+        for node in ast.walk(fn):
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for tg in targets:
+                    if isinstance(tg, (ast.Subscript, ast.Attribute)):
+                        yield fn, kind, node, tg
+
+
+@rule("array_component_write", classes=("warp_adjoint_bug",), gate="<1.14",
+      summary="`a[i].x = ...` / `a[i][k] = ...` on an array element (adjoint wrong before Warp 1.14)")
+def array_component_write(unit):
+    """A component of an array element written in place (Warp changelog
+    1.14.0 fixed its adjoint)."""
+    for fn, kind, node, tg in _element_writes(unit):
+        if _base_name(tg) in unit.kernel_info(fn)["array_params"] and isinstance(tg.value, ast.Subscript):
+            yield node, f"component write '{ast.unparse(tg)}' to an array element in {fn.name}", fn.name
+
+
+@rule("struct_array_write", classes=("struct_overwrite",),
+      summary="a kernel writes into an array field of a struct argument")
+def struct_array_write(unit):
+    """``s.field[i] = ...`` where ``s`` is a ``@wp.struct`` parameter."""
+    for fn, kind, node, tg in _element_writes(unit):
+        base = _base_name(tg)
+        if base in unit.kernel_info(fn)["struct_params"] and isinstance(tg.value, ast.Attribute) \
+                and isinstance(tg, ast.Subscript):
+            yield node, f"kernel {fn.name} writes '{ast.unparse(tg)}' (array in struct '{base}')", fn.name
+
+
+@rule("component_reassign", classes=("component_reassign",),
+      summary="a local vector/matrix component assigned twice, or assigned inside a loop")
+def component_reassign(unit):
+    """``v[0] = ...`` / ``v.x = ...`` on a local (not a parameter) more than
+    once, or inside a loop."""
+    for fn, kind in _walk_kernels(unit):
+        params = unit.kernel_info(fn)["params"]
+        comp_assigns = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                for tg in node.targets:
+                    if isinstance(tg, (ast.Subscript, ast.Attribute)):
+                        base = _base_name(tg)
+                        if base and base not in params and isinstance(tg.value, ast.Name):
+                            comp_assigns.setdefault((base, ast.unparse(tg)), []).append(node)
+        for (_base, text), nodes in comp_assigns.items():
+            in_loop = any(inside_loop(fn, n) for n in nodes)
+            if len(nodes) > 1 or in_loop:
+                yield nodes[-1], (f"local component '{text}' assigned {len(nodes)} time(s)"
+                                  f"{' inside a loop' if in_loop else ''} in {fn.name}"), fn.name
+
+
+@rule("kernel_read_write", classes=("overwrite", "inplace_math"), specificity=0.15,
+      summary="a kernel reads and writes the same array argument")
+def kernel_read_write(unit):
+    """An array parameter both read and assigned in one ``@wp.kernel``."""
+    for fn, kind in _walk_kernels(unit, ("kernel",)):
+        _, r, w = kernel_access(fn)
+        for name in sorted((r & w) & unit.kernel_info(fn)["array_params"]):
+            plain = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and any(_base_name(t) == name for t in n.targets)]
+            aug = [n for n in ast.walk(fn) if isinstance(n, ast.AugAssign) and _base_name(n.target) == name]
+            if plain or aug:
+                yield (plain or aug)[0], f"kernel {fn.name} reads and writes array '{name}'", fn.name
+
+
+def _loop_reasons(unit, fn, loop):
+    """Why a loop with a runtime bound is a dynamic loop for the adjoint
+    (empty when it is not one, or its bound is a compile-time constant)."""
+    if isinstance(loop, ast.For):
+        it = loop.iter
+        if not (isinstance(it, ast.Call) and _tail(it) == "range"):
+            return []
+        bound_names = set().union(*(_names_in(a) for a in it.args)) if it.args else set()
+        if not bound_names or bound_names <= unit.project.constants:
+            return []
+        loop_var = loop.target.id if isinstance(loop.target, ast.Name) else None
+    else:
+        loop_var = None
+    reasons = []
+    assigned = {}
+    for n in ast.walk(loop):
+        if isinstance(n, (ast.Continue, ast.Break)):
+            reasons.append(f"'{type(n).__name__.lower()}' inside")
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            assigned.setdefault(n.target.id, []).append(n)
+            if not isinstance(n.op, (ast.Add, ast.Sub)):
+                reasons.append(f"'{n.target.id}' updated with a non-additive in-place operator")
+        if isinstance(n, ast.Assign):
+            for tg in n.targets:
+                if isinstance(tg, ast.Name) and tg.id != loop_var:
+                    assigned.setdefault(tg.id, []).append(n)
+                    if tg.id in _names_in(n.value):
+                        v = n.value
+                        additive = isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Sub)) and (
+                            (isinstance(v.left, ast.Name) and v.left.id == tg.id)
+                            or (isinstance(v.right, ast.Name) and v.right.id == tg.id))
+                        if not additive:
+                            reasons.append(f"'{tg.id}' carried non-additively")
+    after = [n for n in ast.walk(fn) if getattr(n, "lineno", 0) > (loop.end_lineno or loop.lineno)]
+    used_after = {x.id for n in after for x in ast.walk(n) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)}
+    carried = [v for v in assigned if v in used_after]
+    if carried:
+        reasons.append("value(s) " + ", ".join(sorted(carried)) + " used after the loop")
+    return reasons
+
+
+@rule("dynamic_loop", classes=("dynamic_loop",),
+      summary="a loop with a runtime bound whose carried value is updated non-additively, "
+              "used after the loop, or left with continue/break")
+def dynamic_loop(unit):
+    """A ``for ... in range(n)`` with a bound that is not a compile-time
+    constant (or a ``while``), whose carried state the adjoint of a dynamic
+    loop does not restore."""
+    for fn, kind in _walk_kernels(unit):
+        for loop in [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]:
+            reasons = _loop_reasons(unit, fn, loop)
+            if reasons:
+                what = "while loop" if isinstance(loop, ast.While) else \
+                    f"loop over range({', '.join(ast.unparse(a) for a in loop.iter.args)})"
+                yield loop, f"runtime-bound {what} in {fn.name}: " + "; ".join(dict.fromkeys(reasons)), fn.name
+
+
+@rule("custom_adjoint", classes=("custom_adjoint_error",), specificity=0.3,
+      summary="a @wp.func_grad is defined (hand-written adjoint)")
+def custom_adjoint(unit):
+    """A hand-written adjoint exists (a place where adjoints go wrong)."""
+    for fn, kind in _walk_kernels(unit, ("func_grad",)):
+        yield fn, f"hand-written adjoint {fn.name}", fn.name
+
+
+@rule("func_grad_assign", classes=("custom_adjoint_error",),
+      summary="`wp.adjoint[x] = ...` in a @wp.func_grad body")
+def func_grad_assign(unit):
+    """A custom adjoint assigns an input's adjoint instead of accumulating
+    into it (``wp.adjoint[x] += ...``)."""
+    for fn, kind in _walk_kernels(unit, ("func_grad",)):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and _tail(t.value) == "adjoint" for t in node.targets):
+                yield node, f"'{ast.unparse(node.targets[0])} = ...' assigns instead of accumulating", fn.name
+
+
+@rule("func_native_no_adjoint", classes=("native_no_adjoint",),
+      summary="@wp.func_native without adj_snippet")
+def func_native_no_adjoint(unit):
+    """A native snippet function with no adjoint snippet: its inputs get no gradient."""
+    for fn, kind in _walk_kernels(unit, ("func_native",)):
+        for d in fn.decorator_list:
+            if isinstance(d, ast.Call) and len(d.args) < 2 and _kw(d, "adj_snippet") is None:
+                yield fn, f"@wp.func_native {fn.name} has no adj_snippet", fn.name
+
+
+@rule("backward_disabled", classes=("backward_disabled",),
+      summary="enable_backward=False (decorator, module option or wp.config)")
+def backward_disabled(unit):
+    """Backward code generation switched off for a kernel or module."""
+    for fn, kind in _walk_kernels(unit):
+        for d in fn.decorator_list:
+            if isinstance(d, ast.Call) and _is_false(_kw(d, "enable_backward")):
+                yield d, f"{fn.name} decorated with enable_backward=False", fn.name
+    for n in ast.walk(unit.tree):
+        if isinstance(n, ast.Call) and _tail(n) == "set_module_options" and n.args and isinstance(n.args[0], ast.Dict):
+            for k, v in zip(n.args[0].keys, n.args[0].values):
+                if isinstance(k, ast.Constant) and k.value == "enable_backward" and _is_false(v):
+                    yield n, "wp.set_module_options({'enable_backward': False})", ""
+        if isinstance(n, ast.Assign) and any(_dotted(t) == "wp.config.enable_backward" for t in n.targets) \
+                and _is_false(n.value):
+            yield n, "wp.config.enable_backward = False", ""

@@ -1,0 +1,45 @@
+"""The release probe on synthetic measurements and sources (no Warp run)."""
+
+from harness.probes import release
+
+
+def doc(fd, ad, unc=0.0, sig="subtly_wrong"):
+    return {"fd": {"rtol": 1e-4, "items": [{"fd": f, "unc": unc} for f in fd],
+                   "calls": [{"joint": {"signature": sig, "autodiff": list(ad)}}]}}
+
+
+def test_changed_needs_the_same_objective_and_another_gradient():
+    a = doc([1.0, 2.0], [0.0, 0.0])
+    b = doc([1.0, 2.0], [1.0, 2.0], sig="agrees")
+    c = release.changed(a, b)
+    assert c["objective_same"] and c["gradient_changed"] and c["b_agrees"]
+    assert not release.changed(a, doc([1.0, 2.0], [0.0, 0.0]))["gradient_changed"]
+    assert not release.changed(a, doc([1.5, 2.0], [1.0, 2.0]))["objective_same"]
+    assert release.changed(a, doc([1.0], [1.0])) is None
+
+
+def test_differential_names_the_first_release_and_its_classes():
+    diff = {"current": "1.12.1", "other": "1.19.0", "direction": "newer", "first_change": "1.17.0",
+            "compared": {"1.19.0": {"objective_same": True, "gradient_changed": True, "b_agrees": True,
+                                    "relative_change": 1.0}}}
+    a = release.assess_differential(diff, copies=2)
+    assert set(a.weights) == {"copy_adjoint", "warp_adjoint_bug"}
+    assert a.weights["copy_adjoint"] > a.weights["warp_adjoint_bug"]
+    assert "first release where it changes: 1.17.0" in a.evidence[0]["finding"]
+    # no copy in the traced call: the copy-adjoint entry of 1.17.0 cannot explain it
+    assert set(release.assess_differential(diff, copies=0).weights) == {"warp_adjoint_bug"}
+    same = dict(diff, compared={"1.19.0": dict(diff["compared"]["1.19.0"], gradient_changed=False)})
+    assert release.assess_differential(same).weights == {}
+
+
+def test_builtin_with_a_documented_adjoint_defect_in_a_launched_kernel(tmp_path):
+    (tmp_path / "problem.py").write_text(
+        "import warp as wp\n\n"
+        "@wp.func\ndef field(p: wp.vec3):\n    return wp.curlnoise(wp.uint32(1), p)\n\n"
+        "@wp.kernel\ndef advect(x: wp.array(dtype=wp.vec3)):\n    i = wp.tid()\n    x[i] = x[i] + field(x[i])\n\n"
+        "@wp.kernel\ndef unused(x: wp.array(dtype=wp.vec3)):\n    i = wp.tid()\n    x[i] = wp.curlnoise(wp.uint32(1), x[i])\n")
+    a = release.builtin_findings(tmp_path, ["advect"], "1.13.0")
+    assert a.weights == {"warp_adjoint_bug": release.BUILTIN_WEIGHT}
+    assert "kernel code field calls wp.curlnoise" in a.evidence[0]["finding"]
+    assert release.builtin_findings(tmp_path, ["advect"], "1.14.0").weights == {}
+    assert release.builtin_findings(tmp_path, [], "1.13.0").weights == {}

@@ -1,0 +1,626 @@
+"""One generated test per source rule (issue 12; the model is scikit-learn's
+``parametrize_with_checks``): for every rule in the registry
+(:data:`harness.rules.REGISTRY`) a tiny Warp program where it must fire, at
+the lines marked ``# here``, and a near miss where it must not. Static
+analysis only: the snippets are written to ``tmp_path/problem.py`` and parsed,
+never run, so these tests take milliseconds and need no Warp.
+
+A rule registered without an entry in :data:`CASES` fails its test."""
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from harness import rules as registry
+from harness.measure import source
+from harness.taxonomy import CLASSES
+
+HEAD = "import numpy as np\nimport warp as wp\n"
+
+_READ_WRITE_KERNELS = """
+@wp.kernel
+def read_x(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i]
+
+@wp.kernel
+def write_x(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = 0.0
+"""
+
+_STRUCT_KERNELS = """
+@wp.struct
+class State:
+    pos: wp.array(dtype=float)
+
+@wp.kernel
+def read_s(s: State, y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = s.pos[i]
+
+@wp.kernel
+def write_s(s: State):
+    i = wp.tid()
+    s.pos[i] = 0.0
+"""
+
+_SCALE = """
+@wp.kernel
+def scale(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = 2.0 * x[i]
+"""
+
+_COUNTER = """
+@wp.func
+def take(counter: wp.array(dtype=int)):
+    return wp.atomic_add(counter, 0, 1)
+{replay}
+@wp.kernel
+def compact(counter: wp.array(dtype=int), x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    slot = take(counter){mark}
+    out[slot] = x[i]
+"""
+
+_REPLAY = """
+@wp.func_replay(take)
+def replay_take(counter: wp.array(dtype=int)):
+    return counter[0]
+"""
+
+#: rule -> (snippet where it fires at the lines marked "# here", near miss where it must not fire)
+CASES = {
+    "inplace_array_op": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] *= 2.0  # here
+""", """
+@wp.kernel
+def k(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] += 2.0
+"""),
+    "nonsmooth_op": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.sqrt(x[i])  # here
+""", """
+@wp.kernel
+def k(x: wp.array(dtype=wp.vec3), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.length(x[i])
+"""),
+    "piecewise_constant_op": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.floor(x[i])  # here
+""", """
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.abs(x[i])
+"""),
+    "device_rng": ("""
+@wp.kernel
+def k(seed: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    state = wp.rand_init(seed, i)  # here
+    y[i] = wp.randf(state)  # here
+""", """
+@wp.kernel
+def k(noise: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = noise[i]
+"""),
+    "where_overflow": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    e = wp.exp(x[i])
+    y[i] = wp.where(x[i] < 10.0, e, 0.0)  # here
+""", """
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.exp(wp.where(x[i] < 10.0, x[i], 10.0))
+"""),
+    "atomic_index": (_COUNTER.format(replay="", mark="  # here"), _COUNTER.format(replay=_REPLAY, mark="")),
+    "array_component_write": ("""
+@wp.kernel
+def k(x: wp.array(dtype=wp.vec3), s: float):
+    i = wp.tid()
+    x[i].y = s  # here
+    x[i][2] = s  # here
+""", """
+@wp.kernel
+def k(x: wp.array(dtype=wp.vec3), s: float):
+    i = wp.tid()
+    v = x[i]
+    x[i] = wp.vec3(v[0], s, s)
+"""),
+    "struct_array_write": (_STRUCT_KERNELS.replace("    s.pos[i] = 0.0", "    s.pos[i] = 0.0  # here"), """
+@wp.struct
+class State:
+    pos: wp.array(dtype=float)
+
+@wp.kernel
+def k(s: State, y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = s.pos[i]
+"""),
+    "component_reassign": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v = wp.vec3()
+    v[0] = x[i]
+    v[0] = v[0] * 2.0  # here
+    y[i] = v
+""", """
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v = wp.vec3(x[i], 0.0, 0.0)
+    y[i] = v * 2.0
+"""),
+    "kernel_read_write": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] * 0.5  # here
+""", _SCALE),
+    "dynamic_loop": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float), n: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(1.0)
+    for j in range(n):  # here
+        s = s * x[i]
+    y[i] = s
+""", """
+N = wp.constant(4)
+
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(1.0)
+    for j in range(N):
+        s = s * x[i]
+    y[i] = s
+"""),
+    "custom_adjoint": ("""
+@wp.func
+def f(x: float):
+    return x * x
+
+@wp.func_grad(f)
+def adj_f(x: float, adj_ret: float):  # here
+    wp.adjoint[x] += 2.0 * x * adj_ret
+""", """
+@wp.func
+def f(x: float):
+    return x * x
+"""),
+    "func_grad_assign": ("""
+@wp.func
+def f(x: float):
+    return x * x
+
+@wp.func_grad(f)
+def adj_f(x: float, adj_ret: float):
+    wp.adjoint[x] = 2.0 * x * adj_ret  # here
+""", """
+@wp.func
+def f(x: float):
+    return x * x
+
+@wp.func_grad(f)
+def adj_f(x: float, adj_ret: float):
+    wp.adjoint[x] += 2.0 * x * adj_ret
+"""),
+    "func_native_no_adjoint": ("""
+snippet = "return x * 2.0;"
+
+@wp.func_native(snippet)
+def twice(x: float):  # here
+    ...
+""", """
+snippet = "return x * 2.0;"
+adj_snippet = "adj_x += 2.0 * adj_ret;"
+
+@wp.func_native(snippet, adj_snippet)
+def twice(x: float):
+    ...
+"""),
+    "backward_disabled": ("""
+wp.set_module_options({"enable_backward": False})  # here
+
+@wp.kernel(enable_backward=False)  # here
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    y[wp.tid()] = x[wp.tid()]
+""", """
+wp.set_module_options({"enable_backward": True})
+
+@wp.kernel(enable_backward=True)
+def k(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    y[wp.tid()] = x[wp.tid()]
+"""),
+    "host_rng": ("""
+class Problem:
+    def objective(self):
+        noise = np.random.normal(size=4)  # here
+        return float(noise.sum())
+""", """
+class Problem:
+    def __init__(self):
+        self.noise = np.random.normal(size=4)
+
+    def objective(self):
+        return float(self.noise.sum())
+"""),
+    "grad_buffer_reuse": ("""
+class Problem:
+    def gradient(self):
+        self.loss.grad = self.seed  # here
+        self.tape.backward()
+""", """
+class Problem:
+    def gradient(self):
+        self.loss.grad = wp.ones(1, dtype=float)
+        self.tape.backward()
+"""),
+    "repeated_backward": ("""
+def gradient(tape, loss):
+    tape.backward(loss)
+    tape.backward(loss)  # here
+    tape.zero()
+""", """
+def gradient(tape, loss):
+    tape.backward(loss)
+    tape.zero()
+"""),
+    "backward_in_loop": ("""
+def train(tape, loss, n):
+    for it in range(n):  # here
+        tape.backward(loss)
+        tape.zero()
+""", """
+def train(tape, loss, n):
+    for it in range(n):
+        tape.zero()
+    tape.backward(loss)
+"""),
+    "tape_per_window": ("""
+def windows(n):
+    tapes = []
+    for w in range(n):  # here
+        tapes.append(wp.Tape())
+    return tapes
+""", """
+def windows(n):
+    tape = wp.Tape()
+    for w in range(n):
+        tape.zero()
+    return tape
+"""),
+    "buffer_swap": (_SCALE + """
+def step(a, b, n):
+    for t in range(n):
+        wp.launch(scale, dim=4, inputs=[a], outputs=[b])
+        a, b = b, a  # here
+""", _SCALE + """
+def step(states, n):
+    for t in range(n):
+        wp.launch(scale, dim=4, inputs=[states[t]], outputs=[states[t + 1]])
+"""),
+    "copy_on_tape": ("""
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.copy(y, x)  # here
+    tape.backward(loss)
+    tape.zero()
+""", _SCALE + """
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+    tape.backward(loss)
+    tape.zero()
+"""),
+    "mutation_on_tape": (_SCALE + """
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        y.zero_()  # here
+        wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+    tape.backward(loss)
+""", _SCALE + """
+def gradient(x, y, loss):
+    y.zero_()
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+    tape.backward(loss)
+"""),
+    "grad_read_before_backward": (_SCALE + """
+def gradient(x, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[loss])
+    g = x.grad.numpy()  # here
+    tape.backward(loss)
+    return g
+""", _SCALE + """
+def gradient(x, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[loss])
+    tape.backward(loss)
+    return x.grad.numpy()
+"""),
+    "loss_after_tape": (_SCALE + """
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+    wp.launch(scale, dim=4, inputs=[y], outputs=[loss])  # here
+    tape.backward(loss)
+""", _SCALE + """
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+        wp.launch(scale, dim=4, inputs=[y], outputs=[loss])
+    tape.backward(loss)
+"""),
+    "launch_after_tape": (_SCALE + """
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[loss])
+    wp.launch(scale, dim=4, inputs=[y], outputs=[x])  # here
+    tape.backward(loss)
+""", _SCALE + """
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[loss])
+    tape.backward(loss)
+    wp.launch(scale, dim=4, inputs=[y], outputs=[x])
+"""),
+    "launch_before_tape": (_SCALE + """
+def forward(x, y):
+    wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+    return y
+
+def gradient(x, y, loss):
+    h = forward(x, y)  # here
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[h], outputs=[loss])
+    tape.backward(loss)
+""", _SCALE + """
+def forward(x, y):
+    wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+    return y
+
+def gradient(x, y, loss):
+    tape = wp.Tape()
+    with tape:
+        h = forward(x, y)
+        wp.launch(scale, dim=4, inputs=[h], outputs=[loss])
+    tape.backward(loss)
+"""),
+    "retain_grad": ("""
+def make(x):
+    x.retain_grad = True  # here
+    return x
+""", """
+def make(x):
+    x.requires_grad = True
+    return x
+"""),
+    "array_ptr_alias": ("""
+def view(a):
+    return wp.array(ptr=a.ptr, dtype=float, shape=a.shape, device=a.device)  # here
+""", """
+def view(a):
+    return wp.clone(a)
+"""),
+    "no_requires_grad": (_SCALE + """
+def make_problem():
+    x = wp.zeros(4, dtype=float, requires_grad=True)
+    y = wp.zeros(4, dtype=float)  # here
+    wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+""", _SCALE + """
+def make_problem():
+    x = wp.zeros(4, dtype=float, requires_grad=True)
+    y = wp.zeros(4, dtype=float, requires_grad=True)
+    wp.launch(scale, dim=4, inputs=[x], outputs=[y])
+"""),
+    "no_grad_zeroing": (_SCALE + """
+def gradient(x, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[loss])
+    tape.backward(loss)  # here
+    return x.grad.numpy()
+""", _SCALE + """
+def gradient(x, loss):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x], outputs=[loss])
+    tape.backward(loss)
+    g = x.grad.numpy()
+    tape.zero()
+    return g
+"""),
+    "static_write_after_read": (_READ_WRITE_KERNELS + """
+def step(x, y):
+    wp.launch(read_x, dim=4, inputs=[x, y])
+    wp.launch(write_x, dim=4, inputs=[x])  # here
+""", _READ_WRITE_KERNELS + """
+def step(x, y, z):
+    wp.launch(read_x, dim=4, inputs=[x, y])
+    wp.launch(write_x, dim=4, inputs=[z])
+"""),
+    "struct_write_after_read": (_STRUCT_KERNELS + """
+def step(s, y):
+    wp.launch(read_s, dim=4, inputs=[s, y])
+    wp.launch(write_s, dim=4, inputs=[s])  # here
+""", _STRUCT_KERNELS + """
+def step(s, t, y):
+    wp.launch(read_s, dim=4, inputs=[s, y])
+    wp.launch(write_s, dim=4, inputs=[t])
+"""),
+    "host_write_after_read": (_READ_WRITE_KERNELS + """
+def step(x, y):
+    wp.launch(read_x, dim=4, inputs=[x, y])
+    x.zero_()  # here
+""", _READ_WRITE_KERNELS + """
+def step(x, y):
+    wp.launch(read_x, dim=4, inputs=[x, y])
+    y.zero_()
+"""),
+    "host_assign_after_read": (_READ_WRITE_KERNELS + """
+def step(x, y, values):
+    wp.launch(read_x, dim=4, inputs=[x, y])
+    x.assign(values)  # here
+""", _READ_WRITE_KERNELS + """
+def step(x, y, values):
+    x.assign(values)
+    wp.launch(read_x, dim=4, inputs=[x, y])
+"""),
+    "write_after_write": ("""
+@wp.kernel
+def set_a(y: wp.array(dtype=float)):
+    y[wp.tid()] = 1.0
+
+@wp.kernel
+def set_b(y: wp.array(dtype=float)):
+    y[wp.tid()] = 2.0
+
+def step(y):
+    wp.launch(set_a, dim=4, inputs=[y])
+    wp.launch(set_b, dim=4, inputs=[y])  # here
+""", """
+@wp.kernel
+def set_a(y: wp.array(dtype=float)):
+    y[wp.tid()] = 1.0
+
+@wp.kernel
+def add_b(y: wp.array(dtype=float)):
+    y[wp.tid()] += 2.0
+
+def step(y):
+    wp.launch(set_a, dim=4, inputs=[y])
+    wp.launch(add_b, dim=4, inputs=[y])
+"""),
+}
+
+
+def _write(tmp_path: Path, body: str) -> tuple:
+    """Write HEAD + body to tmp_path/problem.py; return the 1-based lines marked '# here'."""
+    text = HEAD + textwrap.dedent(body)
+    (tmp_path / "problem.py").write_text(text)
+    return {i for i, line in enumerate(text.splitlines(), 1) if re.search(r"#\s*here\s*$", line)}
+
+
+def _lines(tmp_path: Path, name: str) -> set:
+    return {f.line for f in source.scan(tmp_path) if f.rule == name and f.file == "problem.py"}
+
+
+def _case(name):
+    if name not in CASES:
+        pytest.fail(f"rule {name!r} is registered but has no (fires, clean) entry in tests/test_rules.py CASES")
+    return CASES[name]
+
+
+@pytest.mark.parametrize("name", list(registry.REGISTRY))
+def test_rule_fires_at_marked_lines(name, tmp_path):
+    fires, _ = _case(name)
+    marked = _write(tmp_path, fires)
+    assert marked, f"the firing snippet of {name} marks no line"
+    assert _lines(tmp_path, name) == marked
+
+
+@pytest.mark.parametrize("name", list(registry.REGISTRY))
+def test_rule_silent_on_near_miss(name, tmp_path):
+    _, clean = _case(name)
+    assert not _write(tmp_path, clean)
+    assert _lines(tmp_path, name) == set()
+
+
+def test_table_has_no_unregistered_rules():
+    assert set(CASES) == set(registry.REGISTRY)
+
+
+@pytest.mark.parametrize("name", list(registry.REGISTRY))
+def test_rule_declaration(name):
+    r = registry.REGISTRY[name]
+    assert r.classes and set(r.classes) <= set(CLASSES), f"{name}: unknown classes {set(r.classes) - set(CLASSES)}"
+    assert 0.0 <= r.specificity <= 1.0
+    assert r.summary
+    if r.gate is not None:
+        SpecifierSet(r.gate)  # raises InvalidSpecifier for a malformed gate
+
+
+def test_finding_fields_and_scope(tmp_path):
+    _write(tmp_path, CASES["inplace_array_op"][0])
+    (f,) = [f for f in source.scan(tmp_path) if f.rule == "inplace_array_op"]
+    assert (f.file, f.line, f.scope, f.classes) == ("problem.py", 7, "k", ("inplace_math",))
+    assert f.detail == "'x[i] *= ...' in kernel k"
+    assert f.to_dict()["classes"] == ["inplace_math"]
+
+
+def test_scan_selected_rules(tmp_path):
+    _write(tmp_path, CASES["kernel_read_write"][0])
+    assert {f.rule for f in registry.scan(tmp_path)} == {"kernel_read_write"}
+    assert registry.scan(tmp_path, rules=["nonsmooth_op"]) == []
+    with pytest.raises(KeyError):
+        registry.scan(tmp_path, rules=["no_such_rule"])
+
+
+def test_unparsable_file_is_skipped(tmp_path):
+    (tmp_path / "broken.py").write_text("def (:\n")
+    _write(tmp_path, CASES["nonsmooth_op"][0])
+    assert [(f.file, f.rule) for f in source.scan(tmp_path)] == [("problem.py", "nonsmooth_op")]
+
+
+def test_compatibility_layer_matches_registry():
+    from harness.probes import source as probe
+
+    assert source.RULES == {n: r.classes for n, r in registry.REGISTRY.items()}
+    assert source.SPECIFICITY["nonsmooth_op"] == 0.1 and source.SPECIFICITY["inplace_array_op"] == source.DEFAULT_SPECIFICITY
+    assert {n: str(s) for n, s in probe.RELEASE_GATES.items()} == {
+        "array_component_write": "<1.14", "copy_on_tape": "<1.17", "grad_buffer_reuse": ">=1.13"}
+    assert probe.release_ok("array_component_write", "1.13.0") and not probe.release_ok("array_component_write", "1.14.0")
+    assert not probe.release_ok("grad_buffer_reuse", "1.12.1") and probe.release_ok("grad_buffer_reuse", "1.19.0")
+    assert len(probe.OBSERVED_RULES) == 17 and "no_grad_zeroing" in probe.OBSERVED_RULES
+    assert "inplace_array_op" not in probe.OBSERVED_RULES
+
+
+def test_decorator_rejects_bad_declarations():
+    with pytest.raises(ValueError, match="twice"):
+        registry.rule("nonsmooth_op", classes=("nonsmooth_nan",))(lambda unit: [])
+    with pytest.raises(ValueError, match="no classes"):
+        registry.rule("x_empty", classes=())
+    with pytest.raises(ValueError, match="outside"):
+        registry.rule("x_heavy", classes=("overwrite",), specificity=1.5)
+    assert "x_empty" not in registry.REGISTRY and "x_heavy" not in registry.REGISTRY
+
+
+def test_docs_table_matches_registry():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text()
+    m = re.search(r"<!-- rules-table -->\n(.*?)\n<!-- /rules-table -->", text, re.S)
+    assert m, "docs/engines.md has no generated rules table"
+    assert m.group(1) == registry.registry_table(), "regenerate with: python -m harness.rules --write docs/engines.md"
