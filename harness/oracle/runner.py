@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import uuid
 from pathlib import Path
 
 #: Default address-space limit of a worker on CPU: 16 GiB.
@@ -139,7 +138,7 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    token = uuid.uuid4().hex
+    token = os.urandom(16).hex()
     env[TOKEN_VAR] = token
     if device != "cpu":
         memory_limit = None
