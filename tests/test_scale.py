@@ -153,19 +153,6 @@ def tiny(tmp_path_factory):
     return {"corpus": corpus, "root": root, "ref": results_of(root / "ref.json")}
 
 
-def _has_process(marker: str) -> list:
-    out = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in cmd:
-                out.append((pid, cmd))
-    return out
-
-
 def _has_env(needle: str) -> list:
     out = []
     for pid in os.listdir("/proc"):
@@ -290,16 +277,19 @@ def test_a_lost_dask_worker_is_retried_once_then_recorded_and_the_run_goes_on(tm
     ("eats_memory", "allocation past the memory cap", {"memory_bytes": 4 << 30}),
     ("detaches", "timeout", {"timeout_s": 3}),
 ])
-def test_faulty_variants_are_recorded_with_their_cause_and_leave_no_process(program, cause, kw):
+def test_faulty_variants_are_recorded_with_their_cause_and_leave_no_process(program, cause, kw, monkeypatch):
     from harness.isolation import run_worker
 
+    # every process the program starts inherits this mark (other sessions on the
+    # machine may run the same programs, so command lines are not enough)
+    mark = f"D4W_TEST_MARK={os.urandom(8).hex()}"
+    monkeypatch.setenv(*mark.split("="))
     res = run_worker(PROGRAMS / program, options={"tracker": False}, **kw)
     assert cause in res.failure
     if program in ("forks", "detaches"):
         assert res.leftovers >= 1
     time.sleep(0.2)
-    assert _has_process("987.25") == [] and _has_process("sleep 60") == []
-    assert _has_process(str(PROGRAMS / program)) == []
+    assert _has_env(mark) == []
 
 
 def test_diagnose_takes_warp_like_run(programs):
@@ -355,11 +345,13 @@ def test_validate_reuses_stored_checks_and_fresh_measures_again(tiny, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("program, kw", [("forks", {}), ("detaches", {"timeout_s": 3})])
-def test_the_oracle_runner_leaves_no_process_either(program, kw):
+def test_the_oracle_runner_leaves_no_process_either(program, kw, monkeypatch):
     from harness.oracle.runner import run_worker as oracle_worker
 
+    mark = f"D4W_TEST_MARK={os.urandom(8).hex()}"
+    monkeypatch.setenv(*mark.split("="))
     t0 = time.perf_counter()
     doc, _ = oracle_worker(PROGRAMS / program, **kw)
     assert doc["verdict"] in ("error", "refused") and time.perf_counter() - t0 < 60
     time.sleep(0.2)
-    assert _has_process("987.25") == [] and _has_process("sleep 60") == []
+    assert _has_env(mark) == []
