@@ -319,3 +319,24 @@ def test_merge_manifests_later_runs_win(tmp_path):
     assert m["operators"]["drop_grad_zeroing"]["tried"] == 0
     write_manifest(m, tmp_path / "m.yaml")
     assert read_manifest(tmp_path / "m.yaml")["admission"]["merged_from"] == 2
+
+
+def test_committed_manifest_counts_and_a_materialised_sample(tmp_path):
+    """The committed manifest meets the issue's floor, and a sample of it rebuilds
+    byte-identically (SHA-256 checked) into loadable, blinded cases."""
+    from harness.mutate.tier import MANIFEST, read_manifest
+
+    doc = read_manifest(MANIFEST)
+    assert len(doc["mutants"]) >= 300
+    assert len({m["parent"] for m in doc["mutants"]}) >= 25
+    assert len({m["operator"] for m in doc["mutants"]}) >= 12
+    for m in doc["mutants"]:
+        assert m["class"] == OPERATORS[m["operator"]].produces and m["releases"]
+    sample = [m for m in doc["mutants"] if m["parent"].startswith("adapters/")][:3]
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(dict(doc, mutants=sample, rejected=[])))
+    out = materialize(tmp_path / "tier", tmp_path / "m.yaml")
+    assert [d.name for d in out] == [m["id"] for m in sample]
+    for d, m in zip(out, sample):
+        case = load_case(d)
+        assert case.variant("buggy").expectation_for(m["releases"][0], "small").classes == (m["class"],)
+        assert not hint_findings(d / "buggy") and not hint_findings(d / "fixed")

@@ -74,7 +74,9 @@ def write_manifest(doc: dict, path=None) -> Path:
 
 
 def read_manifest(path=None) -> dict:
-    return yaml.safe_load(Path(path or MANIFEST).read_text(encoding="utf-8"))
+    """Load a manifest (with libyaml's C loader where PyYAML has it: the manifest is large)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(Path(path or MANIFEST).read_text(encoding="utf-8"), Loader=loader)
 
 
 def rebuild(entry: dict, corpus=None) -> Candidate:

@@ -42,7 +42,7 @@ def access_findings(unit, *, skip=SKIP_FUNCTIONS) -> list:
                                    f"(line {writes[key][1]}) in {fn.name}")
                 writes.setdefault(key, (who, line))
         return [(name, where, line, detail) for (name, where, line), detail in out.items()]
-    return unit.cached("access", compute)
+    return unit.cached(("access", tuple(skip)), compute)
 
 
 def _of(unit, name):

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ._ast import (_allocs_without_grad, _counter_funcs, _deco_kind, _is_true, _kw, _launch_outputs,
-                   _mixed_allocations, _module_constants, _mutating_functions, _struct_params, _tail,
+                   _mixed_allocations, _module_constants, _mutating_functions, _struct_params,
                    kernel_access_detail)
 
 
@@ -67,6 +67,7 @@ class Project:
         return cls(parsed)
 
     def units(self) -> list:
+        """One :class:`Unit` per parsed file, in path order."""
         return [Unit(rel, tree, self) for rel, tree in self.parsed]
 
     @cached_property
@@ -184,5 +185,6 @@ class Unit:
 
     @cached_property
     def calls(self) -> list:
+        """Every call of the file, in ``ast.walk`` order."""
         return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call)]
 
