@@ -25,6 +25,14 @@ from .taxonomy import CLASSES
 
 SCALES = ("small", "production")
 
+#: Largest ``case.yaml`` the loader reads, bytes (the biggest bundled one is
+#: under 8 KiB; 1 MiB stops a runaway or hostile file before YAML parses it).
+MAX_CASE_YAML_BYTES = 1 << 20
+
+#: Largest single file of a variant folder, bytes (variants are small
+#: programs; every file is copied for each run and hashed for the result store).
+MAX_VARIANT_FILE_BYTES = 16 << 20
+
 
 class CaseFormatError(ValueError):
     """A case folder or its ``case.yaml`` violates the case format.
@@ -160,7 +168,11 @@ def load_case(case_dir: str | Path) -> Case:
     yml = case_dir / "case.yaml"
     if not yml.is_file():
         raise CaseFormatError(case_dir, "", "no case.yaml in this folder")
+    _check_inside(yml, case_dir, "")
     try:
+        size = yml.stat().st_size
+        if size > MAX_CASE_YAML_BYTES:
+            raise CaseFormatError(yml, "", f"{size} bytes, over the limit of {MAX_CASE_YAML_BYTES} bytes")
         data = yaml.safe_load(yml.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise CaseFormatError(yml, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
@@ -168,6 +180,10 @@ def load_case(case_dir: str | Path) -> Case:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         raise CaseFormatError(yml, "", f"not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    except (OSError, RecursionError, ValueError) as exc:
+        if isinstance(exc, CaseFormatError):
+            raise
+        raise CaseFormatError(yml, "", f"cannot be read as YAML: {type(exc).__name__}: {exc}") from None
     if not isinstance(data, dict):
         raise CaseFormatError(yml, "", "top level must be a mapping")
 
@@ -189,6 +205,8 @@ def load_case(case_dir: str | Path) -> Case:
     for name in on_disk:
         if name not in declared:
             raise CaseFormatError(yml, "variants", f"folder {name}/ holds a problem.py but has no entry under variants")
+    for name in declared:
+        _check_variant_files(case_dir / name, case_dir, f"variants.{name}")
 
     variants = []
     for name in declared:
@@ -223,6 +241,37 @@ def load_case(case_dir: str | Path) -> Case:
         requires=tuple(data.get("requires", ())),
         objectives_differ=data.get("objectives_differ"),
     )
+
+
+def _check_inside(path: Path, root: Path, field_: str) -> None:
+    """Raise :class:`CaseFormatError` when ``path`` resolves (through symlinks)
+    outside ``root``: a case may not pull files from elsewhere on the machine."""
+    try:
+        real, base = path.resolve(strict=True), root.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise CaseFormatError(path, field_, f"cannot be resolved ({type(exc).__name__}: {exc})") from None
+    if real != base and base not in real.parents:
+        raise CaseFormatError(path, field_, f"is a symbolic link to {real}, outside the case folder {base}")
+
+
+def _check_variant_files(folder: Path, case_dir: Path, field_: str) -> None:
+    """Every entry of a variant folder stays inside the case folder, is a
+    regular file or folder, and no file is over :data:`MAX_VARIANT_FILE_BYTES`."""
+    _check_inside(folder, case_dir, field_)
+    for p in sorted(folder.rglob("*")):
+        if "__pycache__" in p.parts:
+            continue
+        if p.is_symlink():
+            _check_inside(p, case_dir, field_)
+        try:
+            st = p.stat()
+        except OSError as exc:
+            raise CaseFormatError(p, field_, f"cannot be read ({exc.strerror or exc})") from None
+        if p.is_file() and st.st_size > MAX_VARIANT_FILE_BYTES:
+            raise CaseFormatError(p, field_, f"{st.st_size} bytes, over the limit of {MAX_VARIANT_FILE_BYTES} "
+                                  "bytes for one file of a variant")
+        if not (p.is_file() or p.is_dir()):
+            raise CaseFormatError(p, field_, "is neither a regular file nor a folder")
 
 
 def default_corpus() -> Path:
@@ -266,6 +315,7 @@ def load_corpus(corpus: str | Path, pattern: str = "*") -> tuple:
     cases, errors = [], []
     for d in discover(corpus, pattern):
         try:
+            _check_inside(d, Path(corpus), "")
             cases.append(load_case(d))
         except CaseFormatError as exc:
             errors.append(exc)

@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import venv
+from importlib import metadata
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -87,10 +88,23 @@ def python_for(version: str | None, log=None) -> tuple:
     the installed release when ``version`` is None, else the per-release
     environment."""
     if version is None:
-        from .runner import installed_warp_version
-
         return sys.executable, installed_warp_version()
     return str(ensure_env(version, log)), version
+
+
+def installed_warp_version() -> str:
+    """The installed ``warp-lang`` release, read from package metadata
+    (without importing Warp in the harness process).
+
+    Raises
+    ------
+    RuntimeError
+        If warp-lang is not installed.
+    """
+    try:
+        return metadata.version("warp-lang")
+    except metadata.PackageNotFoundError:
+        raise RuntimeError("warp-lang is not installed in this environment") from None
 
 
 _MISSING_CACHE: dict = {}

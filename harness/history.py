@@ -1,8 +1,13 @@
 """Results history: every run stored in SQLite, for history, compare and leaderboard.
 
-The database lives in a results folder (``--results DIR``, else
-``$DEFECTS4WARP_RESULTS``, else ``results/`` in the working directory) as
-``history.sqlite``. A run row holds the engine and its version, the project
+The database lives in the *results home*, one place per user whatever the
+working directory: ``--results DIR``, else ``$DEFECTS4WARP_RESULTS``, else
+``$XDG_DATA_HOME/defects4warp``, else ``~/.local/share/defects4warp`` (the XDG
+base-directory default), as ``history.sqlite``; the result store
+(:mod:`harness.store`) lives next to it in ``store/``. Point
+``DEFECTS4WARP_RESULTS`` at a folder inside a corpus to keep one history per
+corpus. Several runs may write at once: SQLite serialises the writers (each
+waits up to :data:`BUSY_TIMEOUT_S` for the lock). A run row holds the engine and its version, the project
 commit, the Warp release, the device, the corpus digest and the summary; an
 outcome row per variant run holds the expectation, the diagnosis and its cost.
 Runs are comparable when they share the corpus digest and the Warp release.
@@ -49,16 +54,28 @@ CREATE INDEX IF NOT EXISTS outcomes_run ON outcomes(run_id);
 """
 
 
+#: Seconds a writer waits for another run's lock on the history database
+#: before SQLite gives up (``sqlite3.connect(timeout=...)``).
+BUSY_TIMEOUT_S = 120.0
+
+
 def results_dir(path: str | None = None) -> Path:
-    """The results folder (see the module docstring)."""
-    return Path(path or os.environ.get("DEFECTS4WARP_RESULTS", "results"))
+    """The results home (see the module docstring): ``path``, else
+    ``$DEFECTS4WARP_RESULTS``, else ``$XDG_DATA_HOME/defects4warp``, else
+    ``~/.local/share/defects4warp``."""
+    if path:
+        return Path(path)
+    if os.environ.get("DEFECTS4WARP_RESULTS"):
+        return Path(os.environ["DEFECTS4WARP_RESULTS"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "defects4warp"
 
 
 def connect(path: str | None = None) -> sqlite3.Connection:
     """Open (creating when needed) the history database."""
     d = results_dir(path)
     d.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(d / "history.sqlite")
+    con = sqlite3.connect(d / "history.sqlite", timeout=BUSY_TIMEOUT_S)
     con.executescript(SCHEMA)
     return con
 
@@ -135,6 +152,30 @@ def get_run(run_id: int, path: str | None = None) -> dict:
             raise KeyError(f"no stored run {run_id}")
         outs = con.execute("SELECT * FROM outcomes WHERE run_id = ?", (run_id,)).fetchall()
     return {**dict(run), "summary": json.loads(run["summary"]), "outcomes": [dict(o) for o in outs]}
+
+
+def run_document(run_id: int, path: str | None = None) -> dict:
+    """A stored run rebuilt as a run document ``{"summary", "results"}`` (the
+    shape of ``run --json``, with the fields the history keeps: verdict, top
+    class, correctness, wall time and objective evaluations per variant).
+
+    Raises
+    ------
+    KeyError
+        If there is no run with that id.
+    """
+    run = get_run(run_id, path)
+    results = []
+    for o in run["outcomes"]:
+        exp = {"verdict": o["expected_verdict"], "classes": json.loads(o["expected_classes"])} \
+            if o["expected_verdict"] else None
+        results.append({"case": o["case_id"], "variant": o["variant"], "scale": o["scale"], "expected": exp,
+                        "diagnosis": {"verdict": o["verdict"],
+                                      "classes": [{"id": o["top_class"], "score": 1.0}] if o["top_class"] else [],
+                                      "cost": {"wall_s": o["wall_s"], "objective_evals": o["objective_evals"]}},
+                        "correct": None if o["correct_verdict"] is None else
+                        {"verdict": bool(o["correct_verdict"]), "class": bool(o["correct_class"])}})
+    return {"summary": run["summary"], "results": results}
 
 
 METRICS = ("verdict_accuracy", "class_accuracy", "detection_rate", "false_positive_rate",

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,25 @@ DEFAULT_TIMEOUT_S = 300.0
 #: any small case and stops a runaway allocation before it takes the machine.
 #: No limit is applied for CUDA devices (the driver maps huge virtual ranges).
 DEFAULT_MEMORY_BYTES = 16 * 1024**3
+
+#: Default size limit of any one file the worker writes (RLIMIT_FSIZE), bytes.
+#: Warp's compiled kernels are a few MiB; a variant that writes past 1 GiB is
+#: killed by SIGXFSZ and recorded as filling the disk.
+DEFAULT_FILE_BYTES = 1024**3
+
+#: Environment variable carrying a token unique to one worker; every process
+#: the program starts inherits it, so children that detach (new session,
+#: double fork) are still found and killed when the worker ends.
+TOKEN_VAR = "DEFECTS4WARP_WORKER_TOKEN"
+
+#: Plain-language causes of the signals a worker dies by (in :attr:`WorkerResult.died`).
+SIGNAL_CAUSES = {
+    "SIGSEGV": "the program crashed (segmentation fault)",
+    "SIGXFSZ": "the program wrote a file past the file size limit (RLIMIT_FSIZE), i.e. tried to fill the disk",
+    "SIGKILL": "killed (by the kernel's out-of-memory killer or another process)",
+    "SIGABRT": "the program aborted",
+    "SIGBUS": "the program crashed (bus error)",
+}
 
 
 @dataclass
@@ -48,6 +68,7 @@ class WorkerResult:
     returncode: int | None
     timed_out: bool
     stderr_tail: str
+    leftovers: int = 0
 
     @property
     def died(self) -> str | None:
@@ -61,7 +82,8 @@ class WorkerResult:
                 name = signal.Signals(-self.returncode).name
             except ValueError:
                 name = str(-self.returncode)
-            return f"crashed: the worker died with signal {name}{at}"
+            cause = SIGNAL_CAUSES.get(name)
+            return f"crashed: the worker died with signal {name}{' (' + cause + ')' if cause else ''}{at}"
         return None
 
     @property
@@ -87,20 +109,81 @@ class WorkerResult:
             return f"no result: worker exited with status {self.returncode}"
         errs = [e for e in self.doc.get("errors", []) if e["probe"] in ("load", "determinism")]
         if errs:
-            return f"{errs[0]['probe']} failed: {errs[0]['error']}"
+            err = errs[0]["error"]
+            if "File too large" in err or "No space left on device" in err or "Disk quota exceeded" in err:
+                return f"{errs[0]['probe']} failed: the program filled the disk or wrote past the file size limit (RLIMIT_FSIZE): {err}"
+            if "MemoryError" in err or "Cannot allocate memory" in err or "std::bad_alloc" in err:
+                return f"{errs[0]['probe']} failed: allocation past the memory cap (RLIMIT_AS): {err}"
+            return f"{errs[0]['probe']} failed: {err}"
         if self.returncode not in (0, None) and self.returncode > 0:
             return f"worker exited with status {self.returncode}"
         return None
 
 
-def _limit(memory_bytes):
+def _limit(memory_bytes, file_bytes=None):
     def preexec():
-        if memory_bytes:
-            import resource
+        import resource
 
+        if memory_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        if file_bytes:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+        _die_with_parent()
 
     return preexec
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies
+    (``prctl(PR_SET_PDEATHSIG)``), so a ``kill -9`` of the harness (or of an
+    executor worker) does not leave measurements running. No-op elsewhere."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def processes_with_token(token: str) -> list:
+    """PIDs of this user's processes whose environment holds ``TOKEN_VAR=token``
+    (read from ``/proc/<pid>/environ``; an empty list where there is no /proc)."""
+    needle = f"{TOKEN_VAR}={token}".encode()
+    out = []
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return out
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    out.append(pid)
+        except OSError:
+            continue
+    return out
+
+
+def kill_token(token: str, rounds: int = 5, exclude: tuple = ()) -> int:
+    """SIGKILL every process carrying ``token`` (repeated ``rounds`` times, for
+    children forked while the previous round ran); returns how many were found,
+    not counting the PIDs in ``exclude`` (killed all the same)."""
+    import time
+
+    seen = set()
+    for _ in range(rounds):
+        pids = [p for p in processes_with_token(token) if p != os.getpid()]
+        if not pids:
+            break
+        for pid in pids:
+            seen.add(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
+    return len(seen - set(exclude))
 
 
 def run_worker(
@@ -111,6 +194,7 @@ def run_worker(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
     python: str | None = None,
+    file_bytes: int | None = DEFAULT_FILE_BYTES,
 ) -> WorkerResult:
     """Measure the variant folder ``path`` in a subprocess.
 
@@ -128,6 +212,13 @@ def run_worker(
         RLIMIT_AS for the worker on CPU devices; None for no limit.
     python : str, optional
         Interpreter to use (default: this one).
+    file_bytes : int or None
+        RLIMIT_FSIZE of the worker (default :data:`DEFAULT_FILE_BYTES`); None for no limit.
+
+    Every process the program starts carries a token in its environment
+    (:data:`TOKEN_VAR`) and is killed when the worker ends, however it
+    detached; :attr:`WorkerResult.leftovers` counts them. The worker itself
+    dies with this process (``PR_SET_PDEATHSIG``).
     """
     with tempfile.TemporaryDirectory(prefix="d4w-out-") as tmp:
         out = os.path.join(tmp, "result.json")
@@ -141,14 +232,18 @@ def run_worker(
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONHASHSEED", "0")
+        token = uuid.uuid4().hex
+        env[TOKEN_VAR] = token
+        env["TMPDIR"] = tmp
         mem = memory_bytes if device.startswith("cpu") else None
         # output goes to a file, not a pipe: a grandchild the program detaches
         # would hold a pipe open and defeat the timeout
         with open(log, "wb") as sink:
             proc = subprocess.Popen(
                 cmd, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=tmp, env=env, start_new_session=True, preexec_fn=_limit(mem),
+                cwd=tmp, env=env, start_new_session=True, preexec_fn=_limit(mem, file_bytes),
             )
+            proc.token = token
             _ACTIVE.add(proc)
             timed_out = False
             try:
@@ -162,6 +257,7 @@ def run_worker(
                 raise
             finally:
                 _ACTIVE.discard(proc)
+                leftovers = getattr(proc, "leftovers", 0) + kill_token(token, exclude=(proc.pid,))
         doc = None
         if os.path.exists(out):
             try:
@@ -172,7 +268,7 @@ def run_worker(
         with open(log, "rb") as f:
             f.seek(max(0, os.path.getsize(log) - 8000))
             text = f.read().decode("utf-8", "replace")
-        return WorkerResult(doc, None if timed_out else proc.returncode, timed_out, text[-4000:])
+        return WorkerResult(doc, None if timed_out else proc.returncode, timed_out, text[-4000:], leftovers)
 
 
 #: Worker processes running now (killed by :func:`kill_all` on interruption).
@@ -184,6 +280,8 @@ def _kill(proc) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    if getattr(proc, "token", None):
+        proc.leftovers = getattr(proc, "leftovers", 0) + kill_token(proc.token, rounds=1, exclude=(proc.pid,))
 
 
 def kill_all() -> None:

@@ -21,12 +21,15 @@ from .validate import validate_cases
 
 def measure_release(release: str, cases: list, engine_factory, device: str = "cpu", jobs: int = 1,
                     timeout_s: float = 300.0, on_result=None, validation: list | None = None,
-                    run_doc: dict | None = None) -> dict:
+                    run_doc: dict | None = None, store=None, fresh: bool = False, executor=None) -> dict:
     """Ground truth and one engine run on ``release`` (an isolated environment).
 
     ``validation`` (check dicts from ``validate --json``) and ``run_doc`` (a
     ``run --json`` document on that release) are reused when given, instead
     of measuring again; ``wall_s`` then adds their recorded wall times.
+    ``store``, ``fresh`` and ``executor`` are passed to
+    :func:`harness.validate.validate_cases` and :func:`harness.runner.run`
+    (results reused from the result store are counted in ``reused``).
 
     Returns
     -------
@@ -39,18 +42,65 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
     t0 = time.perf_counter()
     python, version = python_for(release)
     reused_s = 0.0
+    stats = {}
     if validation is None:
-        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=release)
+        checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=release, store=store,
+                                fresh=fresh, executor=executor, stats=stats)
         validation = [v.to_dict() for cc in checks for v in cc.variants]
     else:
         reused_s += sum(float(c.get("seconds") or 0.0) for c in validation) / max(1, jobs)
     if run_doc is None:
         run_doc = run(plan(cases), engine_factory(python), device=device, jobs=jobs, warp_version=version,
-                      python=python, on_result=on_result)
+                      python=python, on_result=on_result, store=store, fresh=fresh, executor=executor,
+                      release=release)
     else:
         reused_s += float(run_doc["summary"].get("wall_s") or 0.0)
     return {"warp_version": version, "validation": validation, "run": run_doc,
+            "reused": stats.get("reused", 0) + int(run_doc["summary"].get("reused") or 0),
             "wall_s": time.perf_counter() - t0 + reused_s}
+
+
+def measure_releases(releases: list, cases: list, engine_factory, device: str = "cpu", jobs: int = 1,
+                     timeout_s: float = 300.0, truth: dict | None = None, runs: dict | None = None, store=None,
+                     fresh: bool = False, executor=None, on_release=None) -> dict:
+    """:func:`measure_release` for every release at once: one client thread
+    per release submits its work items to the shared ``executor``, so a Dask
+    cluster sees the whole matrix (cases x variants x scales x releases) and
+    fans it out; the local executor still runs ``jobs`` items at a time.
+
+    Parameters
+    ----------
+    truth : dict, optional
+        release -> validation check dicts to reuse (``validate --json``).
+    runs : dict, optional
+        release -> run document to reuse.
+    on_release : callable, optional
+        Called as ``on_release(result)`` when a release finishes (from its thread,
+        serialised by a lock).
+
+    Returns
+    -------
+    dict
+        ``{warp_version: measure_release(...) result}`` in the order of ``releases``.
+    """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    lock = threading.Lock()
+    truth, runs = truth or {}, runs or {}
+
+    def one(rel):
+        r = measure_release(rel, cases, engine_factory, device=device, jobs=jobs, timeout_s=timeout_s,
+                            validation=truth.get(rel), run_doc=runs.get(rel), store=store, fresh=fresh,
+                            executor=executor)
+        if on_release:
+            with lock:
+                on_release(r)
+        return r
+
+    with ThreadPoolExecutor(max_workers=max(1, len(releases))) as pool:
+        results = list(pool.map(one, releases))
+    return {r["warp_version"]: r for r in results}
 
 
 def _key(r: dict) -> tuple:

@@ -10,37 +10,21 @@ item and the run goes on.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
 import tempfile
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from importlib import metadata
 
 from .blind import neutral_copy
 from .case import Case, Variant
 from .engines.base import check_diagnosis, error_diagnosis
-from .envs import missing_modules
+from .envs import installed_warp_version, missing_modules  # noqa: F401 (re-exported)
 from .isolation import kill_all
 from .scoring import judge, summarize, summarize_groups
-
-
-def installed_warp_version() -> str:
-    """The installed ``warp-lang`` release, read from package metadata
-    (without importing Warp in the harness process).
-
-    Raises
-    ------
-    RuntimeError
-        If warp-lang is not installed.
-    """
-    try:
-        return metadata.version("warp-lang")
-    except metadata.PackageNotFoundError:
-        raise RuntimeError("warp-lang is not installed in this environment") from None
 
 
 @dataclass(frozen=True)
@@ -72,6 +56,37 @@ def plan(cases: list, scales: tuple | None = None) -> list:
     return items
 
 
+def skipped_record(item: RunItem, python: str | None = None) -> dict | None:
+    """The record of an item whose case ``requires`` modules that ``python``
+    cannot import (not diagnosed, unscored), or None when nothing is missing."""
+    missing = missing_modules(item.case.requires, python)
+    if not missing:
+        return None
+    return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
+            "domain": item.case.domain, "split": item.case.split, "expected": None,
+            "diagnosis": {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": [],
+                          "cost": {"wall_s": 0.0}},
+            "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
+
+
+def score_item(item: RunItem, diag: dict, seconds: float, warp_version: str) -> dict:
+    """The result record of ``item`` with diagnosis ``diag``, scored against
+    the expectation for ``warp_version`` at the item's scale."""
+    exp = item.variant.expectation_for(warp_version, item.scale)
+    expected = exp.to_dict() if exp else None
+    return {
+        "case": item.case.id,
+        "variant": item.variant.name,
+        "scale": item.scale,
+        "domain": item.case.domain,
+        "split": item.case.split,
+        "expected": expected,
+        "diagnosis": diag,
+        "correct": judge(expected, diag),
+        "seconds": seconds,
+    }
+
+
 def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python: str | None = None) -> dict:
     """Diagnose one item with ``engine`` on a neutral copy; return the result record.
 
@@ -79,13 +94,9 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     diagnosed: its record has ``skipped`` set and no expectation (unscored).
     """
     t0 = time.perf_counter()
-    missing = missing_modules(item.case.requires, python)
-    if missing:
-        return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
-                "domain": item.case.domain, "split": item.case.split, "expected": None,
-                "diagnosis": {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": [],
-                              "cost": {"wall_s": 0.0}},
-                "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
+    skipped = skipped_record(item, python)
+    if skipped:
+        return skipped
     try:
         with neutral_copy(item.variant.path) as path:
             if getattr(engine, "wants_summary", False):
@@ -98,26 +109,30 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     except Exception as exc:  # noqa: BLE001 - one engine failure must not stop the run
         diag = error_diagnosis(f"engine raised {type(exc).__name__}: {exc}", time.perf_counter() - t0, device,
                                [{"probe": "engine", "clean": False, "finding": traceback.format_exc(limit=5), "data": None}])
-    exp = item.variant.expectation_for(warp_version, item.scale)
-    expected = exp.to_dict() if exp else None
-    return {
-        "case": item.case.id,
-        "variant": item.variant.name,
-        "scale": item.scale,
-        "domain": item.case.domain,
-        "split": item.case.split,
-        "expected": expected,
-        "diagnosis": diag,
-        "correct": judge(expected, diag),
-        "seconds": time.perf_counter() - t0,
-    }
+    return score_item(item, diag, time.perf_counter() - t0, warp_version)
 
 
-#: Keys whose values are measured time (or when/where it ran), left out when
-#: two runs' results are compared for reproducibility.
+def _diagnose_work(engine, item: RunItem, device: str, warp_version: str, python: str | None, release: str | None):
+    """One diagnosis work item as an executor runs it. On a Dask worker the
+    per-release interpreter is resolved there (prepared once per worker
+    process, :func:`harness.executors.worker_python`)."""
+    if release is not None and hasattr(engine, "python"):
+        from .executors import worker_python
+
+        python = worker_python(release)
+        if engine.python != python:
+            engine = copy.copy(engine)
+            engine.python = python
+    return diagnose_item(engine, item, device, warp_version, python)
+
+
+#: Keys whose values are measured time (or when/where it ran, how much was
+#: reused, and how many kernels were compiled rather than found in Warp's
+#: kernel cache), left out when two runs' results are compared for
+#: reproducibility.
 TIMING_KEYS = frozenset({"wall_s", "seconds", "compile_s", "median_wall_s_per_run", "total_diagnosis_s", "date",
                          "machine", "load_s", "gradient_call_s", "total_compile_s", "device_s", "total_device_s",
-                         "median_device_s"})
+                         "median_device_s", "reused", "executor", "compiles"})
 
 
 def without_timing(x):
@@ -168,6 +183,10 @@ def run(
     json_path: str | None = None,
     meta: dict | None = None,
     python: str | None = None,
+    store=None,
+    fresh: bool = False,
+    executor=None,
+    release: str | None = None,
 ) -> dict:
     """Diagnose every item and score it.
 
@@ -177,8 +196,8 @@ def run(
     engine : Engine
     device : str
     jobs : int
-        Items diagnosed concurrently (each reference diagnosis is its own
-        subprocess, so threads suffice).
+        Items diagnosed concurrently by the default local executor (each
+        reference diagnosis is its own subprocess, so threads suffice).
     warp_version : str, optional
         Release to score against (default: the installed one).
     on_result : callable, optional
@@ -190,15 +209,33 @@ def run(
         Extra fields for the summary.
     python : str, optional
         Interpreter the variants run under (for ``requires`` checks).
+    store : harness.store.ResultStore, optional
+        Diagnoses found there under their key (:func:`harness.store.diagnosis_fields`)
+        are reused, re-scored against this run's expectations, and counted in
+        ``summary["reused"]``; new ones are stored as they finish, so a killed
+        run resumes where it stopped. None: nothing is read or written.
+    fresh : bool
+        Measure everything again (results are still written to ``store``).
+    executor : LocalExecutor or DaskExecutor, optional
+        Where items run (default: a local thread pool of ``jobs`` threads).
+        An item whose executor worker is lost is recorded as an ``error``
+        diagnosis naming the cause.
+    release : str, optional
+        The ``--warp`` release, so a remote worker prepares its own
+        environment for it (None: the installed release).
 
     Returns
     -------
     dict
         ``{"summary": {...}, "results": [...]}`` (results in item order).
     """
+    from .executors import LocalExecutor, outcome
+    from .store import diagnosis_fields, transient
+
     warp_version = warp_version or installed_warp_version()
     t0 = time.perf_counter()
     done = {}
+    reused = 0
 
     def document():
         results = [done[i] for i in range(len(items)) if i in done]
@@ -212,6 +249,8 @@ def run(
             "device": device,
             "wall_s": time.perf_counter() - t0,
             "complete": len(done) == len(items),
+            "reused": reused,
+            "executor": getattr(executor, "name", "local"),
         })
         summary.update(meta or {})
         if results and (meta or {}).get("group_by"):
@@ -225,23 +264,42 @@ def run(
         if json_path:
             write_json_atomic(json_path, document())
 
-    try:
-        if jobs <= 1:
-            for i, it in enumerate(items):
-                finish(i, diagnose_item(engine, it, device, warp_version, python))
+    pending = []
+    for i, it in enumerate(items):
+        rec = skipped_record(it, python)
+        if rec is not None:
+            finish(i, rec)
+            continue
+        fields = diagnosis_fields(it.variant.path, engine, warp_version, device, it.scale) if store is not None else None
+        hit = None if (fresh or fields is None) else store.get(fields)
+        if hit is not None:
+            reused += 1
+            finish(i, score_item(it, hit["diagnosis"], float(hit.get("seconds") or 0.0), warp_version))
         else:
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                futs = {pool.submit(diagnose_item, engine, it, device, warp_version, python): i
-                        for i, it in enumerate(items)}
-                try:
-                    for f in as_completed(futs):
-                        finish(futs[f], f.result())
-                except BaseException:
-                    for f in futs:
-                        f.cancel()
-                    kill_all()
-                    raise
+            pending.append((i, it, fields))
+    if json_path and not pending:
+        write_json_atomic(json_path, document())
+    if not pending:
+        return document()
+
+    ex = executor if executor is not None else LocalExecutor(jobs)
+    futs = {}
+    try:
+        for i, it, fields in pending:
+            futs[ex.submit(_diagnose_work, engine, it, device, warp_version, python, release)] = (i, it, fields)
+        for f in ex.as_completed(list(futs)):
+            i, it, fields = futs[f]
+            rec, cause = outcome(f)
+            if rec is None:
+                rec = score_item(it, error_diagnosis(cause, 0.0, device), 0.0, warp_version)
+            elif fields is not None and not transient(rec["diagnosis"].get("error")):
+                store.put(fields, {"diagnosis": rec["diagnosis"], "seconds": rec["seconds"]})
+            finish(i, rec)
     except BaseException:
+        ex.cancel(list(futs))
         kill_all()
         raise
+    finally:
+        if executor is None:
+            ex.close()
     return document()

@@ -28,7 +28,6 @@ checked: the case format, and that variant sources hold no hint words
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .blind import hint_findings, neutral_copy
@@ -277,6 +276,18 @@ def counts(checks) -> dict:
     return out
 
 
+def _validate_work(item: RunItem, device: str, warp_version: str, timeout_s: float, python: str | None,
+                   repeat: int, knobs: dict | None, release: str | None) -> VariantCheck:
+    """One validation work item as an executor runs it (on a Dask worker the
+    per-release interpreter is prepared there, once per worker process; the
+    fixed twin of a pair check is measured in that process)."""
+    if release is not None:
+        from .executors import worker_python
+
+        python = worker_python(release)
+    return validate_item(item, device, warp_version, timeout_s, python, repeat, knobs)
+
+
 def skipped_release(cases: list, warp_version: str, reason: str) -> list:
     """One :class:`CaseCheck` per case whose checks are all ``skipped``
     because ``warp_version`` cannot be installed here (``reason``: the
@@ -293,35 +304,99 @@ def skipped_release(cases: list, warp_version: str, reason: str) -> list:
 
 
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
-                   on_check=None, warp: str | None = None, repeat: int = 1, knobs: dict | None = None) -> list:
+                   on_check=None, warp: str | None = None, repeat: int = 1, knobs: dict | None = None,
+                   store=None, fresh: bool = False, executor=None, stats: dict | None = None) -> list:
     """Validate loaded cases; returns one :class:`CaseCheck` per case.
 
-    ``warp`` selects a release measured in its own environment
-    (:func:`harness.envs.python_for`); None means the installed one.
-    ``repeat``: measurements per variant (see :func:`validate_item`).
-    ``knobs``: oracle knobs (default :data:`VALIDATE_KNOBS`). A case is ok
-    when no check failed or stayed unresolved and no hint word was found.
+    Parameters
+    ----------
+    cases : list[Case]
+    device : str
+    jobs : int
+        Checks run concurrently by the default local executor.
+    timeout_s : float
+        Wall-clock limit of one oracle measurement, seconds.
+    on_check : callable, optional
+        Called with each :class:`VariantCheck` as it completes.
+    warp : str, optional
+        A release measured in its own environment
+        (:func:`harness.envs.python_for`); None means the installed one.
+    repeat : int
+        Measurements per variant (see :func:`validate_item`).
+    knobs : dict, optional
+        Oracle knobs (default :data:`VALIDATE_KNOBS`).
+    store : harness.store.ResultStore, optional
+        Checks found there under their key (:func:`harness.store.validation_fields`:
+        the variant's and its fixed twin's files, the expectation, knobs, oracle
+        code, release, device, scale, repeat) are reused; new ones are stored as
+        they finish (not timeouts or lost workers).
+    fresh : bool
+        Measure everything again (and overwrite the store).
+    executor : LocalExecutor or DaskExecutor, optional
+        Where checks run (default: a local pool of ``jobs`` threads).
+    stats : dict, optional
+        Receives ``reused`` (checks taken from the store) and ``measured``.
+
+    A case is ok when no check failed or stayed unresolved and no hint word was found.
     """
+    from .executors import LocalExecutor, outcome
+    from .store import transient, validation_fields
+
     python, warp_version = python_for(warp)
+    knobs = VALIDATE_KNOBS if knobs is None else knobs
     items = plan(cases)
     # fixed twins first, so that pair checks find them measured
     order = sorted(range(len(items)), key=lambda i: items[i].variant.name != "fixed")
     MEASUREMENTS.clear()
     results = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futs = {i: pool.submit(validate_item, items[i], device, warp_version, timeout_s, python, repeat, knobs)
-                for i in order}
-        try:
-            for i in order:
-                results[i] = futs[i].result()
-                if on_check:
-                    on_check(results[i])
-        except BaseException:
-            for f in futs.values():
-                f.cancel()
-            kill_all()
-            raise
+    pending = []
+    reused = 0
+    for i in order:
+        it = items[i]
+        exp = it.variant.expectation_for(warp_version, it.scale)
+        if exp is None or missing_modules(it.case.requires, python):
+            results[i] = _validate_once(it, device, warp_version, timeout_s, python, knobs, 0)  # skipped, nothing run
+        else:
+            twin = _twin(it, warp_version) if exp.verdict == "bug" else None
+            fields = None if store is None else validation_fields(
+                it.variant.path, exp.to_dict(), knobs, warp_version, device, it.scale, repeat,
+                twin=None if twin is None else twin.path,
+                extra={"objectives_differ": exp.objectives_differ or it.case.objectives_differ or False})
+            hit = None if (fresh or fields is None) else store.get(fields)
+            if hit is None:
+                pending.append((i, it, fields))
+                continue
+            results[i] = VariantCheck(**hit)
+            reused += 1
+        if on_check:
+            on_check(results[i])
+    ex = executor if executor is not None else LocalExecutor(jobs)
+    futs = {}
+    try:
+        for i, it, fields in pending:
+            futs[ex.submit(_validate_work, it, device, warp_version, timeout_s, python, repeat, knobs, warp)] = \
+                (i, it, fields)
+        for f in ex.as_completed(list(futs)):
+            i, it, fields = futs[f]
+            check, cause = outcome(f)
+            if check is None:
+                exp = it.variant.expectation_for(warp_version, it.scale)
+                check = _check(it, exp.to_dict() if exp else None, "failed", cause)
+            elif fields is not None and not transient(check.message):
+                store.put(fields, check.to_dict())
+            results[i] = check
+            if on_check:
+                on_check(check)
+    except BaseException:
+        ex.cancel(list(futs))
+        kill_all()
+        raise
+    finally:
+        if executor is None:
+            ex.close()
     MEASUREMENTS.clear()
+    if stats is not None:
+        stats.update({"reused": reused, "measured": len(pending)})
     checks = [results[i] for i in range(len(items))]
     out = []
     for c in cases:
@@ -329,3 +404,59 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
         problems = [f"{f}:{line}: hint word '{w}'" for v in c.variants for f, line, w in hint_findings(v.path)]
         out.append(CaseCheck(c.id, all(k.status in ("passed", "skipped") for k in vc) and not problems, vc, problems))
     return out
+
+
+def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: int = 1,
+                      timeout_s: float = DEFAULT_TIMEOUT_S, repeat: int = 1, store=None, fresh: bool = False,
+                      executor=None, on_check=None, on_release=None, json_path: str | None = None,
+                      meta: dict | None = None, skip: dict | None = None) -> dict:
+    """Validate ``cases`` on each of ``releases`` (None = the installed one),
+    one after another; the core of ``defects4warp validate``.
+
+    ``on_check(release, check)`` is called per :class:`VariantCheck`,
+    ``on_release(warp_version, case_checks)`` after each release, and
+    ``json_path`` (if given) is rewritten after each release. ``skip`` maps
+    releases that cannot be installed here to the reason: their checks are
+    all ``skipped`` (:func:`skipped_release`), not passed.
+
+    Returns
+    -------
+    dict
+        ``{"device", "repeat", "releases": {version: {"wall_s", "counts",
+        "checks": [check dicts], "reused"}}, "failures": [str], "wall_s",
+        "reused"}`` plus ``meta``; ``failures`` names every check that failed
+        or stayed unresolved and every hint-word problem.
+    """
+    import time
+
+    from .runner import write_json_atomic
+
+    doc = {"device": device, "repeat": repeat, **(meta or {}), "releases": {}, "failures": [], "reused": 0}
+    t_all = time.perf_counter()
+    skip = skip or {}
+    for rel in releases:
+        t0 = time.perf_counter()
+        stats = {}
+        if rel in skip:
+            warp_version, checks = rel, skipped_release(cases, rel, skip[rel])
+        else:
+            _, warp_version = python_for(rel)
+            checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
+                                    store=store, fresh=fresh, executor=executor, stats=stats,
+                                    on_check=(lambda c, r=warp_version: on_check(r, c)) if on_check else None)
+        for cc in checks:
+            for v in cc.variants:
+                if v.status in ("failed", "unresolved"):
+                    doc["failures"].append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.status}: "
+                                           f"{v.message}")
+            doc["failures"] += [f"{cc.case}: {p}" for p in cc.problems]
+        flat = [v for cc in checks for v in cc.variants]
+        doc["releases"][warp_version] = {"wall_s": time.perf_counter() - t0, "counts": counts(flat),
+                                         "reused": stats.get("reused", 0), "checks": [v.to_dict() for v in flat]}
+        doc["reused"] += stats.get("reused", 0)
+        doc["wall_s"] = time.perf_counter() - t_all
+        if on_release:
+            on_release(warp_version, checks)
+        if json_path:
+            write_json_atomic(json_path, doc)
+    return doc

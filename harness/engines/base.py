@@ -156,6 +156,9 @@ class WorkerEngine:
                 diag["evidence"].append(ev("worker", False, f"{res.died}; the probes that finished are used", None))
             for e in doc.get("errors", []):
                 diag["evidence"].append(ev(e["probe"], False, f"probe failed: {e['error']}", None))
+        if getattr(res, "leftovers", 0):
+            diag["evidence"].append(ev("worker", False, f"the program left {res.leftovers} process(es) running after "
+                                       "the worker ended; they were killed", {"leftovers": res.leftovers}))
         cost = doc.get("cost", {})
         diag["cost"] = {
             "wall_s": wall,

@@ -35,6 +35,9 @@ class CommandEngine:
     """
 
     version = "external"
+    #: The harness cannot see when an outside tool changes, so the result
+    #: store never reuses its diagnoses (:func:`harness.store.engine_identity`).
+    cacheable = False
 
     def __init__(self, command: str, timeout_s: float = 300.0, with_summary: bool = False, **_):
         self.argv = shlex.split(command)

@@ -35,6 +35,7 @@ gradient agrees it is reported as a smell in the evidence.
 
 from __future__ import annotations
 
+import math
 import re
 
 from .. import __version__
@@ -119,7 +120,10 @@ REFERENCE_EXPLANATIONS = {"kink": "nonsmooth_tie", "precision": "fd_precision",
 ARTEFACTS = {"kink": "nonsmooth_tie", "kink_nearby": "nonsmooth_tie", "staircase": "piecewise_constant"}
 
 def _rank(weights: dict) -> list:
-    total = sum(weights.values()) or 1.0
+    # fsum: exactly rounded, so the scores do not depend on the order the
+    # weights were added in (that order followed string hashing, which
+    # differs between processes)
+    total = math.fsum(weights.values()) or 1.0
     ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
     return [{"id": k, "score": round(v / total, 4)} for k, v in ranked if v > 0]
 
@@ -420,7 +424,7 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     # -- classes of a bug ----------------------------------------------------
     if sig in ("agrees", "unresolved"):
         sig = "subtly_wrong"
-    weights = {c: FLOOR for c in BUG_CLASSES if sig in CLASSES[c].signatures}
+    weights = {c: FLOOR for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures}
     for c, w in PRIORS.get(sig, PRIORS["subtly_wrong"]).items():
         weights[c] = weights.get(c, 0.0) + w
 

@@ -38,15 +38,65 @@ def kill_all() -> None:
             os.killpg(p.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if getattr(p, "token", None) and os.path.isdir("/proc"):
+            _kill_token(p.token, p.pid, rounds=1)
 
 
-def _limit(nbytes):
+#: Size limit of any one file the worker writes (RLIMIT_FSIZE), bytes: a
+#: program that tries to fill the disk gets EFBIG (Python ignores SIGXFSZ).
+DEFAULT_FILE_LIMIT = 2 ** 30
+
+#: Environment variable with a token unique to one worker: every process the
+#: program starts inherits it, so children that detached (new session, double
+#: fork) are found in /proc and killed when the worker ends.
+TOKEN_VAR = "DEFECTS4WARP_ORACLE_TOKEN"
+
+
+def _limit(nbytes, file_bytes=DEFAULT_FILE_LIMIT):
     def apply():
         import resource
 
         if nbytes:
             resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+        if file_bytes:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+        try:  # die with the harness (PR_SET_PDEATHSIG = 1), so kill -9 of it leaves no worker
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
     return apply
+
+
+def _kill_token(token: str, exclude: int | None = None, rounds: int = 5) -> int:
+    """SIGKILL every process whose environment holds ``TOKEN_VAR=token``;
+    returns how many (other than ``exclude``) were found."""
+    import time
+
+    needle = f"{TOKEN_VAR}={token}".encode()
+    seen = set()
+    for _ in range(rounds):
+        found = []
+        for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+            if pid == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if needle in f.read().split(b"\0"):
+                        found.append(pid)
+            except OSError:
+                continue
+        if not found:
+            break
+        for pid in found:
+            seen.add(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
+    return len(seen - {exclude})
 
 
 def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str | None = None,
@@ -88,6 +138,8 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    token = os.urandom(16).hex()
+    env[TOKEN_VAR] = token
     if device != "cpu":
         memory_limit = None
     with tempfile.TemporaryDirectory(prefix="d4w-oracle-") as tmp:
@@ -99,23 +151,34 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
             cmd += ["--arrays", raw_path]
         if point:
             cmd += ["--point", str(Path(point).resolve())]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp,
+        # stderr goes to a file, not a pipe: a child the program detaches would
+        # hold a pipe open and keep communicate() waiting until the timeout
+        err_path = os.path.join(tmp, "stderr.log")
+        err_file = open(err_path, "wb")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, env=env, cwd=tmp,
                                 start_new_session=True, preexec_fn=_limit(memory_limit))
+        proc.token = token
         with _LOCK:
             _LIVE.add(proc)
         timed_out = False
         try:
-            _, err = proc.communicate(timeout=timeout_s)
+            proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            _, err = proc.communicate()
+            proc.wait()
         finally:
             with _LOCK:
                 _LIVE.discard(proc)
+            err_file.close()
+            if os.path.isdir("/proc"):
+                _kill_token(token, proc.pid)
+        with open(err_path, "rb") as f:
+            f.seek(max(0, os.path.getsize(err_path) - 8000))
+            err = f.read()
         tail = (err or b"").decode("utf-8", "replace").strip().splitlines()[-5:]
         if timed_out:
             return _failed(f"timed out after {timeout_s:g} s", device, scale), None

@@ -1,0 +1,66 @@
+"""``defects4warp audit``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._common import *  # noqa: F401,F403
+from ._common import console, err_console  # noqa: F401
+
+
+@click.command()
+@click.option("--from", "from_", required=True, metavar="VERSION", help="The release you are on.")
+@click.option("--to", "to", required=True, metavar="VERSION", help="The release you are moving to.")
+@click.option("--matrix", "matrix_json", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Reuse a `defects4warp matrix --json` file holding both releases instead of measuring.")
+@corpus_opt
+@cases_opt
+@engine_opt
+@device_opt
+@jobs_opt
+@timeout_opt
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None, help="Write the audit here.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the audit as JSON here.")
+@scale_opts
+def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, markdown_path, json_path,
+        results_path, fresh, executor_kind, scheduler, workers):
+    """What changes, case by case, when moving from one Warp release to another:
+    bugs that appear or disappear, engine verdicts that flip, tracker warnings
+    that change, cost beyond noise. Exits 1 when a case's ground truth
+    contradicts its tags on either release."""
+    from ..matrix import audit as compare_releases
+    from ..matrix import audit_markdown, measure_releases
+    from ..runner import write_json_atomic
+
+    if matrix_json:
+        doc = _read_json(matrix_json, "releases", "`defects4warp matrix --json`")
+        missing = [r for r in (from_, to) if r not in doc["releases"]]
+        if missing:
+            raise click.UsageError(f"{matrix_json} holds no release {', '.join(missing)}")
+    else:
+        cases, _ = _load(corpus, cases_glob)
+        for rel in (from_, to):
+            _release(rel)
+        store = _store(results_path)
+        with _executor(executor_kind, jobs, scheduler, workers) as ex:
+            releases = measure_releases([from_, to], cases,
+                                        lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
+                                        device=device, jobs=jobs, timeout_s=timeout_s, store=store, fresh=fresh,
+                                        executor=ex)
+        doc = {"releases": releases}
+        n_reused = sum(r.get("reused", 0) for r in releases.values())
+        if n_reused:
+            err_console.print(f"{n_reused} result(s) reused from the result store {store.root} "
+                              "(--fresh to measure again)")
+    rep = compare_releases(doc, from_, to)
+    text = audit_markdown(rep)
+    _emit(text, markdown_path)
+    if json_path:
+        write_json_atomic(json_path, rep)
+    sys.exit(1 if rep["contradictions"] else 0)

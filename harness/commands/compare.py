@@ -1,0 +1,41 @@
+"""``defects4warp compare``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._common import *  # noqa: F401,F403
+from ._common import console, err_console  # noqa: F401
+
+
+@click.command()
+@click.argument("run_a", type=int)
+@click.argument("run_b", type=int)
+@results_opt
+def cmd(run_a, run_b, results_path):
+    """Per-metric change from stored run A to run B, and the variants whose
+    verdict or top class flipped."""
+    from ..history import compare
+
+    try:
+        c = compare(run_a, run_b, results_path)
+    except KeyError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not c["comparable"]:
+        console.print("[yellow]the runs differ in corpus digest or Warp release[/yellow]")
+    t = Table(title=f"run {run_a} -> run {run_b}")
+    for col in ("metric", f"run {run_a}", f"run {run_b}", "change"):
+        t.add_column(col)
+    for m, v in c["metrics"].items():
+        t.add_row(m, _fmt(v["a"]), _fmt(v["b"]), "n/a" if v["change"] is None else f"{v['change']:+.3f}")
+    console.print(t)
+    console.print(f"{len(c['flipped'])} variant run(s) flipped")
+    for f in c["flipped"]:
+        mark = "" if f["now_correct"] is None else (" (now right)" if f["now_correct"] else " (now wrong)")
+        console.print(escape(f"  {f['case']}/{f['variant']}@{f['scale']}: {f['a']} -> {f['b']}{mark}"))

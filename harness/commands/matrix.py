@@ -1,0 +1,81 @@
+"""``defects4warp matrix``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._common import *  # noqa: F401,F403
+from ._common import console, err_console  # noqa: F401
+
+
+@click.command()
+@corpus_opt
+@cases_opt
+@click.option("--warp", "warp", required=True, metavar="VERSION[,VERSION...]|all",
+              help="Releases, each measured in its own cached environment.")
+@engine_opt
+@device_opt
+@jobs_opt
+@timeout_opt
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the matrix (ground truth and engine run per release) here; rewritten after every release.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None, help="Write the table here.")
+@click.option("--validation", "validation_json", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Reuse ground truth from `validate --warp ... --json` files (merged) instead of validating again.")
+@click.option("--reuse-run", "reuse_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Reuse a `run --json` file for the release it was measured on.")
+@scale_opts
+def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_path, markdown_path, validation_json,
+        reuse_runs, results_path, fresh, executor_kind, scheduler, workers):
+    """Run the corpus on several Warp releases: per release the ground truth
+    (validate) and the engine's verdict and class. All releases' work items go
+    to the executor at once (with --executor dask they fan out over the
+    cluster); results in the result store are reused unless --fresh."""
+    from ..machine import describe
+    from ..matrix import matrix_markdown, measure_releases
+    from ..runner import write_json_atomic
+
+    _check_writable(json_path)
+    cases, errors = _load(corpus, cases_glob)
+    doc = {"engine": engine_name, "device": device, "machine": describe(), "releases": {}}
+    from ..report import merge_validations
+
+    truth = merge_validations([_read_json(p, "releases", "`validate --json`") for p in validation_json]) \
+        if validation_json else {"releases": {}}
+    reused = {}
+    for p in reuse_runs:
+        rd = _read_json(p, "summary", "`defects4warp run --json`")
+        reused[rd["summary"]["warp_version"]] = rd
+    releases = _releases(warp)
+    for rel in releases:
+        _release(rel)
+        err_console.print(f"Warp {rel}: " + ("ground truth reused" if rel in truth["releases"] else "validating")
+                          + ", " + (f"{engine_name} run reused" if rel in reused else f"running {engine_name}"))
+
+    def done(r):
+        doc["releases"][r["warp_version"]] = r
+        doc["wall_s"] = max(x["wall_s"] for x in doc["releases"].values())
+        if json_path:
+            write_json_atomic(json_path, doc)
+
+    store = _store(results_path)
+    with _executor(executor_kind, jobs, scheduler, workers) as ex:
+        by_release = measure_releases(
+            releases, cases, lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py), device=device,
+            jobs=jobs, timeout_s=timeout_s, truth={k: v.get("checks") for k, v in truth["releases"].items()},
+            runs=reused, store=store, fresh=fresh, executor=ex, on_release=done)
+    doc["releases"] = by_release  # release order, not finishing order
+    if json_path:
+        write_json_atomic(json_path, doc)
+    n_reused = sum(r.get("reused", 0) for r in by_release.values())
+    if n_reused:
+        err_console.print(f"{n_reused} result(s) reused from the result store {store.root} (--fresh to measure again)")
+    text = matrix_markdown(doc)
+    _emit(text, markdown_path)
+    sys.exit(1 if errors else 0)

@@ -1,0 +1,31 @@
+"""``defects4warp new-case``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._common import *  # noqa: F401,F403
+from ._common import console, err_console  # noqa: F401
+
+
+@click.command()
+@click.argument("name")
+@click.option("--corpus", type=click.Path(file_okay=False), default=None, help="Corpus folder (default: the bundled one).")
+def cmd(name, corpus):
+    """Scaffold corpus/NAME/ with case.yaml and buggy/ and fixed/ variants
+    that run as they are (a small correct fit to edit)."""
+    from ..scaffold import scaffold
+
+    try:
+        path = scaffold(corpus or default_corpus(), name)
+    except (ValueError, FileExistsError) as exc:
+        err_console.print(f"[red]{exc}[/red]")
+        sys.exit(2)
+    where = f" --corpus {corpus}" if corpus else ""
+    console.print(f"created {path}; edit it, then run: defects4warp validate{where} --cases {name}")

@@ -1,0 +1,46 @@
+"""``defects4warp report``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._common import *  # noqa: F401,F403
+from ._common import console, err_console  # noqa: F401
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the Markdown here (default: print it, unless --html is given).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write a self-contained HTML page with figures here.")
+@click.option("--title", default="Results", show_default=True, help="Page title.")
+@click.option("--table-only", is_flag=True, help="Only the comparison table of all runs (e.g. an engine ablation).")
+@results_opt
+def cmd(runs, markdown_path, html_path, title, table_only, results_path):
+    """Render runs (JSON files from `run --json`, or stored run ids from
+    `defects4warp history`) as Markdown and/or HTML: a results page for the
+    first run, followed by a comparison of all runs when several are given
+    (other engines, other Warp releases)."""
+    from ..report import comparison_markdown, run_markdown
+
+    docs = [_run_doc(r, results_path) for r in runs]
+    if html_path:
+        from ..html_report import html_report
+
+        _emit(html_report(docs[0], docs[1:], title), html_path)
+        if not markdown_path:
+            return
+    if table_only:
+        text = comparison_markdown(docs)
+    else:
+        text = run_markdown(docs[0], title)
+        if len(docs) > 1:
+            text += "\n## Comparison\n\n" + comparison_markdown(docs)
+    _emit(text, markdown_path)

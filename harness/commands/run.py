@@ -1,0 +1,118 @@
+"""``defects4warp run``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._common import *  # noqa: F401,F403
+from ._common import console, err_console  # noqa: F401
+
+
+@click.command()
+@corpus_opt
+@cases_opt
+@engine_opt
+@device_opt
+@jobs_opt
+@timeout_opt
+@warp_opt
+@split_opt
+@click.option("--group-by", "group_by", type=click.Choice(["domain", "split", "family"]), default=None,
+              help="Also report the metrics per domain tag, per split, or per family of the expected class.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write {summary, results} here (rewritten atomically after every variant).")
+@scale_opts
+@click.option("--no-store", is_flag=True, help="Do not store the run in the results history (results of single "
+              "variants still go to the result store, so a rerun resumes).")
+@click.option("--with-summary", is_flag=True,
+              help="cmd: engines only: pass the case's summary (the user's words) as a fourth argument.")
+def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path, results_path,
+        fresh, executor_kind, scheduler, workers, no_store, with_summary):
+    """Diagnose every case x variant with an engine and score it against the
+    expectation for the installed Warp release. Diagnoses already in the result
+    store (same variant files, engine name/version/options, release, device,
+    scale) are reused unless --fresh, so a killed run resumes."""
+    import datetime as _dt
+
+    from ..machine import describe
+    from ..runner import plan
+    from ..runner import run as run_items
+
+    _check_writable(json_path)
+    cases, errors = _load(corpus, cases_glob, split)
+    python, warp_version = _release(warp)
+    _check_device(device, python)
+    engine = get_engine(engine_name, timeout_s=timeout_s, python=python, with_summary=with_summary)
+    items = plan(cases)
+    err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
+                      f"{len(cases)} cases, {len(items)} runs")
+    with _progress(len(items), "diagnosing") as prog:
+        task = prog.add_task("", total=len(items))
+
+        def tick(rec):
+            prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
+
+        meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
+                "cases_not_run": len(errors), "split": split, "group_by": group_by,
+                "date": _dt.date.today().isoformat()}
+        store = _store(results_path)
+        with _executor(executor_kind, jobs, scheduler, workers) as ex:
+            doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
+                            json_path=json_path, meta=meta, python=python, store=store, fresh=fresh, executor=ex,
+                            release=warp)
+
+    table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
+    for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
+        table.add_column(col, justify="right" if col == "seconds" else "left")
+    for r in doc["results"]:
+        exp = r["expected"]
+        d = r["diagnosis"]
+        exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else ("(skipped)" if r.get("skipped") else "(unscored)")
+        diag_s = d["verdict"] + (f" {top_class(d)}" if top_class(d) else "")
+        if d["verdict"] == "error":
+            err = d.get("error", "")
+            diag_s += escape(f" ({err if len(err) <= 80 else err[:77] + '...'})")
+        c = r["correct"]
+        ok = "-" if c is None else ("yes" if c["class"] else ("verdict only" if c["verdict"] else "NO"))
+        variant = r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
+        table.add_row(r["case"], variant, exp_s, diag_s, ok, f"{r['seconds']:.1f}")
+    console.print(table)
+    s = doc["summary"]
+    if errors:
+        console.print(f"[red]{len(errors)} case folder(s) not run because of case format errors (listed above)[/red]")
+    console.print(
+        f"cases {s['cases']}  variants {s['variants']}  runs {s.get('runs', 0)} (scored {s.get('scored', 0)}, "
+        f"errors {s.get('errors', 0)}, inconclusive {s.get('inconclusive', 0)})\n"
+        f"verdict accuracy {_fmt(s.get('verdict_accuracy'))}  class accuracy {_fmt(s.get('class_accuracy'))}  "
+        f"detection rate {_fmt(s.get('detection_rate'))}  false-positive rate {_fmt(s.get('false_positive_rate'))}"
+        + (f"  refusals recognised {_fmt(s.get('refusal_accuracy'))} of {s['refused_runs']}" if s.get("refused_runs") else "")
+        + "\n"
+        f"median seconds per run {_fmt(s.get('median_wall_s_per_run'), 2)}  median objective evals "
+        f"{_fmt(s.get('median_objective_evals'), 0)}  wall {s['wall_s']:.1f} s"
+    )
+    if s.get("groups"):
+        g = Table(title=f"per {group_by}")
+        for col in ("group", "runs", "verdict acc.", "class acc.", "detection", "false pos."):
+            g.add_column(col)
+        for name, m in s["groups"].items():
+            g.add_row(name, str(m["scored"]), _fmt(m["verdict_accuracy"]), _fmt(m["class_accuracy"]),
+                      _fmt(m["detection_rate"]), _fmt(m["false_positive_rate"]))
+        console.print(g)
+    if s.get("reused"):
+        err_console.print(f"{s['reused']} of {len(items)} diagnoses reused from the result store {store.root} "
+                          "(--fresh to measure again)")
+    if json_path:
+        err_console.print(f"wrote {json_path}")
+    if not no_store and doc["summary"].get("complete") and doc["results"]:
+        from ..history import corpus_digest, results_dir
+        from ..history import store as store_run
+
+        run_id = store_run(doc, corpus_digest(cases), results_path)
+        err_console.print(f"stored as run {run_id} in {results_dir(results_path) / 'history.sqlite'}")
+    sys.exit(1 if errors else 0)

@@ -1,0 +1,115 @@
+"""``defects4warp validate``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._common import *  # noqa: F401,F403
+from ._common import console, err_console  # noqa: F401
+
+
+@click.command()
+@corpus_opt
+@cases_opt
+@device_opt
+@jobs_opt
+@timeout_opt
+@click.option("--warp", "warp", default=None, metavar="VERSION[,VERSION...]",
+              help="Validate on these warp-lang releases, each in an isolated environment created on demand "
+                   "and cached (default: the installed release). 'all' means every release in RELEASES.")
+@split_opt
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
+              help="Measure each variant this many times; differing outcomes fail (determinism).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the per-variant checks of every release here (input of `version-matrix`).")
+@scale_opts
+def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_path, results_path, fresh,
+        executor_kind, scheduler, workers):
+    """Check each case against the independent oracle (docs/oracle.md), without
+    any engine: buggy variants really disagree with finite differences (as
+    their class says, and differently from their fixed twin), fixed ones agree,
+    refused ones are refused. Prints passed / failed / unresolved / skipped
+    counts; exits 1 and names each check that failed or stayed unresolved.
+    Checks already in the result store (same variant and twin files,
+    expectation, release, device, repeat) are reused unless --fresh."""
+    from ..machine import describe
+    from ..matrix import oracle_cell
+    from ..validate import counts, validate_releases
+
+    _check_writable(json_path)
+    cases, errors = _load(corpus, cases_glob, split)
+    from packaging.version import InvalidVersion, Version
+
+    from ..envs import ReleaseEnvError, python_for
+
+    releases = [None] if warp is None else _releases(warp)
+    skip = {}
+    for rel in releases:
+        try:
+            python, _ = python_for(rel, log=err_console.print)
+        except ReleaseEnvError as exc:
+            try:
+                Version(rel)
+            except InvalidVersion:
+                raise click.UsageError(str(exc)) from None
+            # a release that cannot be installed here: its checks are skipped, not passed
+            err_console.print(f"[yellow]Warp {rel} is not installed here ({escape(str(exc))}): skipped[/yellow]")
+            skip[rel] = str(exc)
+            continue
+        _check_device(device, python)
+    store = _store(results_path)
+
+    style = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
+             "skipped": "skipped"}
+
+    def show(warp_version, checks):
+        table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")
+        for col in ("case", "variant", "expected", "oracle", "rel. error", "resolved", "noise", "pair", "status"):
+            table.add_column(col)
+        for cc in checks:
+            for v in cc.variants:
+                exp = v.expected
+                o = v.oracle or {}
+                pr = v.pair or {}
+                table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
+                              f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
+                              oracle_cell(v.to_dict()) if o else "-",
+                              "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
+                              "-" if o.get("resolved") is None else f"{o['resolved']}/{o['resolved'] + o['unresolved']}",
+                              "-" if o.get("noise_relative") is None else f"{float(o['noise_relative']):.1g}",
+                              "-" if not pr else ("ok" if pr.get("confirmed") else "no")
+                              + ("" if pr.get("ratio_median") is None else f" r={float(pr['ratio_median']):.3g}"),
+                              style[v.status])
+        console.print(table)
+        n = counts([v for cc in checks for v in cc.variants])
+        console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
+                      f"{n['skipped']} skipped")
+
+    meta = {"machine": describe()}
+    with _executor(executor_kind, jobs, scheduler, workers) as ex, _progress(0, "validating") as prog:
+        task = prog.add_task("", total=None)
+        doc = validate_releases(cases, releases, device=device, jobs=jobs, timeout_s=timeout_s, repeat=repeat,
+                                store=store, fresh=fresh, executor=ex, json_path=json_path, meta=meta, skip=skip,
+                                on_check=lambda rel, c: prog.update(task, advance=1,
+                                                                    description=f"{rel} {c.case}/{c.variant}"),
+                                on_release=show)
+    failed = [str(e) for e in errors] + doc["failures"]
+    if errors and json_path:
+        from ..runner import write_json_atomic
+
+        doc["failures"] = failed
+        write_json_atomic(json_path, doc)
+    if doc["reused"]:
+        err_console.print(f"{doc['reused']} check(s) reused from the result store {store.root} (--fresh to measure again)")
+    if failed:
+        console.print(f"[red]{len(failed)} problem(s):[/red]")
+        for f in failed:
+            console.print(escape(f"  {f}"))
+        sys.exit(1)
+    console.print(f"no check of the {len(cases)} cases failed or stayed unresolved on Warp {', '.join(doc['releases'])}")

@@ -1,0 +1,234 @@
+"""The result store: every diagnosis and every validation check, filed under a
+key that determines it, so an interrupted or repeated run measures only what
+is missing.
+
+A key is the SHA-256 of a canonical JSON object holding everything the result
+depends on:
+
+``diagnosis``   the digest of the variant's files (:func:`tree_digest`), the
+                engine's name, version and options (:func:`engine_identity`;
+                for built-in engines also the digest of the harness code that
+                measures and interprets, so an edit re-measures even before
+                the version string moves), the Warp release, the device and
+                the scale. The expectation is *not* part of it: a stored
+                diagnosis is re-scored against the case.yaml of the run that
+                reuses it.
+``validation``  the variant digest, its fixed twin's digest (the pair
+                check measures it), the expectation it is judged against,
+                the oracle's knobs, the measurement code digest, the release,
+                the device, the scale and the repeat count.
+
+A changed file, engine version, engine option or release therefore misses the
+store. Results that say nothing about the variant -- a timeout, a lost worker
+(:func:`transient`) -- are never stored, so the next run measures them again.
+
+Layout: ``<root>/<kind>/<key[:2]>/<key>.json``, one file per result written
+to a temporary file in the same folder and renamed (``os.replace`` is atomic
+on POSIX), so a reader never sees half a result, a ``kill -9`` leaves at most
+a stray ``.part-*`` file, and two runs writing the same key at once both
+leave a complete, equal file. No lock is needed.
+
+Root: ``<results>/store`` where ``<results>`` is the results home
+(:func:`harness.history.results_dir`: ``--results DIR``, else
+``$DEFECTS4WARP_RESULTS``, else ``$XDG_DATA_HOME/defects4warp``, else
+``~/.local/share/defects4warp``); ``$DEFECTS4WARP_STORE`` moves the store alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+#: Folder and file names left out of a variant digest: the same ones
+#: :func:`harness.blind.neutral_copy` does not copy (caches, hidden files),
+#: since an engine never sees them.
+IGNORED_PARTS = ("__pycache__",)
+
+#: Harness sources whose digest is part of every built-in engine's and every
+#: validation's key (relative to the ``harness`` package).
+CODE_PARTS = ("measure", "engines", "probes", "oracle", "isolation.py", "taxonomy.py", "validate.py", "blind.py")
+
+
+def tree_digest(folder: str | Path) -> str:
+    """SHA-256 (hex, 64 characters) over the relative path and bytes of every
+    file under ``folder``, in sorted order, skipping ``__pycache__``, ``*.pyc``
+    and hidden files.
+
+    Raises
+    ------
+    OSError
+        When a file cannot be read.
+    """
+    folder = Path(folder)
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if any(part in IGNORED_PARTS or part.startswith(".") for part in rel.parts) or p.suffix == ".pyc":
+            continue
+        if p.is_file():
+            h.update(str(rel).encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """SHA-256 of the harness sources in :data:`CODE_PARTS` (computed once per process)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for part in CODE_PARTS:
+        p = root / part
+        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        for f in files:
+            if f.is_file():
+                h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def engine_identity(engine) -> dict | None:
+    """What a diagnosis depends on besides the variant: ``{"name", "version",
+    "options", "code"}``, or None when the engine's results must not be reused.
+
+    ``options`` is the engine's ``store_options()`` when it defines one, else
+    its ``options`` attribute (worker settings). ``code`` is :func:`code_digest`
+    for engines defined inside :mod:`harness`, None for plugins (their version
+    string is what moves). An engine with ``cacheable = False`` (e.g. an outside
+    ``cmd:`` tool, whose version the harness cannot read) gets None.
+    """
+    if getattr(engine, "cacheable", True) is False:
+        return None
+    opts = engine.store_options() if hasattr(engine, "store_options") else getattr(engine, "options", None)
+    builtin = type(engine).__module__.startswith("harness.")
+    return {"name": engine.name, "version": str(getattr(engine, "version", "")), "options": opts,
+            "code": code_digest() if builtin else None}
+
+
+def make_key(fields: dict) -> str:
+    """SHA-256 (hex) of ``fields`` as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def diagnosis_fields(variant_path, engine, warp_version: str, device: str, scale: str) -> dict | None:
+    """Key fields of one diagnosis (see the module docstring); None when the
+    engine is not cacheable."""
+    ident = engine_identity(engine)
+    if ident is None:
+        return None
+    return {"kind": "diagnosis", "variant": tree_digest(variant_path), "engine": ident, "warp": warp_version,
+            "device": device, "scale": scale}
+
+
+def validation_fields(variant_path, expected: dict, options: dict, warp_version: str, device: str, scale: str,
+                      repeat: int, twin=None, extra: dict | None = None) -> dict:
+    """Key fields of one validation check (see the module docstring).
+
+    ``options`` are the oracle's knobs; ``twin`` the folder of the fixed twin
+    a bug variant's pair check measures (its files are part of the key);
+    ``extra`` any further case fields the check reads (``objectives_differ``).
+    """
+    return {"kind": "validation", "variant": tree_digest(variant_path), "expected": expected, "options": options,
+            "twin": None if twin is None else tree_digest(twin), "extra": extra or {},
+            "code": code_digest(), "warp": warp_version, "device": device, "scale": scale, "repeat": int(repeat)}
+
+
+#: Error texts (prefixes) that describe the circumstances of a run rather than
+#: the variant: results carrying them are not stored (see :func:`transient`).
+TRANSIENT_PREFIXES = ("timeout", "worker lost", "interrupted")
+
+
+#: Phrases that mark a transient error anywhere in a message (the oracle's
+#: ``oracle verdict error (timed out after 300 s)``).
+TRANSIENT_PHRASES = ("timed out after", "worker lost")
+
+
+def transient(message: str | None) -> bool:
+    """True when an error ``message`` says nothing stable about the variant
+    (a timeout, which depends on the machine's load; a lost executor worker;
+    an interruption)."""
+    if not message:
+        return False
+    m = message.strip().lower()
+    return m.startswith(TRANSIENT_PREFIXES) or any(p in m for p in TRANSIENT_PHRASES)
+
+
+def default_root(results_path: str | None = None) -> Path:
+    """``$DEFECTS4WARP_STORE``, else ``<results home>/store``."""
+    if os.environ.get("DEFECTS4WARP_STORE"):
+        return Path(os.environ["DEFECTS4WARP_STORE"])
+    from .history import results_dir
+
+    return results_dir(results_path) / "store"
+
+
+class ResultStore:
+    """A folder of results keyed by :func:`make_key` (layout in the module docstring).
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The store folder (default :func:`default_root`). Created on first write.
+
+    Attributes
+    ----------
+    hits, misses, writes : int
+        Counters of this instance's :meth:`get` and :meth:`put` calls.
+    """
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_root()
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    def path(self, key: str, kind: str) -> Path:
+        """File of ``key`` (it may not exist)."""
+        return self.root / kind / key[:2] / f"{key}.json"
+
+    def get(self, fields: dict | None):
+        """The stored value for ``fields``, or None (a miss; also for an
+        unreadable or foreign file, which is then overwritten by the next put)."""
+        if fields is None:
+            return None
+        key = make_key(fields)
+        try:
+            with open(self.path(key, fields["kind"])) as f:
+                doc = json.load(f)
+            if doc.get("key") != key:
+                raise ValueError("key mismatch")
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return doc["value"]
+
+    def put(self, fields: dict | None, value) -> None:
+        """Store ``value`` (JSON-serialisable) under ``fields``, atomically."""
+        if fields is None:
+            return
+        key = make_key(fields)
+        p = self.path(key, fields["kind"])
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=p.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump({"key": key, "fields": fields, "value": _strict(value)}, f, default=str, allow_nan=False)
+            os.replace(tmp, p)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        self.writes += 1
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*/*.json")) if self.root.is_dir() else 0
+
+
+def _strict(x):
+    from .runner import _strict as strict
+
+    return strict(x)
