@@ -41,13 +41,21 @@ def test_corpus_breadth():
     from harness.taxonomy import CLASSES
 
     per_class = Counter(c for case in CASES for c in set(case.classes))
-    assert len(CASES) >= 50
+    assert len(CASES) >= 110
     assert set(CLASSES) <= set(per_class), sorted(set(CLASSES) - set(per_class))
-    assert all(per_class[c] >= 2 for c in BREADTH_CLASSES), {c: per_class[c] for c in BREADTH_CLASSES if per_class[c] < 2}
+    assert all(per_class[c] >= 3 for c in CLASSES), {c: per_class[c] for c in CLASSES if per_class[c] < 3}
+    # the shapes users write: a training script with main() next to the modules it calls
+    user_shaped = [c for c in CASES if any((v.path / "train.py").is_file() for v in c.variants)]
+    assert len(user_shaped) >= 20
+    assert sum(1 for c in CASES if c.provenance.startswith("http")) >= 30
+    assert sum(1 for c in CASES for v in c.variants
+               if v.name != "fixed" and any(e.verdict == "no_bug" for e in v.expectations)) >= 30
+    assert sum(1 for c in CASES if c.split == "test") >= 20
     multi_file = [c for c in CASES if any(len(list(v.path.glob("*.py"))) > 1 for v in c.variants)]
     dormant = [c for c in CASES if any(e.scale == "production" and e.verdict == "bug"
                                        for v in c.variants for e in v.expectations)]
-    no_bug = [c for c in CASES if all(e.verdict == "no_bug" for e in c.variant("buggy").expectations)]
+    no_bug = [c for c in CASES if all(e.verdict == "no_bug" for v in c.variants if v.name != "fixed"
+                                      for e in v.expectations)]
     public = [c for c in CASES if c.provenance != "original"]
     two_bugs = [c for c in CASES if any(e.verdict == "bug" and len(e.classes) > 1
                                         for v in c.variants for e in v.expectations)]
