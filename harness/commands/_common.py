@@ -10,7 +10,6 @@ import click
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..case import default_corpus, load_corpus
 from ..engines import engine_names, get_engine

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import *  # noqa: F401,F403
-from ._common import console, err_console  # noqa: F401
+from ._common import (
+    _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, timeout_opt,
+    warp_opt,
+)
 
 
 @click.command()

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
-from ._common import *  # noqa: F401,F403
-from ._common import console, err_console  # noqa: F401
+from ._common import console, engine_names, get_engine
 
 
 @click.command()

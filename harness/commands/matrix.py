@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
-from ._common import *  # noqa: F401,F403
-from ._common import console, err_console  # noqa: F401
+from ._common import (
+    _check_writable, _emit, _executor, _load, _read_json, _release, _releases, _store, cases_opt, corpus_opt,
+    device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, timeout_opt,
+)
 
 
 @click.command()

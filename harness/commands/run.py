@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import *  # noqa: F401,F403
-from ._common import console, err_console  # noqa: F401
+from ._common import (
+    _check_device, _check_writable, _executor, _fmt, _load, _progress, _release, _store, cases_opt, console,
+    corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, split_opt, timeout_opt,
+    top_class, warp_opt,
+)
 
 
 @click.command()

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import *  # noqa: F401,F403
-from ._common import console, err_console  # noqa: F401
+from ._common import (
+    _check_device, _check_writable, _executor, _load, _progress, _releases, _store, cases_opt, console,
+    corpus_opt, device_opt, err_console, jobs_opt, scale_opts, split_opt, timeout_opt,
+)
 
 
 @click.command()

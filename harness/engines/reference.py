@@ -39,7 +39,7 @@ import math
 import re
 
 from .. import __version__
-from ..measure.judge import comparisons, signature_of, sweep_counts
+from ..measure.judge import comparisons, signature_of
 from ..probes import ASSESSORS, load as _load_probes
 from ..probes import release as release_probe
 from ..probes import source as source_probe
@@ -363,7 +363,6 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     confirmed = verdicts.count("confirmed")
     artefacts = [v for v in verdicts if v in ARTEFACTS]
     disagree = [c for _, c in comps if c["signature"] not in ("agrees", "unresolved")]
-    trusted_ref = bool(ref) and not (fd_vs_ref and fd_vs_ref["signature"] != "agrees" and False)
     if ref:
         counted = bool(disagree)
     elif has_sweep:
@@ -371,7 +370,6 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     else:
         counted = bool(disagree)
     is_bug = direct or counted
-    del trusted_ref
 
     if not is_bug:
         if disagree and artefacts and not confirmed:

@@ -41,18 +41,6 @@ def comparisons(doc: dict) -> list:
     return out
 
 
-def sweep_counts(doc: dict) -> dict:
-    """Verdicts of the step sweep (:mod:`harness.probes.sweep`) per point:
-    ``{"given": {"confirmed": 1, "kink": 2}, ...}`` and ``unswept``."""
-    sw = doc.get("sweep") or {}
-    out = {}
-    for rec in sw.get("items", []):
-        d = out.setdefault(rec["point"], {})
-        d[rec["verdict"]] = d.get(rec["verdict"], 0) + 1
-    out["unswept"] = sw.get("unswept", 0)
-    return out
-
-
 def signature_of(doc: dict) -> str:
     """The signature of a measurement document (see :mod:`harness.taxonomy`)."""
     det = doc.get("determinism", {})

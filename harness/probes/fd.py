@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ..measure import compare
-from . import Assessment, assessor, probe
+from . import probe
 from .context import finite_or_str
 
 #: Multiple of the noise-derived standard deviation that an FD item must

@@ -23,10 +23,8 @@ a case cites it.
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
-from pathlib import Path
 
 import numpy as np
 from packaging.specifiers import SpecifierSet
@@ -245,15 +243,6 @@ def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGH
     return a
 
 
-def _called_names(tree) -> set:
-    out = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Call):
-            f = n.func
-            out.add(f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", ""))
-    return out
-
-
 def builtin_findings(path, kernels: list, warp_version: str | None, *, table=None) -> Assessment:
     """Builtins of :data:`ADJOINT_DEFECTS` called by a launched kernel (or a
     ``@wp.func`` it calls, transitively, within the variant's files) on a
@@ -277,29 +266,17 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, table=Non
     live = {k: t for k, t in table.items() if SpecifierSet(t[0]).contains(v, prereleases=True)}
     if not live:
         return a
-    funcs = {}
-    for f in sorted(Path(path).rglob("*.py")):
-        try:
-            tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
-        except SyntaxError:
+    from .source import called_names, function_defs, ran_functions
+
+    defs = function_defs(path)
+    for name in sorted(ran_functions(path, set(kernels), defs)):
+        fname, node = defs[name] if name in defs else (None, None)
+        if node is None:
             continue
-        for n in ast.walk(tree):
-            if isinstance(n, ast.FunctionDef):
-                funcs.setdefault(n.name, (f.name, n))
-    todo = [k for k in kernels if k in funcs]
-    seen = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        fname, node = funcs[name]
-        calls = _called_names(node)
-        for b in sorted(calls & set(live)):
+        for b in sorted(called_names(node) & set(live)):
             a.add("release", False, f"{fname}:{node.lineno}: kernel code {name} calls wp.{b} on Warp {warp_version}: "
                   f"{live[b][1]}", {"builtin": b, "function": name})
             a.weigh("warp_adjoint_bug", BUILTIN_WEIGHT)
-        todo.extend(c for c in calls if c in funcs and c not in seen)
     return a
 
 

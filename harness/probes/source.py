@@ -107,11 +107,11 @@ def coverage_of(doc: dict, path) -> tuple:
     return lines, kernels, isinstance(cov, dict)
 
 
-def _ran_functions(path, kernels: set) -> set:
-    """Kernels launched plus every function they call by name within the
-    variant's files, transitively (``@wp.func`` helpers), and the
-    ``@wp.func_grad``/``@wp.func_replay`` functions attached to those."""
-    defs = {}
+def function_defs(path) -> dict:
+    """Every function defined in the variant's ``.py`` files:
+    ``{name: (file name, ast.FunctionDef)}`` (first definition wins; files
+    that do not parse are skipped)."""
+    out = {}
     for f in sorted(Path(path).rglob("*.py")):
         try:
             tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
@@ -119,27 +119,43 @@ def _ran_functions(path, kernels: set) -> set:
             continue
         for n in ast.walk(tree):
             if isinstance(n, ast.FunctionDef):
-                # @wp.func_grad(f) / @wp.func_replay(f): the adjoint runs wherever f runs
-                for d in n.decorator_list:
-                    if isinstance(d, ast.Call) and isinstance(d.func, (ast.Attribute, ast.Name)) and \
-                            (getattr(d.func, "attr", None) or getattr(d.func, "id", None)) in ("func_grad", "func_replay"):
-                        for arg in d.args:
-                            target = arg.attr if isinstance(arg, ast.Attribute) else getattr(arg, "id", None)
-                            if target:
-                                defs.setdefault(target, set()).add(n.name)
-                called = set()
-                for c in ast.walk(n):
-                    if isinstance(c, ast.Call):
-                        fn = c.func
-                        called.add(fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", ""))
-                defs.setdefault(n.name, set()).update(called)
-    out, todo = set(), [k for k in kernels]
+                out.setdefault(n.name, (f.name, n))
+    return out
+
+
+def called_names(node) -> set:
+    """Names of everything ``node`` calls (``wp.sqrt(...)`` -> ``sqrt``)."""
+    out = set()
+    for c in ast.walk(node):
+        if isinstance(c, ast.Call):
+            fn = c.func
+            out.add(fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", ""))
+    return out
+
+
+def ran_functions(path, kernels: set, defs: dict | None = None) -> set:
+    """Kernels launched plus every function they call by name within the
+    variant's files, transitively (``@wp.func`` helpers), and the
+    ``@wp.func_grad``/``@wp.func_replay`` functions attached to those."""
+    defs = function_defs(path) if defs is None else defs
+    edges = {}
+    for name, (_, n) in defs.items():
+        edges.setdefault(name, set()).update(called_names(n))
+        # @wp.func_grad(f) / @wp.func_replay(f): the adjoint runs wherever f runs
+        for d in n.decorator_list:
+            if isinstance(d, ast.Call) and (getattr(d.func, "attr", None) or getattr(d.func, "id", None)) in \
+                    ("func_grad", "func_replay"):
+                for arg in d.args:
+                    target = arg.attr if isinstance(arg, ast.Attribute) else getattr(arg, "id", None)
+                    if target:
+                        edges.setdefault(target, set()).add(name)
+    out, todo = set(), list(kernels)
     while todo:
         k = todo.pop()
         if k in out:
             continue
         out.add(k)
-        todo.extend(c for c in defs.get(k, ()) if c in defs)
+        todo.extend(c for c in edges.get(k, ()) if c in defs)
     return out
 
 
@@ -156,7 +172,7 @@ def scan(path, doc: dict) -> tuple:
     lines, kernels, available = coverage_of(doc, path)
     if not available:
         return findings, findings, False
-    funcs = _ran_functions(path, kernels)
+    funcs = ran_functions(path, kernels)
     ran = []
     for f in findings:
         if f["line"] in lines.get(f["file"], ()) or (f.get("scope") and f["scope"] in funcs):
