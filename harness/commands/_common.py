@@ -83,11 +83,20 @@ def _check_writable(path) -> None:
         return
     from pathlib import Path
 
+    import tempfile
+
     parent = Path(path).resolve().parent
     if parent.exists() and not parent.is_dir():
         raise click.UsageError(f"cannot write {path}: {parent} is not a folder")
-    if parent.is_dir() and not os.access(parent, os.W_OK):
+    if not parent.exists():
+        raise click.UsageError(f"cannot write {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
         raise click.UsageError(f"cannot write {path}: {parent} is not writable")
+    try:  # the result is written through a temporary file in the same folder
+        with tempfile.NamedTemporaryFile(prefix=".part-", dir=parent):
+            pass
+    except OSError as exc:
+        raise click.UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _run_doc(arg: str, results_path=None) -> dict:

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
+    _check_writable,
     _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, timeout_opt,
     warp_opt,
 )
@@ -27,6 +28,7 @@ def cmd(path, engine_name, device, scale, timeout_s, json_path, warp):
     (docs/case-format.md). Prints the verdict, the ranked classes with their
     evidence, and the standard fix for the top class. --warp VERSION measures
     it on another release (a cached per-release environment), as for `run`."""
+    _check_writable(json_path)
     from ..runner import write_json_atomic
     from ..taxonomy import CLASSES, class_guide
 

@@ -210,8 +210,9 @@ def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO
     if not findings:
         a.add("source", True, "no source pattern found", None)
     elif available:
-        a.add("source", True, f"{len(counted)} of {len(findings)} source finding(s) lie in code that ran "
-              "(line coverage of gradient() and the kernels it launched)", None)
+        a.add("source", True, f"{len(counted)} of {len(findings)} source finding(s) counted: in code that ran "
+              "(line coverage of gradient() and the kernels it launched), on this release, and not taping behaviour "
+              "the runtime trace observes instead", None)
     scale = 1.0 if available else no_coverage_weight
     for rule in {f["rule"] for f in counted}:
         for c in rules.RULES[rule]:
