@@ -1,7 +1,8 @@
 """Reading a measurement document: the comparisons it holds and its signature.
 
-Shared by ``defects4warp validate`` (ground truth, no engine) and the
-reference engine, so both read a measurement the same way.
+Used by the reference engine and the ``fd-only`` baseline; ground truth
+(``defects4warp validate``) is judged by the independent oracle
+(:mod:`harness.oracle`), which shares none of this.
 """
 
 from __future__ import annotations

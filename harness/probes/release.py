@@ -23,7 +23,6 @@ a case cites it.
 
 from __future__ import annotations
 
-import re
 import sys
 
 import numpy as np
@@ -282,14 +281,7 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, table=Non
 
 def kernel_names(doc: dict) -> list:
     """Names of the kernels launched during call 1 (trace, else the per-launch record)."""
-    tr = doc.get("trace") or {}
-    names = []
-    for k in tr.get("kernels") or []:
-        if isinstance(k, dict):
-            nm = k.get("name") or k.get("key") or ""
-        else:
-            nm = str(k)
-        names.append(re.sub(r"_[0-9a-f]{6,}$", "", nm.split(".")[-1]))
-    if not names:
-        names = [k["kernel"] for k in (doc.get("launches") or {}).get("kernels", [])]
-    return sorted(set(n for n in names if n))
+    from .source import launched_kernels
+
+    names = launched_kernels(doc) or {k["kernel"] for k in (doc.get("launches") or {}).get("kernels", [])}
+    return sorted(n for n in names if n)

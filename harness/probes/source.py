@@ -69,6 +69,18 @@ def _norm_kernel(name: str) -> str:
     return re.sub(r"_[0-9a-f]{6,}$", "", str(name).split(".")[-1])
 
 
+def launched_kernels(doc: dict) -> set:
+    """Function names of the kernels the traced call launched (``doc["trace"]["kernels"]``;
+    module prefixes and Warp's hash suffixes stripped)."""
+    out = set()
+    for k in (doc.get("trace") or {}).get("kernels") or []:
+        if isinstance(k, dict):
+            out.update(_norm_kernel(k[key]) for key in ("name", "func", "key") if k.get(key))
+        else:
+            out.add(_norm_kernel(k))
+    return out
+
+
 def coverage_of(doc: dict, path) -> tuple:
     """Lines that ran and kernels launched during the traced call.
 
@@ -96,14 +108,7 @@ def coverage_of(doc: dict, path) -> tuple:
             if rel.startswith(".."):
                 rel = os.path.basename(f)
             lines.setdefault(rel, set()).update(int(x) for x in ls if isinstance(x, (int, float)))
-    kernels = set()
-    for k in tr.get("kernels") or []:
-        if isinstance(k, dict):
-            for key in ("name", "func", "key"):
-                if k.get(key):
-                    kernels.add(_norm_kernel(k[key]))
-        else:
-            kernels.add(_norm_kernel(k))
+    kernels = launched_kernels(doc)
     return lines, kernels, isinstance(cov, dict)
 
 
