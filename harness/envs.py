@@ -73,7 +73,7 @@ def ensure_env(version: str, log=None) -> Path:
             log(f"creating an environment for warp-lang=={version} in {root}")
         venv.EnvBuilder(with_pip=True, clear=True).create(root)
         cmd = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-               f"warp-lang=={version}", "numpy"]
+               f"warp-lang=={version}", numpy_requirement(version)]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise ReleaseEnvError(
@@ -81,6 +81,17 @@ def ensure_env(version: str, log=None) -> Path:
             )
         (root / MARKER).write_text(f"warp-lang=={version}\n")
     return py
+
+
+#: Releases before this one were built against NumPy 1.x and fail to import
+#: with NumPy 2 (measured: 1.0.2, 1.5.1, 1.9.1 need ``numpy<2`` on Python 3.11).
+NUMPY2_FROM = "1.12.0"
+
+
+def numpy_requirement(version: str) -> str:
+    """The NumPy requirement to install next to ``warp-lang==version``:
+    ``"numpy<2"`` before :data:`NUMPY2_FROM`, else ``"numpy"``."""
+    return "numpy<2" if Version(version) < Version(NUMPY2_FROM) else "numpy"
 
 
 def python_for(version: str | None, log=None) -> tuple:
