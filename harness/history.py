@@ -165,6 +165,8 @@ def run_document(run_id: int, path: str | None = None) -> dict:
         If there is no run with that id.
     """
     run = get_run(run_id, path)
+    reasons = {(x["case"], x["variant"], x.get("scale", "small")): x["reason"]
+               for x in run["summary"].get("skipped_runs") or []}
     results = []
     for o in run["outcomes"]:
         exp = {"verdict": o["expected_verdict"], "classes": json.loads(o["expected_classes"])} \
@@ -175,6 +177,8 @@ def run_document(run_id: int, path: str | None = None) -> dict:
                                       "cost": {"wall_s": o["wall_s"], "objective_evals": o["objective_evals"]}},
                         "correct": None if o["correct_verdict"] is None else
                         {"verdict": bool(o["correct_verdict"]), "class": bool(o["correct_class"])}})
+        if o["verdict"] == "skipped":
+            results[-1]["skipped"] = reasons.get((o["case_id"], o["variant"], o["scale"]), "skipped")
     return {"summary": run["summary"], "results": results}
 
 

@@ -175,7 +175,27 @@ def run_markdown(doc: dict, title: str = "Results") -> str:
                          f"{d['verdict']} {top} |")
     else:
         lines.append("None.")
+    skipped = skipped_runs(doc)
+    if skipped:
+        lines += ["", "## Skipped runs", "",
+                  "Not diagnosed and not scored (they count in no metric above).", "",
+                  "| case | variant | reason |", "|---|---|---|"]
+        lines += [f"| {x['case']} | {x['variant'] + ('' if x['scale'] == 'small' else ' @' + x['scale'])} | {x['reason']} |"
+                  for x in skipped]
     return "\n".join(lines) + "\n"
+
+
+def skipped_runs(doc: dict) -> list:
+    """``[{"case", "variant", "scale", "reason"}]`` of the runs of ``doc`` that
+    were skipped (a case ``requires`` a missing module), from the summary's
+    ``skipped_runs`` when present, else from the records."""
+    from .scoring import is_skipped
+
+    s = doc["summary"]
+    if s.get("skipped_runs") is not None:
+        return list(s["skipped_runs"])
+    return [{"case": r["case"], "variant": r["variant"], "scale": r.get("scale", "small"),
+             "reason": r.get("skipped") or "skipped"} for r in doc["results"] if is_skipped(r)]
 
 
 def comparison_markdown(docs: list) -> str:
