@@ -114,14 +114,31 @@ def _run_doc(arg: str, results_path=None) -> dict:
 
 
 def _emit(text: str, path=None) -> None:
-    """Write ``text`` to ``path`` (and say so), or print it when no path is given."""
+    """Write ``text`` to ``path`` atomically (and say so), or print it when no path is given."""
     if path:
-        from pathlib import Path
+        import tempfile
 
-        Path(path).write_text(text)
+        d = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".part-", dir=d)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
         err_console.print(f"wrote {path}")
     else:
         click.echo(text)
+
+
+def _write_json(doc, path) -> None:
+    """Write ``doc`` as JSON to ``path`` atomically and say so (the ``--json FILE`` of every verb)."""
+    from ..runner import write_json_atomic
+
+    write_json_atomic(path, doc)
+    err_console.print(f"wrote {path}")
 
 
 def _read_json(path, key: str, what: str) -> dict:
@@ -208,4 +225,4 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["scale_opts", "_store", "_executor"]
+__all__ += ["scale_opts", "_store", "_executor", "_write_json"]

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
-    _check_device, _check_writable, _executor, _fmt, _load, _progress, _release, _store, cases_opt, console,
+    _check_device, _check_writable, _executor, _fmt, default_corpus, _load, _progress, _release, _store, cases_opt, console,
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
@@ -42,6 +42,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
     scale) are reused unless --fresh, so a killed run resumes."""
     import datetime as _dt
 
+    from ..history import corpus_info
     from ..machine import describe
     from ..runner import plan
     from ..runner import run as run_items
@@ -62,7 +63,8 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
                 "cases_not_run": len(errors), "split": split, "group_by": group_by,
-                "date": _dt.date.today().isoformat()}
+                "date": _dt.date.today().isoformat(),
+                "corpus": corpus_info(corpus or default_corpus(), cases, cases_glob, split)}
         store = _store(results_path)
         with _executor(executor_kind, jobs, scheduler, workers) as ex:
             doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
