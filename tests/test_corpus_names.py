@@ -54,4 +54,4 @@ def test_history_and_leaderboard_name_the_corpus(tmp_path):
     assert [(x["engine"], x["run"]) for x in doc["rows"]] == [("always-bug", 3)]
 
     out = r.invoke(main, ["leaderboard", "--warp", "1.16.0,1.19.0"] + res)
-    assert out.exit_code == 2 and "'--warp'" in out.output and "one Warp release" in out.output
+    assert out.exit_code == 2 and "'--warp'" in out.output and "`leaderboard` takes one release" in out.output

@@ -7,14 +7,15 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import _fmt, console, results_opt
+from ._common import _fmt, _write_json, console, json_option, results_opt
 
 
 @click.command()
 @click.argument("run_a", type=int)
 @click.argument("run_b", type=int)
+@json_option("Also write the comparison (metrics, flipped variant runs) as JSON here")
 @results_opt
-def cmd(run_a, run_b, results_path):
+def cmd(run_a, run_b, json_path, results_path):
     """Per-metric change from stored run A to run B, and the variants whose
     verdict or top class flipped."""
     from ..history import compare
@@ -35,3 +36,5 @@ def cmd(run_a, run_b, results_path):
     for f in c["flipped"]:
         mark = "" if f["now_correct"] is None else (" (now right)" if f["now_correct"] else " (now wrong)")
         console.print(escape(f"  {f['case']}/{f['variant']}@{f['scale']}: {f['a']} -> {f['b']}{mark}"))
+    if json_path:
+        _write_json(c, json_path)

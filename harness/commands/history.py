@@ -6,12 +6,11 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from ._common import _fmt, _write_json, console, results_opt
+from ._common import _fmt, _write_json, console, json_option, results_opt
 
 
 @click.command()
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write the stored runs (with their summaries) as JSON here.")
+@json_option("Also write the stored runs (with their summaries) as JSON here")
 @results_opt
 def cmd(json_path, results_path):
     """List the stored runs, newest first, with the corpus each ran on

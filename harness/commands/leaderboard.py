@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import _fmt, _write_json, console, err_console, results_opt
+from ._common import _fmt, _write_json, console, err_console, json_option, results_opt, warp_option
 
 
 @click.command()
@@ -19,10 +19,8 @@ from ._common import _fmt, _write_json, console, err_console, results_opt
 @click.option("--corpus-digest", "digest", default=None, metavar="PREFIX",
               help="Rank the runs on the corpus with this digest (prefix; see `defects4warp history`); "
                    "overrides --corpus and --cases.")
-@click.option("--warp", default=None, metavar="VERSION",
-              help="Warp release (one; default: the newest run's on that corpus).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the ranking as JSON here.")
+@warp_option(default_help="the release of the newest run on that corpus")
+@json_option("Write the ranking as JSON here")
 @results_opt
 def cmd(corpus, cases_glob, digest, warp, json_path, results_path):
     """Rank engines on one corpus and Warp release (the newest run of each
@@ -33,9 +31,6 @@ def cmd(corpus, cases_glob, digest, warp, json_path, results_path):
     from ..case import default_corpus, load_corpus
     from ..history import corpus_digest, corpus_label, leaderboard as board, list_runs
 
-    if warp and "," in warp:
-        raise click.BadParameter("the leaderboard ranks on one Warp release; give one, e.g. --warp 1.19.0",
-                                 param_hint="'--warp'")
     name = None
     if not digest:
         root = corpus or default_corpus()
