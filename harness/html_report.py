@@ -89,7 +89,8 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
         for e, g in zip(exp, got):
             m[rows.index(e), cols.index(g)] += 1
         fig, ax = plt.subplots(figsize=(2.5 + 0.3 * len(cols), 1.8 + 0.3 * len(rows)))
-        ax.imshow(m, cmap="Blues", aspect="auto")
+        share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)  # colour by the share of the row, so rare classes show
+        ax.imshow(share, cmap="Blues", aspect="auto", vmin=0, vmax=1)
         ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", rotation_mode="anchor", fontsize=8)
         ax.set_yticks(range(len(rows)), rows, fontsize=8)
         ax.set_xlabel("diagnosed (top-1 class, or the verdict when no class)")
@@ -98,8 +99,8 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
             for j in range(len(cols)):
                 if m[i, j]:
                     ax.text(j, i, int(m[i, j]), ha="center", va="center", fontsize=7,
-                            color="white" if m[i, j] > m.max() / 2 else "black")
-        ax.set_title("confusion matrix (diagonal: right class)")
+                            color="white" if share[i, j] > 0.5 else "black")
+        ax.set_title("confusion matrix (runs; colour: share of the expected class's runs)")
         out["confusion"] = _png(fig)
 
     pc = doc["summary"]["per_class"]

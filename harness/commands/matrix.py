@@ -9,7 +9,7 @@ import click
 from ._common import (
     _check_writable, _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt,
     device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, timeout_opt,
-    warp_option,
+    markdown_option, warp_option,
 )
 
 
@@ -23,7 +23,7 @@ from ._common import (
 @timeout_opt
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the matrix (ground truth and engine run per release) here; rewritten after every release.")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None, help="Write the table here.")
+@markdown_option("Write the table here")
 @click.option("--validation", "validation_json", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Reuse ground truth from `validate --warp ... --json` files (merged) instead of validating again.")
 @click.option("--reuse-run", "reuse_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
