@@ -49,6 +49,19 @@ def _hbars(ax, labels, series, colors, fontsize=8):
     ax.set_ylim(len(labels) - 0.5, -0.5)
 
 
+def cost_bars(doc: dict, top_cases: int = TOP_CASES) -> tuple:
+    """``(labels, seconds)`` of the cost chart: the ``top_cases`` cases with the
+    most diagnosis seconds (all variants summed), costliest first, then one
+    bar ``the other N cases (sum)`` when there are more."""
+    per_case = {}
+    for r in doc["results"]:
+        per_case[r["case"]] = per_case.get(r["case"], 0.0) + float((r["diagnosis"].get("cost") or {}).get("wall_s") or 0.0)
+    cases = sorted(per_case, key=lambda c: (-per_case[c], c))
+    shown, rest = cases[:top_cases], cases[top_cases:]
+    labels = shown + ([f"the other {len(rest)} cases (sum)"] if rest else [])
+    return labels, [per_case[c] for c in shown] + ([sum(per_case[c] for c in rest)] if rest else [])
+
+
 def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES) -> dict:
     """name -> base64 PNG for the run ``doc`` (and release comparison with ``others``).
 
@@ -117,22 +130,17 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
         ax.set_title("per-class recall and precision", pad=22)
         out["per_class"] = _png(fig)
 
-    per_case = {}
-    for r in doc["results"]:
-        per_case[r["case"]] = per_case.get(r["case"], 0.0) + float((r["diagnosis"].get("cost") or {}).get("wall_s") or 0.0)
-    cases = sorted(per_case, key=lambda c: (-per_case[c], c))
-    if cases:
-        shown, rest = cases[:top_cases], cases[top_cases:]
-        labels = shown + ([f"the other {len(rest)} cases (sum)"] if rest else [])
-        vals = [per_case[c] for c in shown] + ([sum(per_case[c] for c in rest)] if rest else [])
+    labels, vals = cost_bars(doc, top_cases)
+    if labels:
+        rest = len(labels) > top_cases
         fig, ax = plt.subplots(figsize=(8, 1.2 + 0.28 * len(labels)))
         _hbars(ax, labels, [("seconds", vals)], ["tab:gray"])
         if rest:
             ax.patches[-1].set_color("silver")
-        total = sum(per_case.values())
-        ax.set_xlabel(f"seconds of diagnosis, all variants of the case (total {total:.0f} s over {len(cases)} cases)")
+        n = len({r["case"] for r in doc["results"]})
+        ax.set_xlabel(f"seconds of diagnosis, all variants of the case (total {sum(vals):.0f} s over {n} cases)")
         ax.grid(axis="x", alpha=0.3)
-        ax.set_title(f"diagnosis cost: the {len(shown)} costliest cases" + (" and the rest" if rest else ""))
+        ax.set_title(f"diagnosis cost: the {min(top_cases, n)} costliest cases" + (" and the rest" if rest else ""))
         out["cost"] = _png(fig)
 
     runs = [doc] + list(others or [])
