@@ -53,5 +53,9 @@ def test_history_and_leaderboard_name_the_corpus(tmp_path):
     doc = json.loads(board.read_text())
     assert [(x["engine"], x["run"]) for x in doc["rows"]] == [("always-bug", 3)]
 
+    n_test = sum(c.split == "test" for c in load_corpus(default_corpus())[0])
+    out = r.invoke(main, ["leaderboard", "--split", "test"] + res)
+    assert f"no stored run on the corpus bundled, {n_test} cases (subset: --split test)" in out.output
+
     out = r.invoke(main, ["leaderboard", "--warp", "1.16.0,1.19.0"] + res)
     assert out.exit_code == 2 and "'--warp'" in out.output and "`leaderboard` takes one release" in out.output

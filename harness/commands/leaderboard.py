@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import _fmt, _write_json, console, err_console, json_option, results_opt, warp_option
+from ._common import _fmt, _write_json, console, err_console, json_option, results_opt, split_opt, warp_option
 
 
 @click.command()
@@ -16,30 +16,36 @@ from ._common import _fmt, _write_json, console, err_console, json_option, resul
               help="Rank the runs on this corpus folder (default: the bundled corpus).")
 @click.option("--cases", "cases_glob", default="*", show_default=True,
               help="Rank the runs made with this --cases selection of the corpus (default: the whole corpus).")
+@split_opt
 @click.option("--corpus-digest", "digest", default=None, metavar="PREFIX",
               help="Rank the runs on the corpus with this digest (prefix; see `defects4warp history`); "
                    "overrides --corpus and --cases.")
 @warp_option(default_help="the release of the newest run on that corpus")
 @json_option("Write the ranking as JSON here")
 @results_opt
-def cmd(corpus, cases_glob, digest, warp, json_path, results_path):
+def cmd(corpus, cases_glob, split, digest, warp, json_path, results_path):
     """Rank engines on one corpus and Warp release (the newest run of each
     engine), by class accuracy, then verdict accuracy, then false-positive
-    rate. The corpus is the whole bundled corpus unless --corpus, --cases or
-    --corpus-digest choose another: runs on a subset or on another corpus are
+    rate. The corpus is the whole bundled corpus unless --corpus, --cases,
+    --split or --corpus-digest choose another: runs on a subset or on another corpus are
     never mixed into the ranking."""
     from ..case import default_corpus, load_corpus
-    from ..history import corpus_digest, corpus_label, leaderboard as board, list_runs
+    from pathlib import Path
+
+    from ..history import corpus_digest, corpus_info, corpus_label, leaderboard as board, list_runs
 
     name = None
     if not digest:
         root = corpus or default_corpus()
         cases, _ = load_corpus(root, cases_glob)
+        cases = [c for c in cases if split is None or c.split == split]
         if not cases:
-            raise click.BadParameter(f"no case in {root} matches {cases_glob!r}", param_hint="'--cases'")
+            raise click.BadParameter(f"no case in {root} matches {cases_glob!r}" + (f" in split {split}" if split else ""),
+                                     param_hint="'--cases'")
         digest = corpus_digest(cases)
-        name = ("bundled" if not corpus else str(root)) + f", {len(cases)} cases" \
-            + ("" if cases_glob.strip() == "*" else f" (subset: --cases {cases_glob})")
+        c = corpus_info(root, cases, cases_glob, split)
+        name = ("bundled" if not corpus else str(Path(root).resolve())) + f", {len(cases)} cases" \
+            + (f" (subset: {c['selection']})" if c["subset"] else "")
     digest, warp, rows = board(digest, warp, results_path)
     if name is None:
         name = corpus_label(rows[0]) if rows else f"digest {digest[:10]}"
