@@ -389,3 +389,6 @@ def test_cli_subcommands_replace_the_old_flags(tmp_path):
     res = r.invoke(main, ["mutate", "admit", "--no-cache", "--warp", "not-a-release", "--manifest", str(tmp_path / "x.yaml")])
     assert res.exit_code == 2 and "'--warp'" in res.output and "not a warp-lang release" in res.output
     assert "--no-cache" not in r.invoke(main, ["mutate", "admit", "--help"]).output
+    res = r.invoke(main, ["mutate", "admit", "--no-cache", "--parents", "no-such-parent", "--manifest", str(tmp_path / "x.yaml")])
+    assert res.exit_code == 0 and "--no-cache is deprecated; use --fresh" in res.output
+    assert "0 parents, 0 candidates" in res.output
