@@ -61,13 +61,14 @@ def test_skipped_runs_are_shown_as_skipped_everywhere(tmp_path):
     assert f"<tr><th>corpus</th><td>{root.resolve()}, 2 cases</td></tr>" in page
 
 
-def test_cost_chart_names_the_costliest_cases_and_sums_the_rest():
+def test_cost_chart_names_the_costliest_cases_and_totals_the_rest():
     from harness.html_report import cost_bars
 
     results = [{"case": f"c{i:03d}", "diagnosis": {"cost": {"wall_s": float(i)}}} for i in range(123)]
     results.append({"case": "c122", "diagnosis": {"cost": {"wall_s": 1.0}}})  # a second variant of c122
-    labels, secs = cost_bars({"results": results}, top_cases=20)
-    assert len(labels) == 21 and labels[0] == "c122" and secs[0] == 123.0
-    assert labels[1:20] == [f"c{i:03d}" for i in range(121, 102, -1)]
-    assert labels[-1] == "the other 103 cases (sum)" and secs[-1] == sum(range(103))
-    assert cost_bars({"results": results[:5]}, top_cases=20)[0] == ["c004", "c003", "c002", "c001", "c000"]
+    labels, secs, n_rest, s_rest = cost_bars({"results": results}, top_cases=20)
+    assert len(labels) == 20 and labels[0] == "c122" and secs[0] == 123.0
+    assert labels[1:] == [f"c{i:03d}" for i in range(121, 102, -1)]
+    assert n_rest == 103 and s_rest == sum(range(103))
+    assert cost_bars({"results": results[:5]}, top_cases=20) == (["c004", "c003", "c002", "c001", "c000"],
+                                                                 [4.0, 3.0, 2.0, 1.0, 0.0], 0, 0)
