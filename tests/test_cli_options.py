@@ -73,3 +73,10 @@ def test_version_matrix_markdown_and_deprecated_output(tmp_path):
     r = CliRunner().invoke(main, ["version-matrix", val, "-o", str(tmp_path / "b.md")])
     assert r.exit_code == 0 and "--output/-o is deprecated; use --markdown FILE" in r.output
     assert (tmp_path / "b.md").read_text() == (tmp_path / "a.md").read_text()
+
+
+def test_unwritable_markdown_path_is_a_usage_error(tmp_path):
+    val = str(ROOT / "docs" / "data" / "oracle-validation-1.12.1-1.19.0.json")
+    r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", str(tmp_path / "no" / "a.md")])
+    assert r.exit_code == 2
+    assert f"cannot write {tmp_path / 'no' / 'a.md'}: the folder {tmp_path / 'no'} does not exist" in " ".join(r.output.split())

@@ -118,6 +118,7 @@ def _emit(text: str, path=None) -> None:
     if path:
         import tempfile
 
+        _check_writable(path)
         d = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".part-", dir=d)
         try:
