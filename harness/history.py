@@ -130,6 +130,11 @@ def corpus_info(root, cases: list, selection: str = "*", split: str | None = Non
             "selection": sel or None}
 
 
+def n_cases(n) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{n} case" + ("" if n == 1 else "s")
+
+
 def corpus_label(run: dict, bundled: str | None = None) -> str:
     """``bundled, 123 cases``, ``/path/to/corpus, 2 cases (subset: --cases x*)``
     for a stored run; for runs stored before the corpus was named, ``bundled``
@@ -137,9 +142,9 @@ def corpus_label(run: dict, bundled: str | None = None) -> str:
     ``digest <first 10 hex>``."""
     c = (run.get("summary") or {}).get("corpus")
     if c:
-        return f"{c['name']}, {c['cases']} cases" + (f" (subset: {c['selection']})" if c.get("subset") else "")
+        return f"{c['name']}, {n_cases(c['cases'])}" + (f" (subset: {c['selection']})" if c.get("subset") else "")
     if bundled and run.get("corpus_digest") == bundled:
-        return f"bundled, {run['summary'].get('cases', '?')} cases"
+        return f"bundled, {n_cases(run['summary'].get('cases', '?'))}"
     return f"digest {run.get('corpus_digest', '')[:10]}"
 
 

@@ -170,6 +170,7 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
     release, corpus, date, wall time, run counts with skips), the metrics, the
     figures of :func:`figures`, the runs whose class missed, and the skipped
     runs with their reason."""
+    from .history import n_cases
     from .report import skipped_runs
 
     s = doc["summary"]
@@ -180,7 +181,7 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
         return "n/a" if x is None else f"{x:.{d}f}"
 
     corpus = s.get("corpus") or {}
-    corpus_s = (f"{corpus.get('name', '?')}, {corpus.get('cases', s['cases'])} cases"
+    corpus_s = (f"{corpus.get('name', '?')}, {n_cases(corpus.get('cases', s['cases']))}"
                 + (f" (subset: {corpus['selection']})" if corpus.get("subset") else "")) if corpus else "n/a"
     rows = "".join(f"<tr><th>{e(k)}</th><td>{v}</td></tr>" for k, v in [
         ("engine", e(f"{s['engine']} {s.get('engine_version') or ''}")), ("Warp", e(s["warp_version"])),

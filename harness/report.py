@@ -137,7 +137,7 @@ def run_markdown(doc: dict, title: str = "Results") -> str:
         lines.append(f"- Machine: {one_line(s['machine'])}; run on {s.get('date', 'n/a')}, `--jobs {s.get('jobs', 1)}`.")
     if s.get("corpus"):
         c = s["corpus"]
-        lines.append(f"- Corpus: {c['name']}, {c['cases']} cases" + (f" (subset: `{c['selection']}`)" if c.get("subset") else "")
+        lines.append(f"- Corpus: {c['name']}, {c['cases']} case{'' if c['cases'] == 1 else 's'}" + (f" (subset: `{c['selection']}`)" if c.get("subset") else "")
                      + (f"; wall time {s['wall_s'] / 60:.1f} min." if s.get("wall_s") is not None else "."))
     if not s.get("complete", True):
         lines.append(f"- **Incomplete run**: {len(doc['results'])} runs finished before it was interrupted.")

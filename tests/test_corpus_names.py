@@ -28,7 +28,7 @@ def test_history_and_leaderboard_name_the_corpus(tmp_path):
     out = r.invoke(main, ["history", "--json", str(hist)] + res)
     assert out.exit_code == 0, out.output
     runs = json.loads(hist.read_text())
-    assert [x["corpus"] for x in runs] == [f"{scratch.resolve()}, 1 cases",
+    assert [x["corpus"] for x in runs] == [f"{scratch.resolve()}, 1 case",
                                            f"bundled, 2 cases (subset: --cases {PAIR})",
                                            f"bundled, 2 cases (subset: --cases {PAIR})"]
     assert runs[1]["summary"]["corpus"] == {"name": "bundled", "cases": 2, "subset": True,
@@ -52,6 +52,13 @@ def test_history_and_leaderboard_name_the_corpus(tmp_path):
     out = r.invoke(main, ["leaderboard", "--corpus", str(scratch), "--json", str(board)] + res)
     doc = json.loads(board.read_text())
     assert [(x["engine"], x["run"]) for x in doc["rows"]] == [("always-bug", 3)]
+
+    # compare names both corpora when they differ, and writes --json
+    out = r.invoke(main, ["compare", "1", "3", "--json", str(tmp_path / "c.json")] + res)
+    assert out.exit_code == 0, out.output
+    assert (f"the runs differ in corpus or Warp release: run 1 on bundled, 2 cases (subset: --cases {PAIR}), "
+            f"Warp {runs[2]['warp_version']}; run 3 on {scratch.resolve()}, 1 case") in " ".join(out.output.split())
+    assert json.loads((tmp_path / "c.json").read_text())["comparable"] is False
 
     n_test = sum(c.split == "test" for c in load_corpus(default_corpus())[0])
     out = r.invoke(main, ["leaderboard", "--split", "test"] + res)

@@ -25,7 +25,13 @@ def cmd(run_a, run_b, json_path, results_path):
     except KeyError as exc:
         raise click.UsageError(str(exc)) from None
     if not c["comparable"]:
-        console.print("[yellow]the runs differ in corpus digest or Warp release[/yellow]")
+        from ..history import bundled_digest, corpus_label, get_run
+
+        b = bundled_digest()
+        ra, rb = get_run(run_a, results_path), get_run(run_b, results_path)
+        console.print("[yellow]" + escape(f"the runs differ in corpus or Warp release: run {run_a} on "
+                                          f"{corpus_label(ra, b)}, Warp {ra['warp_version']}; run {run_b} on "
+                                          f"{corpus_label(rb, b)}, Warp {rb['warp_version']}") + "[/yellow]")
     t = Table(title=f"run {run_a} -> run {run_b}")
     for col in ("metric", f"run {run_a}", f"run {run_b}", "change"):
         t.add_column(col)

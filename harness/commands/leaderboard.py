@@ -32,7 +32,7 @@ def cmd(corpus, cases_glob, split, digest, warp, json_path, results_path):
     from ..case import default_corpus, load_corpus
     from pathlib import Path
 
-    from ..history import corpus_digest, corpus_info, corpus_label, leaderboard as board, list_runs
+    from ..history import corpus_digest, corpus_info, corpus_label, leaderboard as board, list_runs, n_cases
 
     name = None
     if not digest:
@@ -44,7 +44,7 @@ def cmd(corpus, cases_glob, split, digest, warp, json_path, results_path):
                                      param_hint="'--cases'")
         digest = corpus_digest(cases)
         c = corpus_info(root, cases, cases_glob, split)
-        name = ("bundled" if not corpus else str(Path(root).resolve())) + f", {len(cases)} cases" \
+        name = ("bundled" if not corpus else str(Path(root).resolve())) + f", {n_cases(len(cases))}" \
             + (f" (subset: {c['selection']})" if c["subset"] else "")
     digest, warp, rows = board(digest, warp, results_path)
     if name is None:
