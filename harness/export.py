@@ -9,12 +9,16 @@ refused variant (its expectation on one Warp release):
     ``{"format": "defects4warp-skill-evals", "version": 1, "warp": release,
     "evals": [...]}``; each eval: ``id`` (neutral: the case id and a short
     digest of the variant name, never the variant name itself), ``prompt``
-    (the case summary, the files to read, the question), ``files`` (paths
+    (true of every variant of the case, and the same for all of them: the
+    user's goal, the first sentence of the case summary; a neutral
+    observation, :data:`OBSERVATION`; the files to read; the question, never
+    the buggy variant's symptom), ``files`` (paths
     relative to DIR), ``expected_output`` (the verdict, the class and the
     case's explanation), ``assertions`` (strings a grader checks, generated
     from the labels: the verdict, the class, the standard fix, the release
     caveat when the label depends on the release; for no_bug variants "does
-    not claim a gradient bug"), ``expected`` (machine-readable: verdict,
+    not claim a gradient bug" and, for a not-a-bug class other than
+    ``correct``, what makes the gradient misleading), ``expected`` (machine-readable: verdict,
     classes), ``case`` and ``split``.
 ``DIR/files/<eval id>/...``
     the variant's sources exactly as in the corpus (``problem.py`` and its
@@ -29,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -37,9 +42,39 @@ from .taxonomy import CLASSES, class_guide
 
 FORMAT = "defects4warp-skill-evals"
 
+#: What the user observes, stated so that it is true of every variant (buggy, fixed, not a bug, refused).
+OBSERVATION = ("Before we trust what the optimisation gives us, we want to know whether the gradient that Warp "
+               "computes for this objective is right.")
+
 QUESTION = ("Is the gradient that Warp computes for this program correct? If it is wrong, say which class of "
             "gradient bug it is (the root cause), show the evidence you measured, and give the minimal fix; if it "
-            "is correct, say so and explain the symptom.")
+            "is correct, say so, and say whether anything else about the objective would mislead a gradient-based "
+            "optimiser.")
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])")
+
+
+def summary_sentences(summary: str) -> list:
+    """The sentences of a case summary (whitespace collapsed)."""
+    return [s for s in _SENTENCE_END.split(" ".join(summary.split())) if s]
+
+
+def goal_sentence(summary: str) -> str:
+    """The user's goal: the first sentence of the case summary, which states
+    what the program is for. The later sentences tell the buggy variant's
+    symptom and are not true of its fixed or not-a-bug siblings, so no
+    exported prompt carries them."""
+    return summary_sentences(summary)[0]
+
+
+def task_prompt(case, eid: str, listing: str, warp_version: str) -> str:
+    """The prompt of one exported task: the user's goal, the neutral
+    observation, where the files are, and the question. It depends on the
+    case only, never on the variant, so it is true of every variant and does
+    not tell the buggy one from the others."""
+    return (f"{goal_sentence(case.summary)} {OBSERVATION}\n\nThe program is in files/{eid}/ ({listing}); `problem.py` "
+            f"wraps our gradient step as make_problem(device, scale). We run warp-lang {warp_version} on the CPU.\n\n"
+            f"{QUESTION}")
 
 
 def eval_id(case_id: str, variant: str) -> str:
@@ -71,7 +106,8 @@ def _assertions(exp, caveat) -> list:
         out.append("Does not claim a gradient bug: the gradient is correct for the program as written")
         other = [c for c in exp.classes if c != "correct"]
         if other:
-            out.append("Explains the symptom as " + " or ".join(f"{c} ({CLASSES[c].summary})" for c in other))
+            out.append("Says what makes the correct gradient misleading to an optimiser: "
+                       + " or ".join(f"{c} ({CLASSES[c].summary})" for c in other))
     if caveat:
         out.append(caveat)
     return out
@@ -120,9 +156,7 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
             shutil.copytree(v.path, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             files = sorted(p.relative_to(tmp).as_posix() for p in dest.rglob("*") if p.is_file())
             listing = ", ".join(f.split("/", 2)[2] for f in files)
-            prompt = (f"{case.summary}\n\nThe program is in files/{eid}/ ({listing}); `problem.py` wraps our "
-                      f"gradient step as make_problem(device, scale). We run warp-lang {warp_version} on the CPU.\n\n"
-                      f"{QUESTION}")
+            prompt = task_prompt(case, eid, listing, warp_version)
             evals.append({
                 "id": eid, "case": case.id, "split": case.split, "prompt": prompt, "files": files,
                 "expected_output": _expected_output(case, exp),

@@ -93,6 +93,73 @@ def corpus_digest(cases: list) -> str:
     return h.hexdigest()
 
 
+def corpus_info(root, cases: list, selection: str = "*", split: str | None = None) -> dict:
+    """A readable description of the corpus a run used, kept in its summary
+    as ``corpus``.
+
+    Parameters
+    ----------
+    root : path-like
+        The corpus folder.
+    cases : list[harness.case.Case]
+        The cases that ran.
+    selection : str
+        The ``--cases`` glob(s) (default ``*``: every case).
+    split : str, optional
+        The ``--split`` filter, if any.
+
+    Returns
+    -------
+    dict
+        ``name`` (``bundled`` for the corpus shipped with defects4warp, else
+        the folder's absolute path), ``cases`` (how many ran), ``subset``
+        (True when ``--cases`` or ``--split`` chose part of the corpus) and
+        ``selection`` (the globs and split, when a subset).
+    """
+    from .case import default_corpus
+
+    root = Path(root).resolve()
+    try:
+        bundled = root == default_corpus().resolve()
+    except FileNotFoundError:
+        bundled = False
+    subset = (selection or "*").strip() != "*" or split is not None
+    sel = ", ".join(x for x in [f"--cases {selection}" if (selection or "*").strip() != "*" else "",
+                                f"--split {split}" if split else ""] if x)
+    return {"name": "bundled" if bundled else str(root), "cases": len(cases), "subset": subset,
+            "selection": sel or None}
+
+
+def n_cases(n) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{n} case" + ("" if n == 1 else "s")
+
+
+def corpus_label(run: dict, bundled: str | None = None) -> str:
+    """``bundled, 123 cases``, ``/path/to/corpus, 2 cases (subset: --cases x*)``
+    for a stored run; for runs stored before the corpus was named, ``bundled``
+    when its digest is ``bundled`` (the full bundled corpus's digest), else
+    ``digest <first 10 hex>``."""
+    c = (run.get("summary") or {}).get("corpus")
+    if c:
+        return f"{c['name']}, {n_cases(c['cases'])}" + (f" (subset: {c['selection']})" if c.get("subset") else "")
+    if bundled and run.get("corpus_digest") == bundled:
+        return f"bundled, {n_cases(run['summary'].get('cases', '?'))}"
+    return f"digest {run.get('corpus_digest', '')[:10]}"
+
+
+def bundled_digest() -> str | None:
+    """The :func:`corpus_digest` of the whole bundled corpus (what the
+    leaderboard ranks by default), or None when it is not installed."""
+    from .case import default_corpus, load_corpus
+
+    try:
+        cases, _ = load_corpus(default_corpus())
+    except FileNotFoundError:
+        return None
+    return corpus_digest(cases)
+
+
 def project_commit() -> str | None:
     """The git commit of this checkout (with ``-dirty`` when it has changes), or None."""
     root = Path(__file__).resolve().parent.parent
@@ -165,6 +232,8 @@ def run_document(run_id: int, path: str | None = None) -> dict:
         If there is no run with that id.
     """
     run = get_run(run_id, path)
+    reasons = {(x["case"], x["variant"], x.get("scale", "small")): x["reason"]
+               for x in run["summary"].get("skipped_runs") or []}
     results = []
     for o in run["outcomes"]:
         exp = {"verdict": o["expected_verdict"], "classes": json.loads(o["expected_classes"])} \
@@ -175,6 +244,8 @@ def run_document(run_id: int, path: str | None = None) -> dict:
                                       "cost": {"wall_s": o["wall_s"], "objective_evals": o["objective_evals"]}},
                         "correct": None if o["correct_verdict"] is None else
                         {"verdict": bool(o["correct_verdict"]), "class": bool(o["correct_class"])}})
+        if o["verdict"] == "skipped":
+            results[-1]["skipped"] = reasons.get((o["case_id"], o["variant"], o["scale"]), "skipped")
     return {"summary": run["summary"], "results": results}
 
 
@@ -205,22 +276,36 @@ def compare(a: int, b: int, path: str | None = None) -> dict:
 
 
 def leaderboard(digest: str | None = None, warp: str | None = None, path: str | None = None) -> tuple:
-    """Engines ranked on one corpus digest and Warp release (default: those of
-    the newest run), by class accuracy, then verdict accuracy, then lower
-    false-positive rate; the newest run of each engine counts.
+    """Engines ranked on one corpus and Warp release by class accuracy, then
+    verdict accuracy, then lower false-positive rate; the newest run of each
+    engine counts.
+
+    Parameters
+    ----------
+    digest : str, optional
+        A corpus digest or a prefix of one (default: the digest of the whole
+        bundled corpus, :func:`bundled_digest`; runs on a subset or another
+        corpus have other digests and are not ranked with it).
+    warp : str, optional
+        The Warp release (default: that of the newest run on the corpus).
+    path : str, optional
+        The results home (:func:`results_dir`).
 
     Returns
     -------
     (digest, warp, rows) : tuple[str, str, list[dict]]
+        ``rows`` are stored runs (:func:`list_runs`), best first; empty when
+        no run matches.
     """
     runs = list_runs(path)
-    if not runs:
+    digest = digest or bundled_digest() or ""
+    on_corpus = [r for r in runs if r["corpus_digest"].startswith(digest)]
+    if not on_corpus:
         return digest, warp, []
-    digest = digest or runs[0]["corpus_digest"]
-    warp = warp or runs[0]["warp_version"]
+    warp = warp or on_corpus[0]["warp_version"]
     best = {}
-    for r in runs:
-        if r["corpus_digest"].startswith(digest) and r["warp_version"] == warp and r["engine"] not in best:
+    for r in on_corpus:
+        if r["warp_version"] == warp and r["engine"] not in best:
             best[r["engine"]] = r
     rows = sorted(best.values(), key=lambda r: (-(r["summary"].get("class_accuracy") or 0),
                                                 -(r["summary"].get("verdict_accuracy") or 0),

@@ -2,8 +2,11 @@
 
 Figures (PNG, embedded as base64 so the page is one file): the confusion
 matrix of expected vs diagnosed class as a heatmap, per-class recall and
-precision bars, seconds per case, and, when runs on several Warp releases are
-given, verdict and class accuracy across releases.
+precision bars (classes grouped by taxonomy family), the seconds of the
+costliest cases (the time of the rest stated under it), and, when runs on several Warp
+releases are given, verdict and class accuracy across releases. The page also
+states the corpus, the date, the wall time and the skipped runs with their
+reason.
 """
 
 from __future__ import annotations
@@ -29,77 +32,147 @@ def _top(d: dict) -> str:
     return cls[0]["id"] if cls else d.get("verdict", "-")
 
 
-def figures(doc: dict, others: list | None = None) -> dict:
-    """name -> base64 PNG for the run ``doc`` (and release comparison with ``others``)."""
+#: Cases named on the cost chart; the time of the others is stated under it.
+TOP_CASES = 20
+
+
+def _hbars(ax, labels, series, colors, fontsize=8):
+    """Horizontal bars, one row per label (top to bottom in the given order);
+    ``series`` is ``[(name, values)]``, drawn side by side within a row."""
+    import numpy as np
+
+    y = np.arange(len(labels))
+    h = 0.8 / len(series)
+    for k, ((name, vals), c) in enumerate(zip(series, colors)):
+        ax.barh(y - 0.4 + h * (k + 0.5), vals, h, label=name, color=c)
+    ax.set_yticks(y, labels, fontsize=fontsize)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+
+
+def cost_bars(doc: dict, top_cases: int = TOP_CASES) -> tuple:
+    """The cost chart's data: ``(labels, seconds, rest_cases, rest_seconds)``,
+    the ``top_cases`` cases with the most diagnosis seconds (all variants
+    summed), costliest first, and how many other cases there are and the
+    seconds they took together (stated under the chart, not drawn as a bar,
+    so the named bars keep a readable scale)."""
+    per_case = {}
+    for r in doc["results"]:
+        per_case[r["case"]] = per_case.get(r["case"], 0.0) + float((r["diagnosis"].get("cost") or {}).get("wall_s") or 0.0)
+    cases = sorted(per_case, key=lambda c: (-per_case[c], c))
+    shown, rest = cases[:top_cases], cases[top_cases:]
+    return shown, [per_case[c] for c in shown], len(rest), sum(per_case[c] for c in rest)
+
+
+def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES) -> dict:
+    """name -> base64 PNG for the run ``doc`` (and release comparison with ``others``).
+
+    Parameters
+    ----------
+    doc : dict
+        A run document (``{"summary", "results"}``).
+    others : list of dict, optional
+        Runs of the same engine on other Warp releases (the accuracy-across-
+        releases figure is drawn when they span more than one release).
+    top_cases : int
+        The cost chart names the ``top_cases`` most expensive cases and states
+        the time of the rest under it (default :data:`TOP_CASES`).
+
+    Labels are horizontal and one per row (classes grouped by taxonomy
+    family, the costliest cases first), and legends sit outside the bars.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from .taxonomy import CLASSES
+
     out = {}
     scored = [r for r in doc["results"] if r.get("correct") is not None]
     exp = [r["expected"]["classes"][0] for r in scored]
     got = [_top(r["diagnosis"]) for r in scored]
-    rows = sorted(set(exp))
-    cols = sorted(set(got) | set(rows))
-    m = np.zeros((len(rows), len(cols)))
-    for e, g in zip(exp, got):
-        m[rows.index(e), cols.index(g)] += 1
-    fig, ax = plt.subplots(figsize=(1.0 + 0.32 * len(cols), 1.0 + 0.32 * len(rows)))
-    ax.imshow(m, cmap="Blues")
-    ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(rows)), rows, fontsize=7)
-    ax.set_xlabel("diagnosed (top-1)")
-    ax.set_ylabel("expected (first class)")
-    for i in range(len(rows)):
-        for j in range(len(cols)):
-            if m[i, j]:
-                ax.text(j, i, int(m[i, j]), ha="center", va="center", fontsize=6,
-                        color="white" if m[i, j] > m.max() / 2 else "black")
-    ax.set_title("confusion matrix")
-    out["confusion"] = _png(fig)
+
+    def order(c):
+        return (CLASSES[c].family if c in CLASSES else "~", c)
+
+    rows = sorted(set(exp), key=order)
+    cols = sorted(set(got) | set(rows), key=order)
+    if rows:
+        m = np.zeros((len(rows), len(cols)))
+        for e, g in zip(exp, got):
+            m[rows.index(e), cols.index(g)] += 1
+        fig, ax = plt.subplots(figsize=(2.5 + 0.3 * len(cols), 1.8 + 0.3 * len(rows)))
+        share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)  # colour by the share of the row, so rare classes show
+        ax.imshow(share, cmap="Blues", aspect="auto", vmin=0, vmax=1)
+        ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", rotation_mode="anchor", fontsize=8)
+        ax.set_yticks(range(len(rows)), rows, fontsize=8)
+        ax.set_xlabel("diagnosed (top-1 class, or the verdict when no class)")
+        ax.set_ylabel("expected (first class)")
+        for i in range(len(rows)):
+            for j in range(len(cols)):
+                if m[i, j]:
+                    ax.text(j, i, int(m[i, j]), ha="center", va="center", fontsize=7,
+                            color="white" if share[i, j] > 0.5 else "black")
+        ax.set_title("confusion matrix (runs; colour: share of the expected class's runs)")
+        out["confusion"] = _png(fig)
 
     pc = doc["summary"]["per_class"]
-    names = [c for c in pc if pc[c]["support"]]
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(names)), 3.2))
-    x = np.arange(len(names))
-    ax.bar(x - 0.2, [pc[c]["recall"] or 0 for c in names], 0.4, label="recall")
-    ax.bar(x + 0.2, [pc[c]["precision"] or 0 for c in names], 0.4, label="precision")
-    ax.set_xticks(x, names, rotation=90, fontsize=7)
-    ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7)
-    ax.set_title("per-class recall and precision")
-    out["per_class"] = _png(fig)
+    names = sorted((c for c in pc if pc[c]["support"]), key=order)
+    if names:
+        fig, ax = plt.subplots(figsize=(8, 1.2 + 0.28 * len(names)))
+        _hbars(ax, [f"{c} ({pc[c]['support']})" for c in names],
+               [("recall", [pc[c]["recall"] or 0 for c in names]),
+                ("precision", [pc[c]["precision"] or 0 for c in names])], ["tab:blue", "tab:orange"])
+        ax.set_xlim(0, 1.0)
+        ax.set_xlabel("fraction (class label: runs expecting it)")
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
+        ax.set_title("per-class recall and precision", pad=22)
+        out["per_class"] = _png(fig)
 
-    per_case = {}
-    for r in doc["results"]:
-        per_case[r["case"]] = per_case.get(r["case"], 0.0) + float((r["diagnosis"].get("cost") or {}).get("wall_s") or 0.0)
-    cases = sorted(per_case, key=per_case.get, reverse=True)
-    fig, ax = plt.subplots(figsize=(max(6, 0.18 * len(cases)), 3.2))
-    ax.bar(range(len(cases)), [per_case[c] for c in cases], color="tab:gray")
-    ax.set_xticks(range(len(cases)), cases, rotation=90, fontsize=5)
-    ax.set_ylabel("seconds (all variants)")
-    ax.set_title("diagnosis cost per case")
-    out["cost"] = _png(fig)
+    labels, vals, n_rest, s_rest = cost_bars(doc, top_cases)
+    if labels:
+        total = sum(vals) + s_rest
+        fig, ax = plt.subplots(figsize=(8, 1.4 + 0.28 * len(labels)))
+        _hbars(ax, labels, [("seconds", vals)], ["tab:gray"])
+        ax.set_xlabel("seconds of diagnosis, all variants of the case"
+                      + (f"\nthe other {n_rest} cases took {s_rest:.0f} s together" if n_rest else "")
+                      + f" (total {total:.0f} s)")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(f"diagnosis cost: the {len(labels)} costliest of {len(labels) + n_rest} cases")
+        out["cost"] = _png(fig)
 
     runs = [doc] + list(others or [])
     releases = sorted({r["summary"]["warp_version"] for r in runs}, key=lambda v: tuple(int(p) for p in v.split(".")[:3]))
     if len(releases) > 1:
         by = {r["summary"]["warp_version"]: r["summary"] for r in runs}
-        fig, ax = plt.subplots(figsize=(6, 3))
+        fig, ax = plt.subplots(figsize=(7, 3.2))
         ax.plot(releases, [by[v]["verdict_accuracy"] for v in releases], marker="o", label="verdict accuracy")
         ax.plot(releases, [by[v]["class_accuracy"] for v in releases], marker="s", label="class accuracy")
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("Warp release")
-        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         ax.set_title("accuracy across Warp releases")
         out["releases"] = _png(fig)
     return out
 
 
+def _minutes(seconds) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
 def html_report(doc: dict, others: list | None = None, title: str = "defects4warp run") -> str:
-    """The HTML page (one file, figures embedded)."""
+    """The HTML page (one file, figures embedded): the run's facts (engine,
+    release, corpus, date, wall time, run counts with skips), the metrics, the
+    figures of :func:`figures`, the runs whose class missed, and the skipped
+    runs with their reason."""
+    from .history import n_cases
+    from .report import skipped_runs
+
     s = doc["summary"]
     figs = figures(doc, others)
     e = html.escape
@@ -107,9 +180,17 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
     def fmt(x, d=3):
         return "n/a" if x is None else f"{x:.{d}f}"
 
-    rows = "".join(f"<tr><td>{e(k)}</td><td>{v}</td></tr>" for k, v in [
+    corpus = s.get("corpus") or {}
+    corpus_s = (f"{corpus.get('name', '?')}, {n_cases(corpus.get('cases', s['cases']))}"
+                + (f" (subset: {corpus['selection']})" if corpus.get("subset") else "")) if corpus else "n/a"
+    rows = "".join(f"<tr><th>{e(k)}</th><td>{v}</td></tr>" for k, v in [
         ("engine", e(f"{s['engine']} {s.get('engine_version') or ''}")), ("Warp", e(s["warp_version"])),
-        ("device", e(s["device"])), ("cases / variants / runs", f"{s['cases']} / {s['variants']} / {s['runs']}"),
+        ("device", e(s["device"])), ("corpus", e(corpus_s)),
+        ("run on", e(str(s.get("date") or "n/a"))),
+        ("wall time", e(_minutes(s.get("wall_s"))) + (f" with --jobs {int(s['jobs'])}" if s.get("jobs") else "")),
+        ("cases / variants / runs", f"{s['cases']} / {s['variants']} / {s['runs']}"),
+        ("runs scored / errors / inconclusive / skipped",
+         f"{s.get('scored', 0)} / {s.get('errors', 0)} / {s.get('inconclusive', 0)} / {s.get('skipped', 0)}"),
         ("verdict accuracy", fmt(s["verdict_accuracy"])), ("class accuracy", fmt(s["class_accuracy"])),
         ("detection rate", fmt(s["detection_rate"])), ("false-positive rate", fmt(s["false_positive_rate"])),
         ("median seconds per run", fmt(s.get("median_wall_s_per_run"), 2)),
@@ -118,14 +199,22 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
         f"<tr><td>{e(r['case'])}</td><td>{e(r['variant'])}</td><td>{e(' '.join([r['expected']['verdict']] + r['expected']['classes']))}</td>"
         f"<td>{e(r['diagnosis']['verdict'] + ' ' + _top(r['diagnosis']))}</td></tr>"
         for r in doc["results"] if r.get("correct") and not r["correct"]["class"])
+    missed = (f"<table><tr><th>case</th><th>variant</th><th>expected</th><th>diagnosed</th></tr>{missed}</table>"
+              if missed else "<p>None.</p>")
+    skipped = skipped_runs(doc)
+    skipped_html = "" if not skipped else (
+        "<h2>skipped runs</h2><p>Not diagnosed and not scored: they count in no metric above.</p>"
+        "<table><tr><th>case</th><th>variant</th><th>reason</th></tr>"
+        + "".join(f"<tr><td>{e(x['case'])}</td><td>{e(x['variant'] + ('' if x['scale'] == 'small' else ' @' + x['scale']))}"
+                  f"</td><td>{e(x['reason'])}</td></tr>" for x in skipped) + "</table>")
     imgs = "".join(f'<h2>{e(name.replace("_", " "))}</h2><img alt="{e(name)}" src="data:image/png;base64,{b64}">'
                    for name, b64 in figs.items())
     note = "" if s.get("complete", True) else "<p><b>Incomplete run</b>: interrupted before every variant finished.</p>"
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>{e(title)}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:2px 8px;font-size:13px}}img{{max-width:100%}}</style></head>
+td,th{{border:1px solid #ccc;padding:2px 8px;font-size:13px;text-align:left}}img{{max-width:100%;display:block}}</style></head>
 <body><h1>{e(title)}</h1>{note}<table>{rows}</table>{imgs}
-<h2>runs whose top-1 class missed</h2><table><tr><th>case</th><th>variant</th><th>expected</th><th>diagnosed</th></tr>{missed}</table>
+<h2>runs whose top-1 class missed</h2>{missed}{skipped_html}
 </body></html>
 """

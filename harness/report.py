@@ -135,6 +135,10 @@ def run_markdown(doc: dict, title: str = "Results") -> str:
     ]
     if s.get("machine"):
         lines.append(f"- Machine: {one_line(s['machine'])}; run on {s.get('date', 'n/a')}, `--jobs {s.get('jobs', 1)}`.")
+    if s.get("corpus"):
+        c = s["corpus"]
+        lines.append(f"- Corpus: {c['name']}, {c['cases']} case{'' if c['cases'] == 1 else 's'}" + (f" (subset: `{c['selection']}`)" if c.get("subset") else "")
+                     + (f"; wall time {s['wall_s'] / 60:.1f} min." if s.get("wall_s") is not None else "."))
     if not s.get("complete", True):
         lines.append(f"- **Incomplete run**: {len(doc['results'])} runs finished before it was interrupted.")
     if s.get("case_format_errors"):
@@ -175,7 +179,27 @@ def run_markdown(doc: dict, title: str = "Results") -> str:
                          f"{d['verdict']} {top} |")
     else:
         lines.append("None.")
+    skipped = skipped_runs(doc)
+    if skipped:
+        lines += ["", "## Skipped runs", "",
+                  "Not diagnosed and not scored (they count in no metric above).", "",
+                  "| case | variant | reason |", "|---|---|---|"]
+        lines += [f"| {x['case']} | {x['variant'] + ('' if x['scale'] == 'small' else ' @' + x['scale'])} | {x['reason']} |"
+                  for x in skipped]
     return "\n".join(lines) + "\n"
+
+
+def skipped_runs(doc: dict) -> list:
+    """``[{"case", "variant", "scale", "reason"}]`` of the runs of ``doc`` that
+    were skipped (a case ``requires`` a missing module), from the summary's
+    ``skipped_runs`` when present, else from the records."""
+    from .scoring import is_skipped
+
+    s = doc["summary"]
+    if s.get("skipped_runs") is not None:
+        return list(s["skipped_runs"])
+    return [{"case": r["case"], "variant": r["variant"], "scale": r.get("scale", "small"),
+             "reason": r.get("skipped") or "skipped"} for r in doc["results"] if is_skipped(r)]
 
 
 def comparison_markdown(docs: list) -> str:

@@ -58,13 +58,16 @@ def plan(cases: list, scales: tuple | None = None) -> list:
 
 def skipped_record(item: RunItem, python: str | None = None) -> dict | None:
     """The record of an item whose case ``requires`` modules that ``python``
-    cannot import (not diagnosed, unscored), or None when nothing is missing."""
+    cannot import (not diagnosed, unscored), or None when nothing is missing.
+
+    Its diagnosis verdict is ``skipped`` (never ``inconclusive``: no engine
+    ran) and ``skipped`` holds the reason, e.g. ``requires torch, not installed``."""
     missing = missing_modules(item.case.requires, python)
     if not missing:
         return None
     return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
             "domain": item.case.domain, "split": item.case.split, "expected": None,
-            "diagnosis": {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": [],
+            "diagnosis": {"verdict": "skipped", "classes": [], "signature": None, "evidence": [],
                           "cost": {"wall_s": 0.0}},
             "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
 

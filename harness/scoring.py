@@ -19,6 +19,10 @@ Warp release and scale that ran):
                          expected c), ``support``
 ``confusion``            counts of (expected class, diagnosed top-1 class),
                          the expected class being the first of the list
+``skipped``              runs not diagnosed because the case ``requires`` a
+                         module that is missing (verdict ``skipped``); never
+                         scored, never counted as inconclusive, left out of the
+                         cost medians; ``skipped_runs`` lists them with the reason
 A ratio with an empty denominator is None, not 0.
 """
 
@@ -41,6 +45,11 @@ def judge(expected: dict | None, diag: dict) -> dict | None:
     if expected["verdict"] == "refused":
         return {"verdict": v_ok, "class": v_ok}
     return {"verdict": v_ok, "class": bool(v_ok and top_class(diag) in expected["classes"])}
+
+
+def is_skipped(record: dict) -> bool:
+    """True for the record of a run that was not diagnosed (a missing ``requires`` module)."""
+    return bool(record.get("skipped")) or (record.get("diagnosis") or {}).get("verdict") == "skipped"
 
 
 def _ratio(num: int, den: int):
@@ -87,17 +96,23 @@ def summarize(results: list) -> dict:
     for r in scored:
         key = f"{r['expected']['classes'][0]} -> {top_class(r['diagnosis']) or r['diagnosis'].get('verdict')}"
         confusion[key] = confusion.get(key, 0) + 1
-    walls = [r["diagnosis"]["cost"]["wall_s"] for r in results if r["diagnosis"].get("cost")]
-    evals = [r["diagnosis"]["cost"].get("objective_evals") for r in results if r["diagnosis"].get("cost")]
+    # a skipped run was never diagnosed: it is neither an error nor inconclusive, and costs nothing
+    # (older records of skipped runs carry the verdict ``inconclusive``)
+    skipped = [r for r in results if is_skipped(r)]
+    ran = [r for r in results if not is_skipped(r)]
+    walls = [r["diagnosis"]["cost"]["wall_s"] for r in ran if r["diagnosis"].get("cost")]
+    evals = [r["diagnosis"]["cost"].get("objective_evals") for r in ran if r["diagnosis"].get("cost")]
     evals = [e for e in evals if e is not None]
-    verdicts = [r["diagnosis"].get("verdict") for r in results]
+    verdicts = [r["diagnosis"].get("verdict") for r in ran]
     return {
         "cases": len({r["case"] for r in results}),
         "variants": len({(r["case"], r["variant"]) for r in results}),
         "runs": len(results),
         "scored": len(scored),
         "unscored": len(results) - len(scored),
-        "skipped": sum(1 for r in results if r.get("skipped")),
+        "skipped": len(skipped),
+        "skipped_runs": [{"case": r["case"], "variant": r["variant"], "scale": r.get("scale", "small"),
+                          "reason": r.get("skipped") or "skipped"} for r in skipped],
         "errors": verdicts.count("error"),
         "inconclusive": verdicts.count("inconclusive"),
         "verdict_accuracy": _ratio(sum(r["correct"]["verdict"] for r in scored), len(scored)),

@@ -5,7 +5,7 @@ import re
 
 from harness.blind import hint_findings
 from harness.case import default_corpus, load_corpus
-from harness.export import export_skill_evals
+from harness.export import export_skill_evals, goal_sentence, summary_sentences
 from harness.taxonomy import CLASSES
 
 
@@ -24,7 +24,7 @@ def test_skill_evals_round_trip(tmp_path):
             assert f.split("/", 2)[2] in e["prompt"]
         # the variant's name (buggy, fixed ...) is a label: it appears nowhere an agent looks
         assert not re.search(r"\b(buggy|fixed|fixed_first)\b", e["id"] + " ".join(e["files"]) + e["prompt"])
-        assert case.summary in e["prompt"]
+        assert e["prompt"].startswith(goal_sentence(case.summary))
         if e["expected"]["verdict"] == "bug":
             assert any(e["expected"]["classes"][0] in a for a in e["assertions"])
         else:
@@ -46,3 +46,28 @@ def test_export_replaces_an_older_export(tmp_path):
     (out / "files" / "stale").mkdir()
     export_skill_evals(cases, out, "1.19.0")
     assert not (out / "files" / "stale").exists()
+
+
+def test_prompts_are_true_of_every_variant(tmp_path):
+    """Every exported task of the bundled corpus: the prompt carries the
+    user's goal and no symptom sentence of the case (the summary's sentences
+    after the goal tell the buggy variant's symptom), so a fixed or not-a-bug
+    variant is never told its buggy sibling's symptom; every variant of a case
+    gets the same prompt up to its folder name."""
+    cases, _ = load_corpus(default_corpus())
+    doc = export_skill_evals(cases, tmp_path / "evals", "1.19.0")
+    by_case = {c.id: c for c in cases}
+    prompts = {}
+    no_bug = 0
+    for e in doc["evals"]:
+        case = by_case[e["case"]]
+        symptoms = summary_sentences(case.summary)[1:]
+        assert symptoms, case.id  # every summary states a symptom after the goal
+        leaked = [s for s in symptoms if s in e["prompt"]]
+        assert not leaked, (e["id"], e["expected"]["verdict"], leaked)
+        assert goal_sentence(case.summary) in e["prompt"] and case.title not in e["prompt"]
+        assert "whether the gradient that Warp computes for this objective is right" in e["prompt"]
+        no_bug += e["expected"]["verdict"] == "no_bug"
+        prompts.setdefault(case.id, set()).add(e["prompt"].replace(e["id"], "<id>"))
+    assert no_bug > 100
+    assert all(len(p) == 1 for p in prompts.values())

@@ -273,9 +273,9 @@ def test_history_compare_and_leaderboard(tmp_path):
     c = compare(runs[1]["id"], runs[0]["id"], str(tmp_path))
     assert c["comparable"] and c["metrics"]["false_positive_rate"]["change"] == -1.0
     assert len(c["flipped"]) == 4  # every variant's verdict flips between the two constants
-    _, _, rows = leaderboard(path=str(tmp_path))
+    _, _, rows = leaderboard(runs[0]["corpus_digest"], path=str(tmp_path))
     assert [x["engine"] for x in rows] == ["always-no-bug", "always-bug"]  # class accuracy 0.5 vs 0.0
-    out = r.invoke(main, ["leaderboard", "--results", str(tmp_path)]).output
+    out = r.invoke(main, ["leaderboard"] + args).output
     assert "always-no-bug" in out
     assert "flipped" in r.invoke(main, ["compare", str(runs[1]["id"]), str(runs[0]["id"]), "--results", str(tmp_path)]).output
 

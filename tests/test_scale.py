@@ -299,7 +299,7 @@ def test_diagnose_takes_warp_like_run(programs):
 
     res = CliRunner().invoke(main, ["diagnose", str(programs / "cubic"), "--warp", "not-a-release"])
     assert res.exit_code == 2
-    assert "'not-a-release' is not a release number" in res.output
+    assert "'--warp'" in res.output and "'not-a-release' is not a warp-lang release number" in res.output
 
 
 def test_cli_is_one_module_per_verb():

@@ -79,7 +79,7 @@ def _check_device(device: str, python: str) -> None:
 
 def _check_writable(path) -> None:
     """Fail before measuring when the --json path cannot be written."""
-    if not path:
+    if not path or path == "-":
         return
     from pathlib import Path
 
@@ -114,14 +114,70 @@ def _run_doc(arg: str, results_path=None) -> dict:
 
 
 def _emit(text: str, path=None) -> None:
-    """Write ``text`` to ``path`` (and say so), or print it when no path is given."""
+    """Write ``text`` to ``path`` atomically (and say so), or print it when no path is given."""
     if path:
-        from pathlib import Path
+        import tempfile
 
-        Path(path).write_text(text)
+        _check_writable(path)
+        d = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".part-", dir=d)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
         err_console.print(f"wrote {path}")
     else:
         click.echo(text)
+
+
+def _write_json(doc, path) -> None:
+    """Write ``doc`` as JSON to ``path`` atomically and say so (the ``--json FILE`` of every verb);
+    ``-`` prints it on stdout."""
+    if path == "-":
+        click.echo(json.dumps(doc, indent=2, default=str))
+        return
+    from ..runner import write_json_atomic
+
+    write_json_atomic(path, doc)
+    err_console.print(f"wrote {path}")
+
+
+def json_option(help: str, *, bare_prints: bool = False):
+    """The ``--json FILE`` option of a verb that produces results (``-``: stdout).
+
+    Parameters
+    ----------
+    help : str
+        What is written.
+    bare_prints : bool
+        Whether ``--json`` without a value prints the JSON on stdout (default
+        False; for verbs whose JSON used to be a flag).
+    """
+    extra = {"is_flag": False, "flag_value": "-"} if bare_prints else {}
+    return click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+                        metavar="FILE", help=f"{help} ('-' prints it).", **extra)
+
+
+def markdown_option(help: str):
+    """The ``--markdown FILE`` option of a verb that renders Markdown (default: print it)."""
+    return click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
+                        metavar="FILE", help=f"{help} (default: print it).")
+
+
+def deprecated_alias(old: str, new: str, dest: str):
+    """A hidden flag ``old`` kept for old scripts: it warns once and stands
+    for ``new`` (the command reads it as ``dest``)."""
+
+    def warn(ctx, param, value):
+        if value:
+            err_console.print(f"[yellow]{old} is deprecated; use {new}[/yellow]")
+        return value
+
+    return click.option(old, dest, is_flag=True, hidden=True, callback=warn, expose_value=True)
 
 
 def _read_json(path, key: str, what: str) -> dict:
@@ -147,9 +203,57 @@ cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True
 device_opt = click.option("--device", default="cpu", show_default=True, help="Warp device: cpu or cuda:N.")
 jobs_opt = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64),
                         help="Variants measured in parallel.")
-warp_opt = click.option("--warp", "warp", default=None, metavar="VERSION",
-                        help="Measure with this warp-lang release, in an isolated environment created on demand "
-                             "and cached (default: the installed release).")
+WARP_HELP = ("A warp-lang release (e.g. 1.16.0), a comma-separated list of releases, or 'all' (every supported "
+             "release); a release other than the installed one runs in an isolated environment created on demand "
+             "and cached.")
+
+
+def warp_option(*, many: bool = False, required: bool = False, default_help: str = "the installed release"):
+    """The ``--warp`` option, with one meaning in every verb.
+
+    Parameters
+    ----------
+    many : bool
+        Whether the verb takes several releases (default False). The value
+        is then a list of releases (``all`` expands to every supported
+        release); otherwise one release, and a list or ``all`` is a usage
+        error that says the verb takes one release.
+    required : bool
+        Whether ``--warp`` must be given (default False; its value is None
+        when absent).
+    default_help : str
+        What the verb uses when ``--warp`` is absent, for the help text.
+    """
+
+    def parse(ctx, param, value):
+        if value is None:
+            if required:
+                raise click.MissingParameter(ctx=ctx, param=param)
+            return None
+        rels = _releases(value)
+        if not rels:
+            raise click.BadParameter("give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
+        from packaging.version import InvalidVersion, Version
+
+        for r in rels:
+            try:
+                Version(r)
+            except InvalidVersion:
+                raise click.BadParameter(f"{r!r} is not a warp-lang release number (e.g. 1.19.0)") from None
+        if not many and (len(rels) > 1 or value.strip() == "all"):
+            verb = ctx.info_name or "this verb"
+            raise click.BadParameter(f"`{verb}` takes one release, not {value!r}; "
+                                     "`defects4warp matrix --warp LIST` measures several")
+        return rels if many else rels[0]
+
+    takes = "This verb takes several." if many else "This verb takes one."
+    return click.option("--warp", "warp", default=None, required=required, callback=parse,
+                        metavar="VERSION[,VERSION...]|all" if many else "VERSION",
+                        help=f"{WARP_HELP} {takes}" + ("" if required else f" Default: {default_help}."))
+
+
+#: ``--warp`` of a verb that measures on one release.
+warp_opt = warp_option()
 engine_opt = click.option(
     "--engine", "engine_name", default="reference", show_default=True, callback=lambda c, p, v: _engine_name(v),
     help="Diagnostic engine: a name from `defects4warp engines`, or cmd:\"<command>\" for an outside tool.")
@@ -208,4 +312,5 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["scale_opts", "_store", "_executor"]
+__all__ += ["scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
+            "deprecated_alias", "WARP_HELP"]

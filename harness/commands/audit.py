@@ -8,7 +8,7 @@ import click
 
 from ._common import (
     _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt, device_opt, engine_opt,
-    err_console, get_engine, jobs_opt, scale_opts, timeout_opt,
+    err_console, get_engine, jobs_opt, markdown_option, scale_opts, timeout_opt,
 )
 
 
@@ -23,7 +23,7 @@ from ._common import (
 @device_opt
 @jobs_opt
 @timeout_opt
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None, help="Write the audit here.")
+@markdown_option("Write the audit here")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the audit as JSON here.")
 @scale_opts
 def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, markdown_path, json_path,

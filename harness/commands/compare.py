@@ -7,14 +7,15 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import _fmt, console, results_opt
+from ._common import _fmt, _write_json, console, json_option, results_opt
 
 
 @click.command()
 @click.argument("run_a", type=int)
 @click.argument("run_b", type=int)
+@json_option("Also write the comparison (metrics, flipped variant runs) as JSON here")
 @results_opt
-def cmd(run_a, run_b, results_path):
+def cmd(run_a, run_b, json_path, results_path):
     """Per-metric change from stored run A to run B, and the variants whose
     verdict or top class flipped."""
     from ..history import compare
@@ -24,7 +25,13 @@ def cmd(run_a, run_b, results_path):
     except KeyError as exc:
         raise click.UsageError(str(exc)) from None
     if not c["comparable"]:
-        console.print("[yellow]the runs differ in corpus digest or Warp release[/yellow]")
+        from ..history import bundled_digest, corpus_label, get_run
+
+        b = bundled_digest()
+        ra, rb = get_run(run_a, results_path), get_run(run_b, results_path)
+        console.print("[yellow]" + escape(f"the runs differ in corpus or Warp release: run {run_a} on "
+                                          f"{corpus_label(ra, b)}, Warp {ra['warp_version']}; run {run_b} on "
+                                          f"{corpus_label(rb, b)}, Warp {rb['warp_version']}") + "[/yellow]")
     t = Table(title=f"run {run_a} -> run {run_b}")
     for col in ("metric", f"run {run_a}", f"run {run_b}", "change"):
         t.add_column(col)
@@ -35,3 +42,5 @@ def cmd(run_a, run_b, results_path):
     for f in c["flipped"]:
         mark = "" if f["now_correct"] is None else (" (now right)" if f["now_correct"] else " (now wrong)")
         console.print(escape(f"  {f['case']}/{f['variant']}@{f['scale']}: {f['a']} -> {f['b']}{mark}"))
+    if json_path:
+        _write_json(c, json_path)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..case import default_corpus, load_corpus
+from ._common import warp_option
 
 
 @click.command()
@@ -17,8 +18,7 @@ from ..case import default_corpus, load_corpus
               help="Folder of cases (default: the bundled corpus/).")
 @click.option("--cases", "cases_glob", default="*", show_default=True, help="Glob (or comma-separated globs) over case ids.")
 @click.option("--split", type=click.Choice(["dev", "test"]), default=None, help="Only cases of this split.")
-@click.option("--warp", "warp", default=None, metavar="VERSION",
-              help="The release whose expectations are exported (default: the installed one).")
+@warp_option(default_help="the installed release; its expectations are exported")
 @click.option("--scale", type=click.Choice(["small", "production"]), default="small", show_default=True)
 def cmd(out_dir, fmt, corpus, cases_glob, split, warp, scale):
     """Write the corpus as skill-evaluation tasks: OUT_DIR/evals.json and OUT_DIR/files/."""

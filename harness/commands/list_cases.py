@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 from rich.table import Table
 
-from ._common import _load, cases_opt, console, corpus_opt, split_opt
+from ._common import _load, _write_json, cases_opt, console, corpus_opt, json_option, split_opt
 
 
 @click.command()
 @corpus_opt
 @cases_opt
 @split_opt
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def cmd(corpus, cases_glob, split, as_json):
+@json_option("Write the corpus listing as JSON here instead of printing a table; --json alone prints it",
+             bare_prints=True)
+def cmd(corpus, cases_glob, split, json_path):
     """Print the corpus: id, classes, releases, domain, provenance; and counts per class."""
     cases, errors = _load(corpus, cases_glob, split)
     rows = []
@@ -34,8 +34,8 @@ def cmd(corpus, cases_glob, split, as_json):
     for r in rows:
         for k in r["classes"]:
             counts[k] = counts.get(k, 0) + 1
-    if as_json:
-        click.echo(json.dumps({"cases": rows, "per_class": counts}, indent=2))
+    if json_path:
+        _write_json({"cases": rows, "per_class": counts}, json_path)
     else:
         t = Table(title=f"{len(rows)} case{'s' if len(rows) != 1 else ''}")
         for col in ("id", "classes", "bug on Warp", "domain", "provenance"):

@@ -7,23 +7,23 @@ import sys
 import click
 
 from ._common import (
-    _check_writable, _emit, _executor, _load, _read_json, _release, _releases, _store, cases_opt, corpus_opt,
+    _check_writable, _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt,
     device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, timeout_opt,
+    markdown_option, warp_option,
 )
 
 
 @click.command()
 @corpus_opt
 @cases_opt
-@click.option("--warp", "warp", required=True, metavar="VERSION[,VERSION...]|all",
-              help="Releases, each measured in its own cached environment.")
+@warp_option(many=True, required=True)
 @engine_opt
 @device_opt
 @jobs_opt
 @timeout_opt
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the matrix (ground truth and engine run per release) here; rewritten after every release.")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None, help="Write the table here.")
+@markdown_option("Write the table here")
 @click.option("--validation", "validation_json", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Reuse ground truth from `validate --warp ... --json` files (merged) instead of validating again.")
 @click.option("--reuse-run", "reuse_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
@@ -50,7 +50,7 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_pat
     for p in reuse_runs:
         rd = _read_json(p, "summary", "`defects4warp run --json`")
         reused[rd["summary"]["warp_version"]] = rd
-    releases = _releases(warp)
+    releases = warp
     for rel in releases:
         _release(rel)
         err_console.print(f"Warp {rel}: " + ("ground truth reused" if rel in truth["releases"] else "validating")

@@ -10,80 +10,79 @@ from pathlib import Path
 
 import click
 
+from ._common import _emit, _write_json, deprecated_alias, json_option, markdown_option, warp_option
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--operator", "operators", multiple=True, help="Operator name (repeatable; default: all).")
-@click.option("--out", type=click.Path(file_okay=False), help="With PATH: write one folder per mutant here.")
-@click.option("--list", "list_ops", is_flag=True, help="List the operators and the class each produces.")
-@click.option("--merge", "merge", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Combine these manifests (later ones win) into --manifest.")
-@click.option("--redo", "redo", multiple=True, help="With --merge: records of this operator come only from the last manifest.")
-@click.option("--summary", is_flag=True, help="Print the manifest's per-operator admission table (Markdown).")
-@click.option("--admit", is_flag=True, help="Run admission over every parent and write the manifest.")
-@click.option("--materialize", type=click.Path(file_okay=False), help="Rebuild the admitted tier as case folders in DIR.")
-@click.option("--manifest", type=click.Path(dir_okay=False), help="Manifest path (default mutants/manifest.yaml).")
-@click.option("--parents", default="*", show_default=True, help="Glob(s) over parent ids (case/variant, adapters/name).")
-@click.option("--max-sites", default=1, show_default=True, type=int, help="Sites per parent and operator (0: all).")
-@click.option("--jobs", default=2, show_default=True, type=int, help="Oracle workers in parallel.")
-@click.option("--warp", "warp", default=None, help="Releases to admit on, comma separated (default: the installed one).")
-@click.option("--no-cache", is_flag=True, help="With --admit: measure every program again (no oracle result cache).")
-@click.option("--timeout", default=300.0, show_default=True, type=float, help="Seconds per oracle run.")
-@click.option("--sample", default=None, type=int, help="With --materialize: only the first N mutants.")
-@click.option("--per-operator", default=None, type=int, help="With --materialize: at most N mutants per operator.")
-@click.option("--score", "score_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="A run --json over the materialised tier (repeatable): print per-operator mutation scores.")
-def cmd(path, operators, out, list_ops, merge, redo, summary, admit, materialize, manifest, parents, max_sites, jobs, warp, no_cache, timeout, sample,
-        per_operator, score_runs):
-    """Inject labelled gradient bugs into correct Warp programs.
 
-    \b
-    defects4warp mutate --list
-    defects4warp mutate PATH --operator drop_grad_zeroing --out DIR
-    defects4warp mutate --admit --jobs 2 [--warp 1.19.0,1.16.0]
-    defects4warp mutate --materialize DIR
-    defects4warp mutate --score run-always-bug.json --score run-reference.json
-    """
-    from ..mutate import OPERATORS, get_operator
+#: The old single-command flags and the subcommand that replaced each (for a clear usage error).
+LEGACY = {"--list": "list", "--admit": "admit", "--materialize": "materialize DIR", "--merge": "merge MANIFEST...",
+          "--summary": "summary", "--score": "score RUN_JSON..."}
 
-    if list_ops:
-        for name, op in OPERATORS.items():
-            click.echo(f"{name:28s} {op.produces:24s} {op.summary}")
-        return
+
+class _MutateGroup(click.Group):
+    """``mutate`` subcommands; the old flag forms (``mutate --admit``, ``mutate
+    PATH``) are usage errors that name the subcommand to use instead."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            for a in args:
+                if a.split("=", 1)[0] in LEGACY:
+                    raise click.UsageError(f"`mutate {a.split('=', 1)[0]}` is now a subcommand: "
+                                           f"`defects4warp mutate {LEGACY[a.split('=', 1)[0]]}`", ctx)
+            if os.path.isdir(args[0]):
+                raise click.UsageError(f"to mutate a program, use `defects4warp mutate generate {args[0]}`", ctx)
+        return super().parse_args(ctx, args)
+
+
+manifest_opt = click.option("--manifest", type=click.Path(dir_okay=False), default=None,
+                            help="Manifest path (default mutants/manifest.yaml).")
+operators_opt = click.option("--operator", "operators", multiple=True,
+                             help="Operator name (repeatable; default: all; see `mutate list`).")
+
+
+def _check_operators(operators) -> None:
+    from ..mutate import OPERATORS
+
     for o in operators:
         if o not in OPERATORS:
-            raise click.UsageError(f"unknown operator {o!r}; see --list")
-    if merge:
-        from ..mutate.tier import merge_manifests, write_manifest
+            raise click.BadParameter(f"unknown operator {o!r}; see `defects4warp mutate list`", param_hint="'--operator'")
 
-        doc = merge_manifests(list(merge), drop={i: list(redo) for i in range(len(merge) - 1)})
-        p = write_manifest(doc, manifest)
-        click.echo(f"merged {len(merge)} manifests: {doc['admission']['admitted']} admitted of {doc['admission']['tried']} -> {p}")
-        return
-    if summary:
-        from ..mutate.score import admission_table
 
-        click.echo(admission_table(manifest), nl=False)
-        return
-    if score_runs:
-        from ..mutate.score import markdown_table, mutation_scores
+@click.group(cls=_MutateGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def cmd():
+    """Inject labelled gradient bugs into correct Warp programs (docs/mutation.md).
 
-        click.echo(markdown_table([mutation_scores(r, manifest) for r in score_runs]), nl=False)
-        return
-    if materialize:
-        from ..mutate.tier import materialize as mat
+    \b
+    defects4warp mutate list                                  # operators and the class each produces
+    defects4warp mutate generate PATH --operator drop_grad_zeroing [--out DIR]
+    defects4warp mutate admit --jobs 2 [--warp 1.19.0,1.16.0] # writes the manifest
+    defects4warp mutate merge a.yaml b.yaml [--redo OPERATOR] # combine admission manifests
+    defects4warp mutate summary [--markdown FILE]             # per-operator admission table
+    defects4warp mutate materialize DIR                       # the admitted tier as case folders
+    defects4warp mutate score run-a.json run-b.json           # per-operator mutation scores
+    """
 
-        dirs = mat(materialize, manifest, only=sample, per_operator=per_operator)
-        click.echo(f"wrote {len(dirs)} case folders to {materialize}")
-        return
-    if admit:
-        _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout, no_cache)
-        return
-    if not path:
-        raise click.UsageError("give PATH, or one of --list, --admit, --materialize")
+
+@cmd.command("list")
+def list_cmd():
+    """List the operators and the class each produces."""
+    from ..mutate import OPERATORS
+
+    for name, op in OPERATORS.items():
+        click.echo(f"{name:28s} {op.produces:24s} {op.summary}")
+
+
+@cmd.command("generate")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@operators_opt
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Write one folder per mutant here (default: print each mutant's diff).")
+def generate_cmd(path, operators, out):
+    """Apply operators to the program in PATH (a folder with problem.py)."""
+    from ..mutate import OPERATORS, get_operator
     from ..mutate.admit import write_program
     from ..mutate.sources import Parent
 
+    _check_operators(operators)
     parent = Parent(Path(path).name, Path(path), "dev", "user")
     srcs = parent.sources()
     total = 0
@@ -103,15 +102,92 @@ def cmd(path, operators, out, list_ops, merge, redo, summary, admit, materialize
     click.echo(f"{total} mutant(s)")
 
 
-def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, no_cache=False):
-    from ..envs import python_for
+@cmd.command("admit")
+@operators_opt
+@manifest_opt
+@click.option("--parents", default="*", show_default=True, help="Glob(s) over parent ids (case/variant, adapters/name).")
+@click.option("--max-sites", default=1, show_default=True, type=click.IntRange(min=0),
+              help="Sites per parent and operator (0: all).")
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64), help="Oracle workers in parallel.")
+@warp_option(many=True, default_help="the installed release")
+@click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(min=1.0),
+              help="Seconds per oracle run.")
+@click.option("--fresh", is_flag=True, help="Measure every program again instead of reusing the oracle result cache.")
+@deprecated_alias("--no-cache", "--fresh", "no_cache")
+def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, no_cache):
+    """Run admission over every parent (each candidate mutant measured by the
+    oracle on every release) and write the manifest."""
+    _check_operators(operators)
+    _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout_s, fresh or no_cache)
+
+
+@cmd.command("merge")
+@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@manifest_opt
+@click.option("--redo", "redo", multiple=True,
+              help="Records of this operator come only from the last manifest (repeatable).")
+def merge_cmd(manifests, manifest, redo):
+    """Combine the manifests of several admission runs (later ones win) into --manifest."""
+    from ..mutate.tier import merge_manifests, write_manifest
+
+    doc = merge_manifests(list(manifests), drop={i: list(redo) for i in range(len(manifests) - 1)})
+    p = write_manifest(doc, manifest)
+    click.echo(f"merged {len(manifests)} manifests: {doc['admission']['admitted']} admitted of "
+               f"{doc['admission']['tried']} -> {p}")
+
+
+@cmd.command("summary")
+@manifest_opt
+@markdown_option("Write the manifest's per-operator admission table here")
+def summary_cmd(manifest, markdown_path):
+    """The manifest's per-operator admission table (Markdown)."""
+    from ..mutate.score import admission_table
+
+    text = admission_table(manifest)
+    _emit(text if markdown_path else text.rstrip("\n"), markdown_path)
+
+
+@cmd.command("materialize")
+@click.argument("dest", type=click.Path(file_okay=False))
+@manifest_opt
+@click.option("--sample", default=None, type=click.IntRange(min=1), help="Only the first N mutants.")
+@click.option("--per-operator", default=None, type=click.IntRange(min=1), help="At most N mutants per operator.")
+def materialize_cmd(dest, manifest, sample, per_operator):
+    """Rebuild the admitted tier as case folders in DEST."""
+    from ..mutate.tier import materialize as mat
+
+    dirs = mat(dest, manifest, only=sample, per_operator=per_operator)
+    click.echo(f"wrote {len(dirs)} case folders to {dest}")
+
+
+@cmd.command("score")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@manifest_opt
+@markdown_option("Write the per-operator score table here")
+@json_option("Also write the scores of every run as JSON here")
+def score_cmd(runs, manifest, markdown_path, json_path):
+    """Per-operator mutation scores of engine runs (`run --json` files over the materialised tier)."""
+    from ..mutate.score import markdown_table, mutation_scores
+
+    scores = [mutation_scores(r, manifest) for r in runs]
+    text = markdown_table(scores)
+    _emit(text if markdown_path else text.rstrip("\n"), markdown_path)
+    if json_path:
+        _write_json(scores, json_path)
+
+
+def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, fresh=False):
+    from ..envs import ReleaseEnvError, python_for
     from ..mutate.admit import CACHE_DIR, admit, candidates, summarize
     from ..mutate.sources import all_parents
     from ..mutate.tier import build_manifest, write_manifest
 
     releases = {}
-    for r in (warp.split(",") if warp else [None]):
-        py, ver = python_for(r.strip() if r else None)
+    for r in (warp or [None]):
+        try:
+            py, ver = python_for(r)
+        except ReleaseEnvError as exc:
+            raise click.UsageError(str(exc)) from None
         releases[ver] = None if r is None else py
     pats = [p.strip() for p in parents_glob.split(",") if p.strip()]
     ps = [p for p in all_parents() if any(fnmatch.fnmatch(p.id, q) for q in pats)]
@@ -128,7 +204,7 @@ def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, no
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    recs = admit(cands, releases, jobs=jobs, timeout_s=timeout, progress=progress, cache_dir=None if no_cache else CACHE_DIR)
+    recs = admit(cands, releases, jobs=jobs, timeout_s=timeout, progress=progress, cache_dir=None if fresh else CACHE_DIR)
     secs = time.time() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

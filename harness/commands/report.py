@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import _emit, _run_doc, results_opt
+from ._common import _check_writable, _emit, _run_doc, results_opt
 
 
 @click.command()
@@ -24,6 +24,8 @@ def cmd(runs, markdown_path, html_path, title, table_only, results_path):
     (other engines, other Warp releases)."""
     from ..report import comparison_markdown, run_markdown
 
+    _check_writable(markdown_path)
+    _check_writable(html_path)
     docs = [_run_doc(r, results_path) for r in runs]
     if html_path:
         from ..html_report import html_report

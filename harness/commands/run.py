@@ -9,10 +9,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
-    _check_device, _check_writable, _executor, _fmt, _load, _progress, _release, _store, cases_opt, console,
+    _check_device, _check_writable, _executor, _fmt, default_corpus, _load, _progress, _release, _store, cases_opt, console,
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
+from ..scoring import is_skipped
 
 
 @click.command()
@@ -41,6 +42,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
     scale) are reused unless --fresh, so a killed run resumes."""
     import datetime as _dt
 
+    from ..history import corpus_info
     from ..machine import describe
     from ..runner import plan
     from ..runner import run as run_items
@@ -61,7 +63,8 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
                 "cases_not_run": len(errors), "split": split, "group_by": group_by,
-                "date": _dt.date.today().isoformat()}
+                "date": _dt.date.today().isoformat(),
+                "corpus": corpus_info(corpus or default_corpus(), cases, cases_glob, split)}
         store = _store(results_path)
         with _executor(executor_kind, jobs, scheduler, workers) as ex:
             doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
@@ -74,9 +77,11 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
     for r in doc["results"]:
         exp = r["expected"]
         d = r["diagnosis"]
-        exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else ("(skipped)" if r.get("skipped") else "(unscored)")
+        exp_s = f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else ("-" if is_skipped(r) else "(unscored)")
         diag_s = d["verdict"] + (f" {top_class(d)}" if top_class(d) else "")
-        if d["verdict"] == "error":
+        if is_skipped(r):
+            diag_s = escape(f"skipped ({r.get('skipped') or 'not run'})")
+        elif d["verdict"] == "error":
             err = d.get("error", "")
             diag_s += escape(f" ({err if len(err) <= 80 else err[:77] + '...'})")
         c = r["correct"]
@@ -89,7 +94,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
         console.print(f"[red]{len(errors)} case folder(s) not run because of case format errors (listed above)[/red]")
     console.print(
         f"cases {s['cases']}  variants {s['variants']}  runs {s.get('runs', 0)} (scored {s.get('scored', 0)}, "
-        f"errors {s.get('errors', 0)}, inconclusive {s.get('inconclusive', 0)})\n"
+        f"errors {s.get('errors', 0)}, inconclusive {s.get('inconclusive', 0)}, skipped {s.get('skipped', 0)})\n"
         f"verdict accuracy {_fmt(s.get('verdict_accuracy'))}  class accuracy {_fmt(s.get('class_accuracy'))}  "
         f"detection rate {_fmt(s.get('detection_rate'))}  false-positive rate {_fmt(s.get('false_positive_rate'))}"
         + (f"  refusals recognised {_fmt(s.get('refusal_accuracy'))} of {s['refused_runs']}" if s.get("refused_runs") else "")

@@ -9,8 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
-    _check_device, _check_writable, _executor, _load, _progress, _releases, _store, cases_opt, console,
+    _check_device, _check_writable, _executor, _load, _progress, _store, cases_opt, console,
     corpus_opt, device_opt, err_console, jobs_opt, scale_opts, split_opt, timeout_opt,
+    warp_option,
 )
 
 
@@ -20,9 +21,7 @@ from ._common import (
 @device_opt
 @jobs_opt
 @timeout_opt
-@click.option("--warp", "warp", default=None, metavar="VERSION[,VERSION...]",
-              help="Validate on these warp-lang releases, each in an isolated environment created on demand "
-                   "and cached (default: the installed release). 'all' means every release in RELEASES.")
+@warp_option(many=True)
 @split_opt
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
               help="Measure each variant this many times; differing outcomes fail (determinism).")
@@ -48,7 +47,7 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
 
     from ..envs import ReleaseEnvError, python_for
 
-    releases = [None] if warp is None else _releases(warp)
+    releases = [None] if warp is None else warp
     skip = {}
     for rel in releases:
         try:
