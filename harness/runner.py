@@ -187,6 +187,7 @@ def run(
     fresh: bool = False,
     executor=None,
     release: str | None = None,
+    prefilled: dict | None = None,
 ) -> dict:
     """Diagnose every item and score it.
 
@@ -223,6 +224,10 @@ def run(
     release : str, optional
         The ``--warp`` release, so a remote worker prepares its own
         environment for it (None: the installed release).
+    prefilled : dict, optional
+        Result records already made (item index -> record), e.g. by an
+        engine's preflight (:func:`harness.engines.command.preflight`): they
+        are taken as they are and not diagnosed again.
 
     Returns
     -------
@@ -266,6 +271,9 @@ def run(
 
     pending = []
     for i, it in enumerate(items):
+        if prefilled and i in prefilled:
+            finish(i, prefilled[i])
+            continue
         rec = skipped_record(it, python)
         if rec is not None:
             finish(i, rec)

@@ -251,7 +251,7 @@ def test_outside_command_failures_are_error_diagnoses(tmp_path):
     from harness.engines import get_engine as get
 
     for script, text in [("import sys; sys.exit(4)", "exited with status 4"),
-                         ("print('not json')", "is not JSON"),
+                         ("print('not json')", "wrote no answer"),
                          ("import time; time.sleep(30)", "timeout")]:
         (tmp_path / "e.py").write_text(script)
         import sys as _sys
