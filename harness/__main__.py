@@ -1,4 +1,4 @@
-"""``python -m harness`` is the ``defects4warp`` command."""
+"""``python -m defects4warp`` is the ``defects4warp`` command (from a checkout, ``python -m harness`` too)."""
 
 from .cli import main
 

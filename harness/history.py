@@ -96,6 +96,8 @@ def corpus_digest(cases: list) -> str:
 def project_commit() -> str | None:
     """The git commit of this checkout (with ``-dirty`` when it has changes), or None."""
     root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None  # an installed package: site-packages is no checkout of this project
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if sha.returncode != 0:

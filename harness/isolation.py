@@ -19,6 +19,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from .paths import child_pythonpath, module
+
 #: Default wall-clock limit of one variant's measurement, seconds. A small case
 #: takes 2-10 s on a 2-core CPU including one kernel compile.
 DEFAULT_TIMEOUT_S = 300.0
@@ -224,13 +226,12 @@ def run_worker(
         out = os.path.join(tmp, "result.json")
         log = os.path.join(tmp, "output.log")
         cmd = [
-            python or sys.executable, "-m", "harness.measure.worker", str(Path(path).resolve()),
+            python or sys.executable, "-m", module("measure.worker"), str(Path(path).resolve()),
             "--device", device, "--scale", scale, "--out", out,
             "--options", json.dumps(options or {}),
         ]
         env = dict(os.environ)
-        root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = child_pythonpath(env)  # this package only, not this environment's site-packages
         env.setdefault("PYTHONHASHSEED", "0")
         token = uuid.uuid4().hex
         env[TOKEN_VAR] = token

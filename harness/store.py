@@ -102,7 +102,7 @@ def engine_identity(engine) -> dict | None:
     if getattr(engine, "cacheable", True) is False:
         return None
     opts = engine.store_options() if hasattr(engine, "store_options") else getattr(engine, "options", None)
-    builtin = type(engine).__module__.startswith("harness.")
+    builtin = type(engine).__module__.startswith(__name__.split(".")[0] + ".")
     return {"name": engine.name, "version": str(getattr(engine, "version", "")), "options": opts,
             "code": code_digest() if builtin else None}
 

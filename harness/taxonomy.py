@@ -146,7 +146,9 @@ def class_guide(class_id: str) -> str:
     from pathlib import Path
 
     summary = CLASSES[class_id].summary
-    doc = Path(__file__).resolve().parent.parent / "docs" / "taxonomy.md"
+    from .paths import bundled
+
+    doc = bundled("docs") / "taxonomy.md"
     if not doc.is_file():
         return summary
     text = doc.read_text(encoding="utf-8")

@@ -46,7 +46,7 @@ class Engine(Protocol):
 @lru_cache(maxsize=1)
 def diagnosis_schema() -> dict:
     """The JSON Schema of a diagnosis (``harness/schemas/diagnosis.schema.json``)."""
-    return json.loads(resources.files("harness").joinpath("schemas/diagnosis.schema.json").read_text())
+    return json.loads(resources.files(__name__.split(".")[0]).joinpath("schemas/diagnosis.schema.json").read_text())
 
 
 def check_diagnosis(diag) -> str | None:

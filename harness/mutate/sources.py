@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..case import default_corpus, load_corpus
+from ..paths import bundled
 
 #: Folder of the adapters of Warp's tests (``<repo>/mutants/parents``).
-ADAPTERS = Path(__file__).resolve().parent.parent.parent / "mutants" / "parents"
+ADAPTERS = bundled("mutants") / "parents"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ..paths import child_pythonpath, module
+
 #: Default address-space limit of a worker on CPU: 16 GiB.
 DEFAULT_MEMORY_LIMIT = 16 * 2 ** 30
 
@@ -134,9 +136,8 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
     import numpy as np
 
     python = python or sys.executable
-    root = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = child_pythonpath(env)  # this package only, not this environment's site-packages
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     token = os.urandom(16).hex()
     env[TOKEN_VAR] = token
@@ -145,7 +146,7 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
     with tempfile.TemporaryDirectory(prefix="d4w-oracle-") as tmp:
         out = os.path.join(tmp, "doc.json")
         raw_path = os.path.join(tmp, "raw.npz")
-        cmd = [python, "-m", "harness.oracle.worker", str(Path(path).resolve()), "--out", out, "--device", device, "--scale", scale,
+        cmd = [python, "-m", module("oracle.worker"), str(Path(path).resolve()), "--out", out, "--device", device, "--scale", scale,
                "--knobs", json.dumps(knobs or {})]
         if arrays:
             cmd += ["--arrays", raw_path]
