@@ -4,8 +4,9 @@ One variant runs in ``python -m harness.oracle.worker`` (the interpreter of
 the Warp release measured), in a new session (its own process group, so a
 hang is killed with everything it started), under a wall-clock timeout and an
 address-space limit (``RLIMIT_AS``; not applied on CUDA devices, whose driver
-reserves far more virtual address space than it uses). The harness is put on
-``PYTHONPATH``; bytecode is not written into the variant folder.
+reserves far more virtual address space than it uses). The package alone is
+put on ``PYTHONPATH`` (:func:`harness.paths.import_root`, none of this
+environment's site-packages); bytecode is not written into the variant folder.
 
 This is deliberately separate from :mod:`harness.isolation` (the engine's
 runner), so the oracle shares no code with what it judges.
