@@ -1,4 +1,4 @@
-"""``python -m defects4warp`` is the ``defects4warp`` command (from a checkout, ``python -m harness`` too)."""
+"""``python -m defects4warp`` is the ``defects4warp`` command."""
 
 from .cli import main
 

@@ -146,8 +146,10 @@ split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=
 cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True,
                          help="Glob (or comma-separated globs) over case ids.")
 device_opt = click.option("--device", default="cpu", show_default=True, help="Warp device: cpu or cuda:N.")
-jobs_opt = click.option("--jobs", "-j", default=default_jobs, show_default="the cores available to this process",
-                        type=click.IntRange(1, 256),
+#: Upper bound of --jobs (the default, the cores available, is clipped to it).
+MAX_JOBS = 256
+jobs_opt = click.option("--jobs", "-j", default=lambda: min(default_jobs(), MAX_JOBS),
+                        show_default="the cores available to this process", type=click.IntRange(1, MAX_JOBS),
                         help="Variants measured in parallel (each in its own process).")
 progress_opt = click.option("--progress-every", "progress_every", default=DEFAULT_EVERY_S, show_default=True,
                             type=click.FloatRange(min=0.0), metavar="SECONDS",
