@@ -276,7 +276,7 @@ def _check_variant_files(folder: Path, case_dir: Path, field_: str) -> None:
 
 def default_corpus() -> Path:
     """The bundled corpus: ``defects4warp/_corpus`` in an installed package,
-    ``corpus/`` at the repository root in a checkout (:func:`harness.paths.bundled`).
+    ``corpus/`` at the repository root in a checkout (:func:`defects4warp.paths.bundled`).
 
     Raises
     ------

@@ -4,7 +4,7 @@ The database lives in the *results home*, one place per user whatever the
 working directory: ``--results DIR``, else ``$DEFECTS4WARP_RESULTS``, else
 ``$XDG_DATA_HOME/defects4warp``, else ``~/.local/share/defects4warp`` (the XDG
 base-directory default), as ``history.sqlite``; the result store
-(:mod:`harness.store`) lives next to it in ``store/``. Point
+(:mod:`defects4warp.store`) lives next to it in ``store/``. Point
 ``DEFECTS4WARP_RESULTS`` at a folder inside a corpus to keep one history per
 corpus. Several runs may write at once: SQLite serialises the writers (each
 waits up to :data:`BUSY_TIMEOUT_S` for the lock). A run row holds the engine and its version, the project

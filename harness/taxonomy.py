@@ -6,7 +6,7 @@ signature, how to confirm it, the standard fix); this module holds the part the
 code needs: the family, whether the class is a defect, and the gradient
 signatures a measurement of that class may show.
 
-Signatures (see :mod:`harness.measure.compare` for how each is measured):
+Signatures (see :mod:`defects4warp.measure.compare` for how each is measured):
 
 ``agrees``
     autodiff matches the truth (finite differences or the reference gradient)

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
-from harness.engines import get_engine
-from harness.engines.command import ANSWER_VAR, contract_failure
-from harness.progress import PlainProgress, clock, default_jobs
+from defects4warp.cli import main
+from defects4warp.engines import get_engine
+from defects4warp.engines.command import ANSWER_VAR, contract_failure
+from defects4warp.progress import PlainProgress, clock, default_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 ONE = "ball-drag-identification"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import BUNDLED, IMPORT_NAME, PACKAGE_DIR, bundled, import_root, module
+from defects4warp.paths import BUNDLED, IMPORT_NAME, PACKAGE_DIR, bundled, import_root, module
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,8 +22,8 @@ err_console = Console(stderr=True)
 
 def _progress(total: int, what: str, every_s: float | None = None):
     """Progress on stderr: rich's bar with ETA on a terminal, plain lines at
-    most every ``every_s`` seconds (default :data:`harness.progress.DEFAULT_EVERY_S`)
-    on a pipe (:func:`harness.progress.progress`)."""
+    most every ``every_s`` seconds (default :data:`defects4warp.progress.DEFAULT_EVERY_S`)
+    on a pipe (:func:`defects4warp.progress.progress`)."""
     from ..progress import DEFAULT_EVERY_S, progress
 
     return progress(what, err_console, DEFAULT_EVERY_S if every_s is None else every_s)

@@ -115,7 +115,7 @@ class CommandEngine:
 
     version = "external"
     #: The harness cannot see when an outside tool changes, so the result
-    #: store never reuses its diagnoses (:func:`harness.store.engine_identity`).
+    #: store never reuses its diagnoses (:func:`defects4warp.store.engine_identity`).
     cacheable = False
 
     def __init__(self, command: str, timeout_s: float = 300.0, with_summary: bool = False, tail_lines: int = 20, **_):
@@ -251,9 +251,9 @@ def preflight(engine, items: list, device: str = "cpu", warp_version: str | None
     ----------
     engine : Engine
         Any engine; only :class:`CommandEngine` is checked (others return None).
-    items : list[harness.runner.RunItem]
+    items : list[defects4warp.runner.RunItem]
     device, warp_version, python
-        As for :func:`harness.runner.diagnose_item`.
+        As for :func:`defects4warp.runner.diagnose_item`.
 
     Returns
     -------

@@ -32,9 +32,9 @@ def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, s
     Parameters
     ----------
     records : list[dict]
-        From :func:`harness.mutate.admit.admit`.
+        From :func:`defects4warp.mutate.admit.admit`.
     summary : dict
-        From :func:`harness.mutate.admit.summarize`.
+        From :func:`defects4warp.mutate.admit.summarize`.
     releases : list[str]
         Warp releases admission measured on.
     jobs, seconds, max_sites

@@ -1,14 +1,14 @@
 """Running the oracle worker in a contained subprocess.
 
-One variant runs in ``python -m harness.oracle.worker`` (the interpreter of
+One variant runs in ``python -m defects4warp.oracle.worker`` (the interpreter of
 the Warp release measured), in a new session (its own process group, so a
 hang is killed with everything it started), under a wall-clock timeout and an
 address-space limit (``RLIMIT_AS``; not applied on CUDA devices, whose driver
 reserves far more virtual address space than it uses). The package alone is
-put on ``PYTHONPATH`` (:func:`harness.paths.import_root`, none of this
+put on ``PYTHONPATH`` (:func:`defects4warp.paths.import_root`, none of this
 environment's site-packages); bytecode is not written into the variant folder.
 
-This is deliberately separate from :mod:`harness.isolation` (the engine's
+This is deliberately separate from :mod:`defects4warp.isolation` (the engine's
 runner), so the oracle shares no code with what it judges.
 """
 
@@ -115,11 +115,11 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
         Passed to ``make_problem``.
     python : str, optional
         Interpreter (default: this one); a per-release environment's python
-        for another Warp release (:func:`harness.envs.python_for`).
+        for another Warp release (:func:`defects4warp.envs.python_for`).
     timeout_s : float, default 300.0
         Wall-clock seconds before the worker's process group is killed.
     knobs : dict, optional
-        Overrides of :data:`harness.oracle.worker.DEFAULT_KNOBS`.
+        Overrides of :data:`defects4warp.oracle.worker.DEFAULT_KNOBS`.
     point : str, optional
         An ``.npz`` with ``x0/<param>`` arrays: measure at that point.
     arrays : bool, default False
