@@ -69,7 +69,10 @@ def test_the_wheel_installs_into_a_fresh_venv_and_diagnoses(tmp_path):
 
         from packaging.version import Version
 
-        no_iso = ["--no-build-isolation"] if Version(version("setuptools")) >= Version("64") else []
+        # bdist_wheel is part of setuptools from 70.1, before that it needs the wheel package
+        own = Version(version("setuptools"))
+        if own >= Version("70.1") or (own >= Version("64") and importlib.util.find_spec("wheel")):
+            no_iso = ["--no-build-isolation"]
     res = subprocess.run(pip + ["wheel", "--no-deps", "-q", *no_iso, "-w", str(tmp_path / "dist"), str(ROOT)],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-3000:]
