@@ -1,4 +1,4 @@
-"""``python -m harness`` is the ``defects4warp`` command."""
+"""``python -m defects4warp`` is the ``defects4warp`` command."""
 
 from .cli import main
 

@@ -148,7 +148,7 @@ class Case:
 @lru_cache(maxsize=1)
 def case_schema() -> dict:
     """The JSON Schema of ``case.yaml`` (``harness/schemas/case.schema.json``)."""
-    text = resources.files("harness").joinpath("schemas/case.schema.json").read_text()
+    text = resources.files(__name__.split(".")[0]).joinpath("schemas/case.schema.json").read_text()
     return json.loads(text)
 
 
@@ -275,16 +275,19 @@ def _check_variant_files(folder: Path, case_dir: Path, field_: str) -> None:
 
 
 def default_corpus() -> Path:
-    """The bundled corpus: ``corpus/`` at the repository root.
+    """The bundled corpus: ``defects4warp/_corpus`` in an installed package,
+    ``corpus/`` at the repository root in a checkout (:func:`defects4warp.paths.bundled`).
 
     Raises
     ------
     FileNotFoundError
-        When the package is installed without the repository (no ``corpus/``).
+        When neither exists (a broken install); the message says where it looked.
     """
-    root = Path(__file__).resolve().parent.parent / "corpus"
+    from .paths import bundled
+
+    root = bundled("corpus")
     if not root.is_dir():
-        raise FileNotFoundError(f"bundled corpus not found at {root}; pass --corpus DIR")
+        raise FileNotFoundError(f"bundled corpus not found at {root}; reinstall defects4warp or pass --corpus DIR")
     return root
 
 

@@ -1,5 +1,5 @@
 """The ``defects4warp`` command line: the group, and one module per verb
-under :mod:`harness.commands` (each defines a click command ``cmd`` over core
+under :mod:`defects4warp.commands` (each defines a click command ``cmd`` over core
 functions of the harness that return data), registered at the end of this file.
 
 To add a verb, put it in ``harness/commands/<verb>.py`` and register it here

@@ -3,7 +3,7 @@
 
 ``local`` (default)  a thread pool in this process, ``jobs`` wide; each item
                      still measures in its own subprocess
-                     (:func:`harness.isolation.run_worker`).
+                     (:func:`defects4warp.isolation.run_worker`).
 ``dask``             a Dask ``distributed`` cluster: an embedded
                      ``LocalCluster`` (``--executor dask``, ``--workers N``)
                      or an existing scheduler (``--scheduler ADDRESS``; e.g.

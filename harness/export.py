@@ -25,7 +25,7 @@ refused variant (its expectation on one Warp release):
     sibling modules; ``__pycache__`` left out).
 
 Nothing inside ``files/`` carries a label: the folder names are neutral and
-the sources are the blinded variant sources (:func:`harness.blind.hint_findings`).
+the sources are the blinded variant sources (:func:`defects4warp.blind.hint_findings`).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
 
     Parameters
     ----------
-    cases : list[harness.case.Case]
+    cases : list[defects4warp.case.Case]
     out_dir : path-like
         Created if missing; replaced atomically (written beside, then renamed).
     warp_version : str

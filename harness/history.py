@@ -4,7 +4,7 @@ The database lives in the *results home*, one place per user whatever the
 working directory: ``--results DIR``, else ``$DEFECTS4WARP_RESULTS``, else
 ``$XDG_DATA_HOME/defects4warp``, else ``~/.local/share/defects4warp`` (the XDG
 base-directory default), as ``history.sqlite``; the result store
-(:mod:`harness.store`) lives next to it in ``store/``. Point
+(:mod:`defects4warp.store`) lives next to it in ``store/``. Point
 ``DEFECTS4WARP_RESULTS`` at a folder inside a corpus to keep one history per
 corpus. Several runs may write at once: SQLite serialises the writers (each
 waits up to :data:`BUSY_TIMEOUT_S` for the lock). A run row holds the engine and its version, the project
@@ -101,7 +101,7 @@ def corpus_info(root, cases: list, selection: str = "*", split: str | None = Non
     ----------
     root : path-like
         The corpus folder.
-    cases : list[harness.case.Case]
+    cases : list[defects4warp.case.Case]
         The cases that ran.
     selection : str
         The ``--cases`` glob(s) (default ``*``: every case).
@@ -163,6 +163,8 @@ def bundled_digest() -> str | None:
 def project_commit() -> str | None:
     """The git commit of this checkout (with ``-dirty`` when it has changes), or None."""
     root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None  # an installed package: site-packages is no checkout of this project
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if sha.returncode != 0:

@@ -1,7 +1,7 @@
 """Running a variant's measurement in its own subprocess.
 
 A variant may raise, hang, segfault or eat memory. :func:`run_worker` starts
-``python -m harness.measure.worker`` in a new session (process group) with a
+``python -m defects4warp.measure.worker`` in a new session (process group) with a
 wall-clock timeout and an address-space limit, and always returns what was
 measured: the worker rewrites its JSON after every probe, so a crash half-way
 keeps the probes that finished.
@@ -18,6 +18,8 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from .paths import child_pythonpath, module
 
 #: Default wall-clock limit of one variant's measurement, seconds. A small case
 #: takes 2-10 s on a 2-core CPU including one kernel compile.
@@ -205,7 +207,7 @@ def run_worker(
     device, scale : str
         Passed to ``make_problem``.
     options : dict, optional
-        Worker options (:mod:`harness.measure.worker`: ``probes``, ``knobs``, ``seed``).
+        Worker options (:mod:`defects4warp.measure.worker`: ``probes``, ``knobs``, ``seed``).
     timeout_s : float
         Wall-clock limit; the whole process group is killed when it passes.
     memory_bytes : int or None
@@ -224,13 +226,12 @@ def run_worker(
         out = os.path.join(tmp, "result.json")
         log = os.path.join(tmp, "output.log")
         cmd = [
-            python or sys.executable, "-m", "harness.measure.worker", str(Path(path).resolve()),
+            python or sys.executable, "-m", module("measure.worker"), str(Path(path).resolve()),
             "--device", device, "--scale", scale, "--out", out,
             "--options", json.dumps(options or {}),
         ]
         env = dict(os.environ)
-        root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = child_pythonpath(env)  # this package only, not this environment's site-packages
         env.setdefault("PYTHONHASHSEED", "0")
         token = uuid.uuid4().hex
         env[TOKEN_VAR] = token

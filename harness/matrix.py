@@ -28,7 +28,7 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
     ``run --json`` document on that release) are reused when given, instead
     of measuring again; ``wall_s`` then adds their recorded wall times.
     ``store``, ``fresh`` and ``executor`` are passed to
-    :func:`harness.validate.validate_cases` and :func:`harness.runner.run`
+    :func:`defects4warp.validate.validate_cases` and :func:`defects4warp.runner.run`
     (results reused from the result store are counted in ``reused``).
 
     Returns

@@ -3,7 +3,7 @@
 A *run item* is one (case, variant, scale). Scales: every variant runs at
 ``small``; a variant also runs at ``production`` when one of its expectations
 names that scale. Each item is copied to a neutral folder
-(:func:`harness.blind.neutral_copy`) and diagnosed there; an engine that
+(:func:`defects4warp.blind.neutral_copy`) and diagnosed there; an engine that
 raises or returns something off-schema gets an ``error`` diagnosis for that
 item and the run goes on.
 """
@@ -118,7 +118,7 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
 def _diagnose_work(engine, item: RunItem, device: str, warp_version: str, python: str | None, release: str | None):
     """One diagnosis work item as an executor runs it. On a Dask worker the
     per-release interpreter is resolved there (prepared once per worker
-    process, :func:`harness.executors.worker_python`)."""
+    process, :func:`defects4warp.executors.worker_python`)."""
     if release is not None and hasattr(engine, "python"):
         from .executors import worker_python
 
@@ -190,6 +190,7 @@ def run(
     fresh: bool = False,
     executor=None,
     release: str | None = None,
+    prefilled: dict | None = None,
 ) -> dict:
     """Diagnose every item and score it.
 
@@ -212,8 +213,8 @@ def run(
         Extra fields for the summary.
     python : str, optional
         Interpreter the variants run under (for ``requires`` checks).
-    store : harness.store.ResultStore, optional
-        Diagnoses found there under their key (:func:`harness.store.diagnosis_fields`)
+    store : defects4warp.store.ResultStore, optional
+        Diagnoses found there under their key (:func:`defects4warp.store.diagnosis_fields`)
         are reused, re-scored against this run's expectations, and counted in
         ``summary["reused"]``; new ones are stored as they finish, so a killed
         run resumes where it stopped. None: nothing is read or written.
@@ -226,6 +227,10 @@ def run(
     release : str, optional
         The ``--warp`` release, so a remote worker prepares its own
         environment for it (None: the installed release).
+    prefilled : dict, optional
+        Result records already made (item index -> record), e.g. by an
+        engine's preflight (:func:`defects4warp.engines.command.preflight`): they
+        are taken as they are and not diagnosed again.
 
     Returns
     -------
@@ -269,6 +274,9 @@ def run(
 
     pending = []
     for i, it in enumerate(items):
+        if prefilled and i in prefilled:
+            finish(i, prefilled[i])
+            continue
         rec = skipped_record(it, python)
         if rec is not None:
             finish(i, rec)

@@ -29,7 +29,7 @@ a stray ``.part-*`` file, and two runs writing the same key at once both
 leave a complete, equal file. No lock is needed.
 
 Root: ``<results>/store`` where ``<results>`` is the results home
-(:func:`harness.history.results_dir`: ``--results DIR``, else
+(:func:`defects4warp.history.results_dir`: ``--results DIR``, else
 ``$DEFECTS4WARP_RESULTS``, else ``$XDG_DATA_HOME/defects4warp``, else
 ``~/.local/share/defects4warp``); ``$DEFECTS4WARP_STORE`` moves the store alone.
 """
@@ -44,7 +44,7 @@ from functools import lru_cache
 from pathlib import Path
 
 #: Folder and file names left out of a variant digest: the same ones
-#: :func:`harness.blind.neutral_copy` does not copy (caches, hidden files),
+#: :func:`defects4warp.blind.neutral_copy` does not copy (caches, hidden files),
 #: since an engine never sees them.
 IGNORED_PARTS = ("__pycache__",)
 
@@ -102,7 +102,7 @@ def engine_identity(engine) -> dict | None:
     if getattr(engine, "cacheable", True) is False:
         return None
     opts = engine.store_options() if hasattr(engine, "store_options") else getattr(engine, "options", None)
-    builtin = type(engine).__module__.startswith("harness.")
+    builtin = type(engine).__module__.startswith(__name__.split(".")[0] + ".")
     return {"name": engine.name, "version": str(getattr(engine, "version", "")), "options": opts,
             "code": code_digest() if builtin else None}
 

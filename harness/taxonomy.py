@@ -6,7 +6,7 @@ signature, how to confirm it, the standard fix); this module holds the part the
 code needs: the family, whether the class is a defect, and the gradient
 signatures a measurement of that class may show.
 
-Signatures (see :mod:`harness.measure.compare` for how each is measured):
+Signatures (see :mod:`defects4warp.measure.compare` for how each is measured):
 
 ``agrees``
     autodiff matches the truth (finite differences or the reference gradient)
@@ -146,7 +146,9 @@ def class_guide(class_id: str) -> str:
     from pathlib import Path
 
     summary = CLASSES[class_id].summary
-    doc = Path(__file__).resolve().parent.parent / "docs" / "taxonomy.md"
+    from .paths import bundled
+
+    doc = bundled("docs") / "taxonomy.md"
     if not doc.is_file():
         return summary
     text = doc.read_text(encoding="utf-8")

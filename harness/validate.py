@@ -1,5 +1,5 @@
 """``defects4warp validate``: check each case against the ground truth of the
-independent oracle (:mod:`harness.oracle`), without any engine.
+independent oracle (:mod:`defects4warp.oracle`), without any engine.
 
 The oracle shares no module with the reference engine, so an engine's score
 against these labels is not circular. For every variant and scale with an
@@ -8,12 +8,12 @@ expectation on this release:
 * ``no_bug``: the oracle's verdict must be ``agrees`` (every resolved finite
   difference item within tolerance, on each of three ``gradient()`` calls).
 * ``bug``: the verdict must be ``wrong`` with a signature one of the
-  expected classes can show (:attr:`harness.taxonomy.BugClass.signatures`),
+  expected classes can show (:attr:`defects4warp.taxonomy.BugClass.signatures`),
   and, where the case has a fixed twin (the ``fixed`` variant, or another
   ``no_bug`` variant, at this release and scale), the pair check must
   confirm it: measured at the same point, the two gradients differ beyond the
   noise while the objectives agree (unless ``objectives_differ`` says why
-  not; :func:`harness.oracle.compare_pair`).
+  not; :func:`defects4warp.oracle.compare_pair`).
 * ``refused``: the verdict must be ``refused`` (this release refuses to
   build or run the program).
 
@@ -22,7 +22,7 @@ tags, or the variant errs); ``unresolved`` (the oracle cannot resolve the
 gradient above the objective's noise: not a pass); ``skipped`` (no
 expectation on this release, or a module in ``requires:`` is missing). Also
 checked: the case format, and that variant sources hold no hint words
-(:func:`harness.blind.hint_findings`).
+(:func:`defects4warp.blind.hint_findings`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from .taxonomy import CLASSES
 DEFAULT_TIMEOUT_S = 300.0
 
 #: Oracle knobs used by validation (overrides of
-#: :data:`harness.oracle.worker.DEFAULT_KNOBS`); empty means the oracle's
+#: :data:`defects4warp.oracle.worker.DEFAULT_KNOBS`); empty means the oracle's
 #: documented defaults (every coordinate up to 10^4 parameters).
 VALIDATE_KNOBS: dict = {}
 
@@ -291,7 +291,7 @@ def _validate_work(item: RunItem, device: str, warp_version: str, timeout_s: flo
 def skipped_release(cases: list, warp_version: str, reason: str) -> list:
     """One :class:`CaseCheck` per case whose checks are all ``skipped``
     because ``warp_version`` cannot be installed here (``reason``: the
-    :class:`harness.envs.ReleaseEnvError` message)."""
+    :class:`defects4warp.envs.ReleaseEnvError` message)."""
     out = []
     for c in cases:
         vc = []
@@ -320,13 +320,13 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
         Called with each :class:`VariantCheck` as it completes.
     warp : str, optional
         A release measured in its own environment
-        (:func:`harness.envs.python_for`); None means the installed one.
+        (:func:`defects4warp.envs.python_for`); None means the installed one.
     repeat : int
         Measurements per variant (see :func:`validate_item`).
     knobs : dict, optional
         Oracle knobs (default :data:`VALIDATE_KNOBS`).
-    store : harness.store.ResultStore, optional
-        Checks found there under their key (:func:`harness.store.validation_fields`:
+    store : defects4warp.store.ResultStore, optional
+        Checks found there under their key (:func:`defects4warp.store.validation_fields`:
         the variant's and its fixed twin's files, the expectation, knobs, oracle
         code, release, device, scale, repeat) are reused; new ones are stored as
         they finish (not timeouts or lost workers).

@@ -5,7 +5,7 @@ device-seconds and memory fields of every diagnosis are present and positive.
 The reference engine times its probes with CUDA events (``cost.device_s``,
 seconds between two ``wp.Event`` records) and reads the memory pool's
 high-water mark (``cost.device_peak_bytes``, ``wp.get_mempool_used_mem_high``)
-on CUDA devices only (:meth:`harness.measure.worker.Measurement.device_stop`).
+on CUDA devices only (:meth:`defects4warp.measure.worker.Measurement.device_stop`).
 This script runs ``defects4warp run --device DEVICE --fresh --no-store`` on a
 few cases for each release and prints a Markdown table for docs/benchmarks.md.
 
@@ -37,7 +37,7 @@ DEFAULT_N_CASES = 3
 
 def default_cases(n: int = DEFAULT_N_CASES) -> str:
     sys.path.insert(0, str(ROOT))
-    from harness.case import default_corpus, load_corpus
+    from defects4warp.case import default_corpus, load_corpus
 
     cases, _ = load_corpus(default_corpus())
     return ",".join(c.id for c in cases[:n])
@@ -46,7 +46,7 @@ def default_cases(n: int = DEFAULT_N_CASES) -> str:
 def run_release(release: str | None, device: str, cases: str, timeout_s: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="gpu-cost-") as tmp:
         out = os.path.join(tmp, "run.json")
-        cmd = [sys.executable, "-m", "harness", "run", "--device", device, "--cases", cases, "--fresh", "--no-store",
+        cmd = [sys.executable, "-m", "defects4warp", "run", "--device", device, "--cases", cases, "--fresh", "--no-store",
                "--json", out, "--timeout", str(timeout_s)] + (["--warp", release] if release else [])
         res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if not os.path.exists(out):

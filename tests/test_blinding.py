@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.blind import HINT_WORDS, hint_findings, neutral_copy
-from harness.case import default_corpus, load_corpus
+from defects4warp.blind import HINT_WORDS, hint_findings, neutral_copy
+from defects4warp.case import default_corpus, load_corpus
 
 CASES, _ = load_corpus(default_corpus())
 

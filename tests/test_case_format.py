@@ -3,8 +3,8 @@
 import pytest
 import yaml
 
-from harness.case import CaseFormatError, case_schema, load_case, load_corpus
-from harness.taxonomy import BUG_CLASSES, CLASSES, NO_BUG_CLASSES
+from defects4warp.case import CaseFormatError, case_schema, load_case, load_corpus
+from defects4warp.taxonomy import BUG_CLASSES, CLASSES, NO_BUG_CLASSES
 
 VALID = {
     "id": "toy-case",
@@ -118,7 +118,7 @@ def test_schema_lists_exactly_the_taxonomy():
 
 
 def test_bundled_corpus_loads_without_errors():
-    from harness.case import default_corpus
+    from defects4warp.case import default_corpus
 
     cases, errors = load_corpus(default_corpus())
     assert errors == []

@@ -10,9 +10,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
-from harness.commands._common import warp_option
-from harness.envs import RELEASES
+from defects4warp.cli import main
+from defects4warp.commands._common import warp_option
+from defects4warp.envs import RELEASES
 
 ROOT = Path(__file__).resolve().parent.parent
 

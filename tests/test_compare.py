@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness.measure import compare
+from defects4warp.measure import compare
 
 
 def test_agrees_within_rtol():

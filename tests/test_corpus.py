@@ -6,9 +6,9 @@ names the case and says what was measured.
 
 import pytest
 
-from harness.case import default_corpus, load_corpus
-from harness.runner import installed_warp_version, plan
-from harness.validate import validate_cases
+from defects4warp.case import default_corpus, load_corpus
+from defects4warp.runner import installed_warp_version, plan
+from defects4warp.validate import validate_cases
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ def test_corpus_breadth():
     """The coverage the corpus promises (docs/authoring.md, README)."""
     from collections import Counter
 
-    from harness.taxonomy import CLASSES
+    from defects4warp.taxonomy import CLASSES
 
     per_class = Counter(c for case in CASES for c in set(case.classes))
     assert len(CASES) >= 110

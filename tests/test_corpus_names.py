@@ -6,8 +6,8 @@ import shutil
 
 from click.testing import CliRunner
 
-from harness.case import default_corpus, load_corpus
-from harness.cli import main
+from defects4warp.case import default_corpus, load_corpus
+from defects4warp.cli import main
 
 PAIR = "ball-drag-identification,puck-launch-fit"
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from harness import envs
+from defects4warp import envs
 
 
 def test_bad_version_is_refused(tmp_path, monkeypatch):

@@ -3,10 +3,10 @@
 import json
 import re
 
-from harness.blind import hint_findings
-from harness.case import default_corpus, load_corpus
-from harness.export import export_skill_evals, goal_sentence, summary_sentences
-from harness.taxonomy import CLASSES
+from defects4warp.blind import hint_findings
+from defects4warp.case import default_corpus, load_corpus
+from defects4warp.export import export_skill_evals, goal_sentence, summary_sentences
+from defects4warp.taxonomy import CLASSES
 
 
 def test_skill_evals_round_trip(tmp_path):

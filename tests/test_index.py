@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.case import default_corpus, load_corpus
-from harness.commands.diff import patch
-from harness.index import IndexError_, build
+from defects4warp.case import default_corpus, load_corpus
+from defects4warp.commands.diff import patch
+from defects4warp.index import IndexError_, build
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,6 +43,6 @@ def test_diff_prints_the_minimal_fix():
 
 
 def test_diff_cli_names_a_missing_case():
-    res = subprocess.run([sys.executable, "-m", "harness", "diff", "no-such-case"], capture_output=True, text=True,
+    res = subprocess.run([sys.executable, "-m", "defects4warp", "diff", "no-such-case"], capture_output=True, text=True,
                          cwd=ROOT)
     assert res.returncode == 2 and "no such case" in res.stderr

@@ -1,7 +1,7 @@
 """The reference engine's interpretation, on synthetic measurement documents
 (no Warp): each rule of the ranking changes the answer it should."""
 
-from harness.engines.reference import interpret
+from defects4warp.engines.reference import interpret
 
 
 def sig(signature, n=4, factor=None, rel=0.5, per_param=None):
@@ -105,7 +105,7 @@ def test_growing_norms_without_exact_growth_point_at_accumulation():
 
 
 def test_exact_factor_size_names_the_seed_only_when_it_can_be_a_reduction():
-    from harness.engines.reference import factor_weights
+    from defects4warp.engines.reference import factor_weights
 
     w, note = factor_weights(4096.0, [4096])
     assert w["seed_mismatch"] > 1.0 and "4096 elements" in note

@@ -1,6 +1,6 @@
 """Release matrix and upgrade audit on synthetic documents with known differences."""
 
-from harness.matrix import audit, audit_markdown, matrix_markdown
+from defects4warp.matrix import audit, audit_markdown, matrix_markdown
 
 
 def check(case, sig, err, ok=True, variant="buggy"):

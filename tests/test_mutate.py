@@ -1,4 +1,4 @@
-"""Mutation operators (harness.mutate): one test per operator on a tiny program,
+"""Mutation operators (defects4warp.mutate): one test per operator on a tiny program,
 the not-applicable path, stable ids, the static admission checks, and (slow) admission
 of a small sample against the independent oracle and its materialisation."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.blind import hint_findings
-from harness.case import load_case
-from harness.mutate import OPERATORS, get_operator
-from harness.mutate.admit import Candidate, admit, candidates, diff_stats, mutant_id, static_checks, summarize
-from harness.mutate.sources import Parent, adapter_parents, all_parents
-from harness.mutate.tier import build_manifest, materialize, write_manifest
-from harness.taxonomy import CLASSES
+from defects4warp.blind import hint_findings
+from defects4warp.case import load_case
+from defects4warp.mutate import OPERATORS, get_operator
+from defects4warp.mutate.admit import Candidate, admit, candidates, diff_stats, mutant_id, static_checks, summarize
+from defects4warp.mutate.sources import Parent, adapter_parents, all_parents
+from defects4warp.mutate.tier import build_manifest, materialize, write_manifest
+from defects4warp.taxonomy import CLASSES
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -249,7 +249,7 @@ def test_rejected_when_the_oracle_sees_no_change(tmp_path):
     reported unresolved, so admission stops at the parent stage)."""
     parent = Parent("tests/mutate_basic", PROGRAMS / "mutate_basic", "dev", "test")
     m = _apply("double_backward", "mutate_basic")[0]
-    from harness.mutate.admit import admit_one
+    from defects4warp.mutate.admit import admit_one
 
     rec = admit_one(Candidate(parent, m), {("tests/mutate_basic", "1.19.0"): ({"verdict": "unresolved"}, None)}, {"1.19.0": None})
     assert not rec["admitted"] and rec["stage"] == "parent" and "unresolved" in rec["reason"]
@@ -258,7 +258,7 @@ def test_rejected_when_the_oracle_sees_no_change(tmp_path):
 def test_mutation_scores_from_a_run(tmp_path):
     import json
 
-    from harness.mutate.score import markdown_table, mutation_scores
+    from defects4warp.mutate.score import markdown_table, mutation_scores
 
     man = {"mutants": [{"id": "a-x", "operator": "double_backward"}, {"id": "b-y", "operator": "double_backward"},
                        {"id": "c-z", "operator": "disable_backward"}]}
@@ -282,7 +282,7 @@ def test_mutation_scores_from_a_run(tmp_path):
 def test_cli_list_and_apply(tmp_path):
     from click.testing import CliRunner
 
-    from harness.cli import main
+    from defects4warp.cli import main
 
     r = CliRunner().invoke(main, ["mutate", "list"])
     assert r.exit_code == 0 and "grad_numpy_view" in r.output and "stale_gradient_read" in r.output
@@ -295,7 +295,7 @@ def test_cli_list_and_apply(tmp_path):
 
 
 def test_merge_manifests_later_runs_win(tmp_path):
-    from harness.mutate.tier import merge_manifests, read_manifest
+    from defects4warp.mutate.tier import merge_manifests, read_manifest
 
     ps = {p.id: p for p in adapter_parents()}
     cands, counts = candidates([ps["adapters/wt-scalar-chain"]], operators=["double_backward", "drop_grad_zeroing"])
@@ -324,7 +324,7 @@ def test_merge_manifests_later_runs_win(tmp_path):
 def test_committed_manifest_counts_and_a_materialised_sample(tmp_path):
     """The committed manifest meets the issue's floor, and a sample of it rebuilds
     byte-identically (SHA-256 checked) into loadable, blinded cases."""
-    from harness.mutate.tier import MANIFEST, read_manifest
+    from defects4warp.mutate.tier import MANIFEST, read_manifest
 
     doc = read_manifest(MANIFEST)
     assert len(doc["mutants"]) >= 300
@@ -351,7 +351,7 @@ def test_cli_subcommands_replace_the_old_flags(tmp_path):
 
     from click.testing import CliRunner
 
-    from harness.cli import main
+    from defects4warp.cli import main
 
     r = CliRunner()
     for old, new in [("--list", "mutate list"), ("--admit", "mutate admit"), ("--summary", "mutate summary"),

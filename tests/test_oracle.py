@@ -1,4 +1,4 @@
-"""The independent oracle (harness.oracle) and ``validate`` built on it.
+"""The independent oracle (defects4warp.oracle) and ``validate`` built on it.
 
 Tiny programs with known answers live in tests/programs/oracle_*/. Numerics
 tests run without Warp; everything that runs a Warp program is marked slow.
@@ -10,8 +10,8 @@ import shutil
 import numpy as np
 import pytest
 
-from harness.oracle import compare_pair, measure_variant
-from harness.oracle.numerics import ecnoise, gamma, initial_step, param_scale, pick_estimate
+from defects4warp.oracle import compare_pair, measure_variant
+from defects4warp.oracle.numerics import ecnoise, gamma, initial_step, param_scale, pick_estimate
 
 # -- numerics (no Warp) -------------------------------------------------------
 
@@ -179,8 +179,8 @@ def _case(root, cid, buggy, fixed, programs, verdict="bug", cls="seed_mismatch",
 
 @pytest.mark.slow
 def test_validate_statuses(tmp_path, programs):
-    from harness.case import load_corpus
-    from harness.validate import counts, validate_cases
+    from defects4warp.case import load_corpus
+    from defects4warp.validate import counts, validate_cases
 
     _case(tmp_path, "factor-ok", "oracle_double", "oracle_correct", programs)
     _case(tmp_path, "factor-mislabelled", "oracle_double", "oracle_correct", programs, cls="missing_tape_zero")
@@ -212,7 +212,7 @@ def test_validate_statuses(tmp_path, programs):
 
 
 def test_build_error_classification_without_warp():
-    from harness.oracle.worker import warp_build_error
+    from defects4warp.oracle.worker import warp_build_error
 
     class WarpCodegenTypeError(TypeError):
         pass
@@ -229,8 +229,8 @@ def test_build_error_classification_without_warp():
 
 
 def test_oracle_column_cells():
-    from harness.matrix import oracle_cell
-    from harness.report import version_matrix_markdown
+    from defects4warp.matrix import oracle_cell
+    from defects4warp.report import version_matrix_markdown
 
     wrong = {"case": "c1", "variant": "buggy", "scale": "small", "status": "passed", "ok": True, "message": "",
              "expected": {"verdict": "bug", "classes": ["double_count"]}, "signature": "exact_factor",
@@ -259,7 +259,7 @@ def test_oracle_column_cells():
 def test_validate_cli_prints_status_counts(tmp_path, programs):
     from click.testing import CliRunner
 
-    from harness.cli import main
+    from defects4warp.cli import main
 
     _case(tmp_path, "factor-ok", "oracle_double", "oracle_correct", programs)
     out = tmp_path / "v.json"
@@ -282,10 +282,10 @@ def test_oracle_shares_no_module_with_the_engine():
     import ast
     from pathlib import Path
 
-    import harness
+    import defects4warp
 
-    root = Path(harness.__file__).parent
-    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle"}
+    root = Path(defects4warp.__file__).parent
+    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle", "paths"}  # paths: where the package is
     forbidden = {"engines", "measure", "probes", "isolation"}
     files = sorted((root / "oracle").glob("*.py"))
     assert {f.name for f in files} >= {"__init__.py", "api.py", "runner.py", "worker.py", "numerics.py"}
@@ -296,7 +296,7 @@ def test_oracle_shares_no_module_with_the_engine():
                 target = mod if node.level == 2 else "oracle"
                 assert target in allowed_parent, f"{f.name} imports ..{node.module}"
             elif isinstance(node, ast.ImportFrom):
-                assert node.module.split(".")[0] not in ("harness",) or node.module.split(".")[1] in allowed_parent
+                assert node.module.split(".")[0] not in ("defects4warp",) or node.module.split(".")[1] in allowed_parent
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     assert a.name.split(".")[0] in {"argparse", "hashlib", "json", "math", "os", "sys", "time",
@@ -313,13 +313,13 @@ def test_release_not_installed_is_skipped_not_passed(tmp_path, programs, monkeyp
 
     from click.testing import CliRunner
 
-    import harness.envs
-    from harness.cli import main
+    import defects4warp.envs
+    from defects4warp.cli import main
 
     def not_installed(version, log=None):
-        raise harness.envs.ReleaseEnvError(f"pip could not install warp-lang=={version}: no network")
+        raise defects4warp.envs.ReleaseEnvError(f"pip could not install warp-lang=={version}: no network")
 
-    monkeypatch.setattr(harness.envs, "python_for", not_installed)
+    monkeypatch.setattr(defects4warp.envs, "python_for", not_installed)
     _case(tmp_path, "factor-ok", "oracle_double", "oracle_correct", programs)
     out = tmp_path / "v.json"
     res = CliRunner().invoke(main, ["validate", "--corpus", str(tmp_path), "--warp", "1.15.0", "--json", str(out)])

@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness.engines import ReferenceEngine
-from harness.probes import REGISTRY, load
+from defects4warp.engines import ReferenceEngine
+from defects4warp.probes import REGISTRY, load
 
 pytestmark = pytest.mark.slow
 

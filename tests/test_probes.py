@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from harness.engines import ReferenceEngine, check_diagnosis
-from harness.isolation import run_worker
+from defects4warp.engines import ReferenceEngine, check_diagnosis
+from defects4warp.isolation import run_worker
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +80,7 @@ def test_tracker_names_the_array_and_kernel(diag, programs):
     d = diag["write_after_read"]
     assert d["verdict"] == "bug"
     assert d["classes"][0]["id"] == "overwrite"
-    from harness.engines import get_engine
+    from defects4warp.engines import get_engine
 
     t = get_engine("tracker-only", timeout_s=60).diagnose(str(programs / "write_after_read"), "cpu", "small")
     (w,) = [e for e in t["evidence"] if e["probe"] == "tracker" and not e["clean"]]
@@ -158,7 +158,7 @@ def test_kill_all_stops_running_workers(programs):
     import threading
     import time
 
-    from harness.isolation import _ACTIVE, kill_all
+    from defects4warp.isolation import _ACTIVE, kill_all
 
     out = {}
     th = threading.Thread(target=lambda: out.setdefault("res", run_worker(programs / "hangs", timeout_s=120)))

@@ -1,6 +1,6 @@
 """The release probe on synthetic measurements and sources (no Warp run)."""
 
-from harness.probes import release
+from defects4warp.probes import release
 
 
 def doc(fd, ad, unc=0.0, sig="subtly_wrong"):

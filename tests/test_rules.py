@@ -1,6 +1,6 @@
 """One generated test per source rule (issue 12; the model is scikit-learn's
 ``parametrize_with_checks``): for every rule in the registry
-(:data:`harness.rules.REGISTRY`) a tiny Warp program where it must fire, at
+(:data:`defects4warp.rules.REGISTRY`) a tiny Warp program where it must fire, at
 the lines marked ``# here``, and a near miss where it must not. Static
 analysis only: the snippets are written to ``tmp_path/problem.py`` and parsed,
 never run, so these tests take milliseconds and need no Warp.
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from harness import rules as registry
-from harness.measure import source
-from harness.taxonomy import CLASSES
+from defects4warp import rules as registry
+from defects4warp.measure import source
+from defects4warp.taxonomy import CLASSES
 
 HEAD = "import numpy as np\nimport warp as wp\n"
 
@@ -597,7 +597,7 @@ def test_unparsable_file_is_skipped(tmp_path):
 
 
 def test_compatibility_layer_matches_registry():
-    from harness.probes import source as probe
+    from defects4warp.probes import source as probe
 
     assert source.RULES == {n: r.classes for n, r in registry.REGISTRY.items()}
     assert source.SPECIFICITY["nonsmooth_op"] == 0.1 and source.SPECIFICITY["inplace_array_op"] == source.DEFAULT_SPECIFICITY
@@ -623,4 +623,4 @@ def test_docs_table_matches_registry():
     text = (Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text()
     m = re.search(r"<!-- rules-table -->\n(.*?)\n<!-- /rules-table -->", text, re.S)
     assert m, "docs/engines.md has no generated rules table"
-    assert m.group(1) == registry.registry_table(), "regenerate with: python -m harness.rules --write docs/engines.md"
+    assert m.group(1) == registry.registry_table(), "regenerate with: python -m defects4warp.rules --write docs/engines.md"

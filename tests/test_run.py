@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.case import default_corpus, load_corpus
-from harness.cli import main
-from harness.engines import ReferenceEngine, get_engine
-from harness.runner import plan, run
+from defects4warp.case import default_corpus, load_corpus
+from defects4warp.cli import main
+from defects4warp.engines import ReferenceEngine, get_engine
+from defects4warp.runner import plan, run
 
 CASES, _ = load_corpus(default_corpus())
 
@@ -119,8 +119,8 @@ def test_reference_engine_scores_a_few_cases():
 
 
 def test_case_with_missing_requirement_is_skipped_not_failed(tmp_path):
-    from harness.case import load_case
-    from harness.validate import validate_item
+    from defects4warp.case import load_case
+    from defects4warp.validate import validate_item
 
     src = CASES[0].path
     dst = tmp_path / CASES[0].id
@@ -137,8 +137,8 @@ def test_case_with_missing_requirement_is_skipped_not_failed(tmp_path):
 
 
 def test_new_case_scaffold_loads_and_is_blind(tmp_path):
-    from harness.blind import hint_findings
-    from harness.case import load_case
+    from defects4warp.blind import hint_findings
+    from defects4warp.case import load_case
 
     r = CliRunner()
     res = r.invoke(main, ["new-case", "my-new-case", "--corpus", str(tmp_path)])
@@ -151,7 +151,7 @@ def test_new_case_scaffold_loads_and_is_blind(tmp_path):
 
 
 def test_version_matrix_renders_measured_cells():
-    from harness.report import version_matrix_markdown
+    from defects4warp.report import version_matrix_markdown
 
     check = lambda rel, ok, sig, err, variant="buggy": {  # noqa: E731
         "case": "c1", "variant": variant, "scale": "small", "ok": ok, "signature": sig,
@@ -167,7 +167,7 @@ def test_version_matrix_renders_measured_cells():
 
 
 def test_version_matrix_merges_partial_validations():
-    from harness.report import merge_validations
+    from defects4warp.report import merge_validations
 
     machine = {"cpu": "X", "cores": 2, "memory_gib": 24, "os": "Linux", "python": "3.11"}
     mk = lambda case, err: {"case": case, "variant": "buggy", "scale": "small", "ok": True,  # noqa: E731
@@ -191,7 +191,7 @@ def test_cli_diagnose_prints_class_evidence_and_fix(programs):
 
 
 def test_json_is_strict_without_nan(tmp_path):
-    from harness.runner import write_json_atomic
+    from defects4warp.runner import write_json_atomic
 
     write_json_atomic(str(tmp_path / "x.json"), {"a": float("nan"), "b": [float("inf"), 1.0]})
     text = (tmp_path / "x.json").read_text()
@@ -211,7 +211,7 @@ def test_cli_refuses_bad_options_before_measuring(tmp_path):
 
 
 def test_engine_registered_through_entry_point(tmp_path, monkeypatch):
-    from harness.engines import engine_names, get_engine as get
+    from defects4warp.engines import engine_names, get_engine as get
 
     (tmp_path / "toy_engine_mod.py").write_text(
         "class Toy:\n"
@@ -248,10 +248,10 @@ def test_outside_command_engine_worked_example(tmp_path):
 
 
 def test_outside_command_failures_are_error_diagnoses(tmp_path):
-    from harness.engines import get_engine as get
+    from defects4warp.engines import get_engine as get
 
     for script, text in [("import sys; sys.exit(4)", "exited with status 4"),
-                         ("print('not json')", "is not JSON"),
+                         ("print('not json')", "wrote no answer"),
                          ("import time; time.sleep(30)", "timeout")]:
         (tmp_path / "e.py").write_text(script)
         import sys as _sys
@@ -265,7 +265,7 @@ def test_history_compare_and_leaderboard(tmp_path):
     args = ["--results", str(tmp_path), "--cases", "ball-drag-identification,puck-launch-fit"]
     for e in ("always-bug", "always-no-bug"):
         assert r.invoke(main, ["run", "--engine", e] + args).exit_code == 0
-    from harness.history import compare, leaderboard, list_runs
+    from defects4warp.history import compare, leaderboard, list_runs
 
     runs = list_runs(str(tmp_path))
     assert [x["engine"] for x in runs] == ["always-no-bug", "always-bug"]
@@ -298,7 +298,7 @@ def test_with_summary_passes_only_the_users_words(tmp_path):
 
 @pytest.mark.slow
 def test_reference_runs_are_reproducible():
-    from harness.runner import without_timing
+    from defects4warp.runner import without_timing
 
     picked = [c for c in CASES if c.id in {"fountain-jet-aiming", "crate-push-friction-fit"}]
     a = run(plan(picked), ReferenceEngine(timeout_s=120), jobs=2)
@@ -338,7 +338,7 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
     import subprocess
 
     doc = run(plan(CASES), get_engine("always-bug"), warp_version="1.19.0")
-    from harness.html_report import html_report
+    from defects4warp.html_report import html_report
 
     page = tmp_path / "r.html"
     page.write_text(html_report(doc))
@@ -357,7 +357,7 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
 
 
 def test_buggy_only_corpus_is_accepted(tmp_path):
-    from harness.case import load_case
+    from defects4warp.case import load_case
 
     src = next(c for c in CASES if c.id == "puck-launch-fit")
     dst = tmp_path / src.id
@@ -376,7 +376,7 @@ def test_buggy_only_corpus_is_accepted(tmp_path):
 def test_summary_records_the_release_actually_imported():
     picked = [c for c in CASES if c.id == "fountain-jet-aiming"]
     doc = run(plan(picked), ReferenceEngine(timeout_s=120))
-    from harness.runner import installed_warp_version
+    from defects4warp.runner import installed_warp_version
 
     assert doc["summary"]["warp_imported"] == [installed_warp_version()]
 

@@ -18,16 +18,16 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_corpus import TINY, make_tiny_corpus  # noqa: E402
 
-from harness.case import load_corpus  # noqa: E402
-from harness.engines import get_engine  # noqa: E402
-from harness.runner import plan, run, without_timing  # noqa: E402
-from harness.store import ResultStore, diagnosis_fields, make_key, tree_digest  # noqa: E402
+from defects4warp.case import load_corpus  # noqa: E402
+from defects4warp.engines import get_engine  # noqa: E402
+from defects4warp.runner import plan, run, without_timing  # noqa: E402
+from defects4warp.store import ResultStore, diagnosis_fields, make_key, tree_digest  # noqa: E402
 
 PROGRAMS = Path(__file__).parent / "programs"
 
 
 def cli(*args, env=None, **kw):
-    return subprocess.Popen([sys.executable, "-m", "harness", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "defects4warp", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, **kw)
 
 
@@ -83,8 +83,8 @@ def test_store_reuses_and_misses_on_a_changed_file_version_or_option(tmp_path):
 
 
 def test_builtin_engine_keys_hold_version_options_and_code(tmp_path):
-    from harness.engines.reference import ReferenceEngine
-    from harness.store import code_digest, engine_identity
+    from defects4warp.engines.reference import ReferenceEngine
+    from defects4warp.store import code_digest, engine_identity
 
     ident = engine_identity(ReferenceEngine())
     assert ident["name"] == "reference" and ident["code"] == code_digest() and len(ident["code"]) == 64
@@ -103,7 +103,7 @@ def test_tree_digest_ignores_caches_and_sees_content(tmp_path):
 
 
 def test_timeouts_and_lost_workers_are_not_stored(tmp_path):
-    from harness.store import transient
+    from defects4warp.store import transient
 
     assert transient("timeout: the variant did not finish in time")
     assert transient("worker lost: the executor worker running this item died")
@@ -112,7 +112,7 @@ def test_timeouts_and_lost_workers_are_not_stored(tmp_path):
 
 
 def test_history_lives_in_one_documented_place(tmp_path, monkeypatch):
-    from harness.history import results_dir
+    from defects4warp.history import results_dir
 
     monkeypatch.delenv("DEFECTS4WARP_RESULTS", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
@@ -126,7 +126,7 @@ def test_history_lives_in_one_documented_place(tmp_path, monkeypatch):
 def test_a_run_where_no_case_loads_still_writes_its_json(tmp_path):
     from click.testing import CliRunner
 
-    from harness.cli import main
+    from defects4warp.cli import main
 
     (tmp_path / "c" / "bad").mkdir(parents=True)
     (tmp_path / "c" / "bad" / "case.yaml").write_text("id: [\n")
@@ -212,7 +212,7 @@ def test_two_runs_at_once_share_store_history_and_kernel_cache(tiny, tmp_path):
     want = [r for r in tiny["ref"] if r["case"] in two]
     assert results_of(tmp_path / "a.json") == want
     assert results_of(tmp_path / "b.json") == want
-    from harness.history import list_runs
+    from defects4warp.history import list_runs
 
     assert len(list_runs(str(tmp_path / "results"))) == 2
     assert len(ResultStore(tmp_path / "results" / "store")) == len(two)
@@ -222,8 +222,8 @@ def test_two_runs_at_once_share_store_history_and_kernel_cache(tiny, tmp_path):
 @pytest.mark.slow
 def test_dask_localcluster_matrix_equals_the_local_executor(tiny, tmp_path):
     pytest.importorskip("distributed")
-    from harness.executors import DaskExecutor, LocalExecutor
-    from harness.matrix import measure_releases
+    from defects4warp.executors import DaskExecutor, LocalExecutor
+    from defects4warp.matrix import measure_releases
 
     two = ["tiny-cubic", "tiny-growth"]
     cases, _ = load_corpus(tiny["corpus"], ",".join(two))
@@ -244,7 +244,7 @@ def test_dask_localcluster_matrix_equals_the_local_executor(tiny, tmp_path):
 @pytest.mark.slow
 def test_a_lost_dask_worker_is_retried_once_then_recorded_and_the_run_goes_on(tmp_path):
     pytest.importorskip("distributed")
-    from harness.executors import DaskExecutor
+    from defects4warp.executors import DaskExecutor
 
     corpus = make_tiny_corpus(tmp_path / "c", ["tiny-cubic"])
     killer = corpus / "tiny-kills-worker"
@@ -278,7 +278,7 @@ def test_a_lost_dask_worker_is_retried_once_then_recorded_and_the_run_goes_on(tm
     ("detaches", "timeout", {"timeout_s": 3}),
 ])
 def test_faulty_variants_are_recorded_with_their_cause_and_leave_no_process(program, cause, kw, monkeypatch):
-    from harness.isolation import run_worker
+    from defects4warp.isolation import run_worker
 
     # every process the program starts inherits this mark (other sessions on the
     # machine may run the same programs, so command lines are not enough)
@@ -295,7 +295,7 @@ def test_faulty_variants_are_recorded_with_their_cause_and_leave_no_process(prog
 def test_diagnose_takes_warp_like_run(programs):
     from click.testing import CliRunner
 
-    from harness.cli import main
+    from defects4warp.cli import main
 
     res = CliRunner().invoke(main, ["diagnose", str(programs / "cubic"), "--warp", "not-a-release"])
     assert res.exit_code == 2
@@ -303,16 +303,16 @@ def test_diagnose_takes_warp_like_run(programs):
 
 
 def test_cli_is_one_module_per_verb():
-    import harness.cli as cli_mod
-    from harness.cli import main
+    import defects4warp.cli as cli_mod
+    from defects4warp.cli import main
 
     assert len(main.commands) >= 13
     for name, cmd in main.commands.items():
-        assert cmd.callback.__module__.startswith("harness.commands."), name
+        assert cmd.callback.__module__.startswith("defects4warp.commands."), name
     assert len(Path(cli_mod.__file__).read_text().splitlines()) < 80
-    import harness.envs
+    import defects4warp.envs
 
-    assert "runner" not in Path(harness.envs.__file__).read_text()  # no envs <-> runner cycle
+    assert "runner" not in Path(defects4warp.envs.__file__).read_text()  # no envs <-> runner cycle
 
 
 @pytest.mark.slow
@@ -328,7 +328,7 @@ def test_gpu_cost_script_refuses_a_missing_device():
 def test_validate_reuses_stored_checks_and_fresh_measures_again(tiny, tmp_path):
     from click.testing import CliRunner
 
-    from harness.cli import main
+    from defects4warp.cli import main
 
     args = ["validate", "--corpus", str(tiny["corpus"]), "--cases", "tiny-cubic", "--results", str(tmp_path)]
     r = CliRunner()
@@ -346,7 +346,7 @@ def test_validate_reuses_stored_checks_and_fresh_measures_again(tiny, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("program, kw", [("forks", {}), ("detaches", {"timeout_s": 3})])
 def test_the_oracle_runner_leaves_no_process_either(program, kw, monkeypatch):
-    from harness.oracle.runner import run_worker as oracle_worker
+    from defects4warp.oracle.runner import run_worker as oracle_worker
 
     mark = f"D4W_TEST_MARK={os.urandom(8).hex()}"
     monkeypatch.setenv(*mark.split("="))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.scoring import judge, summarize
+from defects4warp.scoring import judge, summarize
 
 
 def rec(case, variant, exp_verdict, exp_classes, verdict, top, wall=1.0, evals=10):
@@ -55,7 +55,7 @@ def test_empty_denominators_are_none():
 
 
 def test_groups_by_domain_and_family():
-    from harness.scoring import summarize_groups
+    from defects4warp.scoring import summarize_groups
 
     results = [
         rec("a", "buggy", "bug", ["overwrite"], "bug", "overwrite"),

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from harness.taxonomy import CLASSES
+from defects4warp.taxonomy import CLASSES
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "taxonomy.md"
 
@@ -26,7 +26,7 @@ def test_every_class_has_a_section():
 
 
 def test_every_class_has_a_standard_fix_naming_warp_docs():
-    from harness.taxonomy import BUG_CLASSES, class_guide
+    from defects4warp.taxonomy import BUG_CLASSES, class_guide
 
     for cid in CLASSES:
         guide = class_guide(cid)

@@ -11,7 +11,7 @@ call is traced, as the engine does: state kept between iterations
 The table runs in-process on the installed Warp (1.19.0 here), and the
 write-after-read, seed and requires_grad rows also on Warp 1.12.1 in a
 subprocess of that release's environment (skipped where it has not been
-created; ``harness.envs.ensure_env("1.12.1")`` creates it).
+created; ``defects4warp.envs.ensure_env("1.12.1")`` creates it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.envs import MARKER, cache_root
+from defects4warp.envs import MARKER, cache_root
 
 PROGRAMS = Path(__file__).parent / "programs"
 TRACE_PY = Path(__file__).parents[1] / "harness" / "measure" / "trace.py"
@@ -429,7 +429,7 @@ print("RESULT " + json.dumps({"warp": wp.config.version, "ids": out}))
 def test_findings_on_warp_1_12_1():
     env = cache_root() / "warp-1.12.1"
     if not (env / MARKER).exists():
-        pytest.skip("the Warp 1.12.1 environment has not been created (harness.envs.ensure_env)")
+        pytest.skip("the Warp 1.12.1 environment has not been created (defects4warp.envs.ensure_env)")
     rows = [r for r in FINDINGS if r[0] in LEGACY_ROWS]
     names = [n for r in rows for n in r[1:]] + ["trace_clean"]
     proc = subprocess.run(

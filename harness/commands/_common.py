@@ -9,10 +9,10 @@ import sys
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..case import default_corpus, load_corpus
 from ..engines import engine_names, get_engine
+from ..progress import DEFAULT_EVERY_S, default_jobs
 from ..scoring import top_class
 
 #: Tables are not cut to 80 columns when the output goes to a file or a pipe.
@@ -20,12 +20,13 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 
-def _progress(total: int, what: str):
-    return Progress(
-        TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=err_console, transient=True,
-        disable=not err_console.is_terminal,
-    )
+def _progress(total: int, what: str, every_s: float | None = None):
+    """Progress on stderr: rich's bar with ETA on a terminal, plain lines at
+    most every ``every_s`` seconds (default :data:`defects4warp.progress.DEFAULT_EVERY_S`)
+    on a pipe (:func:`defects4warp.progress.progress`)."""
+    from ..progress import DEFAULT_EVERY_S, progress
+
+    return progress(what, err_console, DEFAULT_EVERY_S if every_s is None else every_s)
 
 
 def _load(corpus, cases_glob, split=None):
@@ -201,8 +202,15 @@ split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=
 cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True,
                          help="Glob (or comma-separated globs) over case ids.")
 device_opt = click.option("--device", default="cpu", show_default=True, help="Warp device: cpu or cuda:N.")
-jobs_opt = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64),
-                        help="Variants measured in parallel.")
+#: Upper bound of --jobs (the default, the cores available, is clipped to it).
+MAX_JOBS = 256
+jobs_opt = click.option("--jobs", "-j", default=lambda: min(default_jobs(), MAX_JOBS),
+                        show_default="the cores available to this process", type=click.IntRange(1, MAX_JOBS),
+                        help="Variants measured in parallel (each in its own process).")
+progress_opt = click.option("--progress-every", "progress_every", default=DEFAULT_EVERY_S, show_default=True,
+                            type=click.FloatRange(min=0.0), metavar="SECONDS",
+                            help="When stderr is not a terminal: at most one progress line per this many seconds "
+                                 "(and one at the end).")
 WARP_HELP = ("A warp-lang release (e.g. 1.16.0), a comma-separated list of releases, or 'all' (every supported "
              "release); a release other than the installed one runs in an isolated environment created on demand "
              "and cached.")
@@ -313,4 +321,4 @@ def _executor(kind: str, jobs: int, scheduler, workers):
 
 
 __all__ += ["scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
-            "deprecated_alias", "WARP_HELP"]
+            "deprecated_alias", "WARP_HELP", "progress_opt"]

@@ -1,4 +1,4 @@
-"""``defects4warp export --format skill-evals DIR``: tasks for agent-skill evaluations (:mod:`harness.export`)."""
+"""``defects4warp export --format skill-evals DIR``: tasks for agent-skill evaluations (:mod:`defects4warp.export`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``defects4warp index``: write or check corpus/INDEX.md (see :mod:`harness.index`)."""
+"""``defects4warp index``: write or check corpus/INDEX.md (see :mod:`defects4warp.index`)."""
 
 from __future__ import annotations
 

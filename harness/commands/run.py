@@ -10,10 +10,23 @@ from rich.table import Table
 
 from ._common import (
     _check_device, _check_writable, _executor, _fmt, default_corpus, _load, _progress, _release, _store, cases_opt, console,
-    corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, split_opt, timeout_opt,
+    corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
 from ..scoring import is_skipped
+
+
+def _preflight(engine, items, device, warp_version, python):
+    """An outside (``cmd:``) engine diagnoses the first item before the run
+    starts; a broken command is a usage error (exit 2) with the full message.
+    Returns ``{index: record}`` for the run to reuse (empty for other engines)."""
+    from ..engines.command import EngineContractError, preflight
+
+    try:
+        first = preflight(engine, items, device, warp_version, python)
+    except EngineContractError as exc:
+        raise click.UsageError(f"{exc}\n(the contract of an outside engine: docs/engines.md, 'Any command')") from None
+    return dict([first]) if first else {}
 
 
 @click.command()
@@ -34,8 +47,9 @@ from ..scoring import is_skipped
               "variants still go to the result store, so a rerun resumes).")
 @click.option("--with-summary", is_flag=True,
               help="cmd: engines only: pass the case's summary (the user's words) as a fourth argument.")
+@progress_opt
 def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path, results_path,
-        fresh, executor_kind, scheduler, workers, no_store, with_summary):
+        fresh, executor_kind, scheduler, workers, no_store, with_summary, progress_every):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release. Diagnoses already in the result
     store (same variant files, engine name/version/options, release, device,
@@ -54,12 +68,14 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python, with_summary=with_summary)
     items = plan(cases)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
-                      f"{len(cases)} cases, {len(items)} runs")
-    with _progress(len(items), "diagnosing") as prog:
+                      f"{len(cases)} cases, {len(items)} runs | {jobs} jobs")
+    prefilled = _preflight(engine, items, device, warp_version, python)
+    with _progress(len(items), "diagnosing", every_s=progress_every) as prog:
         task = prog.add_task("", total=len(items))
 
         def tick(rec):
-            prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
+            variant = rec["variant"] + ("" if rec["scale"] == "small" else f"@{rec['scale']}")
+            prog.update(task, advance=1, description=f"{rec['case']}/{variant} {rec['diagnosis']['verdict']}")
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
                 "cases_not_run": len(errors), "split": split, "group_by": group_by,
@@ -69,7 +85,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
         with _executor(executor_kind, jobs, scheduler, workers) as ex:
             doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
                             json_path=json_path, meta=meta, python=python, store=store, fresh=fresh, executor=ex,
-                            release=warp)
+                            release=warp, prefilled=prefilled)
 
     table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
     for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
@@ -82,8 +98,9 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
         if is_skipped(r):
             diag_s = escape(f"skipped ({r.get('skipped') or 'not run'})")
         elif d["verdict"] == "error":
-            err = d.get("error", "")
-            diag_s += escape(f" ({err if len(err) <= 80 else err[:77] + '...'})")
+            # the first line in full (the table wraps it); the output tails are in the --json file
+            err = (d.get("error") or "").splitlines()
+            diag_s += escape(f" ({err[0]}{' ...' if len(err) > 1 else ''})" if err else "")
         c = r["correct"]
         ok = "-" if c is None else ("yes" if c["class"] else ("verdict only" if c["verdict"] else "NO"))
         variant = r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")

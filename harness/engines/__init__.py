@@ -1,14 +1,14 @@
 """Engine registry. ``get_engine(name)`` builds an engine by name.
 
-Engines implement :class:`harness.engines.base.Engine`. Built in:
+Engines implement :class:`defects4warp.engines.base.Engine`. Built in:
 
-``reference``      the reference engine (:mod:`harness.engines.reference`)
+``reference``      the reference engine (:mod:`defects4warp.engines.reference`)
 ``fd-only``        end-to-end finite differences, signature table for the class
 ``tracker-only``   Warp's overwrite tracker alone
 ``static-only``    source findings alone, nothing run
 ``always-bug``     constant verdict ``bug``, class ``overwrite``
 ``always-no-bug``  constant verdict ``no_bug``, class ``correct``
-``cmd:"<command>"`` an outside tool in any language (:mod:`harness.engines.command`)
+``cmd:"<command>"`` an outside tool in any language (:mod:`defects4warp.engines.command`)
 
 Factories accept ``timeout_s`` and ``python`` (the interpreter of a
 per-release environment); engines that run nothing ignore them.

@@ -14,7 +14,7 @@ The returned diagnosis follows ``harness/schemas/diagnosis.schema.json``:
 
 ``verdict``    ``bug`` | ``no_bug`` | ``inconclusive`` | ``error``
 ``classes``    ranked ``[{"id": class id, "score": float >= 0}]``, best first
-``signature``  the gradient signature (``harness.taxonomy.SIGNATURES``) or None
+``signature``  the gradient signature (``defects4warp.taxonomy.SIGNATURES``) or None
 ``evidence``   ``[{"probe", "clean": bool, "finding": str, "data": any}]``,
                including checks that came up clean
 ``cost``       ``{"wall_s", "objective_evals", "gradient_evals", "device", ...}``
@@ -46,7 +46,7 @@ class Engine(Protocol):
 @lru_cache(maxsize=1)
 def diagnosis_schema() -> dict:
     """The JSON Schema of a diagnosis (``harness/schemas/diagnosis.schema.json``)."""
-    return json.loads(resources.files("harness").joinpath("schemas/diagnosis.schema.json").read_text())
+    return json.loads(resources.files(__name__.split(".")[0]).joinpath("schemas/diagnosis.schema.json").read_text())
 
 
 def check_diagnosis(diag) -> str | None:
@@ -102,7 +102,7 @@ def ev(probe: str, clean: bool, finding: str, data=None) -> dict:
 
 class WorkerEngine:
     """Base of the engines that measure a variant with the measurement worker
-    (:func:`harness.isolation.run_worker`). Subclasses set ``name``,
+    (:func:`defects4warp.isolation.run_worker`). Subclasses set ``name``,
     ``version`` and ``options`` (worker settings) and implement
     ``judge(doc, path) -> diagnosis`` (without ``cost``); this class runs the
     worker, turns a failed measurement into an ``error`` diagnosis that says
@@ -115,7 +115,7 @@ class WorkerEngine:
     options : dict, optional
         Worker settings added to the class's ``options``.
     python : str, optional
-        Interpreter of a per-release environment (:mod:`harness.envs`).
+        Interpreter of a per-release environment (:mod:`defects4warp.envs`).
     """
 
     options: dict = {}

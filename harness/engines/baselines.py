@@ -6,10 +6,10 @@ shows what each probe contributes:
 ``fd-only``       end-to-end central finite differences (the worker without
                   tracker or per-launch check): the verdict from agreement,
                   the class from the signature table alone
-                  (:data:`harness.engines.reference.PRIORS`, top entry)
+                  (:data:`defects4warp.engines.reference.PRIORS`, top entry)
 ``tracker-only``  Warp's overwrite tracker during one gradient() call:
                   ``bug``/``overwrite`` when it warns, else ``no_bug``
-``static-only``   the source findings alone (:mod:`harness.measure.source`),
+``static-only``   the source findings alone (:mod:`defects4warp.measure.source`),
                   nothing run: ``bug`` when the summed specificity of the
                   findings for one class reaches :data:`STATIC_THRESHOLD`
 """

@@ -1,32 +1,32 @@
 """Reference diagnostic engine (v3): measure, read the signature, rank classes.
 
-The engine runs the measurement worker (:mod:`harness.measure.worker`) with
+The engine runs the measurement worker (:mod:`defects4warp.measure.worker`) with
 an explicit probe list (:data:`PROBES`; each probe is a module of
-:mod:`harness.probes`) in a subprocess, then interprets the document
+:mod:`defects4warp.probes`) in a subprocess, then interprets the document
 (:func:`interpret`, a pure function tested on synthetic documents):
 
 1. the **verdict**, from measurement only. ``bug`` needs direct evidence
    (NaN/inf in the gradient of a finite objective, growth across calls, a
    later call that differs at the same point) or a disagreement with finite
-   differences that survived the step sweep (:mod:`harness.probes.sweep`:
+   differences that survived the step sweep (:mod:`defects4warp.probes.sweep`:
    ``confirmed``), or a disagreement with the problem's
    ``reference_gradient()``. Items below the FD resolution
-   (:mod:`harness.probes.noise`) are *unresolved* and never count;
+   (:mod:`defects4warp.probes.noise`) are *unresolved* and never count;
    disagreements the sweep explains as a kink or staircase give ``no_bug``
    (``nonsmooth_tie``, ``piecewise_constant``). ``inconclusive`` when the
    forward is stochastic and the seed cannot be pinned, the objective is not
    finite, or nothing was resolved; ``refused`` when the release refuses to
    build or run the program; ``error`` when it could not be measured.
-2. the **signature** of the error (:func:`harness.measure.judge.signature_of`);
+2. the **signature** of the error (:func:`defects4warp.measure.judge.signature_of`);
 3. ranked **classes**: every bug class whose taxonomy signatures include the
    measured one starts at :data:`FLOOR`; :data:`PRIORS` adds the weight the
    signature gives each class; then each probe's assessment adds its
-   weights: repeated calls (:mod:`harness.probes.determinism`), the exact
+   weights: repeated calls (:mod:`defects4warp.probes.determinism`), the exact
    factor and its size (:func:`factor_weights`), the runtime trace's direct
-   findings (:mod:`harness.probes.trace`, :data:`TRACE_WEIGHT`), source
-   findings in code that ran (:mod:`harness.probes.source`), the per-launch
+   findings (:mod:`defects4warp.probes.trace`, :data:`TRACE_WEIGHT`), source
+   findings in code that ran (:mod:`defects4warp.probes.source`), the per-launch
    check, the release differential and the builtins with documented adjoint
-   defects (:mod:`harness.probes.release`). Weights are normalised to scores
+   defects (:mod:`defects4warp.probes.release`). Weights are normalised to scores
    that sum to 1.
 
 A source or trace finding never sets the verdict: on a variant whose
@@ -113,7 +113,7 @@ TRACKER_BOOST = 0.6
 #: Tracker warnings raised in these stages count.
 TRACKER_STAGES = ("load", "objective", "gradient_1")
 #: How a disagreement between finite differences and a trusted
-#: reference_gradient() is explained (harness.measure.compare.reference_disagreement).
+#: reference_gradient() is explained (defects4warp.measure.compare.reference_disagreement).
 REFERENCE_EXPLANATIONS = {"kink": "nonsmooth_tie", "precision": "fd_precision",
                           "smooth_other": "surrogate_gradient", "erratic": "chaotic_horizon"}
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact, and the class they point at.
@@ -205,17 +205,17 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         The worker's document.
     findings : list, optional
         Source findings to use instead of scanning ``path`` (a list of
-        :meth:`harness.measure.source.Finding.to_dict`); with neither, no
+        :meth:`defects4warp.measure.source.Finding.to_dict`); with neither, no
         source evidence.
     path : path-like, optional
         The variant folder (source evidence, builtins of launched kernels).
     differential : dict, optional
-        :func:`harness.probes.release.differential`'s result.
+        :func:`defects4warp.probes.release.differential`'s result.
 
     Returns
     -------
     dict
-        ``verdict``, ``classes``, ``signature``, ``evidence`` as in :mod:`harness.engines.base`.
+        ``verdict``, ``classes``, ``signature``, ``evidence`` as in :mod:`defects4warp.engines.base`.
     """
     _load_probes()
     evidence = []
@@ -523,13 +523,13 @@ class ReferenceEngine(WorkerEngine):
         Wall-clock limit of one variant's measurement.
     options : dict, optional
         Worker options merged over the engine's (``probes``, ``knobs``; see
-        :mod:`harness.measure.worker`).
+        :mod:`defects4warp.measure.worker`).
     python : str, optional
         Interpreter that runs the measurement (a per-release environment from
-        :mod:`harness.envs`); default: this one.
+        :mod:`defects4warp.envs`); default: this one.
     differential : bool
         When the gradient is wrong, measure the program on another release
-        too (:func:`harness.probes.release.differential`; default True).
+        too (:func:`defects4warp.probes.release.differential`; default True).
     other_release : str, optional
         The release to compare with (default: the newest; none when the
         release under test is the newest).

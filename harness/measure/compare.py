@@ -8,7 +8,7 @@ Tolerances
 An element agrees when ``|ad - truth| <= atol + rtol * |truth|`` (the test of
 ``numpy.isclose`` and ``wp.autograd.gradcheck``). ``rtol`` defaults to 1e-2 for
 float32 programs and 1e-4 for float64 ones: central differences with the step
-of :func:`harness.measure.fd.step_size` have truncation error O(h^2) and
+of :func:`defects4warp.measure.fd.step_size` have truncation error O(h^2) and
 round-off O(eps/h), i.e. about eps^(2/3) relative (Nocedal & Wright, *Numerical
 Optimization*, 2nd ed., section 8.1): 2.4e-5 for float32, 1.5e-11 for float64;
 the defaults leave a margin of about 400x and 10^7x for ill-scaled problems.
@@ -57,7 +57,7 @@ def mismatch(ad: np.ndarray, truth: np.ndarray, rtol: float, atol: float | None 
 
     ``atol`` defaults to ``rtol * max|truth|``. ``unc`` (shape (n,), same
     units) is each truth element's measured uncertainty (finite-difference
-    noise, :mod:`harness.probes.noise`); it widens the test element-wise:
+    noise, :mod:`defects4warp.probes.noise`); it widens the test element-wise:
     ``|ad - truth| <= atol + rtol*|truth| + unc``.
     """
     ad = np.asarray(ad, dtype=np.float64).ravel()

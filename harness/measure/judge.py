@@ -2,7 +2,7 @@
 
 Used by the reference engine and the ``fd-only`` baseline; ground truth
 (``defects4warp validate``) is judged by the independent oracle
-(:mod:`harness.oracle`), which shares none of this.
+(:mod:`defects4warp.oracle`), which shares none of this.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def comparisons(doc: dict) -> list:
 
 
 def signature_of(doc: dict) -> str:
-    """The signature of a measurement document (see :mod:`harness.taxonomy`)."""
+    """The signature of a measurement document (see :mod:`defects4warp.taxonomy`)."""
     det = doc.get("determinism", {})
     nan = doc.get("nan_scan", {})
     if nan.get("gradient_nonfinite"):

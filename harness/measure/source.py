@@ -1,6 +1,6 @@
 """Source evidence: patterns in a variant's Python and kernel code.
 
-Compatibility layer over :mod:`harness.rules`, where every rule is a small
+Compatibility layer over :mod:`defects4warp.rules`, where every rule is a small
 registered function declaring its classes, specificity, release gate and
 whether the runtime trace observes it (docs/engines.md, "Source rules",
 lists the registry). The names other modules import stay here:

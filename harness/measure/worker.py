@@ -1,12 +1,12 @@
 """Measurement subprocess: load one variant and run a list of probes on it.
 
-Run as ``python -m harness.measure.worker PATH --device cpu --scale small
+Run as ``python -m defects4warp.measure.worker PATH --device cpu --scale small
 --out RESULT.json [--options JSON]``. It imports the variant's
 ``problem.py`` (so a crash, hang or memory blow-up stays in this process),
 checks the Problem protocol, then runs the probes named in
-``options["probes"]`` (default :data:`harness.probes.DEFAULT_PROBES`), in
-that order, on one shared :class:`harness.probes.context.Context`. Each probe
-is a module of :mod:`harness.probes`; ``options["knobs"]`` overrides their
+``options["probes"]`` (default :data:`defects4warp.probes.DEFAULT_PROBES`), in
+that order, on one shared :class:`defects4warp.probes.context.Context`. Each probe
+is a module of :mod:`defects4warp.probes`; ``options["knobs"]`` overrides their
 keyword defaults per probe, e.g. ``{"knobs": {"fd": {"coords": 8}}}``.
 
 The result is one JSON document (keys: ``protocol``, one key per probe that

@@ -7,14 +7,14 @@ when all of these hold (issue 9, "Admission"):
    byte for byte, and the mutant differs from the parent only in the lines
    of the operator's edit (checked by :func:`diff_stats`; at most
    ``max_diff_lines`` changed lines);
-2. **blinding** -- :func:`harness.blind.hint_findings` finds no hint word in
+2. **blinding** -- :func:`defects4warp.blind.hint_findings` finds no hint word in
    the mutant's sources;
-3. **builds and runs** -- the independent oracle (:mod:`harness.oracle`)
+3. **builds and runs** -- the independent oracle (:mod:`defects4warp.oracle`)
    measures the mutant without a ``refused`` or ``error`` verdict on every
    release checked;
 4. **oracle** -- on every release checked the parent's verdict is ``agrees``
    and the mutant's is ``wrong`` at the same parameter point
-   (:func:`harness.oracle.pair_stats`), with objectives that agree unless the
+   (:func:`defects4warp.oracle.pair_stats`), with objectives that agree unless the
    operator changes the objective by design (``changes_objective``);
 5. **signature** -- the oracle's signature of the mutant is one the
    operator's class allows (docs/taxonomy.md, ``harness/taxonomy.py``).
@@ -44,7 +44,7 @@ from .sources import Parent
 #: the objective); admission then accepts objectives that differ.
 CHANGES_OBJECTIVE = frozenset({"drop_epsilon", "unguard_where"})
 
-#: Oracle signature kinds (``harness.oracle`` worker) to taxonomy signatures.
+#: Oracle signature kinds (``defects4warp.oracle`` worker) to taxonomy signatures.
 SIGNATURE_MAP = {"zero": ("zero",), "factor": ("exact_factor",), "nan": ("nan_inf",), "growth": ("growth",),
                  "iteration": ("iteration",), "other": ("sparse", "subtly_wrong")}
 

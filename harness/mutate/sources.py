@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..case import default_corpus, load_corpus
+from ..paths import bundled
 
 #: Folder of the adapters of Warp's tests (``<repo>/mutants/parents``).
-ADAPTERS = Path(__file__).resolve().parent.parent.parent / "mutants" / "parents"
+ADAPTERS = bundled("mutants") / "parents"
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def corpus_parents(corpus=None, *, warp_version: str = "1.19.0", scale: str = "s
     Parameters
     ----------
     corpus : str or Path, optional
-        Corpus folder; default :func:`harness.case.default_corpus`.
+        Corpus folder; default :func:`defects4warp.case.default_corpus`.
     warp_version : str, default "1.19.0"
         Release whose expectation must be ``no_bug`` / ``[correct]``.
     scale : str, default "small"

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import yaml
 
+from ..paths import bundled
 from .admit import Candidate, sha256_text, write_program
 from .operators import get_operator
 from .sources import find_parent
 
 #: The committed manifest (``<repo>/mutants/manifest.yaml``).
-MANIFEST = Path(__file__).resolve().parent.parent.parent / "mutants" / "manifest.yaml"
+MANIFEST = bundled("mutants") / "manifest.yaml"
 
 
 def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, seconds: float, max_sites,
@@ -31,9 +32,9 @@ def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, s
     Parameters
     ----------
     records : list[dict]
-        From :func:`harness.mutate.admit.admit`.
+        From :func:`defects4warp.mutate.admit.admit`.
     summary : dict
-        From :func:`harness.mutate.admit.summarize`.
+        From :func:`defects4warp.mutate.admit.summarize`.
     releases : list[str]
         Warp releases admission measured on.
     jobs, seconds, max_sites

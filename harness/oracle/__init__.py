@@ -1,9 +1,9 @@
 """An independent ground-truth oracle for Warp gradient programs.
 
-It shares no module with the reference engine (``harness.engines``,
-``harness.measure``, ``harness.probes``, ``harness.isolation``): each variant
-runs in its own subprocess (:mod:`harness.oracle.worker`, launched by
-:mod:`harness.oracle.runner`), which measures central finite differences of
+It shares no module with the reference engine (``defects4warp.engines``,
+``defects4warp.measure``, ``defects4warp.probes``, ``defects4warp.isolation``): each variant
+runs in its own subprocess (:mod:`defects4warp.oracle.worker`, launched by
+:mod:`defects4warp.oracle.runner`), which measures central finite differences of
 ``objective()`` on every coordinate with per-coordinate steps, the
 objective's computational noise, and ``gradient()`` three times, and returns
 a verdict: ``agrees``, ``wrong``, ``unresolved``, ``refused`` or ``error``.

@@ -1,7 +1,7 @@
 """The oracle's Python API: :func:`measure_variant` and :func:`compare_pair`.
 
 Both run the variant(s) in contained subprocesses
-(:func:`harness.oracle.runner.run_worker`) and return JSON-able dicts. The
+(:func:`defects4warp.oracle.runner.run_worker`) and return JSON-able dicts. The
 method, its thresholds and their sources are in docs/oracle.md.
 """
 
@@ -57,11 +57,11 @@ def measure_variant(path, *, device: str = "cpu", scale: str = "small", python: 
         ``small`` or ``production``.
     python : str, optional
         Interpreter to run it with (default: this one); e.g.
-        ``harness.envs.python_for("1.16.0")[0]`` for another Warp release.
+        ``defects4warp.envs.python_for("1.16.0")[0]`` for another Warp release.
     timeout_s : float, default 300.0
         Wall-clock limit in seconds; on expiry the verdict is ``error``.
     **knobs
-        Overrides of :data:`harness.oracle.worker.DEFAULT_KNOBS` (e.g.
+        Overrides of :data:`defects4warp.oracle.worker.DEFAULT_KNOBS` (e.g.
         ``max_full=64``, ``k_sigma=3.0``) and ``memory_limit`` (bytes of
         address space, default 16 GiB on CPU).
 

@@ -2,7 +2,7 @@
 
 Pure NumPy and the standard library (no Warp), so they are unit-tested
 without running a Warp program. The subprocess worker
-(:mod:`harness.oracle.worker`) calls them with closures that evaluate the
+(:mod:`defects4warp.oracle.worker`) calls them with closures that evaluate the
 variant's ``objective()``.
 
 Sources

@@ -1,13 +1,14 @@
 """Running the oracle worker in a contained subprocess.
 
-One variant runs in ``python -m harness.oracle.worker`` (the interpreter of
+One variant runs in ``python -m defects4warp.oracle.worker`` (the interpreter of
 the Warp release measured), in a new session (its own process group, so a
 hang is killed with everything it started), under a wall-clock timeout and an
 address-space limit (``RLIMIT_AS``; not applied on CUDA devices, whose driver
-reserves far more virtual address space than it uses). The harness is put on
-``PYTHONPATH``; bytecode is not written into the variant folder.
+reserves far more virtual address space than it uses). The package alone is
+put on ``PYTHONPATH`` (:func:`defects4warp.paths.import_root`, none of this
+environment's site-packages); bytecode is not written into the variant folder.
 
-This is deliberately separate from :mod:`harness.isolation` (the engine's
+This is deliberately separate from :mod:`defects4warp.isolation` (the engine's
 runner), so the oracle shares no code with what it judges.
 """
 
@@ -21,6 +22,8 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from ..paths import child_pythonpath, module
 
 #: Default address-space limit of a worker on CPU: 16 GiB.
 DEFAULT_MEMORY_LIMIT = 16 * 2 ** 30
@@ -112,11 +115,11 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
         Passed to ``make_problem``.
     python : str, optional
         Interpreter (default: this one); a per-release environment's python
-        for another Warp release (:func:`harness.envs.python_for`).
+        for another Warp release (:func:`defects4warp.envs.python_for`).
     timeout_s : float, default 300.0
         Wall-clock seconds before the worker's process group is killed.
     knobs : dict, optional
-        Overrides of :data:`harness.oracle.worker.DEFAULT_KNOBS`.
+        Overrides of :data:`defects4warp.oracle.worker.DEFAULT_KNOBS`.
     point : str, optional
         An ``.npz`` with ``x0/<param>`` arrays: measure at that point.
     arrays : bool, default False
@@ -134,9 +137,8 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
     import numpy as np
 
     python = python or sys.executable
-    root = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = child_pythonpath(env)  # this package only, not this environment's site-packages
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     token = os.urandom(16).hex()
     env[TOKEN_VAR] = token
@@ -145,7 +147,7 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
     with tempfile.TemporaryDirectory(prefix="d4w-oracle-") as tmp:
         out = os.path.join(tmp, "doc.json")
         raw_path = os.path.join(tmp, "raw.npz")
-        cmd = [python, "-m", "harness.oracle.worker", str(Path(path).resolve()), "--out", out, "--device", device, "--scale", scale,
+        cmd = [python, "-m", module("oracle.worker"), str(Path(path).resolve()), "--out", out, "--device", device, "--scale", scale,
                "--knobs", json.dumps(knobs or {})]
         if arrays:
             cmd += ["--arrays", raw_path]

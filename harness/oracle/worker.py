@@ -1,14 +1,14 @@
-"""The oracle's measurement subprocess: ``python -m harness.oracle.worker``.
+"""The oracle's measurement subprocess: ``python -m defects4warp.oracle.worker``.
 
 Runs one variant folder in a fresh interpreter (the per-release one for
 ``--warp`` releases) and writes one JSON document (and optionally an ``.npz``
 of the raw arrays). It imports only the standard library, NumPy, Warp and
-:mod:`harness.problem` (the loader of the Problem protocol) plus the oracle's
-own :mod:`harness.oracle.numerics`; nothing from the reference engine.
+:mod:`defects4warp.problem` (the loader of the Problem protocol) plus the oracle's
+own :mod:`defects4warp.oracle.numerics`; nothing from the reference engine.
 
 Usage::
 
-    python -m harness.oracle.worker PATH --out DOC.json [--device cpu]
+    python -m defects4warp.oracle.worker PATH --out DOC.json [--device cpu]
         [--scale small] [--arrays RAW.npz] [--point X0.npz] [--knobs JSON]
 
 Method (docs/oracle.md gives the full description):
@@ -27,7 +27,7 @@ Method (docs/oracle.md gives the full description):
    ``reference_gradient()`` where present.
 5. Central finite differences on every coordinate (up to ``max_full``), or a
    deterministic sample, with per-coordinate steps and refinement
-   (:func:`harness.oracle.numerics.pick_estimate`).
+   (:func:`defects4warp.oracle.numerics.pick_estimate`).
 6. Each item: resolution ``r = k_sigma * sigma / h``; unresolved when both
    ``|FD|`` and ``|AD|`` are at most ``r``; otherwise it agrees when
    ``|AD - FD| <= r + d + rtol * max(|FD|, |AD|)`` (``d``: the disagreement
@@ -51,7 +51,7 @@ from .numerics import ecnoise, initial_step, param_scale, pick_estimate, unit_ul
 
 ORACLE_VERSION = "1"
 
-#: Default knobs (keyword parameters of :func:`harness.oracle.measure_variant`).
+#: Default knobs (keyword parameters of :func:`defects4warp.oracle.measure_variant`).
 #: Each is documented in docs/oracle.md with its source.
 DEFAULT_KNOBS = {
     "max_full": 10_000,          # all coordinates up to this many parameters
@@ -585,7 +585,7 @@ def _signature(bad_any, rows, ads, growth, knobs):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.oracle.worker")
+    ap = argparse.ArgumentParser(prog="python -m defects4warp.oracle.worker")
     ap.add_argument("path")
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", default="cpu")

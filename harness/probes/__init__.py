@@ -3,8 +3,8 @@
 A probe is a small named unit with two halves:
 
 ``measure(ctx, **knobs) -> dict | None``
-    runs inside the measurement subprocess (:mod:`harness.measure.worker`)
-    on a shared :class:`harness.probes.context.Context`, writes its data
+    runs inside the measurement subprocess (:mod:`defects4warp.measure.worker`)
+    on a shared :class:`defects4warp.probes.context.Context`, writes its data
     under ``ctx.doc[name]`` and returns it. Knobs are keyword parameters with
     documented defaults (:attr:`Probe.knobs`); ``--options`` of the worker
     overrides them per probe: ``{"knobs": {"fd": {"coords": 8}}}``.
@@ -35,7 +35,7 @@ class Assessment:
     ----------
     evidence : list[dict]
         ``{"probe", "clean", "finding", "data"}`` entries (see
-        :func:`harness.engines.base.ev`), clean checks included.
+        :func:`defects4warp.engines.base.ev`), clean checks included.
     weights : dict[str, float]
         Weight added to each class id (relative; the engine normalises).
     facts : dict

@@ -1,7 +1,7 @@
 """The context every worker-side probe shares.
 
 A :class:`Context` holds the loaded problem, a flat float64 view of its
-``params`` (:class:`harness.measure.params.FlatParams`), the measurement
+``params`` (:class:`defects4warp.measure.params.FlatParams`), the measurement
 document being written, the probe knobs, and the counters of objective and
 gradient evaluations. Probes read what earlier probes left on it
 (``ctx.calls``, ``ctx.launches``, ``ctx.noise`` ...) instead of sharing
@@ -113,7 +113,7 @@ class Context:
     def steps(self) -> np.ndarray:
         """Base central-difference step per flat coordinate, shape (n,):
         :func:`step_size` of the param's dtype times the coordinate's scale
-        (:meth:`harness.measure.params.FlatParams.scales`)."""
+        (:meth:`defects4warp.measure.params.FlatParams.scales`)."""
         h = np.empty(self.flat.n)
         for i, dt in enumerate(self.flat.dtypes):
             a, b = self.flat.offsets[i], self.flat.offsets[i + 1]

@@ -6,7 +6,7 @@ same point grow (exact multiples 1, 2, 3 or 1, 3, 6: accumulation) or differ
 (state carried between iterations). The first call is made with the
 launches any tape records captured (for the per-launch check); when the
 ``trace`` probe is on the list, calls 1 and 2 run under the runtime trace
-(:mod:`harness.probes.trace`: call 2 shows what one iteration leaves to the next).
+(:mod:`defects4warp.probes.trace`: call 2 shows what one iteration leaves to the next).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ Items are coordinates (``e = h_i * unit_i``) and random directions
 (after rounding to the param dtype; 1 for directions, whose autodiff value is
 ``g . (x_plus - x_minus) / 2``). Its uncertainty is
 ``resolution_factor * sigma_f / (sqrt(2) s)`` with sigma_f from
-:mod:`harness.probes.noise` (zero when the noise probe did not run): items
-below it are *unresolved* (:func:`harness.measure.compare.unresolved`).
+:mod:`defects4warp.probes.noise` (zero when the noise probe did not run): items
+below it are *unresolved* (:func:`defects4warp.measure.compare.unresolved`).
 
 Budget with the defaults: 2 * (coords + dirs) at the given point plus
 2 * (perturbed_coords + perturbed_dirs) at the perturbed point, i.e.

@@ -5,7 +5,7 @@ kink, a chaotic horizon, a surrogate gradient), so every gradient call is
 compared with the reference, and finite differences are compared with the
 reference too: where they disagree, a sweep over ``steps`` (5 factors 10x
 apart, larger steps included since float32 cancellation shrinks with the
-step) names why (:func:`harness.measure.compare.reference_disagreement`).
+step) names why (:func:`defects4warp.measure.compare.reference_disagreement`).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ or start more workers; nothing here runs in the worker):
 * **Release differential** (:func:`differential`): when the gradient is
   wrong on the release under test, the same variant is measured again with
   a cheap probe list in the per-release environment of another release
-  (:func:`harness.envs.ensure_env`, or this interpreter for the installed
-  release; the newest of :data:`harness.envs.RELEASES` by default). If the objective's finite differences agree across the two
+  (:func:`defects4warp.envs.ensure_env`, or this interpreter for the installed
+  release; the newest of :data:`defects4warp.envs.RELEASES` by default). If the objective's finite differences agree across the two
   releases while autodiff changes, Warp itself changed the adjoint; the
   releases in between are bisected for the first one where autodiff changes,
   and :data:`RELEASE_CHANGES` names the classes its changelog entries fix.
@@ -129,7 +129,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         The Warp release of ``base_doc``.
     other : str, optional
         Release to compare with (default: the newest of
-        :data:`harness.envs.RELEASES` that differs from ``current``; the
+        :data:`defects4warp.envs.RELEASES` that differs from ``current``; the
         oldest when ``current`` is the newest).
     bisect : bool
         Bisect the releases between the two for the first change (default True).

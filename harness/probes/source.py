@@ -1,19 +1,19 @@
 """Source evidence, only from code that ran during gradient().
 
-The source rules (:mod:`harness.measure.source`) read every ``.py`` file of
+The source rules (:mod:`defects4warp.measure.source`) read every ``.py`` file of
 the variant; a user's folder also holds the training loop, data generation
 and plotting, which never run inside ``gradient()`` and are full of normal
 patterns (a fresh tape per iteration, ``backward()`` in a loop, NumPy random
 draws). This assessor keeps a finding only when
 
 * its line executed during the traced first gradient() call (line coverage
-  from :mod:`harness.probes.trace`), or
+  from :mod:`defects4warp.probes.trace`), or
 * it sits in a kernel launched during that call, or in a ``@wp.func`` such a
   kernel calls (transitively), since kernel bodies run natively and have no
   Python line coverage;
 
 and when its rule's release gate (:data:`RELEASE_GATES`, declared with the
-rule in :mod:`harness.rules`) contains the Warp
+rule in :mod:`defects4warp.rules`) contains the Warp
 release measured. Without coverage (the trace failed or did not run) findings
 count at :data:`NO_COVERAGE_WEIGHT` of their specificity.
 """
@@ -33,7 +33,7 @@ from ..measure import source as rules
 from . import Assessment
 
 #: Source rules that only point at a class on some Warp releases, read from
-#: the rule declarations (:mod:`harness.rules`; Warp changelog 1.13.0,
+#: the rule declarations (:mod:`defects4warp.rules`; Warp changelog 1.13.0,
 #: 1.14.0, 1.17.0): component writes to array elements were fixed in 1.14,
 #: copy/clone adjoints in 1.17, output adjoints are consumed by backward()
 #: from 1.13.
@@ -46,7 +46,7 @@ NO_COVERAGE_WEIGHT = 0.5
 #: wrote an array after it was read, what was launched outside a tape, how
 #: many backward passes ran, whether gradients were zeroed, which arrays lack
 #: requires_grad on the path): the rules declared ``observed=True`` in
-#: :mod:`harness.rules`. Where the trace ran, its findings replace these
+#: :mod:`defects4warp.rules`. Where the trace ran, its findings replace these
 #: rules: a pattern in the code that the run did not show is not evidence.
 #: Rules about what happens inside a kernel body (``*=``, a component
 #: assigned twice, a dynamic loop, a custom adjoint, singular builtins) stay:
@@ -170,7 +170,7 @@ def scan(path, doc: dict) -> tuple:
     Returns
     -------
     (findings, ran, available)
-        Finding dicts (:meth:`harness.measure.source.Finding.to_dict`), the
+        Finding dicts (:meth:`defects4warp.measure.source.Finding.to_dict`), the
         list of those in code that ran, and whether coverage was available.
     """
     findings = [f.to_dict() for f in rules.scan(path)]
@@ -188,7 +188,7 @@ def scan(path, doc: dict) -> tuple:
 def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT,
            observed=OBSERVED_RULES) -> Assessment:
     """Evidence entries for every finding (counted or not, and why) and the
-    weights of those counted (rule specificity, :data:`harness.measure.source.SPECIFICITY`).
+    weights of those counted (rule specificity, :data:`defects4warp.measure.source.SPECIFICITY`).
     Where the runtime trace ran, findings of the ``observed`` rules
     (:data:`OBSERVED_RULES`) are reported but not counted."""
     a = Assessment()

@@ -4,7 +4,7 @@ For each FD item that disagrees with autodiff -- at the given point (call 1)
 and at the perturbed point -- the objective is evaluated at
 ``x +- t*e`` for the small step factors ``steps`` (default 0.1; the base step
 1.0 is reused from the FD probe) and at ``x +- big*e`` (default 10), and
-:func:`harness.measure.compare.sweep_verdict` names what it sees:
+:func:`defects4warp.measure.compare.sweep_verdict` names what it sees:
 ``confirmed`` (a real disagreement), ``kink``/``staircase``/``kink_nearby``
 (finite differences fooled by a nonsmooth objective), ``precision`` (the
 base step was below resolution) or ``unclear``. Items are swept worst first
@@ -50,7 +50,7 @@ def _candidates(point: str, items: list, ad: np.ndarray, rtol: float) -> list:
 
 def sweep_item(ctx, x: np.ndarray, f_here: float, g: np.ndarray, it: dict, rtol: float, *, steps=SWEEP_STEPS,
                big: float = BIG_STEP) -> dict:
-    """Sweep one FD item (from :func:`harness.probes.fd.measure_items`) at
+    """Sweep one FD item (from :func:`defects4warp.probes.fd.measure_items`) at
     point ``x`` where the objective is ``f_here`` and the gradient ``g``.
     Costs 2 * (len(steps) + 1) objective evaluations; leaves the params at
     whatever the last evaluation set (the caller restores them).
@@ -59,7 +59,7 @@ def sweep_item(ctx, x: np.ndarray, f_here: float, g: np.ndarray, it: dict, rtol:
     -------
     dict
         ``kind``, ``autodiff``, ``steps``, ``forward``, ``backward``,
-        ``central`` and ``verdict`` (:func:`harness.measure.compare.sweep_verdict`).
+        ``central`` and ``verdict`` (:func:`defects4warp.measure.compare.sweep_verdict`).
     """
     sigma = ctx.noise or 0.0
     if it["kind"] == "coord":

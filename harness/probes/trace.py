@@ -3,8 +3,8 @@
 Wraps Warp's public API for the duration of call 1 (launches, tape records,
 ``Tape.backward`` with its seeds, zeroing, host writes, copies, ``.grad``
 reads) and records line coverage of the variant's files
-(:mod:`harness.measure.trace`). This probe turns the trace into direct
-evidence (:func:`harness.measure.trace.trace_findings`, given the objective
+(:mod:`defects4warp.measure.trace`). This probe turns the trace into direct
+evidence (:func:`defects4warp.measure.trace.trace_findings`, given the objective
 at the same point so that a backward seed can be checked against it) and
 keeps the coverage for the source rules, which count only code that ran.
 Calls 1 and 2 are traced; findings are merged by id (call 2 shows what one

@@ -3,7 +3,7 @@
 The worker turns the tracker on before the problem is built when this probe
 is on its list (Warp skips its kernel cache while it is on, so every module
 is compiled again: the reference engine leaves it off and relies on the
-runtime trace, :mod:`harness.probes.trace`). This probe parses the warnings
+runtime trace, :mod:`defects4warp.probes.trace`). This probe parses the warnings
 captured over the whole run, each tagged with the stage that raised it.
 """
 

@@ -45,7 +45,7 @@ def measure(ctx, *, iterations: int = 3, coords: int = 0, dirs: int = 1, sweep_i
         FD items at the point reached.
     sweep_items : int
         Disagreeing items there that go through the step sweep
-        (:func:`harness.probes.sweep.sweep_item`); only swept disagreements count.
+        (:func:`defects4warp.probes.sweep.sweep_item`); only swept disagreements count.
     """
     if not ctx.doc["protocol"]["optional"].get("train") or not _agrees(ctx.doc):
         return None

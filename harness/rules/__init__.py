@@ -1,11 +1,11 @@
 """Source rules as small registered functions (engine v3, issue 12).
 
 Each rule is a function ``fn(unit) -> Iterable[(node_or_line, detail, scope)]``
-over a parsed :class:`~harness.rules.unit.Unit` (one ``.py`` file of a
-variant plus the folder-wide facts of its :class:`~harness.rules.unit.Project`),
+over a parsed :class:`~defects4warp.rules.unit.Unit` (one ``.py`` file of a
+variant plus the folder-wide facts of its :class:`~defects4warp.rules.unit.Project`),
 registered with :func:`rule`, which declares
 
-* ``classes``: the bug classes (:data:`harness.taxonomy.CLASSES`) a finding supports;
+* ``classes``: the bug classes (:data:`defects4warp.taxonomy.CLASSES`) a finding supports;
 * ``specificity``: the weight in [0, 1] a finding adds to each class
   (default :data:`DEFAULT_SPECIFICITY`);
 * ``gate``: a PEP 440 specifier of the Warp releases on which the pattern

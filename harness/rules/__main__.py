@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m harness.rules                            # print the table
-    python -m harness.rules --write docs/engines.md    # replace the table between
+    python -m defects4warp.rules                            # print the table
+    python -m defects4warp.rules --write docs/engines.md    # replace the table between
                                                        # <!-- rules-table --> and <!-- /rules-table -->
 """
 
@@ -20,7 +20,7 @@ BEGIN, END = "<!-- rules-table -->", "<!-- /rules-table -->"
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.rules", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m defects4warp.rules", description=__doc__.splitlines()[0])
     p.add_argument("--write", metavar="PATH", help="replace the generated table in PATH (between the markers)")
     a = p.parse_args(argv)
     table = registry_table()

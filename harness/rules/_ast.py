@@ -2,7 +2,7 @@
 
 Everything here is a pure function of :mod:`ast` nodes; the per-file and
 per-folder passes that several rules need are computed once by
-:class:`harness.rules.unit.Unit` / :class:`harness.rules.unit.Project`.
+:class:`defects4warp.rules.unit.Unit` / :class:`defects4warp.rules.unit.Project`.
 """
 
 from __future__ import annotations

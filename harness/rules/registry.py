@@ -25,7 +25,7 @@ class Rule:
     name : str
         Rule id (the ``rule`` of its findings).
     classes : tuple[str, ...]
-        Bug classes (ids of :data:`harness.taxonomy.CLASSES`) a finding supports.
+        Bug classes (ids of :data:`defects4warp.taxonomy.CLASSES`) a finding supports.
     specificity : float
         Weight in [0, 1] a finding adds to each of ``classes``; rules that also
         fire on correct code (a sqrt, a kernel updating its own array) weigh little.
@@ -33,13 +33,13 @@ class Rule:
         PEP 440 version specifier (e.g. ``"<1.14"``) of the Warp releases on
         which the pattern points at a class; None: every release.
     observed : bool
-        True when the runtime trace (:mod:`harness.measure.trace`) observes the
+        True when the runtime trace (:mod:`defects4warp.measure.trace`) observes the
         behaviour directly, so that its findings replace the rule where it ran.
     summary : str
         One line: what the rule looks for.
     fn : callable
         ``fn(unit) -> Iterable[(node_or_line, detail, scope)]`` over one
-        :class:`harness.rules.unit.Unit`; a 4th element, when present, is the
+        :class:`defects4warp.rules.unit.Unit`; a 4th element, when present, is the
         file (relative to the variant folder) the finding lies in, for
         findings reached through a call into another file.
     """

@@ -32,7 +32,7 @@ class Project:
         Some call passes ``requires_grad=True``.
     kernels : dict[str, tuple]
         Kernel name -> (params, read, written, assigned, struct params), from
-        :func:`harness.rules._ast.kernel_access_detail`.
+        :func:`defects4warp.rules._ast.kernel_access_detail`.
     outputs : set[str]
         Last names of the arrays launches write.
     mutating : set[str]
