@@ -10,8 +10,8 @@ from rich.table import Table
 
 from ._common import (
     _check_device, _check_writable, _executor, _fmt, _load, _progress, _release, _store, cases_opt, console,
-    corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, split_opt, timeout_opt,
-    top_class, warp_opt,
+    corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, scale_opts, split_opt,
+    timeout_opt, top_class, warp_opt,
 )
 
 
@@ -24,8 +24,10 @@ from ._common import (
 @timeout_opt
 @warp_opt
 @split_opt
-@click.option("--group-by", "group_by", type=click.Choice(["domain", "split", "family"]), default=None,
-              help="Also report the metrics per domain tag, per split, or per family of the expected class.")
+@programs_opt
+@click.option("--group-by", "group_by", type=click.Choice(["domain", "split", "family", "program"]), default=None,
+              help="Also report the metrics per domain tag, per split, per family of the expected class, or per "
+                   "program (adapter or script).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write {summary, results} here (rewritten atomically after every variant).")
 @scale_opts
@@ -33,7 +35,7 @@ from ._common import (
               "variants still go to the result store, so a rerun resumes).")
 @click.option("--with-summary", is_flag=True,
               help="cmd: engines only: pass the case's summary (the user's words) as a fourth argument.")
-def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path, results_path,
+def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, programs, group_by, json_path, results_path,
         fresh, executor_kind, scheduler, workers, no_store, with_summary):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release. Diagnoses already in the result
@@ -50,9 +52,14 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
     python, warp_version = _release(warp)
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python, with_summary=with_summary)
-    items = plan(cases)
+    items = plan(cases, programs=programs)
+    if not items:
+        err_console.print(f"[red]no variant of the {len(cases)} selected case(s) has a program chosen by "
+                          f"--programs {programs}[/red]")
+        sys.exit(2)
+    n_script = sum(it.program == "script" for it in items)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
-                      f"{len(cases)} cases, {len(items)} runs")
+                      f"{len(cases)} cases, {len(items)} runs ({n_script} of them scripts)")
     with _progress(len(items), "diagnosing") as prog:
         task = prog.add_task("", total=len(items))
 
@@ -60,7 +67,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
             prog.update(task, advance=1, description=f"{rec['case']}/{rec['variant']}")
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
-                "cases_not_run": len(errors), "split": split, "group_by": group_by,
+                "cases_not_run": len(errors), "split": split, "group_by": group_by, "programs": programs,
                 "date": _dt.date.today().isoformat()}
         store = _store(results_path)
         with _executor(executor_kind, jobs, scheduler, workers) as ex:
@@ -81,7 +88,8 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
             diag_s += escape(f" ({err if len(err) <= 80 else err[:77] + '...'})")
         c = r["correct"]
         ok = "-" if c is None else ("yes" if c["class"] else ("verdict only" if c["verdict"] else "NO"))
-        variant = r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
+        variant = (r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
+                   + (" (script)" if r.get("program") == "script" else ""))
         table.add_row(r["case"], variant, exp_s, diag_s, ok, f"{r['seconds']:.1f}")
     console.print(table)
     s = doc["summary"]
