@@ -209,6 +209,8 @@ def test_unseeded_noise_is_stochastic_and_carried_grad_is_a_finding():
     ("script_nonscalar", r"non-scalar array \(shape \(3,\)\) without seeds.*grads=\{array: seed\}.*make_problem"),
     ("script_graph", r"captures a CUDA graph.*make_problem"),
     ("script_subprocess", r"starts another process \(subprocess\).*make_problem"),
+    ("script_interop", r"param allocated at train.py:13 comes from or goes to another framework \(wp.from_dlpack\)"
+                       r".*make_problem"),
 ])
 def test_limits_said_plainly(name, pattern):
     with pytest.raises(CaptureError, match=pattern):
@@ -218,6 +220,17 @@ def test_limits_said_plainly(name, pattern):
 def test_iteration_past_the_end():
     with pytest.raises(CaptureError, match=r"after 3 Tape.backward\(\) call\(s\).*--iteration 3"):
         capture("script_optkernel", iteration=5, args=["--iters", "3"])
+
+
+def test_script_failing_after_the_backward_is_captured(tmp_path):
+    from harness.capture.core import capture_problem
+
+    src = (PROGRAMS / "script_optkernel" / "train.py").read_text()
+    (tmp_path / "train.py").write_text(src.replace('print("loss", float(loss.numpy()[0]))',
+                                                   'raise RuntimeError("no display")'))
+    p = capture_problem(tmp_path, ScriptSpec("train.py"))
+    np.testing.assert_allclose(p.gradient()["w"], [-1.0, -4.0, -9.0])
+    assert "no display" in p.capture_summary()["stopped"]
 
 
 def test_no_backward_within_time_limit(tmp_path):

@@ -618,6 +618,11 @@ class CapturedProblem:
             sys.path[:] = path0
             if main_mod is not None:
                 sys.modules["__main__"] = main_mod
+        if error is not None and (run.kth is not None or (run.mode == "train" and run.losses)):
+            # the script failed after the capture had what it needed (a plot, a video, a save at the end)
+            kind, exc = error
+            run.stopped = f"{kind} after the needed backward" + (f": {type(exc).__name__}: {exc}" if exc else "")
+            error = None
         if error is not None:
             kind, exc = error
             what = _ordinal(self.k) + " Tape.backward()"
