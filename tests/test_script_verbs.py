@@ -1,0 +1,156 @@
+"""run, validate and export on script variants (issue 15), on a tiny corpus of
+plain training scripts built in tmp_path (tests/tiny_corpus.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.case import load_corpus
+from harness.runner import plan
+from tiny_corpus import make_tiny_corpus, make_tiny_script_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cli(*args, timeout=900):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+def test_export_ships_only_the_users_files(tmp_path):
+    from harness.export import export_skill_evals
+
+    corpus = make_tiny_script_corpus(tmp_path / "corpus")
+    cases, errors = load_corpus(corpus)
+    assert errors == []
+    doc = export_skill_evals(cases, tmp_path / "out", "1.19.0", programs="scripts")
+    assert len(doc["evals"]) == 3
+    for ev in doc["evals"]:
+        assert ev["program"] == "script"
+        names = {Path(f).name for f in ev["files"]}
+        assert names == {"train.py"}, ev["files"]
+        assert "problem.py" not in ev["prompt"] and "make_problem" not in ev["prompt"]
+    by_case = {ev["case"]: ev for ev in doc["evals"]}
+    assign = by_case["tiny-script-assign"]
+    assert "`python train.py --iters 3`" in assign["prompt"]
+    assert assign["run"] == {"entry": "train.py", "args": ["--iters", "3"], "iteration": 1,
+                             "command": "python train.py --iters 3"}
+    assert assign["expected"]["verdict"] == "no_bug"
+    out = tmp_path / "out"
+    assert not list(out.rglob("case.yaml")) and not list(out.rglob("problem.py"))
+    shipped = (out / assign["files"][0]).read_text()
+    assert shipped == (corpus / "tiny-script-assign" / "main" / "train.py").read_text()
+
+
+def test_export_of_a_converted_case_drops_the_adapter_for_the_script_task(tmp_path):
+    from harness.export import export_skill_evals
+
+    corpus = make_tiny_corpus(tmp_path / "corpus", ["tiny-cubic"])
+    d = corpus / "tiny-cubic"
+    (d / "main" / "train.py").write_text("import problem\n\nif __name__ == \"__main__\":\n    pass\n")
+    y = (d / "case.yaml").read_text().replace("  domain: harness-tests\n", "  domain: harness-tests\n  form: both\n")
+    (d / "case.yaml").write_text(y.replace("variants:", "script:\n  entry: train.py\nvariants:"))
+    cases, errors = load_corpus(corpus)
+    assert errors == [] and cases[0].form == "both"
+    doc = export_skill_evals(cases, tmp_path / "out", "1.19.0", programs="all")
+    progs = {ev["program"]: ev for ev in doc["evals"]}
+    assert set(progs) == {"adapter", "script"}
+    assert progs["adapter"]["id"] != progs["script"]["id"]
+    assert sorted(Path(f).name for f in progs["adapter"]["files"]) == ["problem.py", "train.py"]
+    assert [Path(f).name for f in progs["script"]["files"]] == ["train.py"]
+    assert "make_problem" in progs["adapter"]["prompt"] and "`python train.py`" in progs["script"]["prompt"]
+
+
+def test_run_gives_script_items_to_engines_that_take_them(tmp_path):
+    """A constant engine takes script=; the record says program script and is
+    scored against the script variant's expectation. An engine whose
+    diagnose() has no script argument gets an error diagnosis that says so."""
+    from harness.engines import get_engine
+    from harness.runner import run as run_items
+
+    corpus = make_tiny_script_corpus(tmp_path / "corpus")
+    cases, _ = load_corpus(corpus)
+    items = plan(cases, programs="scripts")
+    doc = run_items(items, get_engine("always-bug"), warp_version="1.19.0")
+    recs = {(r["case"], r["variant"]): r for r in doc["results"]}
+    assert all(r["program"] == "script" for r in recs.values())
+    assert recs[("tiny-script-inplace", "buggy")]["correct"]["verdict"] is True
+    assert recs[("tiny-script-assign", "main")]["correct"]["verdict"] is False
+    assert doc["summary"]["verdict_accuracy"] == pytest.approx(1 / 3)
+
+    class Old:
+        name, version = "old", "0"
+
+        def diagnose(self, path, device="cpu", scale="small"):
+            raise AssertionError("must not be called with a script item")
+
+    doc = run_items(items[:1], Old(), warp_version="1.19.0")
+    d = doc["results"][0]["diagnosis"]
+    assert d["verdict"] == "error" and "does not accept script variants" in d["error"]
+
+
+def test_engine_sees_the_users_files_and_the_spec(tmp_path):
+    """The engine is given a neutral folder with the user's files only (no
+    problem.py, no case.yaml) and the ScriptSpec of the case."""
+    from harness.capture import ScriptSpec
+    from harness.runner import diagnose_item
+
+    corpus = make_tiny_corpus(tmp_path / "corpus", ["tiny-cubic"])
+    d = corpus / "tiny-cubic"
+    (d / "main" / "train.py").write_text("if __name__ == \"__main__\":\n    pass\n")
+    y = (d / "case.yaml").read_text().replace("variants:", "script:\n  entry: train.py\n  args: [\"-n\", \"2\"]\n"
+                                              "  iteration: 2\nvariants:")
+    (d / "case.yaml").write_text(y)
+    cases, errors = load_corpus(corpus)
+    assert errors == [] and cases[0].form == "both"
+    seen = {}
+
+    class Spy:
+        name, version = "spy", "0"
+
+        def diagnose(self, path, device="cpu", scale="small", script=None):
+            seen["files"] = sorted(p.name for p in Path(path).iterdir())
+            seen["script"] = script
+            seen["path"] = path
+            return {"verdict": "no_bug", "classes": [{"id": "correct", "score": 1.0}], "signature": None,
+                    "evidence": [], "cost": {"wall_s": 0.0, "objective_evals": 0, "gradient_evals": 0,
+                                             "device": device}}
+
+    [item] = plan(cases, programs="scripts")
+    rec = diagnose_item(Spy(), item, "cpu", "1.19.0")
+    assert seen["files"] == ["train.py"]
+    assert seen["script"] == ScriptSpec("train.py", ["-n", "2"], 2)
+    assert "tiny-cubic" not in seen["path"] and "main" not in Path(seen["path"]).name
+    assert rec["program"] == "script" and rec["correct"]["verdict"] is True
+    [item] = plan(cases, programs="adapters")
+    diagnose_item(Spy(), item, "cpu", "1.19.0")
+    assert seen["files"] == ["problem.py", "train.py"] and seen["script"] is None
+
+
+@pytest.mark.slow
+def test_validate_scripts_with_the_oracle(tmp_path):
+    """The oracle captures each script and checks it against its label: the
+    in-place update is wrong (its pair with the fixed script confirmed), the
+    fixed script and the plain fit agree. Measured on Warp 1.19.0: buggy
+    relative error 0.83 with a pair ratio 1.68; both others agree to < 1e-4."""
+    corpus = make_tiny_script_corpus(tmp_path / "corpus")
+    out = tmp_path / "v.json"
+    res = _cli("validate", "--corpus", str(corpus), "--programs", "scripts", "--results", str(tmp_path / "r"),
+               "--json", str(out))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [rel] = json.loads(out.read_text())["releases"].values()
+    checks = {(c["case"], c["variant"]): c for c in rel["checks"]}
+    assert rel["counts"] == {"passed": 3, "failed": 0, "unresolved": 0, "skipped": 0}
+    buggy = checks[("tiny-script-inplace", "buggy")]
+    assert buggy["program"] == "script" and buggy["oracle"]["verdict"] == "wrong"
+    assert buggy["pair"]["confirmed"] and buggy["pair"]["same_point"]
+    assert 0.3 < buggy["relative_error"] < 3.0
+    assert [p["name"] for p in buggy["oracle"]["capture"]["params"]] == ["k"]
+    for key in (("tiny-script-inplace", "fixed"), ("tiny-script-assign", "main")):
+        assert checks[key]["oracle"]["verdict"] == "agrees" and checks[key]["relative_error"] < 1e-3
+    assert "(script)" in res.stdout
