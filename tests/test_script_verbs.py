@@ -154,3 +154,100 @@ def test_validate_scripts_with_the_oracle(tmp_path):
     for key in (("tiny-script-inplace", "fixed"), ("tiny-script-assign", "main")):
         assert checks[key]["oracle"]["verdict"] == "agrees" and checks[key]["relative_error"] < 1e-3
     assert "(script)" in res.stdout
+
+
+def test_mutation_operators_edit_the_users_script(tmp_path):
+    """A script variant is a mutation parent as its script: the operators edit
+    train.py (and never a problem.py), the mutant folder holds the user's
+    files only, and its generated case.yaml carries the script: block."""
+    from harness.case import load_case
+    from harness.mutate.admit import candidates, write_program
+    from harness.mutate.sources import corpus_parents, find_parent
+    from harness.mutate.tier import case_yaml
+
+    corpus = make_tiny_script_corpus(tmp_path / "corpus")
+    ps = corpus_parents(corpus, programs="scripts")
+    assert [p.id for p in ps] == ["tiny-script-assign/main", "tiny-script-inplace/fixed"]
+    assert ps[0].script == {"entry": "train.py", "args": ["--iters", "3"], "iteration": 1, "params": None}
+    assert find_parent("tiny-script-assign/main", corpus) == ps[0]
+    cands, _ = candidates(ps[:1])
+    ops = {c.mutation.operator: c for c in cands}
+    assert {"double_backward", "drop_grad_zeroing", "drop_requires_grad"} <= set(ops)
+    cand = ops["double_backward"]
+    assert set(cand.mutation.sources) == {"train.py"}
+    assert cand.mutation.sources["train.py"].count("tape.backward(loss)") == 2
+    dest = write_program(cand.parent, cand.mutation, tmp_path / "m" / "buggy")
+    assert sorted(p.name for p in dest.iterdir()) == ["train.py"]
+    shutil_copy = __import__("shutil").copytree
+    shutil_copy(cand.parent.path, tmp_path / "m" / "fixed")
+    doc = case_yaml({"id": "m", "class": "double_count", "operator": "double_backward", "parent": cand.parent.id,
+                     "site": cand.mutation.site, "releases": ["1.19.0"]}, cand)
+    assert doc["script"] == {"entry": "train.py", "args": ["--iters", "3"], "iteration": 1}
+    assert doc["tags"]["form"] == "script"
+    import yaml
+
+    (tmp_path / "m" / "case.yaml").write_text(yaml.safe_dump(doc))
+    c = load_case(tmp_path / "m")
+    assert c.form == "script" and [v.form for v in c.variants] == ["script", "script"]
+
+    # a converted variant: its script parent leaves problem.py out of the sources
+    conv = make_tiny_corpus(tmp_path / "c2", ["tiny-cubic"])
+    d = conv / "tiny-cubic"
+    (d / "main" / "train.py").write_text((corpus / "tiny-script-assign" / "main" / "train.py").read_text())
+    y = (d / "case.yaml").read_text().replace("variants:", "script:\n  entry: train.py\nvariants:")
+    (d / "case.yaml").write_text(y)
+    both = corpus_parents(conv, programs="all")
+    assert [(p.id, p.script is not None) for p in both] == [("tiny-cubic/main", False), ("tiny-cubic/main#script", True)]
+    assert set(both[1].sources()) == {"train.py"} and "problem.py" in both[0].sources()
+    assert find_parent("tiny-cubic/main#script", conv) == both[1]
+
+
+@pytest.mark.slow
+def test_admission_of_a_script_mutant(tmp_path):
+    """The oracle admits the doubled backward of a plain script (captured
+    Problem, measured against its parent): class double_count, factor 2."""
+    from harness.envs import installed_warp_version
+    from harness.mutate.admit import admit_one, candidates, measure_parents
+    from harness.mutate.sources import corpus_parents
+
+    corpus = make_tiny_script_corpus(tmp_path / "corpus", ["tiny-script-assign"])
+    [parent] = corpus_parents(corpus, programs="scripts")
+    cands, _ = candidates([parent], operators=["double_backward"])
+    rel = installed_warp_version()
+    docs = measure_parents([parent], {rel: None}, jobs=1)
+    assert docs[(parent.id, rel)][0]["verdict"] == "agrees"
+    rec = admit_one(cands[0], docs, {rel: None})
+    assert rec["admitted"], rec
+    assert rec["oracle"][rel]["signature"]["kind"] == "factor"
+    assert rec["oracle"][rel]["ratio_median"] == pytest.approx(2.0, rel=1e-3)
+
+
+def test_matrix_and_audit_keep_script_rows_apart():
+    """A converted variant's adapter and script rows are separate rows of the
+    matrix and of an audit (labelled ``variant (script)``)."""
+    from harness.matrix import audit, matrix_markdown
+
+    def rec(program, verdict):
+        return {"case": "c", "variant": "buggy", "scale": "small", "program": program,
+                "expected": {"verdict": "bug", "classes": ["double_count"]},
+                "diagnosis": {"verdict": verdict, "classes": [{"id": "double_count", "score": 1.0}] if verdict == "bug"
+                              else [], "cost": {"wall_s": 1.0}, "evidence": []},
+                "correct": {"verdict": verdict == "bug", "class": verdict == "bug"}, "seconds": 1.0}
+
+    def check(program):
+        return {"case": "c", "variant": "buggy", "scale": "small", "program": program, "status": "passed",
+                "expected": {"verdict": "bug", "classes": ["double_count"]}, "oracle": {"verdict": "wrong"},
+                "relative_error": 1.0, "ok": True}
+
+    def release(v_script):
+        return {"warp_version": "x", "wall_s": 1.0, "validation": [check("adapter"), check("script")],
+                "run": {"summary": {"engine": "e", "device": "cpu", "verdict_accuracy": 1.0, "class_accuracy": 1.0,
+                                    "detection_rate": 1.0, "false_positive_rate": 0.0},
+                        "results": [rec("adapter", "bug"), rec("script", v_script)]}}
+
+    doc = {"releases": {"1.18.0": release("bug"), "1.19.0": release("no_bug")}}
+    rep = audit(doc, "1.18.0", "1.19.0")
+    assert [(f["variant"], f["from"], f["to"]) for f in rep["verdict_flips"]] == [("buggy (script)", "bug double_count",
+                                                                                  "no_bug")]
+    text = matrix_markdown(doc)
+    assert "| c | buggy |" in text and "| c | buggy (script) |" in text

@@ -24,6 +24,9 @@ import click
 @click.option("--materialize", type=click.Path(file_okay=False), help="Rebuild the admitted tier as case folders in DIR.")
 @click.option("--manifest", type=click.Path(dir_okay=False), help="Manifest path (default mutants/manifest.yaml).")
 @click.option("--parents", default="*", show_default=True, help="Glob(s) over parent ids (case/variant, adapters/name).")
+@click.option("--programs", type=click.Choice(["auto", "adapters", "scripts", "all"]), default="auto",
+              show_default=True, help="With --admit: which program of each corpus variant is a parent (scripts: the "
+              "operators edit the user's script and its siblings; the oracle captures the Problem from it).")
 @click.option("--max-sites", default=1, show_default=True, type=int, help="Sites per parent and operator (0: all).")
 @click.option("--jobs", default=2, show_default=True, type=int, help="Oracle workers in parallel.")
 @click.option("--warp", "warp", default=None, help="Releases to admit on, comma separated (default: the installed one).")
@@ -33,7 +36,7 @@ import click
 @click.option("--per-operator", default=None, type=int, help="With --materialize: at most N mutants per operator.")
 @click.option("--score", "score_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A run --json over the materialised tier (repeatable): print per-operator mutation scores.")
-def cmd(path, operators, out, list_ops, merge, redo, summary, admit, materialize, manifest, parents, max_sites, jobs, warp, no_cache, timeout, sample,
+def cmd(path, operators, out, list_ops, merge, redo, summary, admit, materialize, manifest, parents, programs, max_sites, jobs, warp, no_cache, timeout, sample,
         per_operator, score_runs):
     """Inject labelled gradient bugs into correct Warp programs.
 
@@ -77,7 +80,7 @@ def cmd(path, operators, out, list_ops, merge, redo, summary, admit, materialize
         click.echo(f"wrote {len(dirs)} case folders to {materialize}")
         return
     if admit:
-        _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout, no_cache)
+        _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout, no_cache, programs)
         return
     if not path:
         raise click.UsageError("give PATH, or one of --list, --admit, --materialize")
@@ -103,7 +106,7 @@ def cmd(path, operators, out, list_ops, merge, redo, summary, admit, materialize
     click.echo(f"{total} mutant(s)")
 
 
-def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, no_cache=False):
+def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, no_cache=False, programs="auto"):
     from ..envs import python_for
     from ..mutate.admit import CACHE_DIR, admit, candidates, summarize
     from ..mutate.sources import all_parents
@@ -114,7 +117,7 @@ def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, no
         py, ver = python_for(r.strip() if r else None)
         releases[ver] = None if r is None else py
     pats = [p.strip() for p in parents_glob.split(",") if p.strip()]
-    ps = [p for p in all_parents() if any(fnmatch.fnmatch(p.id, q) for q in pats)]
+    ps = [p for p in all_parents(programs=programs) if any(fnmatch.fnmatch(p.id, q) for q in pats)]
     cands, counts = candidates(ps, operators=operators, max_sites=max_sites)
     click.echo(f"{len(ps)} parents, {len(cands)} candidates, releases {', '.join(releases)}, {jobs} jobs", err=True)
     t0 = time.time()
