@@ -251,3 +251,39 @@ def test_matrix_and_audit_keep_script_rows_apart():
                                                                                   "no_bug")]
     text = matrix_markdown(doc)
     assert "| c | buggy |" in text and "| c | buggy (script) |" in text
+
+
+def test_capture_table_from_conversions_and_a_run(tmp_path):
+    """capture-table renders one row per script variant: captured or why not,
+    params by site, seconds per capture and re-run from the capture summary,
+    seconds per diagnosis and the verdict from the run's script records."""
+    from harness.capture_table import add_diagnoses, document, from_conversions, markdown
+
+    corpus = make_tiny_script_corpus(tmp_path / "corpus")
+    cases, _ = load_corpus(corpus)
+    summ = {"params": [{"name": "k", "site": "train.py:17", "dtype": "float32", "shape": [4]}],
+            "objective": {"kind": "loss", "description": "x"}, "capture_s": 0.5, "rerun_s": 0.125,
+            "stochastic": False}
+    conv = {"tiny-script-inplace": {"buggy": {"capture": summ}, "fixed": {"capture": None,
+                                                                          "error": "script: CaptureError: no backward"}}}
+    recs = from_conversions(cases, conv)
+    assert [(r["case"], r["variant"], r["captured"]) for r in recs] == [
+        ("tiny-script-inplace", "buggy", True), ("tiny-script-inplace", "fixed", False)]
+    run_doc = {"summary": {"engine": "reference"}, "results": [
+        {"case": "tiny-script-inplace", "variant": "buggy", "scale": "small", "program": "script", "seconds": 12.5,
+         "expected": {"verdict": "bug", "classes": ["overwrite"]},
+         "diagnosis": {"verdict": "bug", "classes": [{"id": "overwrite", "score": 0.4}]},
+         "correct": {"verdict": True, "class": True}},
+        {"case": "tiny-script-inplace", "variant": "buggy", "scale": "small", "program": "adapter", "seconds": 99.0,
+         "diagnosis": {"verdict": "no_bug", "classes": []}, "correct": None}]}
+    add_diagnoses(recs, run_doc)
+    assert recs[0]["diagnosis_s"] == 12.5 and recs[0]["diagnosis"]["class"] == "overwrite"
+    assert recs[1]["diagnosis_s"] is None
+    doc = document(recs, ["conv.json", "run.json"])
+    assert doc["summary"]["captured"] == 1 and doc["summary"]["variants"] == 2
+    assert doc["summary"]["median_rerun_s"] == 0.125 and doc["summary"]["verdict_correct"] == 1
+    text = markdown(doc)
+    assert "| tiny-script-inplace / buggy | `python train.py` | yes | `train.py:17` float32 (4,) | loss | 0.50 | " \
+           "0.125 | 12.5 | bug overwrite |" in text
+    assert "| tiny-script-inplace / fixed | `python train.py` | no: script: CaptureError: no backward |" in text
+    assert "1 of 2 script variants captured" in text
