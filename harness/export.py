@@ -96,14 +96,14 @@ def _expected_output(case, exp) -> str:
 
 
 def _prompt(case, eid: str, listing: str, warp_version: str, script) -> str:
+    where = f"The program is in files/{eid}/ ({listing})"
     if script is None:
-        how = "`problem.py` wraps our gradient step as make_problem(device, scale)."
-    else:
-        how = (f"We run it from that folder as `{script.command_line()}`"
-               + ("" if script.iteration == 1 else f"; the gradient in question is the one of its "
-                  f"iteration {script.iteration} (its {script.iteration}-th Tape.backward())") + ".")
-    return (f"{case.summary}\n\nThe program is in files/{eid}/ ({listing}); {how} We run warp-lang {warp_version} "
-            f"on the CPU.\n\n{QUESTION}")
+        return (f"{case.summary}\n\n{where}; `problem.py` wraps our gradient step as make_problem(device, scale). "
+                f"We run warp-lang {warp_version} on the CPU.\n\n{QUESTION}")
+    later = ("" if script.iteration == 1 else f" The gradient in question is the one of its iteration "
+             f"{script.iteration} (its {script.iteration}-th Tape.backward()).")
+    return (f"{case.summary}\n\n{where}; we run it from that folder as `{script.command_line()}`, with warp-lang "
+            f"{warp_version} on the CPU.{later}\n\n{QUESTION}")
 
 
 def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = "small",
