@@ -204,22 +204,29 @@ def test_mutation_operators_edit_the_users_script(tmp_path):
 
 @pytest.mark.slow
 def test_admission_of_a_script_mutant(tmp_path):
-    """The oracle admits the doubled backward of a plain script (captured
-    Problem, measured against its parent): class double_count, factor 2."""
+    """The oracle admits a mutant of a plain script, captured and measured
+    against its parent: moving a launch out of the tape (tape_scope) zeroes
+    the gradient (measured: signature zero on 4 of 4 items, ratio 0). A doubled
+    backward on one tape is rejected at the capture: the script reads .grad
+    only after the second backward, so no param is found at the first
+    (a limit of the capture, docs/diagnose.md)."""
     from harness.envs import installed_warp_version
     from harness.mutate.admit import admit_one, candidates, measure_parents
     from harness.mutate.sources import corpus_parents
 
-    corpus = make_tiny_script_corpus(tmp_path / "corpus", ["tiny-script-assign"])
-    [parent] = corpus_parents(corpus, programs="scripts")
-    cands, _ = candidates([parent], operators=["double_backward"])
+    corpus = make_tiny_script_corpus(tmp_path / "corpus")
+    parents = {p.id: p for p in corpus_parents(corpus, programs="scripts")}
     rel = installed_warp_version()
-    docs = measure_parents([parent], {rel: None}, jobs=1)
-    assert docs[(parent.id, rel)][0]["verdict"] == "agrees"
-    rec = admit_one(cands[0], docs, {rel: None})
+    docs = measure_parents(list(parents.values()), {rel: None}, jobs=1)
+    assert all(docs[(pid, rel)][0]["verdict"] == "agrees" for pid in parents)
+    [cand] = candidates([parents["tiny-script-inplace/fixed"]], operators=["statement_out_of_tape"])[0]
+    rec = admit_one(cand, docs, {rel: None})
     assert rec["admitted"], rec
-    assert rec["oracle"][rel]["signature"]["kind"] == "factor"
-    assert rec["oracle"][rel]["ratio_median"] == pytest.approx(2.0, rel=1e-3)
+    assert rec["oracle"][rel]["signature"]["kind"] == "zero"
+    assert rec["oracle"][rel]["ratio_median"] == 0.0
+    [cand] = candidates([parents["tiny-script-assign/main"]], operators=["double_backward"])[0]
+    rec = admit_one(cand, docs, {rel: None})
+    assert not rec["admitted"] and rec["stage"] == "build" and "no parameter found" in rec["reason"]
 
 
 def test_matrix_and_audit_keep_script_rows_apart():
