@@ -32,7 +32,7 @@ def _record(case, variant) -> dict:
     return {"case": case.id, "variant": variant.name, "form": case.form, "command": variant.script.command_line(),
             "iteration": variant.script.iteration, "captured": None, "why_not": None, "params": [],
             "objective": None, "stochastic": None, "capture_s": None, "rerun_s": None, "diagnosis_s": None,
-            "diagnosis": None, "expected": None}
+            "diagnosis": None, "expected": None, "oracle": None}
 
 
 def _fill(rec: dict, summary: dict | None, error: str | None) -> dict:
@@ -119,6 +119,21 @@ def add_diagnoses(records: list, run_doc: dict) -> list:
     return records
 
 
+def add_validation(records: list, validation_doc: dict) -> list:
+    """Fill ``oracle`` (``{"status", "verdict", "message"}``) of each record
+    from the script checks of a ``validate --programs scripts --json`` document
+    (first release in it): whether the case's label holds for the captured script."""
+    rels = list((validation_doc.get("releases") or {}).values())
+    checks = rels[0]["checks"] if rels else []
+    by = {(c["case"], c["variant"]): c for c in checks if c.get("program") == "script" and c.get("scale") == "small"}
+    for rec in records:
+        c = by.get((rec["case"], rec["variant"]))
+        if c is not None:
+            rec["oracle"] = {"status": c["status"], "verdict": (c.get("oracle") or {}).get("verdict"),
+                             "message": c.get("message")}
+    return records
+
+
 def summary(records: list) -> dict:
     """Counts and medians over the records: ``variants``, ``captured``,
     ``median_rerun_s``, ``median_capture_s``, ``median_diagnosis_s``,
@@ -128,7 +143,9 @@ def summary(records: list) -> dict:
         return statistics.median(xs) if xs else None
 
     diag = [r for r in records if r.get("diagnosis") and (r["diagnosis"].get("correct") is not None)]
-    return {"variants": len(records), "captured": sum(1 for r in records if r["captured"]),
+    checked = [r for r in records if r.get("oracle")]
+    return {"oracle_checked": len(checked), "oracle_passed": sum(1 for r in checked if r["oracle"]["status"] == "passed"),
+            "variants": len(records), "captured": sum(1 for r in records if r["captured"]),
             "median_rerun_s": med("rerun_s"), "median_capture_s": med("capture_s"),
             "median_diagnosis_s": med("diagnosis_s"), "diagnosed": len(diag),
             "verdict_correct": sum(1 for r in diag if r["diagnosis"]["correct"]["verdict"]),
@@ -150,16 +167,19 @@ def markdown(doc: dict) -> str:
              f"re-run {_s(s['median_rerun_s'], 3)}, per capture (discovery run and two determinism re-runs) "
              f"{_s(s['median_capture_s'])}, per diagnosis {_s(s['median_diagnosis_s'], 1)}"
              + (f"; the engine's verdict right on {s['verdict_correct']} of {s['diagnosed']}, class on "
-                f"{s['class_correct']}" if s["diagnosed"] else "") + ".", "",
+                f"{s['class_correct']}" if s["diagnosed"] else "")
+             + (f"; the oracle confirms the case's label on {s['oracle_passed']} of {s['oracle_checked']} captured "
+                "scripts" if s["oracle_checked"] else "") + ".", "",
              "Columns: the command the case runs (the `script:` block); whether the Problem was captured and, if "
              "not, why; the params (allocation site, dtype, shape) and the kind of objective (`loss`: the array "
              "passed to `backward(loss)`; `seeded`: the seed-weighted sum of `grads={...}`); seconds of the capture, "
              "of one re-run (what each objective or gradient evaluation costs) and of one diagnosis by the engine "
              "(`run --programs scripts`); the engine's verdict and top class, `!` when the verdict is wrong and "
-             "`x` when only the class is.", "",
+             "`x` when only the class is; the oracle's check of the case's label on the captured script "
+             "(`validate --programs scripts`).", "",
              "| case / variant | command | captured | params | objective | capture s | re-run s | diagnosis s "
-             "| diagnosis |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| diagnosis | label on the script (oracle) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in recs:
         if r["captured"]:
             cap = "yes" + (" (stochastic)" if r.get("stochastic") else "")
@@ -177,8 +197,11 @@ def markdown(doc: dict) -> str:
                 ds += "" if c["class"] else (" x" if c["verdict"] else " !")
         else:
             ds = "-"
+        o = r.get("oracle")
+        os_ = "-" if not o else f"{o['status']} ({o['verdict']})"
         lines.append(f"| {r['case']} / {r['variant']} | `{r['command']}` | {cap} | {params} | {obj} | "
-                     f"{_s(r.get('capture_s'))} | {_s(r.get('rerun_s'), 3)} | {_s(r.get('diagnosis_s'), 1)} | {ds} |")
+                     f"{_s(r.get('capture_s'))} | {_s(r.get('rerun_s'), 3)} | {_s(r.get('diagnosis_s'), 1)} | {ds} "
+                     f"| {os_} |")
     return "\n".join(lines) + "\n"
 
 

@@ -264,7 +264,7 @@ def test_capture_table_from_conversions_and_a_run(tmp_path):
     """capture-table renders one row per script variant: captured or why not,
     params by site, seconds per capture and re-run from the capture summary,
     seconds per diagnosis and the verdict from the run's script records."""
-    from harness.capture_table import add_diagnoses, document, from_conversions, markdown
+    from harness.capture_table import add_diagnoses, add_validation, document, from_conversions, markdown
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     cases, _ = load_corpus(corpus)
@@ -284,6 +284,10 @@ def test_capture_table_from_conversions_and_a_run(tmp_path):
         {"case": "tiny-script-inplace", "variant": "buggy", "scale": "small", "program": "adapter", "seconds": 99.0,
          "diagnosis": {"verdict": "no_bug", "classes": []}, "correct": None}]}
     add_diagnoses(recs, run_doc)
+    add_validation(recs, {"releases": {"1.19.0": {"checks": [
+        {"case": "tiny-script-inplace", "variant": "buggy", "scale": "small", "program": "script",
+         "status": "passed", "oracle": {"verdict": "wrong"}, "message": "wrong as expected"}]}}})
+    assert recs[0]["oracle"] == {"status": "passed", "verdict": "wrong", "message": "wrong as expected"}
     assert recs[0]["diagnosis_s"] == 12.5 and recs[0]["diagnosis"]["class"] == "overwrite"
     assert recs[1]["diagnosis_s"] is None
     doc = document(recs, ["conv.json", "run.json"])
@@ -291,6 +295,7 @@ def test_capture_table_from_conversions_and_a_run(tmp_path):
     assert doc["summary"]["median_rerun_s"] == 0.125 and doc["summary"]["verdict_correct"] == 1
     text = markdown(doc)
     assert "| tiny-script-inplace / buggy | `python train.py` | yes | `train.py:17` float32 (4,) | loss | 0.50 | " \
-           "0.125 | 12.5 | bug overwrite |" in text
+           "0.125 | 12.5 | bug overwrite | passed (wrong) |" in text
     assert "| tiny-script-inplace / fixed | `python train.py` | no: script: CaptureError: no backward |" in text
     assert "1 of 2 script variants captured" in text
+    assert "the oracle confirms the case's label on 1 of 1 captured scripts" in text

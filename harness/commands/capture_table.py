@@ -19,16 +19,19 @@ from ._common import _check_writable, _emit, _load, _read_json, cases_opt, corpu
               help="Take the captures from a `python -m harness.conversion --json` file instead of measuring.")
 @click.option("--run", "run_json", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A `run --programs scripts --json` file: seconds per diagnosis and the engine's verdicts.")
+@click.option("--validation", "validation_json", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A `validate --programs scripts --json` file: whether each case's label holds for its script.")
 @click.option("--from-json", "from_json", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Render this capture-table JSON again (no measurement).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the records here (e.g. docs/data/capture-table.json).")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
               help="Write the table here (e.g. docs/capture-table.md); default: print it.")
-def cmd(corpus, cases_glob, device, timeout_s, conversions_json, run_json, from_json, json_path, markdown_path):
+def cmd(corpus, cases_glob, device, timeout_s, conversions_json, run_json, validation_json, from_json, json_path,
+        markdown_path):
     """Capture every script variant of the corpus (the variants with a script: block) and tabulate:
     captured or not and why, params, objective kind, seconds per capture, per re-run and per diagnosis."""
-    from ..capture_table import add_diagnoses, document, from_conversions, load, markdown, measure
+    from ..capture_table import add_diagnoses, add_validation, document, from_conversions, load, markdown, measure
     from ..machine import describe, one_line
     from ..runner import write_json_atomic
 
@@ -57,6 +60,9 @@ def cmd(corpus, cases_glob, device, timeout_s, conversions_json, run_json, from_
         if run_json:
             add_diagnoses(recs, _read_json(run_json, "summary", "`defects4warp run --json`"))
             sources.append(run_json)
+        if validation_json:
+            add_validation(recs, _read_json(validation_json, "releases", "`defects4warp validate --json`"))
+            sources.append(validation_json)
         doc = document(recs, sources, one_line(describe()))
     if json_path:
         write_json_atomic(json_path, doc)
