@@ -95,7 +95,10 @@ def from_conversions(cases: list, doc: dict) -> list:
         if res is None:
             continue
         rec = _record(c, v)
-        _fill(rec, res.get("capture"), res.get("error"))
+        if res.get("refused"):
+            _fill(rec, None, "refused: " + res.get("note", "this Warp release refuses to build the program"))
+        else:
+            _fill(rec, res.get("capture"), res.get("error"))
         out.append(rec)
     return out
 

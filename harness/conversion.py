@@ -170,8 +170,9 @@ def compare_variant(folder, spec: dict, *, device: str = "cpu", scale: str = "sm
         ``unmatched_adapter``, ``objective`` (``{"capture", "adapter",
         "relative_difference"}``), ``gradient`` (per captured name:
         ``{"adapter", "shape", "relative_difference"}``), ``capture``
-        (the capture summary), ``seconds`` (per side), and ``error`` when
-        a side failed.
+        (the capture summary), ``seconds`` (per side), ``error`` when a side
+        failed, and ``refused`` (with ``agrees`` True) when this Warp release
+        refuses to build both alike (``WarpCodegenError`` on both sides).
     """
     folder = Path(folder)
     a = _side("adapter", folder, device, scale, None, timeout_s, python)
@@ -179,6 +180,12 @@ def compare_variant(folder, spec: dict, *, device: str = "cpu", scale: str = "sm
     out = {"agrees": False, "reasons": [], "pairs": {}, "unmatched_captured": [], "unmatched_adapter": [],
            "objective": None, "gradient": {}, "capture": (c.get("meta") or {}).get("capture"),
            "seconds": {"adapter": (a.get("meta") or {}).get("wall_s"), "script": (c.get("meta") or {}).get("wall_s")}}
+    refusal = "WarpCodegenError"
+    if "error" in a and "error" in c and refusal in a["error"] and refusal in c["error"]:
+        # this Warp release refuses to build the program: both sides alike (a refused label)
+        out.update(agrees=True, refused=True, note="both the adapter and the script are refused by this Warp "
+                   "release (WarpCodegenError)")
+        return out
     for side in (a, c):
         if "error" in side:
             out["error"] = side["error"]
