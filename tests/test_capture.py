@@ -186,6 +186,16 @@ def test_two_params_by_site_and_requires_grad_input_left_out():
     np.testing.assert_allclose(g["train.py:10:2"], [2 * np.sum(z)], rtol=1e-12)
 
 
+def test_repeated_backward_gradient_is_what_the_script_consumes():
+    p = capture("script_double")
+    c = np.array([1.0, 2.0, -1.0])
+    s = p.capture_summary()
+    assert list(p.params) == ["c"] and s["gradient_after_backward"] == 2
+    assert any("after backward 2" in a for a in s["assumptions"])
+    assert p.objective() == pytest.approx(float(np.sum(c ** 3)))
+    np.testing.assert_allclose(p.gradient()["c"], 2 * 3 * c ** 2)  # backward run twice without a zero between
+
+
 def test_param_override():
     p = capture("script_two_params", params=["train.py:10:2"])
     assert list(p.params) == ["train.py:10:2"]

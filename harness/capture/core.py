@@ -81,6 +81,10 @@ DEFAULT_TIMEOUT_S = 120.0
 #: script is stochastic (the determinism probe's threshold, harness/probes/determinism.py).
 JITTER_RTOL = 1e-6
 
+#: Backwards the discovery run follows past the k-th one while the script has not used a gradient yet
+#: (a loss assembled over several backwards: windows, a repeated backward) before it stops.
+MAX_EXTRA_BACKWARDS = 64
+
 #: Relative tolerance when comparing the seed-weighted objective with a loss the script prints.
 PRINT_RTOL = 1e-3
 
@@ -88,6 +92,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _HARNESS = os.path.dirname(_HERE) + os.sep
 _WARP = os.path.dirname(os.path.abspath(wp.__file__)) + os.sep
 _INTEROP = ("from_torch", "to_torch", "from_jax", "to_jax", "from_paddle", "to_paddle", "from_dlpack", "to_dlpack")
+#: Words on a printed line that say it reports the loss (the seed check reads numbers on such lines only).
+_LOSS_WORDS = re.compile(r"loss|objective|cost|error|\bmse\b|\brmse\b|\bmae\b|energy|residual|misfit", re.I)
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -158,7 +164,7 @@ class _Run:
         self.depth = 0
         self.quiet = 0
         self.reusing = None  # (param name, array) being re-initialised by __init__
-        self.next_site = None
+        self.next_site = {}  # id(new object) -> its site, from __new__ to __init__
         self.backwards = 0  # backward() calls completed (or reached, for the stop)
         self.injected = False
         self.pending = {}  # name -> values, params not yet allocated when the injection happened
@@ -170,6 +176,8 @@ class _Run:
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
+        self.next_objective = None
+        self.stop_seeds = set()  # discovery: trace labels of the seed buffers of the backward it stopped at  # discovery: the objective of the (k+1)-th backward (a print may follow an update)
         self.interop = []  # [(function, site)]
         self.interop_ids = set()
         self.in_interop = 0
@@ -234,18 +242,23 @@ def _install(run):
 
     def __new__(cls, *args, **kwargs):
         r = _ACTIVE_RUN
-        if r is not None and not r.quiet and r.depth == 0 and r.reusing is None:
+        st = _trace._ACTIVE
+        if r is not None and not r.quiet and r.depth == 0 and r.reusing is None and not (st is not None and st.busy):
             r.check_time()
             site = r.site()
             n = r.counts.get(site, 0) + 1
             r.counts[site] = n
-            r.next_site = (site[0], site[1], n)
+            site = (site[0], site[1], n)
             if cls is A and r.mode != "discover":
-                name = cap.by_site.get(r.next_site)
+                name = cap.by_site.get(site)
                 if name is not None:
                     P = cap.params[name]
                     r.reusing = (name, P)
+                    r.next_site[id(P)] = site
                     return P
+            obj = o_new(cls, *args, **kwargs) if o_new is not None else object.__new__(cls)
+            r.next_site[id(obj)] = site
+            return obj
         if o_new is not None:
             return o_new(cls, *args, **kwargs)
         return object.__new__(cls)
@@ -257,8 +270,7 @@ def _install(run):
         if r.reusing is not None and r.reusing[1] is self:
             name, P = r.reusing
             r.reusing = None
-            site = r.next_site
-            r.next_site = None
+            site = r.next_site.pop(id(P), None)
             tmp = object.__new__(A)
             r.depth += 1
             try:
@@ -282,8 +294,7 @@ def _install(run):
                 with _quiet(r):
                     P.assign(r.pending.pop(name))
             return None
-        site = r.next_site
-        r.next_site = None
+        site = r.next_site.pop(id(self), None)
         r.depth += 1
         try:
             o_init(self, *args, **kwargs)
@@ -333,43 +344,55 @@ def _install(run):
             return cur_bw(self, loss, grads, *a, **k)
         r.check_time()
         n = r.backwards + 1
-        if r.mode == "discover" and n == r.k + 1:
-            with _quiet(r):
-                r.next_backward_grads = {}
-                for P in r.rg:
-                    g = _grad(P)
-                    r.next_backward_grads[id(P)] = None if g is None else _np(g)
-            r.stopped = "next backward"
-            raise _Stop()
+        if r.mode == "discover" and n > r.k:
+            st = _trace._ACTIVE
+            if n > r.k + MAX_EXTRA_BACKWARDS or (st is not None and _consumed_since(st, r.kth["seq"])):
+                # the first backward after the script used a gradient: the next iteration
+                with _quiet(r):
+                    r.next_backward_grads = {}
+                    for P in r.rg:
+                        g = _grad(P)
+                        r.next_backward_grads[id(P)] = None if g is None else _np(g)
+                try:
+                    r.next_objective = _objective_at(r, loss, grads, n)[0]
+                except _Limit:
+                    r.next_objective = None
+                if st is not None and grads:
+                    r.stop_seeds = {st.arrays[id(v)]["label"] for v in grads.values() if id(v) in st.arrays}
+                r.stopped = "next iteration's backward"
+                raise _Stop()
+            res = cur_bw(self, loss, grads, *a, **k)
+            r.backwards = n
+            return res
         if r.mode == "train" and n >= r.k + r.n_train:
             r.stopped = "backward"
             raise _Stop()
         if n < r.k:
             r.backwards = n
             return cur_bw(self, loss, grads, *a, **k)
-        # the k-th backward (or a later one while training)
-        if not r.injected:
-            raise _Limit(f"no Tape recording started between backward {n - 1} and backward {n}: the capture sets "
-                         f"the params when the tape of iteration {n} starts recording (Tape.__enter__); use "
-                         f"--iteration or write a make_problem adapter")
-        if r.pending:
-            raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the re-run "
-                         f"(allocated at import time of a module outside the variant folder?): write a make_problem "
-                         f"adapter, or allocate them in the script")
-        value, info = _objective_at(r, loss, grads, n)
-        if n == r.k:
-            r.objective = value
-        if r.mode == "train":
-            r.losses.append(value)
-        if r.mode == "objective":
-            r.stopped = "objective"
-            raise _Stop()
-        if r.mode == "discover" and n == r.k:
-            r.kth = info
-            r.kth["seq"] = len(_trace._ACTIVE.events) if _trace._ACTIVE is not None else None
+        if n == r.k or r.mode == "train":
+            if not r.injected:
+                raise _Limit(f"no Tape recording started between backward {n - 1} and backward {n}: the capture "
+                             f"sets the params when the tape of iteration {n} starts recording (Tape.__enter__); "
+                             f"use --iteration or write a make_problem adapter")
+            if r.pending:
+                raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
+                             f"re-run (allocated at import time of a module outside the variant folder?): write a "
+                             f"make_problem adapter, or allocate them in the script")
+            value, info = _objective_at(r, loss, grads, n)
+            if n == r.k:
+                r.objective = value
+            if r.mode == "train":
+                r.losses.append(value)
+            if r.mode == "objective":
+                r.stopped = "objective"
+                raise _Stop()
+            if r.mode == "discover":
+                r.kth = info
+                r.kth["seq"] = len(_trace._ACTIVE.events) if _trace._ACTIVE is not None else None
         res = cur_bw(self, loss, grads, *a, **k)
         r.backwards = n
-        if r.mode == "gradient":
+        if r.mode == "gradient" and n >= r.cap.grad_after:
             with _quiet(r):
                 r.grad = {}
                 for name, P in r.cap.params.items():
@@ -398,7 +421,7 @@ def _install(run):
     def limit(msg):
         def refuse(*a, **k):
             r = _ACTIVE_RUN
-            if r is not None and not r.quiet and r.depth == 0:
+            if r is not None and not r.quiet and r.depth == 0 and _from_user(r):
                 raise _Limit(msg)
             return None
         return refuse
@@ -473,6 +496,25 @@ def _install(run):
 
         patch(wp, fname, interop)
     return saved
+
+
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+
+def _from_user(run) -> bool:
+    """Whether the call comes from the script's own files (the nearest frame outside Warp, the harness and the
+    standard library lies in the variant folder): a library that starts a helper process on its own (a font
+    cache, a compiler) is not the script starting one."""
+    root = str(run.cap.folder) + os.sep
+    f = sys._getframe(2)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename or "")
+        if f.f_code.co_filename.startswith("<") or fn.startswith(_WARP) or fn.startswith(_HARNESS) or (
+                fn.startswith(_STDLIB) and "site-packages" not in fn):
+            f = f.f_back
+            continue
+        return fn.startswith(root)
+    return False
 
 
 def _restore(saved):
@@ -552,6 +594,7 @@ class CapturedProblem:
         self.by_site = {}  # (file, line, occ) -> param name
         self.sites = {}  # name -> (file, line, occ)
         self.stochastic = False
+        self.grad_after = self.k  # gradient() copies .grad after this backward (where the script first uses it)
         self.summary = {}
         self.reruns = []  # seconds per re-run
         self._rel = {}
@@ -742,24 +785,65 @@ class _Tee(io.TextIOBase):
         return len(s)
 
 
-def _consumed(events, label, start, stop):
-    """How the script used the .grad of array ``label`` in ``events[start:stop]`` (a sorted list of
-    str), or None. A ``.grad`` read whose only use is zeroing or filling it does not count."""
-    grads, how, zeroed = set(), set(), False
+def _consumed_since(st, seq) -> bool:
+    """Whether the script used any gradient (a ``.grad`` read, ``.numpy()`` on one, one passed to a launch or
+    a host copy) in the live trace ``st`` after event ``seq``."""
+    if seq is None:
+        return True
+    grads = {rec["label"] for rec in st.arrays.values() if rec.get("grad_of") is not None}
+    for ev in st.events[seq + 1:]:
+        k = ev["kind"]
+        if k in ("grad_read", "grad_numpy"):
+            return True
+        if k == "launch" and grads & set(ev.get("reads") or []):
+            return True
+        if k == "host" and ev.get("src") in grads:
+            return True
+    return False
+
+
+def _consumed(events, label, start, stop, arrays=None):
+    """How the script used the .grad of array ``label`` in ``events[start:stop]``: ``(sorted list of str,
+    seq of the first use)``, or ``(None, None)``. A ``.grad`` read whose only use is zeroing or filling it
+    does not count. ``arrays`` (the trace's array table) names the grad arrays known before
+    (``tape.gradients[a]``)."""
+    grads = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") == label}
+    how, zeroed, first = set(), False, None
     for ev in events[start:stop]:
         k = ev["kind"]
+        use = None
         if k in ("grad_read", "grad_assign", "grad_numpy") and ev.get("array") == label:
             grads.add(ev["grad"])
-            how.add(".grad.numpy()" if k == "grad_numpy" else ".grad read")
+            use = ".grad.numpy()" if k == "grad_numpy" else ".grad read"
+        elif k == "grad_numpy" and ev.get("grad") in grads:
+            use = ".grad.numpy()"
         elif k == "launch" and grads & set(ev.get("reads") or []):
-            how.add("passed to a launch")
+            use = "passed to a launch"
         elif k == "host" and ev.get("src") in grads:
-            how.add(f"wp.{ev['op']}")
+            use = f"wp.{ev['op']}"
         elif k == "host" and ev.get("dest") in grads and ev.get("op") in ("zero_", "fill_"):
             zeroed = True
+        if use is not None:
+            how.add(use)
+            if first is None:
+                first = ev["seq"]
     if not how or (how == {".grad read"} and zeroed):
-        return None
-    return sorted(how)
+        return None, None
+    return sorted(how), first
+
+
+def _carried(events, label, start, arrays, later_seeds=()):
+    """Whether the .grad of ``label`` (or a copy of it) seeds a backward after ``start``: an adjoint handed
+    from one window's tape to the previous one, not a parameter's gradient."""
+    derived = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") == label}
+    for ev in events[start:]:
+        if ev["kind"] in ("grad_read", "grad_numpy") and ev.get("array") == label:
+            derived.add(ev["grad"])
+        elif ev["kind"] == "host" and ev.get("src") in derived and ev.get("dest"):
+            derived.add(ev["dest"])
+        elif ev["kind"] == "backward" and any(sd.get("seed") in derived for sd in ev.get("seeds") or []):
+            return True
+    return bool(derived & set(later_seeds))
 
 
 def _reachable(events, sinks, before):
@@ -786,7 +870,7 @@ def _printed_losses(text):
     """Numbers on printed lines that mention a loss or an objective."""
     out = []
     for line in text.splitlines():
-        if re.search(r"loss|objective|cost", line, re.I):
+        if _LOSS_WORDS.search(line):
             for m in _NUM.finditer(line):
                 tok = m.group(0)
                 if "." in tok or "e" in tok.lower():
@@ -870,7 +954,6 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     writes = {a for e in rec for a in e["writes"]}
     sinks = {s["target"] for s in b["seeds"] if s["target"]}
     needed = _reachable(events, sinks, b["seq"])
-    nb = next((e["seq"] for e in backs[k:]), len(events))
     objs = _label_objects(tr, run)
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
 
@@ -882,14 +965,16 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
             continue
         site = site_of.get(lab)
         why = None
-        how = _consumed(events, lab, b["seq"], nb)
+        how, first = _consumed(events, lab, b["seq"], len(events), rec_arrays)
         if lab not in needed:
             why = "the loss does not depend on it"
         elif how is None:
             why = "its .grad is not used after the backward"
+        elif _carried(events, lab, b["seq"] + 1, rec_arrays, run.stop_seeds):
+            why = "its .grad seeds a later backward (an adjoint handed from one tape to another)"
         elif site is None:
             why = "its allocation was not seen (allocated before the script ran)"
-        candidates.append({"label": lab, "site": site, "consumed": how, "why_not": why, "obj": o})
+        candidates.append({"label": lab, "site": site, "consumed": how, "first_use": first, "why_not": why, "obj": o})
     if spec.params:
         for want in spec.params:
             hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
@@ -910,6 +995,11 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
                            f"launches recorded for the {_ordinal(k)} backward, written by none of them, and has its "
                            f".grad used by the script afterwards (requires_grad leaves seen: {cands}). Name the "
                            f"params with --param FILE.py:LINE, or write a make_problem adapter")
+    # where the script first uses the params' gradient: after the k-th backward, or after a later one when its
+    # iteration runs several (a repeated backward, windows on several tapes)
+    firsts = [c["first_use"] for c in chosen if c.get("first_use") is not None]
+    if firsts:
+        cap.grad_after = k + sum(1 for e in backs[k:] if e["seq"] < min(firsts))
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -1002,7 +1092,8 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
     findings, assumptions = [], []
     if info["kind"] == "seeded":
         printed = _printed_losses(text)
-        if printed and not any(_matches_printed(run.objective, tok) for _, tok in printed):
+        mine = [v for v in (run.objective, run.next_objective) if v is not None]
+        if printed and not any(_matches_printed(v, tok) for v in mine for _, tok in printed):
             vals = [v for v, _ in printed][:10]
             alt = None
             s0 = info["seeds"][0]
@@ -1040,6 +1131,9 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                            "--param FILE.py:LINE)")
     assumptions.append(f"the params are set when the tape of iteration {k} starts recording (Tape.__enter__) and "
                        f"the objective is read when backward {k} is called")
+    if cap.grad_after > k:
+        assumptions.append(f"the script first uses the params' .grad after backward {cap.grad_after}, not after "
+                           f"backward {k}: gradient() is the .grad at that moment, as the script consumes it")
     other = [{"site": format_site(*c["site"]) if c["site"] else None, "why_not": c["why_not"]}
              for c in candidates if c["why_not"] is not None]
     return {
@@ -1050,6 +1144,7 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
         "recorded_launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == b["tape"]
                                  and e["epoch"] == b["epoch"]),
         "backwards_seen": sum(1 for e in events if e["kind"] == "backward"),
+        "gradient_after_backward": cap.grad_after,
         "stopped": stopped,
         "candidates": other,
         "assumptions": assumptions,
