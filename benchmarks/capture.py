@@ -7,8 +7,6 @@ with a warm kernel cache; this is measured here, not in a timed test.
 
 from pathlib import Path
 
-from harness.capture import ScriptSpec
-
 PROGRAMS = Path(__file__).resolve().parent.parent / "tests" / "programs"
 
 #: Scripts in the shapes users write: update by assign, an optimiser kernel, warp.optim.Adam,
@@ -24,15 +22,17 @@ class CaptureScript:
     timeout = 600
 
     def setup(self, name):
+        from harness.capture import ScriptSpec
         from harness.capture.core import capture_problem
 
         self.folder = PROGRAMS / name
-        self.problem = capture_problem(self.folder, ScriptSpec("train.py"))
+        self.spec = ScriptSpec("train.py")
+        self.problem = capture_problem(self.folder, self.spec)
 
     def time_capture(self, name):
         from harness.capture.core import capture_problem
 
-        capture_problem(self.folder, ScriptSpec("train.py"))
+        capture_problem(self.folder, self.spec)
 
     def time_rerun_objective(self, name):
         self.problem.objective()
@@ -57,10 +57,12 @@ class DiagnoseScript:
     repeat = 1
 
     def setup(self, name):
+        from harness.capture import ScriptSpec
         from harness.engines.reference import ReferenceEngine
 
         self.engine = ReferenceEngine(differential=False)
-        self.engine.diagnose(str(PROGRAMS / name), "cpu", "small", script=ScriptSpec("train.py"))  # warm the cache
+        self.spec = ScriptSpec("train.py")
+        self.engine.diagnose(str(PROGRAMS / name), "cpu", "small", script=self.spec)  # warm the kernel cache
 
     def time_diagnose(self, name):
-        self.engine.diagnose(str(PROGRAMS / name), "cpu", "small", script=ScriptSpec("train.py"))
+        self.engine.diagnose(str(PROGRAMS / name), "cpu", "small", script=self.spec)
