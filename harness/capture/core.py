@@ -221,10 +221,6 @@ class _Run:
                     a.assign(vals)
 
 
-def _frame_site(run, depth=2):
-    return run.site()
-
-
 def _install(run):
     """Wrap the names this run needs; returns the restore list."""
     saved = []
@@ -321,7 +317,6 @@ def _install(run):
     patch(A, "__init__", __init__)
 
     T = wp.Tape
-    o_enter, o_bw = T.__dict__["__enter__"], T.__dict__["backward"]
     # wrap what is installed now (the trace's wrappers during a traced call), not the originals
     cur_enter, cur_bw = T.__enter__, T.backward
 
