@@ -321,3 +321,21 @@ def test_run_scripts_with_the_reference_engine(tmp_path):
     assert doc["summary"]["verdict_accuracy"] == 1.0 and doc["summary"]["programs"] == "scripts"
     assert list(doc["summary"]["groups"]) == ["script"]
     assert "(script)" in res.stdout
+
+
+@pytest.mark.slow
+def test_oracle_judges_a_refused_script_on_warps_own_error():
+    """A script whose kernels this release refuses to build (1.19.0 refuses
+    ``dst[0].x *= s`` with backward enabled) is ``refused`` for the oracle,
+    as its adapter is, not an error of the capture."""
+    from harness.blind import neutral_copy
+    from harness.envs import installed_warp_version
+    from harness.oracle import measure_variant
+
+    if installed_warp_version() < "1.18":
+        pytest.skip("the refusal starts with Warp 1.18.0")
+    case = ROOT / "corpus" / "scanner-axis-scale-calibration" / "buggy"
+    with neutral_copy(case, drop=("problem.py",)) as p:
+        d = measure_variant(p, script={"entry": "train.py", "args": ["--points", "24", "--iters", "5"]})
+    assert d["verdict"] == "refused", d.get("message")
+    assert d["failure"]["stage"] == "capture" and "WarpCodegenError" in d["message"]

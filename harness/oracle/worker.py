@@ -292,7 +292,9 @@ def _load_problem(path, device, scale, script):
             spec = ScriptSpec(**json.loads(script))
             problem = capture_problem(path, spec, device)
         except Exception as exc:  # noqa: BLE001
-            raise _Stage("capture", exc) from exc
+            # a release that refuses to build the script's kernels: judged on Warp's own error
+            cause = exc.__cause__ if exc.__cause__ is not None and warp_build_error(exc.__cause__) else exc
+            raise _Stage("capture", cause) from exc
         try:
             return problem, check_problem(problem)
         except Exception as exc:  # noqa: BLE001
