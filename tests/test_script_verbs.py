@@ -332,7 +332,9 @@ def test_oracle_judges_a_refused_script_on_warps_own_error():
     from harness.envs import installed_warp_version
     from harness.oracle import measure_variant
 
-    if installed_warp_version() < "1.18":
+    from packaging.version import Version
+
+    if Version(installed_warp_version()) < Version("1.18.0"):
         pytest.skip("the refusal starts with Warp 1.18.0")
     case = ROOT / "corpus" / "scanner-axis-scale-calibration" / "buggy"
     with neutral_copy(case, drop=("problem.py",)) as p:
