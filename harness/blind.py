@@ -62,15 +62,20 @@ def hint_findings(folder: str | Path) -> list:
 
 
 @contextlib.contextmanager
-def neutral_copy(variant_dir: str | Path):
+def neutral_copy(variant_dir: str | Path, drop: tuple = ()):
     """Copy a variant folder to ``<tmp>/d4w-XXXX/program`` and yield that path.
 
-    The copy is removed on exit. Caches and hidden files are not copied.
+    The copy is removed on exit. Caches and hidden files are not copied, nor
+    the top-level files named in ``drop`` (``("problem.py",)`` when a
+    converted variant runs as its script, so only the user's files are seen).
     """
     tmp = tempfile.mkdtemp(prefix="d4w-")
     dst = Path(tmp) / "program"
     try:
         shutil.copytree(variant_dir, dst, ignore=_IGNORE)
+        for name in drop:
+            if (dst / name).is_file():
+                (dst / name).unlink()
         yield dst
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -3,8 +3,10 @@
 The format is documented in docs/case-format.md and formalised in
 ``harness/schemas/case.schema.json``. Loading validates the YAML against the
 schema and then checks what a schema cannot: the id equals the folder name,
-every variant entry has a folder with ``problem.py`` and vice versa, Warp
-specifiers parse, and the classes fit the verdict.
+every variant entry has a folder with ``problem.py`` (or, for a case with a
+``script:`` block, the script's entry file) and vice versa, the script block
+fits the files and the ``tags.form``, Warp specifiers parse, and the classes
+fit the verdict.
 """
 
 from __future__ import annotations
@@ -24,6 +26,19 @@ from packaging.version import Version
 from .taxonomy import CLASSES
 
 SCALES = ("small", "production")
+
+#: Values of ``tags.form``: ``adapter`` (every variant is a ``problem.py``),
+#: ``script`` (the variants are the user's files, run through the ``script:``
+#: block, no ``problem.py``), ``both`` (converted: each variant holds the
+#: script and an adapter).
+FORMS = ("adapter", "script", "both")
+
+#: Which programs a run uses (``--programs``): ``auto`` each variant once, by
+#: its adapter where it has one and by its script otherwise; ``adapters`` only
+#: variants with a ``problem.py``; ``scripts`` only variants with a script,
+#: run as scripts (a run scored on script variants alone); ``all`` every
+#: program, so a converted variant runs twice.
+PROGRAMS = ("auto", "adapters", "scripts", "all")
 
 #: Largest ``case.yaml`` the loader reads, bytes (the biggest bundled one is
 #: under 8 KiB; 1 MiB stops a runaway or hostile file before YAML parses it).
@@ -95,12 +110,85 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class ScriptBlock:
+    """The ``script:`` block of a ``case.yaml``: how a script variant runs.
+
+    Attributes
+    ----------
+    entry : str
+        File run as ``__main__``, relative to the variant folder.
+    args : tuple[str, ...]
+        Command-line arguments given to it.
+    iteration : int
+        The k-th ``Tape.backward()`` defines the Problem (>= 1).
+    params : tuple[str, ...] or None
+        Override of the captured parameters (allocation sites
+        ``file.py:LINE[:OCCURRENCE]``); None lets the capture choose.
+    """
+
+    entry: str
+    args: tuple = ()
+    iteration: int = 1
+    params: tuple | None = None
+
+    def to_json(self) -> dict:
+        """The block as a JSON-able dict (the fields of ``defects4warp.capture.ScriptSpec``)."""
+        return {"entry": self.entry, "args": list(self.args), "iteration": self.iteration,
+                "params": None if self.params is None else list(self.params)}
+
+    def spec(self):
+        """This block as a ``defects4warp.capture.ScriptSpec`` (what an engine is given)."""
+        from .capture import ScriptSpec
+
+        return ScriptSpec(entry=self.entry, args=list(self.args), iteration=self.iteration,
+                          params=None if self.params is None else list(self.params))
+
+    def command_line(self) -> str:
+        """How a user runs it: ``python ENTRY ARGS...`` (shell-quoted)."""
+        import shlex
+
+        return " ".join(shlex.quote(x) for x in ["python", self.entry, *self.args])
+
+
+@dataclass(frozen=True)
 class Variant:
-    """One program of a case: a folder holding ``problem.py``."""
+    """One program of a case: a folder holding ``problem.py`` (an adapter),
+    the case's script entry file, or both.
+
+    Attributes
+    ----------
+    script : ScriptBlock or None
+        The case's ``script:`` block when this folder holds its entry file.
+    adapter : bool
+        True when the folder holds ``problem.py``.
+    """
 
     name: str
     path: Path
     expectations: tuple
+    script: ScriptBlock | None = None
+    adapter: bool = True
+
+    @property
+    def form(self) -> str:
+        """``adapter``, ``script`` or ``both`` (what this folder holds)."""
+        if self.script is None:
+            return "adapter"
+        return "both" if self.adapter else "script"
+
+    def programs(self, which: str = "auto") -> list:
+        """The programs of this variant a run with ``--programs which`` uses:
+        a list of ``"adapter"`` / ``"script"`` (see :data:`PROGRAMS`)."""
+        if which not in PROGRAMS:
+            raise ValueError(f"programs must be one of {PROGRAMS}, not {which!r}")
+        have = (["adapter"] if self.adapter else []) + (["script"] if self.script is not None else [])
+        if which == "auto":
+            return have[:1]
+        if which == "adapters":
+            return [p for p in have if p == "adapter"]
+        if which == "scripts":
+            return [p for p in have if p == "script"]
+        return have
 
     def expectation_for(self, warp_version: str, scale: str) -> Expectation | None:
         """The first expectation that applies, or None (the variant is unscored)."""
@@ -126,6 +214,8 @@ class Case:
     variants: tuple
     requires: tuple = ()
     objectives_differ: str | None = None
+    form: str = "adapter"
+    script: ScriptBlock | None = None
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -197,16 +287,26 @@ def load_case(case_dir: str | Path) -> Case:
     if data["id"] != case_dir.name:
         raise CaseFormatError(yml, "id", f"'{data['id']}' differs from the folder name '{case_dir.name}'")
 
-    on_disk = sorted(p.name for p in case_dir.iterdir() if p.is_dir() and (p / "problem.py").is_file())
+    script = _script_block(yml, data.get("script"))
+    entry = script.entry if script else None
+
+    def holds(p: Path) -> list:
+        return [f for f in ("problem.py", entry) if f and (p / f).is_file()]
+
+    on_disk = sorted(p.name for p in case_dir.iterdir() if p.is_dir() and holds(p))
     declared = sorted(data["variants"])
+    what = "a problem.py" + (f" or the script entry {entry}" if entry else "")
     for name in declared:
         if name not in on_disk:
-            raise CaseFormatError(yml, f"variants.{name}", f"no folder {name}/ with a problem.py next to case.yaml")
+            raise CaseFormatError(yml, f"variants.{name}", f"no folder {name}/ with {what} next to case.yaml")
     for name in on_disk:
         if name not in declared:
-            raise CaseFormatError(yml, "variants", f"folder {name}/ holds a problem.py but has no entry under variants")
+            has = holds(case_dir / name)
+            what_ = " and ".join(("a problem.py" if f == "problem.py" else f"the script entry {f}") for f in has)
+            raise CaseFormatError(yml, "variants", f"folder {name}/ holds {what_} but has no entry under variants")
     for name in declared:
         _check_variant_files(case_dir / name, case_dir, f"variants.{name}")
+    form = _check_form(yml, data, script, {n: holds(case_dir / n) for n in declared})
 
     variants = []
     for name in declared:
@@ -224,7 +324,9 @@ def load_case(case_dir: str | Path) -> Case:
                     )
             exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale"),
                                     raw.get("objectives_differ")))
-        variants.append(Variant(name, case_dir / name, tuple(exps)))
+        has = holds(case_dir / name)
+        variants.append(Variant(name, case_dir / name, tuple(exps), script if entry in has else None,
+                                "problem.py" in has))
 
     tags = data["tags"]
     return Case(
@@ -240,7 +342,64 @@ def load_case(case_dir: str | Path) -> Case:
         variants=tuple(variants),
         requires=tuple(data.get("requires", ())),
         objectives_differ=data.get("objectives_differ"),
+        form=form,
+        script=script,
     )
+
+
+def _script_block(yml: Path, raw) -> ScriptBlock | None:
+    """The checked ``script:`` block (the schema has checked the types)."""
+    if raw is None:
+        return None
+    entry = raw["entry"]
+    parts = Path(entry).parts
+    if Path(entry).is_absolute() or ".." in parts:
+        raise CaseFormatError(yml, "script.entry", f"'{entry}' must be a path inside the variant folder "
+                              "(relative, no '..')")
+    params = raw.get("params")
+    if params is not None:
+        for i, site in enumerate(params):
+            if ".." in Path(site.rsplit(":", 2)[0]).parts or site.startswith("/"):
+                raise CaseFormatError(yml, f"script.params.{i}", f"'{site}' must name a file inside the variant folder")
+    return ScriptBlock(entry, tuple(raw.get("args", ())), int(raw.get("iteration", 1)),
+                       None if params is None else tuple(params))
+
+
+def _check_form(yml: Path, data: dict, script: ScriptBlock | None, holds: dict) -> str:
+    """Check that ``tags.form``, the ``script:`` block and what each variant
+    folder holds agree; return the form (inferred from the folders when the
+    tag is absent: ``both`` when every variant holds both programs, else ``script``)."""
+    form = data["tags"].get("form")
+    if script is None:
+        if form in ("script", "both"):
+            raise CaseFormatError(yml, "script", f"tags.form is '{form}' but there is no script: block "
+                                  "(entry, args, iteration) saying how to run the variants")
+        return "adapter"
+    for name, has in holds.items():
+        if script.entry not in has:
+            raise CaseFormatError(yml, "script.entry", f"variant folder {name}/ has no file {script.entry}: "
+                                  "every variant of a case with a script: block holds the entry file")
+        for i, site in enumerate(script.params or ()):
+            f = site.rsplit(":", 2)[0] if site.count(":") == 2 else site.rsplit(":", 1)[0]
+            if not (yml.parent / name / f).is_file():
+                raise CaseFormatError(yml, f"script.params.{i}", f"'{site}' names {f}, which variant folder "
+                                      f"{name}/ does not hold")
+    all_both = all("problem.py" in has for has in holds.values())
+    if form is None:
+        return "both" if all_both else "script"
+    if form == "adapter":
+        raise CaseFormatError(yml, "tags.form", "is 'adapter' but the case has a script: block (tag it "
+                              "'script', or 'both' when every variant also holds a problem.py)")
+    if form == "both" and not all_both:
+        missing = sorted(n for n, has in holds.items() if "problem.py" not in has)
+        raise CaseFormatError(yml, "tags.form", f"is 'both' but variant folder(s) {', '.join(m + '/' for m in missing)} "
+                              "hold no problem.py (tag it 'script', or add the adapter)")
+    if form == "script":
+        extra = sorted(n for n, has in holds.items() if "problem.py" in has)
+        if extra:
+            raise CaseFormatError(yml, "tags.form", f"is 'script' but variant folder(s) "
+                                  f"{', '.join(m + '/' for m in extra)} hold a problem.py (tag it 'both')")
+    return form
 
 
 def _check_inside(path: Path, root: Path, field_: str) -> None:
@@ -272,6 +431,17 @@ def _check_variant_files(folder: Path, case_dir: Path, field_: str) -> None:
                                   "bytes for one file of a variant")
         if not (p.is_file() or p.is_dir()):
             raise CaseFormatError(p, field_, "is neither a regular file nor a folder")
+
+
+def _is_script_folder(folder: Path) -> bool:
+    """True when ``folder`` holds a Python file with ``if __name__ == "__main__"``."""
+    for f in folder.glob("*.py"):
+        try:
+            if "__main__" in f.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def default_corpus() -> Path:
@@ -325,6 +495,6 @@ def load_corpus(corpus: str | Path, pattern: str = "*") -> tuple:
     pats = [p.strip() for p in pattern.split(",") if p.strip()] or ["*"]
     for d in sorted(Path(corpus).iterdir()):
         if (d.is_dir() and not (d / "case.yaml").is_file() and any(fnmatch.fnmatch(d.name, q) for q in pats)
-                and any((v / "problem.py").is_file() for v in d.iterdir() if v.is_dir())):
+                and any((v / "problem.py").is_file() or _is_script_folder(v) for v in d.iterdir() if v.is_dir())):
             errors.append(CaseFormatError(d, "", "holds variant folders but no case.yaml"))
     return cases, errors

@@ -24,6 +24,12 @@ refused variant (its expectation on one Warp release):
     the variant's sources exactly as in the corpus (``problem.py`` and its
     sibling modules; ``__pycache__`` left out).
 
+A variant exported as its script (``programs="scripts"``, or ``auto`` for a
+variant with no ``problem.py``) ships only the user's files (no
+``problem.py``, never ``case.yaml``); its prompt names the command that runs
+it (``python train.py --iters 3``, from the ``script:`` block) and its eval
+has ``run: {"entry", "args", "command"}`` and ``program: "script"``.
+
 Nothing inside ``files/`` carries a label: the folder names are neutral and
 the sources are the blinded variant sources (:func:`defects4warp.blind.hint_findings`).
 """
@@ -67,19 +73,28 @@ def goal_sentence(summary: str) -> str:
     return summary_sentences(summary)[0]
 
 
-def task_prompt(case, eid: str, listing: str, warp_version: str) -> str:
+def task_prompt(case, eid: str, listing: str, warp_version: str, script=None) -> str:
     """The prompt of one exported task: the user's goal, the neutral
-    observation, where the files are, and the question. It depends on the
-    case only, never on the variant, so it is true of every variant and does
-    not tell the buggy one from the others."""
-    return (f"{goal_sentence(case.summary)} {OBSERVATION}\n\nThe program is in files/{eid}/ ({listing}); `problem.py` "
-            f"wraps our gradient step as make_problem(device, scale). We run warp-lang {warp_version} on the CPU.\n\n"
-            f"{QUESTION}")
+    observation, where the files are (and, for a script, the command that
+    runs it), and the question. It depends on the case and the program only,
+    never on the variant, so it is true of every variant and does not tell
+    the buggy one from the others."""
+    where = f"The program is in files/{eid}/ ({listing})"
+    if script is None:
+        how = (f"{where}; `problem.py` wraps our gradient step as make_problem(device, scale). "
+               f"We run warp-lang {warp_version} on the CPU.")
+    else:
+        later = ("" if script.iteration == 1 else f" The gradient in question is the one of its iteration "
+                 f"{script.iteration} (its {script.iteration}-th Tape.backward()).")
+        how = (f"{where}; we run it from that folder as `{script.command_line()}`, with warp-lang "
+               f"{warp_version} on the CPU.{later}")
+    return f"{goal_sentence(case.summary)} {OBSERVATION}\n\n{how}\n\n{QUESTION}"
 
 
-def eval_id(case_id: str, variant: str) -> str:
-    """``<case id>-<6 hex>``: stable, unique per variant, and free of the variant's name."""
-    return f"{case_id}-{hashlib.sha1(f'{case_id}/{variant}'.encode()).hexdigest()[:6]}"
+def eval_id(case_id: str, variant: str, program: str = "adapter") -> str:
+    """``<case id>-<6 hex>``: stable, unique per variant and program, and free of the variant's name."""
+    key = f"{case_id}/{variant}" + ("" if program == "adapter" else f"#{program}")
+    return f"{case_id}-{hashlib.sha1(key.encode()).hexdigest()[:6]}"
 
 
 def _caveat(case, variant) -> str | None:
@@ -124,7 +139,8 @@ def _expected_output(case, exp) -> str:
     return f"{head} {case.explanation}" if exp.verdict != "no_bug" or exp.classes != ("correct",) else head
 
 
-def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = "small") -> dict:
+def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = "small",
+                       programs: str = "auto") -> dict:
     """Write ``evals.json`` and ``files/`` for ``cases`` under ``out_dir``.
 
     Parameters
@@ -136,6 +152,10 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
         The release whose expectations are exported.
     scale : str
         ``small`` or ``production``.
+    programs : str, default "auto"
+        Which program of each variant becomes a task (:data:`defects4warp.case.PROGRAMS`):
+        ``auto`` the adapter where there is one, else the script; ``scripts``
+        only script variants, as the user's files alone.
 
     Returns
     -------
@@ -151,18 +171,28 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
             exp = v.expectation_for(warp_version, scale)
             if exp is None:
                 continue
-            eid = eval_id(case.id, v.name)
-            dest = tmp / "files" / eid
-            shutil.copytree(v.path, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            files = sorted(p.relative_to(tmp).as_posix() for p in dest.rglob("*") if p.is_file())
-            listing = ", ".join(f.split("/", 2)[2] for f in files)
-            prompt = task_prompt(case, eid, listing, warp_version)
-            evals.append({
-                "id": eid, "case": case.id, "split": case.split, "prompt": prompt, "files": files,
-                "expected_output": _expected_output(case, exp),
-                "assertions": _assertions(exp, _caveat(case, v)),
-                "expected": {"verdict": exp.verdict, "classes": list(exp.classes), "warp": warp_version, "scale": scale},
-            })
+            for program in v.programs(programs):
+                script = v.script if program == "script" else None
+                eid = eval_id(case.id, v.name, program)
+                dest = tmp / "files" / eid
+                shutil.copytree(v.path, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                if script is not None and (dest / "problem.py").is_file():
+                    (dest / "problem.py").unlink()  # the adapter of a converted variant: not the user's file
+                files = sorted(p.relative_to(tmp).as_posix() for p in dest.rglob("*") if p.is_file())
+                listing = ", ".join(f.split("/", 2)[2] for f in files)
+                ev = {
+                    "id": eid, "case": case.id, "split": case.split,
+                    "prompt": task_prompt(case, eid, listing, warp_version, script), "files": files,
+                    "expected_output": _expected_output(case, exp),
+                    "assertions": _assertions(exp, _caveat(case, v)),
+                    "expected": {"verdict": exp.verdict, "classes": list(exp.classes), "warp": warp_version,
+                                 "scale": scale},
+                    "program": program,
+                }
+                if script is not None:
+                    ev["run"] = {"entry": script.entry, "args": list(script.args), "iteration": script.iteration,
+                                 "command": script.command_line()}
+                evals.append(ev)
     doc = {"format": FORMAT, "version": 1, "warp": warp_version, "scale": scale, "evals": evals}
     (tmp / "evals.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     if out_dir.exists():

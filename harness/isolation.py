@@ -197,13 +197,15 @@ def run_worker(
     memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
     python: str | None = None,
     file_bytes: int | None = DEFAULT_FILE_BYTES,
+    script=None,
 ) -> WorkerResult:
     """Measure the variant folder ``path`` in a subprocess.
 
     Parameters
     ----------
     path : path-like
-        A (neutral copy of a) variant folder holding ``problem.py``.
+        A (neutral copy of a) variant folder holding ``problem.py``, or the
+        user's script files when ``script`` is given.
     device, scale : str
         Passed to ``make_problem``.
     options : dict, optional
@@ -216,6 +218,10 @@ def run_worker(
         Interpreter to use (default: this one).
     file_bytes : int or None
         RLIMIT_FSIZE of the worker (default :data:`DEFAULT_FILE_BYTES`); None for no limit.
+    script : defects4warp.capture.ScriptSpec, optional
+        Capture the Problem from this script of ``path`` (passed to the worker
+        as a JSON file, :func:`defects4warp.capture.capture_problem`) instead of
+        importing ``problem.py``.
 
     Every process the program starts carries a token in its environment
     (:data:`TOKEN_VAR`) and is killed when the worker ends, however it
@@ -230,6 +236,11 @@ def run_worker(
             "--device", device, "--scale", scale, "--out", out,
             "--options", json.dumps(options or {}),
         ]
+        if script is not None:
+            spec_file = os.path.join(tmp, "script.json")
+            with open(spec_file, "w") as f:
+                f.write(script.to_json() if hasattr(script, "to_json") else json.dumps(script))
+            cmd += ["--script", spec_file]
         env = dict(os.environ)
         env["PYTHONPATH"] = child_pythonpath(env)  # this package only, not this environment's site-packages
         env.setdefault("PYTHONHASHSEED", "0")

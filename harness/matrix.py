@@ -21,7 +21,8 @@ from .validate import validate_cases
 
 def measure_release(release: str, cases: list, engine_factory, device: str = "cpu", jobs: int = 1,
                     timeout_s: float = 300.0, on_result=None, validation: list | None = None,
-                    run_doc: dict | None = None, store=None, fresh: bool = False, executor=None) -> dict:
+                    run_doc: dict | None = None, store=None, fresh: bool = False, executor=None,
+                    programs: str = "auto") -> dict:
     """Ground truth and one engine run on ``release`` (an isolated environment).
 
     ``validation`` (check dicts from ``validate --json``) and ``run_doc`` (a
@@ -30,6 +31,8 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
     ``store``, ``fresh`` and ``executor`` are passed to
     :func:`defects4warp.validate.validate_cases` and :func:`defects4warp.runner.run`
     (results reused from the result store are counted in ``reused``).
+    ``programs`` chooses the adapter and/or script of each variant
+    (:data:`defects4warp.case.PROGRAMS`); a script's row is labelled ``variant (script)``.
 
     Returns
     -------
@@ -45,12 +48,12 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
     stats = {}
     if validation is None:
         checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=release, store=store,
-                                fresh=fresh, executor=executor, stats=stats)
+                                fresh=fresh, executor=executor, stats=stats, programs=programs)
         validation = [v.to_dict() for cc in checks for v in cc.variants]
     else:
         reused_s += sum(float(c.get("seconds") or 0.0) for c in validation) / max(1, jobs)
     if run_doc is None:
-        run_doc = run(plan(cases), engine_factory(python), device=device, jobs=jobs, warp_version=version,
+        run_doc = run(plan(cases, programs=programs), engine_factory(python), device=device, jobs=jobs, warp_version=version,
                       python=python, on_result=on_result, store=store, fresh=fresh, executor=executor,
                       release=release)
     else:
@@ -62,7 +65,7 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
 
 def measure_releases(releases: list, cases: list, engine_factory, device: str = "cpu", jobs: int = 1,
                      timeout_s: float = 300.0, truth: dict | None = None, runs: dict | None = None, store=None,
-                     fresh: bool = False, executor=None, on_release=None) -> dict:
+                     fresh: bool = False, executor=None, on_release=None, programs: str = "auto") -> dict:
     """:func:`measure_release` for every release at once: one client thread
     per release submits its work items to the shared ``executor``, so a Dask
     cluster sees the whole matrix (cases x variants x scales x releases) and
@@ -92,7 +95,7 @@ def measure_releases(releases: list, cases: list, engine_factory, device: str = 
     def one(rel):
         r = measure_release(rel, cases, engine_factory, device=device, jobs=jobs, timeout_s=timeout_s,
                             validation=truth.get(rel), run_doc=runs.get(rel), store=store, fresh=fresh,
-                            executor=executor)
+                            executor=executor, programs=programs)
         if on_release:
             with lock:
                 on_release(r)
@@ -104,7 +107,10 @@ def measure_releases(releases: list, cases: list, engine_factory, device: str = 
 
 
 def _key(r: dict) -> tuple:
-    return (r["case"], r["variant"], r["scale"])
+    """(case, variant label, scale) of a run record or a validation check; the
+    label of a script program is ``variant (script)``."""
+    label = r["variant"] + (" (script)" if r.get("program") == "script" else "")
+    return (r["case"], label, r["scale"])
 
 
 def _num(x):
@@ -166,7 +172,7 @@ def matrix_markdown(doc: dict) -> str:
     rels = list(doc["releases"])
     rows = {}
     for rel, r in doc["releases"].items():
-        checks = {(c["case"], c["variant"], c["scale"]): c for c in r["validation"]}
+        checks = {_key(c): c for c in r["validation"]}
         for res in r["run"]["results"]:
             k = _key(res)
             cell = f"{_truth(checks.get(k))} / {_top(res['diagnosis'])}"
@@ -248,8 +254,8 @@ def audit(doc: dict, a: str, b: str) -> dict:
         either release; the audit command then exits non-zero), ``noise``.
     """
     ra, rb = doc["releases"][a], doc["releases"][b]
-    va = {(c["case"], c["variant"], c["scale"]): c for c in ra["validation"]}
-    vb = {(c["case"], c["variant"], c["scale"]): c for c in rb["validation"]}
+    va = {_key(c): c for c in ra["validation"]}
+    vb = {_key(c): c for c in rb["validation"]}
     out = {"from": a, "to": b, "truth_changes": [], "verdict_flips": [], "probe_changes": [], "cost_changes": [],
            "contradictions": []}
     for rel, v in ((a, va), (b, vb)):

@@ -11,6 +11,7 @@ item and the run goes on.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import math
 import os
@@ -29,21 +30,38 @@ from .scoring import judge, summarize, summarize_groups
 
 @dataclass(frozen=True)
 class RunItem:
+    """One (case, variant, scale, program) to diagnose or validate.
+
+    ``program`` is ``"adapter"`` (the variant's ``problem.py``) or
+    ``"script"`` (the user's script, run through the case's ``script:`` block).
+    """
+
     case: Case
     variant: Variant
     scale: str
+    program: str = "adapter"
 
     @property
     def label(self) -> str:
         s = "" if self.scale == "small" else f"@{self.scale}"
-        return f"{self.case.id}/{self.variant.name}{s}"
+        p = " (script)" if self.program == "script" else ""
+        return f"{self.case.id}/{self.variant.name}{s}{p}"
+
+    @property
+    def script(self):
+        """The ``ScriptBlock`` this item runs, or None for an adapter item."""
+        return self.variant.script if self.program == "script" else None
 
 
-def plan(cases: list, scales: tuple | None = None) -> list:
+def plan(cases: list, scales: tuple | None = None, programs: str = "auto") -> list:
     """The run items for ``cases``.
 
     ``scales`` None means: ``small`` always, ``production`` where an
     expectation names it. An explicit tuple runs exactly those scales.
+    A script is one program at the size its ``args`` give, so a script item
+    runs at ``small`` only (its expectation for ``small`` scores it).
+    ``programs`` (:data:`defects4warp.case.PROGRAMS`) chooses the adapter and/or
+    the script of each variant; a variant with neither chosen is left out.
     """
     items = []
     for c in cases:
@@ -52,8 +70,26 @@ def plan(cases: list, scales: tuple | None = None) -> list:
                 want = ["small"] + (["production"] if any(e.scale == "production" for e in v.expectations) else [])
             else:
                 want = list(scales)
-            items += [RunItem(c, v, s) for s in want]
+            for prog in v.programs(programs):
+                ss = want if prog == "adapter" else [s for s in want if s == "small"]
+                items += [RunItem(c, v, s, prog) for s in ss]
     return items
+
+
+def accepts_script(engine) -> bool:
+    """True when ``engine.diagnose`` takes a ``script=`` keyword (or ``**kwargs``)."""
+    try:
+        sig = inspect.signature(engine.diagnose)
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "script" or p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+
+
+def item_copy(item: RunItem):
+    """Context manager yielding the neutral copy an engine or the oracle is
+    given: the variant folder, without ``problem.py`` for a script item (the
+    user's files only)."""
+    return neutral_copy(item.variant.path, drop=("problem.py",) if item.program == "script" else ())
 
 
 def skipped_record(item: RunItem, python: str | None = None) -> dict | None:
@@ -66,7 +102,7 @@ def skipped_record(item: RunItem, python: str | None = None) -> dict | None:
     if not missing:
         return None
     return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
-            "domain": item.case.domain, "split": item.case.split, "expected": None,
+            "domain": item.case.domain, "split": item.case.split, "program": item.program, "expected": None,
             "diagnosis": {"verdict": "skipped", "classes": [], "signature": None, "evidence": [],
                           "cost": {"wall_s": 0.0}},
             "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
@@ -83,6 +119,7 @@ def score_item(item: RunItem, diag: dict, seconds: float, warp_version: str) -> 
         "scale": item.scale,
         "domain": item.case.domain,
         "split": item.case.split,
+        "program": item.program,
         "expected": expected,
         "diagnosis": diag,
         "correct": judge(expected, diag),
@@ -101,11 +138,18 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     if skipped:
         return skipped
     try:
-        with neutral_copy(item.variant.path) as path:
+        kw = {}
+        if item.program == "script":
+            if not accepts_script(engine):
+                diag = error_diagnosis(f"engine {engine.name} does not accept script variants (its diagnose() "
+                                       "takes no script= argument); run with --programs adapters", 0.0, device)
+                return score_item(item, diag, time.perf_counter() - t0, warp_version)
+            kw["script"] = item.variant.script.spec()
+        with item_copy(item) as path:
             if getattr(engine, "wants_summary", False):
-                diag = engine.diagnose(str(path), device, item.scale, summary=item.case.summary)
+                diag = engine.diagnose(str(path), device, item.scale, summary=item.case.summary, **kw)
             else:
-                diag = engine.diagnose(str(path), device, item.scale)
+                diag = engine.diagnose(str(path), device, item.scale, **kw)
         problem = check_diagnosis(diag)
         if problem:
             diag = error_diagnosis(f"engine returned an invalid diagnosis: {problem}", time.perf_counter() - t0, device)
@@ -282,6 +326,8 @@ def run(
             finish(i, rec)
             continue
         fields = diagnosis_fields(it.variant.path, engine, warp_version, device, it.scale) if store is not None else None
+        if fields is not None and it.program == "script":
+            fields["script"] = it.variant.script.to_json()
         hit = None if (fresh or fields is None) else store.get(fields)
         if hit is not None:
             reused += 1

@@ -17,6 +17,11 @@ expectation on this release:
 * ``refused``: the verdict must be ``refused`` (this release refuses to
   build or run the program).
 
+A variant that holds a script is validated as the script when the item's
+program is ``script`` (``validate --programs scripts``): the oracle captures
+its Problem from the user's files (:mod:`defects4warp.capture`, protocol
+infrastructure) and its fixed twin is measured as its script too.
+
 Each check gets a status: ``passed``; ``failed`` (the oracle contradicts the
 tags, or the variant errs); ``unresolved`` (the oracle cannot resolve the
 gradient above the objective's noise: not a pass); ``skipped`` (no
@@ -27,6 +32,7 @@ checked: the case format, and that variant sources hold no hint words
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 
@@ -75,6 +81,7 @@ class VariantCheck:
     status: str = "passed"
     oracle: dict | None = None
     pair: dict | None = None
+    program: str = "adapter"
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -144,25 +151,37 @@ class _Measurements:
         with self._lock:
             self._slots.clear()
 
-    def get(self, path, scale, python, device, timeout_s, knobs, point=None, point_key=None, repeat=0):
-        key = (str(path), scale, python, device, point_key, repeat, tuple(sorted((knobs or {}).items())))
+    def get(self, path, scale, python, device, timeout_s, knobs, point=None, point_key=None, repeat=0, script=None):
+        key = (str(path), scale, python, device, point_key, repeat, tuple(sorted((knobs or {}).items())),
+               None if script is None else json.dumps(script, sort_keys=True))
         with self._lock:
             slot = self._slots.setdefault(key, {"lock": threading.Lock(), "value": None})
         with slot["lock"]:
             if slot["value"] is None:
-                with neutral_copy(path) as p:
+                with neutral_copy(path, drop=("problem.py",) if script is not None else ()) as p:
                     slot["value"] = run_worker(p, device=device, scale=scale, python=python, timeout_s=timeout_s,
-                                               knobs=knobs, point=point, arrays=True)
+                                               knobs=knobs, point=point, arrays=True, script=script)
             return slot["value"]
 
 
 MEASUREMENTS = _Measurements()
 
 
+def _script(item: RunItem, variant=None) -> dict | None:
+    """The ScriptSpec fields the oracle runs for ``item`` (or for its twin
+    ``variant``, measured as the same program), None for an adapter item."""
+    if item.program != "script":
+        return None
+    v = variant or item.variant
+    return v.script.to_json() if v.script is not None else None
+
+
 def _twin(item: RunItem, warp_version: str):
     """The variant a bug variant is paired with: ``fixed`` when it is
-    ``no_bug`` here, else the first other ``no_bug`` variant; None if none."""
-    cands = sorted((v for v in item.case.variants if v.name != item.variant.name),
+    ``no_bug`` here, else the first other ``no_bug`` variant; None if none.
+    A script item's twin must hold the script too."""
+    cands = sorted((v for v in item.case.variants if v.name != item.variant.name
+                    and (item.program != "script" or v.script is not None)),
                    key=lambda v: (v.name != "fixed", v.name))
     for v in cands:
         e = v.expectation_for(warp_version, item.scale)
@@ -194,10 +213,13 @@ def validate_item(item: RunItem, device: str, warp_version: str, timeout_s: floa
 
 
 def _check(item, expected, status, message, doc=None, seconds=0.0, pair=None):
+    rec = oracle_record(doc) if doc else None
+    if rec is not None and doc.get("capture") is not None:
+        rec["capture"] = doc["capture"]
     return VariantCheck(item.case.id, item.variant.name, item.scale, expected, status in ("passed", "skipped"),
                         taxonomy_signature(doc) if doc else None, (doc or {}).get("max_relative_error"),
-                        message, seconds, (doc or {}).get("warp_version"), status,
-                        oracle_record(doc) if doc else None, pair)
+                        message, seconds, (doc or {}).get("warp_version"), status, rec, pair,
+                        getattr(item, "program", "adapter"))
 
 
 def _validate_once(item, device, warp_version, timeout_s, python, knobs, rep) -> VariantCheck:
@@ -208,7 +230,8 @@ def _validate_once(item, device, warp_version, timeout_s, python, knobs, rep) ->
     missing = missing_modules(item.case.requires, python)
     if missing:
         return _check(item, None, "skipped", f"skipped: requires {', '.join(missing)}, not installed")
-    doc, raw = MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, repeat=rep)
+    doc, raw = MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, repeat=rep,
+                                script=_script(item))
     seconds = float((doc.get("cost") or {}).get("wall_s") or 0.0)
     if doc.get("warp_version") not in (None, warp_version):
         return _check(item, expected, "failed", f"the worker imported Warp {doc['warp_version']}, not {warp_version}",
@@ -246,12 +269,19 @@ def _validate_once(item, device, warp_version, timeout_s, python, knobs, rep) ->
     if twin is None:
         return _check(item, expected, "passed", f"wrong as expected (signature {sig}, relative error {err_s}); "
                       "no fixed twin", doc, seconds)
-    tdoc, traw = MEASUREMENTS.get(twin.path, item.scale, python, device, timeout_s, knobs, repeat=rep)
+    tdoc, traw = MEASUREMENTS.get(twin.path, item.scale, python, device, timeout_s, knobs, repeat=rep,
+                                  script=_script(item, twin))
     differ = exp.objectives_differ or item.case.objectives_differ or False
+    rename = _positional_names(doc, tdoc) if item.program == "script" else None
+    if rename:
+        doc, raw = _renamed(doc, raw, rename)
 
     def remeasure(point_file):
-        return MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, point=point_file,
-                                point_key=("at", str(twin.path)), repeat=rep)
+        if rename:
+            point_file = _renamed_point(point_file, {b: a for a, b in rename.items()})
+        got = MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, point=point_file,
+                               point_key=("at", str(twin.path)), repeat=rep, script=_script(item))
+        return _renamed(*got, rename) if rename else got
 
     stats = _finish_pair(doc, raw, tdoc, traw, item.variant.path, device, item.scale, python, timeout_s, knobs,
                          "default", differ, DEFAULT_OBJECTIVE_RTOL, remeasure=remeasure)
@@ -266,6 +296,41 @@ def _validate_once(item, device, warp_version, timeout_s, python, knobs, rep) ->
                       pair)
     return _check(item, expected, "failed", f"pair check with {twin.name} failed: {stats.get('reason')}",
                   stats["wrong"], seconds, pair)
+
+
+def _positional_names(doc: dict, tdoc: dict) -> dict | None:
+    """A captured script names its params by allocation site (``file.py:LINE``),
+    which a fix that adds or removes lines shifts. When the two measurements
+    have the same number of params with the same sizes, in order, but other
+    names, map the wrong variant's names onto the twin's (position by
+    position); None when the names already agree or the params do not line up."""
+    pa, pb = doc.get("params") or {}, tdoc.get("params") or {}
+    if not pa or list(pa) == list(pb) or len(pa) != len(pb):
+        return None
+    if any(pa[a]["size"] != pb[b]["size"] for a, b in zip(pa, pb)):
+        return None
+    return dict(zip(pa, pb))
+
+
+def _renamed(doc: dict, raw: dict | None, rename: dict) -> tuple:
+    """``(doc, raw)`` with params and ``x0/<name>`` arrays renamed by ``rename``."""
+    doc = dict(doc)
+    doc["params"] = {rename.get(k, k): v for k, v in (doc.get("params") or {}).items()}
+    if raw is not None:
+        raw = {(f"x0/{rename.get(k[3:], k[3:])}" if k.startswith("x0/") else k): v for k, v in raw.items()}
+    return doc, raw
+
+
+def _renamed_point(point_file: str, rename: dict) -> str:
+    """A copy of the point file ``point_file`` with ``x0/<name>`` renamed by
+    ``rename``, written next to it."""
+    import numpy as np
+
+    with np.load(point_file) as z:
+        data = {(f"x0/{rename.get(k[3:], k[3:])}" if k.startswith("x0/") else k): z[k] for k in z.files}
+    out = point_file[:-4] + "-renamed.npz"
+    np.savez(out, **data)
+    return out
 
 
 def counts(checks) -> dict:
@@ -288,14 +353,14 @@ def _validate_work(item: RunItem, device: str, warp_version: str, timeout_s: flo
     return validate_item(item, device, warp_version, timeout_s, python, repeat, knobs)
 
 
-def skipped_release(cases: list, warp_version: str, reason: str) -> list:
+def skipped_release(cases: list, warp_version: str, reason: str, programs: str = "auto") -> list:
     """One :class:`CaseCheck` per case whose checks are all ``skipped``
     because ``warp_version`` cannot be installed here (``reason``: the
     :class:`defects4warp.envs.ReleaseEnvError` message)."""
     out = []
     for c in cases:
         vc = []
-        for it in plan([c]):
+        for it in plan([c], programs=programs):
             exp = it.variant.expectation_for(warp_version, it.scale)
             vc.append(_check(it, exp.to_dict() if exp else None, "skipped",
                              f"skipped: Warp {warp_version} is not installed ({reason})"))
@@ -305,7 +370,8 @@ def skipped_release(cases: list, warp_version: str, reason: str) -> list:
 
 def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S,
                    on_check=None, warp: str | None = None, repeat: int = 1, knobs: dict | None = None,
-                   store=None, fresh: bool = False, executor=None, stats: dict | None = None) -> list:
+                   store=None, fresh: bool = False, executor=None, stats: dict | None = None,
+                   programs: str = "auto") -> list:
     """Validate loaded cases; returns one :class:`CaseCheck` per case.
 
     Parameters
@@ -336,6 +402,9 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
         Where checks run (default: a local pool of ``jobs`` threads).
     stats : dict, optional
         Receives ``reused`` (checks taken from the store) and ``measured``.
+    programs : str, default "auto"
+        Which program of each variant is validated (:data:`defects4warp.case.PROGRAMS`):
+        ``scripts`` validates the script variants as scripts, captured by the oracle.
 
     A case is ok when no check failed or stayed unresolved and no hint word was found.
     """
@@ -344,7 +413,7 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
 
     python, warp_version = python_for(warp)
     knobs = VALIDATE_KNOBS if knobs is None else knobs
-    items = plan(cases)
+    items = plan(cases, programs=programs)
     # fixed twins first, so that pair checks find them measured
     order = sorted(range(len(items)), key=lambda i: items[i].variant.name != "fixed")
     MEASUREMENTS.clear()
@@ -361,7 +430,8 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
             fields = None if store is None else validation_fields(
                 it.variant.path, exp.to_dict(), knobs, warp_version, device, it.scale, repeat,
                 twin=None if twin is None else twin.path,
-                extra={"objectives_differ": exp.objectives_differ or it.case.objectives_differ or False})
+                extra={"objectives_differ": exp.objectives_differ or it.case.objectives_differ or False,
+                       **({"script": _script(it)} if it.program == "script" else {})})
             hit = None if (fresh or fields is None) else store.get(fields)
             if hit is None:
                 pending.append((i, it, fields))
@@ -409,7 +479,7 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
 def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: int = 1,
                       timeout_s: float = DEFAULT_TIMEOUT_S, repeat: int = 1, store=None, fresh: bool = False,
                       executor=None, on_check=None, on_release=None, json_path: str | None = None,
-                      meta: dict | None = None, skip: dict | None = None) -> dict:
+                      meta: dict | None = None, skip: dict | None = None, programs: str = "auto") -> dict:
     """Validate ``cases`` on each of ``releases`` (None = the installed one),
     one after another; the core of ``defects4warp validate``.
 
@@ -438,16 +508,17 @@ def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: in
         t0 = time.perf_counter()
         stats = {}
         if rel in skip:
-            warp_version, checks = rel, skipped_release(cases, rel, skip[rel])
+            warp_version, checks = rel, skipped_release(cases, rel, skip[rel], programs)
         else:
             _, warp_version = python_for(rel)
             checks = validate_cases(cases, device=device, jobs=jobs, timeout_s=timeout_s, warp=rel, repeat=repeat,
-                                    store=store, fresh=fresh, executor=executor, stats=stats,
+                                    store=store, fresh=fresh, executor=executor, stats=stats, programs=programs,
                                     on_check=(lambda c, r=warp_version: on_check(r, c)) if on_check else None)
         for cc in checks:
             for v in cc.variants:
                 if v.status in ("failed", "unresolved"):
-                    doc["failures"].append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}: {v.status}: "
+                    prog = " (script)" if v.program == "script" else ""
+                    doc["failures"].append(f"Warp {warp_version}: {cc.case}/{v.variant}@{v.scale}{prog}: {v.status}: "
                                            f"{v.message}")
             doc["failures"] += [f"{cc.case}: {p}" for p in cc.problems]
         flat = [v for cc in checks for v in cc.variants]

@@ -28,8 +28,8 @@ def test_retired_ids_stay_listed_and_are_never_reused(tmp_path):
                                                             "retired": "2026-11-30"}]))
     cases, _ = load_corpus(tmp_path)
     text = build(tmp_path, cases, today="2026-12-01")
-    assert "| `old-cloth-case` | - | - | - | - | - | deprecated 2026-11-30: label was wrong |" in text
-    assert "| `projectile-launch-fit` | dev | double_count, correct | buggy: all releases | original |" in text
+    assert "| `old-cloth-case` | - | - | - | - | - | - | deprecated 2026-11-30: label was wrong |" in text
+    assert "| `projectile-launch-fit` | dev | adapter | double_count, correct | buggy: all releases | original |" in text
     (tmp_path / "RETIRED.yaml").write_text(yaml.safe_dump([{"id": "projectile-launch-fit", "reason": "x"}]))
     with pytest.raises(IndexError_, match="ids are never reused"):
         build(tmp_path, cases)

@@ -285,7 +285,7 @@ def test_oracle_shares_no_module_with_the_engine():
     import defects4warp
 
     root = Path(defects4warp.__file__).parent
-    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle", "paths"}  # paths: where the package is
+    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle", "paths", "capture"}  # paths: where the package is
     forbidden = {"engines", "measure", "probes", "isolation"}
     files = sorted((root / "oracle").glob("*.py"))
     assert {f.name for f in files} >= {"__init__.py", "api.py", "runner.py", "worker.py", "numerics.py"}
@@ -306,6 +306,34 @@ def test_oracle_shares_no_module_with_the_engine():
     tree = ast.parse((root / "validate.py").read_text())
     mods = {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
     assert not mods & forbidden, mods
+    # the capture the oracle uses for script variants is protocol infrastructure:
+    # it imports nothing from the engine (engines, probes, isolation, the
+    # measurement worker) except the runtime trace it is built on
+    # (harness/measure/trace.py: the instrumentation of Warp's public API,
+    # which itself imports no harness module and passes no judgement)
+    allowed_measure = {"measure.trace"}
+    for f in sorted((root / "capture").glob("*.py")) if (root / "capture").is_dir() else []:
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                parts = (node.module or "").split(".")
+                if node.level == 2:
+                    target = ".".join(parts)
+                elif node.level == 0 and parts[0] == "harness":
+                    target = ".".join(parts[1:])
+                else:
+                    continue
+                if node.level == 2 and target == "measure":
+                    target = "measure." + ",".join(a.name for a in node.names)
+                assert target.split(".")[0] not in forbidden or target in allowed_measure, \
+                    f"capture/{f.name} imports {node.module} (level {node.level})"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    assert not (parts[0] == "harness" and len(parts) > 1 and parts[1] in forbidden
+                                and ".".join(parts[1:]) not in allowed_measure), f"capture/{f.name} imports {a.name}"
+    trace_src = ast.parse((root / "measure" / "trace.py").read_text())
+    assert not [n for n in ast.walk(trace_src) if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "")
+                                                                                     .startswith("harness"))]
 
 
 def test_release_not_installed_is_skipped_not_passed(tmp_path, programs, monkeypatch):

@@ -199,6 +199,12 @@ results_opt = click.option("--results", "results_path", type=click.Path(file_oka
                                 "$XDG_DATA_HOME/defects4warp, else ~/.local/share/defects4warp).")
 split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=None,
                          help="Only cases of this split (case.yaml 'split', default dev).")
+programs_opt = click.option(
+    "--programs", "programs", type=click.Choice(["auto", "adapters", "scripts", "all"]), default="auto",
+    show_default=True,
+    help="Which program of each variant: auto = the adapter (problem.py) where there is one, else the user's "
+         "script; adapters = only problem.py variants; scripts = only variants that hold a script, run as the "
+         "script (scores script variants alone); all = both, so a converted variant runs twice.")
 cases_opt = click.option("--cases", "cases_glob", default="*", show_default=True,
                          help="Glob (or comma-separated globs) over case ids.")
 device_opt = click.option("--device", default="cpu", show_default=True, help="Warp device: cpu or cuda:N.")

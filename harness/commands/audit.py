@@ -8,7 +8,7 @@ import click
 
 from ._common import (
     _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt, device_opt, engine_opt,
-    err_console, get_engine, jobs_opt, markdown_option, scale_opts, timeout_opt,
+    err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt,
 )
 
 
@@ -23,11 +23,12 @@ from ._common import (
 @device_opt
 @jobs_opt
 @timeout_opt
+@programs_opt
 @markdown_option("Write the audit here")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the audit as JSON here.")
 @scale_opts
-def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, markdown_path, json_path,
-        results_path, fresh, executor_kind, scheduler, workers):
+def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, programs, markdown_path,
+        json_path, results_path, fresh, executor_kind, scheduler, workers):
     """What changes, case by case, when moving from one Warp release to another:
     bugs that appear or disappear, engine verdicts that flip, tracker warnings
     that change, cost beyond noise. Exits 1 when a case's ground truth
@@ -50,7 +51,7 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
             releases = measure_releases([from_, to], cases,
                                         lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
                                         device=device, jobs=jobs, timeout_s=timeout_s, store=store, fresh=fresh,
-                                        executor=ex)
+                                        executor=ex, programs=programs)
         doc = {"releases": releases}
         n_reused = sum(r.get("reused", 0) for r in releases.values())
         if n_reused:

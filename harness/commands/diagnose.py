@@ -1,4 +1,4 @@
-"""``defects4warp diagnose``."""
+"""``defects4warp diagnose``: one program, an adapter folder or a training script."""
 
 from __future__ import annotations
 
@@ -15,32 +15,93 @@ from ._common import (
 )
 
 
-@click.command()
-@click.argument("path", type=click.Path(exists=True, file_okay=False))
+def print_capture(cap: dict, spec, assumed) -> None:
+    """Print what the capture took from the script (before the diagnosis)."""
+    console.print(f"[bold]captured from {escape(spec.entry)}[/bold]"
+                  + (escape(f" {' '.join(spec.args)}") if spec.args else "")
+                  + f"  (iteration {cap.get('iteration', spec.iteration)})")
+    t = Table(title="params")
+    for col in ("name", "allocated at", "dtype", "shape", "chosen by", ".grad used by the script"):
+        t.add_column(col)
+    for p in cap.get("params") or []:
+        t.add_row(escape(p["name"]), escape(p["site"]), p["dtype"], str(tuple(p["shape"])), p.get("chosen_by") or "",
+                  escape(", ".join(p.get("grad_used_by") or [])))
+    console.print(t)
+    ob = cap.get("objective") or {}
+    where = ob.get("produced_at")
+    console.print(escape(f"objective: {ob.get('description')}; value {ob.get('value'):.9g}"
+                         + (f"; produced by {ob.get('kernel')} launched at {where}" if where else "")))
+    rr = cap.get("rerun_s")
+    console.print(escape(f"tapes {cap.get('tapes')}, launches {cap.get('launches')} up to backward "
+                         f"{cap.get('iteration')} ({cap.get('recorded_launches')} recorded on its tape), "
+                         f"backwards seen {cap.get('backwards_seen')}; one re-run costs "
+                         + (f"{rr:.3g} s" if rr is not None else "?")))
+    if cap.get("stochastic"):
+        console.print(escape("[!] stochastic: re-runs at the same params gave objectives "
+                             + ", ".join(f"{v:.9g}" for v in cap.get("stochastic_objectives") or [])))
+    for c in cap.get("candidates") or []:
+        console.print(escape(f"  not a param: {c.get('site')} ({c.get('why_not')})"))
+    for f in cap.get("findings") or []:
+        console.print(escape(f"  [!] capture: {f.get('detail')}"))
+    console.print("[bold]assumed[/bold]")
+    for a in list(assumed) + list(cap.get("assumptions") or []):
+        console.print(escape(f"  - {a}"))
+
+
+@click.command(context_settings={"ignore_unknown_options": False})
+@click.argument("path", type=click.Path(exists=True))
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @engine_opt
 @device_opt
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
 @timeout_opt
+@click.option("--param", "params", multiple=True, metavar="FILE.py:LINE[:N]",
+              help="A parameter by allocation site (repeatable); overrides the capture's choice.")
+@click.option("--iteration", type=click.IntRange(min=1), default=None,
+              help="The K-th Tape.backward() of the script defines the problem (default 1).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the diagnosis here.")
 @warp_opt
-def cmd(path, engine_name, device, scale, timeout_s, json_path, warp):
-    """Diagnose one program: a folder with a problem.py defining make_problem
-    (docs/case-format.md). Prints the verdict, the ranked classes with their
-    evidence, and the standard fix for the top class. --warp VERSION measures
-    it on another release (a cached per-release environment), as for `run`."""
+def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iteration, json_path, warp):
+    """Diagnose one program. PATH is a training script (`diagnose train.py -- --iters 3`,
+    run unmodified with the arguments after --), or a folder holding problem.py
+    (a make_problem adapter, docs/case-format.md), a case.yaml with a script:
+    block, or one .py file with `if __name__ == "__main__":`. For a script it first
+    prints what it captured (params by allocation site, dtype and shape; the
+    objective and where it was produced; tapes and launches; seconds per
+    re-run) and what it assumed, then the verdict, the ranked classes with
+    their evidence, and the standard fix for the top class. It never edits
+    your files. --warp VERSION measures on another release, as for `run`."""
     _check_writable(json_path)
+    from ..capture.targets import TargetError, resolve_target
+    from ..engines.base import diagnose_target
     from ..runner import write_json_atomic
     from ..taxonomy import CLASSES, class_guide
 
+    try:
+        folder, spec, assumed = resolve_target(path, script_args, iteration, list(params) or None)
+    except (TargetError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
     python, warp_version = _release(warp)
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
-    err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device}")
+    err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device}"
+                      + (f" | script {spec.entry}" if spec else ""))
     with _progress(0, f"diagnosing with {engine.name}") as prog:
         prog.add_task("", total=None)
-        d = engine.diagnose(str(path), device, scale)
+        try:
+            d = diagnose_target(engine, str(folder), device, scale, script=spec)
+        except TypeError as exc:
+            raise click.UsageError(str(exc)) from None
+    if spec is not None:
+        cap = d.get("capture")
+        if cap:
+            print_capture(cap, spec, assumed)
+        else:
+            console.print(escape(f"nothing captured from {spec.entry}"))
+            for a in assumed:
+                console.print(escape(f"  assumed: {a}"))
     console.print(f"[bold]verdict[/bold] {d['verdict']}" + (f"  signature {d['signature']}" if d.get("signature") else "")
-                  + (f"  ({d['error']})" if d.get("error") else ""))
+                  + (escape(f"  ({d['error']})") if d.get("error") else ""))
     if d["classes"]:
         t = Table(title="classes, best first")
         for col in ("class", "score", "what it means"):

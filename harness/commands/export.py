@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..case import default_corpus, load_corpus
-from ._common import warp_option
+from ._common import programs_opt, warp_option
 
 
 @click.command()
@@ -20,8 +20,11 @@ from ._common import warp_option
 @click.option("--split", type=click.Choice(["dev", "test"]), default=None, help="Only cases of this split.")
 @warp_option(default_help="the installed release; its expectations are exported")
 @click.option("--scale", type=click.Choice(["small", "production"]), default="small", show_default=True)
-def cmd(out_dir, fmt, corpus, cases_glob, split, warp, scale):
-    """Write the corpus as skill-evaluation tasks: OUT_DIR/evals.json and OUT_DIR/files/."""
+@programs_opt
+def cmd(out_dir, fmt, corpus, cases_glob, split, warp, scale, programs):
+    """Write the corpus as skill-evaluation tasks: OUT_DIR/evals.json and OUT_DIR/files/.
+    With --programs scripts, only variants that hold a script, each as the user's files alone (no problem.py)
+    with the command that runs it in the prompt."""
     from ..export import export_skill_evals
     from ..runner import installed_warp_version
 
@@ -31,6 +34,6 @@ def cmd(out_dir, fmt, corpus, cases_glob, split, warp, scale):
         click.echo(f"case format error {e}", err=True)
     if split:
         cases = [c for c in cases if c.split == split]
-    doc = export_skill_evals(cases, out_dir, warp or installed_warp_version(), scale=scale)
+    doc = export_skill_evals(cases, out_dir, warp or installed_warp_version(), scale=scale, programs=programs)
     click.echo(f"wrote {Path(out_dir) / 'evals.json'}: {len(doc['evals'])} tasks from {len(cases)} cases")
     sys.exit(1 if errors else 0)

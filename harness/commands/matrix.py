@@ -8,7 +8,7 @@ import click
 
 from ._common import (
     _check_writable, _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt,
-    device_opt, engine_opt, err_console, get_engine, jobs_opt, scale_opts, timeout_opt,
+    device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, scale_opts, timeout_opt,
     markdown_option, warp_option,
 )
 
@@ -21,6 +21,7 @@ from ._common import (
 @device_opt
 @jobs_opt
 @timeout_opt
+@programs_opt
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the matrix (ground truth and engine run per release) here; rewritten after every release.")
 @markdown_option("Write the table here")
@@ -29,8 +30,8 @@ from ._common import (
 @click.option("--reuse-run", "reuse_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Reuse a `run --json` file for the release it was measured on.")
 @scale_opts
-def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_path, markdown_path, validation_json,
-        reuse_runs, results_path, fresh, executor_kind, scheduler, workers):
+def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs, json_path, markdown_path,
+        validation_json, reuse_runs, results_path, fresh, executor_kind, scheduler, workers):
     """Run the corpus on several Warp releases: per release the ground truth
     (validate) and the engine's verdict and class. All releases' work items go
     to the executor at once (with --executor dask they fan out over the
@@ -67,7 +68,7 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, json_pat
         by_release = measure_releases(
             releases, cases, lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py), device=device,
             jobs=jobs, timeout_s=timeout_s, truth={k: v.get("checks") for k, v in truth["releases"].items()},
-            runs=reused, store=store, fresh=fresh, executor=ex, on_release=done)
+            runs=reused, store=store, fresh=fresh, executor=ex, on_release=done, programs=programs)
     doc["releases"] = by_release  # release order, not finishing order
     if json_path:
         write_json_atomic(json_path, doc)

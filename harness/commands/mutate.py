@@ -114,11 +114,14 @@ def generate_cmd(path, operators, out):
               help="Seconds per oracle run.")
 @click.option("--fresh", is_flag=True, help="Measure every program again instead of reusing the oracle result cache.")
 @deprecated_alias("--no-cache", "--fresh", "no_cache")
-def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, no_cache):
+@click.option("--programs", type=click.Choice(["auto", "adapters", "scripts", "all"]), default="auto",
+              show_default=True, help="Which program of each corpus variant is a parent (scripts: the "
+              "operators edit the user's script and its siblings; the oracle captures the Problem from it).")
+def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, no_cache, programs):
     """Run admission over every parent (each candidate mutant measured by the
     oracle on every release) and write the manifest."""
     _check_operators(operators)
-    _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout_s, fresh or no_cache)
+    _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout_s, fresh or no_cache, programs)
 
 
 @cmd.command("merge")
@@ -176,7 +179,7 @@ def score_cmd(runs, manifest, markdown_path, json_path):
         _write_json(scores, json_path)
 
 
-def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, fresh=False):
+def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, fresh=False, programs="auto"):
     from ..envs import ReleaseEnvError, python_for
     from ..mutate.admit import CACHE_DIR, admit, candidates, summarize
     from ..mutate.sources import all_parents
@@ -190,7 +193,7 @@ def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, fr
             raise click.UsageError(str(exc)) from None
         releases[ver] = None if r is None else py
     pats = [p.strip() for p in parents_glob.split(",") if p.strip()]
-    ps = [p for p in all_parents() if any(fnmatch.fnmatch(p.id, q) for q in pats)]
+    ps = [p for p in all_parents(programs=programs) if any(fnmatch.fnmatch(p.id, q) for q in pats)]
     cands, counts = candidates(ps, operators=operators, max_sites=max_sites)
     click.echo(f"{len(ps)} parents, {len(cands)} candidates, releases {', '.join(releases)}, {jobs} jobs", err=True)
     t0 = time.time()

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ._common import (
     _check_device, _check_writable, _executor, _fmt, default_corpus, _load, _progress, _release, _store, cases_opt, console,
-    corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
+    corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
 from ..scoring import is_skipped
@@ -38,8 +38,10 @@ def _preflight(engine, items, device, warp_version, python):
 @timeout_opt
 @warp_opt
 @split_opt
-@click.option("--group-by", "group_by", type=click.Choice(["domain", "split", "family"]), default=None,
-              help="Also report the metrics per domain tag, per split, or per family of the expected class.")
+@programs_opt
+@click.option("--group-by", "group_by", type=click.Choice(["domain", "split", "family", "program"]), default=None,
+              help="Also report the metrics per domain tag, per split, per family of the expected class, or per "
+                   "program (adapter or script).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write {summary, results} here (rewritten atomically after every variant).")
 @scale_opts
@@ -48,7 +50,7 @@ def _preflight(engine, items, device, warp_version, python):
 @click.option("--with-summary", is_flag=True,
               help="cmd: engines only: pass the case's summary (the user's words) as a fourth argument.")
 @progress_opt
-def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, group_by, json_path, results_path,
+def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, programs, group_by, json_path, results_path,
         fresh, executor_kind, scheduler, workers, no_store, with_summary, progress_every):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release. Diagnoses already in the result
@@ -66,9 +68,14 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
     python, warp_version = _release(warp)
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python, with_summary=with_summary)
-    items = plan(cases)
+    items = plan(cases, programs=programs)
+    if not items:
+        err_console.print(f"[red]no variant of the {len(cases)} selected case(s) has a program chosen by "
+                          f"--programs {programs}[/red]")
+        sys.exit(2)
+    n_script = sum(it.program == "script" for it in items)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
-                      f"{len(cases)} cases, {len(items)} runs | {jobs} jobs")
+                      f"{len(cases)} cases, {len(items)} runs ({n_script} of them scripts) | {jobs} jobs")
     prefilled = _preflight(engine, items, device, warp_version, python)
     with _progress(len(items), "diagnosing", every_s=progress_every) as prog:
         task = prog.add_task("", total=len(items))
@@ -78,7 +85,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
             prog.update(task, advance=1, description=f"{rec['case']}/{variant} {rec['diagnosis']['verdict']}")
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
-                "cases_not_run": len(errors), "split": split, "group_by": group_by,
+                "cases_not_run": len(errors), "split": split, "group_by": group_by, "programs": programs,
                 "date": _dt.date.today().isoformat(),
                 "corpus": corpus_info(corpus or default_corpus(), cases, cases_glob, split)}
         store = _store(results_path)
@@ -103,7 +110,8 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, g
             diag_s += escape(f" ({err[0]}{' ...' if len(err) > 1 else ''})" if err else "")
         c = r["correct"]
         ok = "-" if c is None else ("yes" if c["class"] else ("verdict only" if c["verdict"] else "NO"))
-        variant = r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
+        variant = (r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
+                   + (" (script)" if r.get("program") == "script" else ""))
         table.add_row(r["case"], variant, exp_s, diag_s, ok, f"{r['seconds']:.1f}")
     console.print(table)
     s = doc["summary"]

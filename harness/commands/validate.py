@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ._common import (
     _check_device, _check_writable, _executor, _load, _progress, _store, cases_opt, console,
-    corpus_opt, device_opt, err_console, jobs_opt, scale_opts, split_opt, timeout_opt,
+    corpus_opt, device_opt, err_console, jobs_opt, programs_opt, scale_opts, split_opt, timeout_opt,
     warp_option,
 )
 
@@ -23,12 +23,13 @@ from ._common import (
 @timeout_opt
 @warp_option(many=True)
 @split_opt
+@programs_opt
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
               help="Measure each variant this many times; differing outcomes fail (determinism).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the per-variant checks of every release here (input of `version-matrix`).")
 @scale_opts
-def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_path, results_path, fresh,
+def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repeat, json_path, results_path, fresh,
         executor_kind, scheduler, workers):
     """Check each case against the independent oracle (docs/oracle.md), without
     any engine: buggy variants really disagree with finite differences (as
@@ -36,7 +37,9 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
     refused ones are refused. Prints passed / failed / unresolved / skipped
     counts; exits 1 and names each check that failed or stayed unresolved.
     Checks already in the result store (same variant and twin files,
-    expectation, release, device, repeat) are reused unless --fresh."""
+    expectation, release, device, repeat) are reused unless --fresh.
+    With --programs scripts, variants that hold a script are validated as the
+    script: the oracle captures the Problem from the user's files."""
     from ..machine import describe
     from ..matrix import oracle_cell
     from ..validate import counts, validate_releases
@@ -76,7 +79,8 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
                 exp = v.expected
                 o = v.oracle or {}
                 pr = v.pair or {}
-                table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
+                table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}")
+                              + (" (script)" if v.program == "script" else ""),
                               f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
                               oracle_cell(v.to_dict()) if o else "-",
                               "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
@@ -90,11 +94,12 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
         console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
                       f"{n['skipped']} skipped")
 
-    meta = {"machine": describe()}
+    meta = {"machine": describe(), "programs": programs}
     with _executor(executor_kind, jobs, scheduler, workers) as ex, _progress(0, "validating") as prog:
         task = prog.add_task("", total=None)
         doc = validate_releases(cases, releases, device=device, jobs=jobs, timeout_s=timeout_s, repeat=repeat,
                                 store=store, fresh=fresh, executor=ex, json_path=json_path, meta=meta, skip=skip,
+                                programs=programs,
                                 on_check=lambda rel, c: prog.update(task, advance=1,
                                                                     description=f"{rel} {c.case}/{c.variant}"),
                                 on_release=show)

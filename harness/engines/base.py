@@ -4,11 +4,14 @@ An engine is any object with
 
 ``name``     str, unique in the registry (``reference``, ``always-bug`` ...)
 ``version``  str
-``diagnose(path, device, scale) -> dict``
+``diagnose(path, device, scale, script=None) -> dict``
              ``path`` is a neutral copy of one variant folder (it holds
-             ``problem.py``); the engine loads it itself, in its own
-             subprocess if it runs the program. It never receives case.yaml,
-             the case id or the variant name.
+             ``problem.py``, or the user's files as they are); the engine
+             loads it itself, in its own subprocess if it runs the program.
+             ``script`` (optional, a :class:`defects4warp.capture.ScriptSpec`:
+             entry, args, iteration, params) says that the folder is a
+             training script to capture instead of a ``problem.py``. It never
+             receives case.yaml, the case id or the variant name.
 
 The returned diagnosis follows ``harness/schemas/diagnosis.schema.json``:
 
@@ -41,6 +44,31 @@ class Engine(Protocol):
     version: str
 
     def diagnose(self, path: str, device: str, scale: str) -> dict: ...
+
+
+def diagnose_target(engine, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
+    """``engine.diagnose(path, device, scale)``, with ``script=`` passed only when
+    it is not None (engines written before script targets keep working on
+    ``problem.py`` folders).
+
+    Raises
+    ------
+    TypeError
+        When ``script`` is given and the engine's ``diagnose`` takes no ``script``
+        argument (the message names the engine).
+    """
+    if script is None:
+        return engine.diagnose(path, device, scale)
+    import inspect
+
+    try:
+        params = inspect.signature(engine.diagnose).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "script" not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        raise TypeError(f"engine {getattr(engine, 'name', type(engine).__name__)} cannot diagnose a script target: "
+                        f"its diagnose() takes no script argument (write a make_problem adapter for it)")
+    return engine.diagnose(path, device, scale, script=script)
 
 
 @lru_cache(maxsize=1)
@@ -130,12 +158,15 @@ class WorkerEngine:
     def judge(self, doc: dict, path) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+    def diagnose(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
+        """Measure ``path`` in the worker and judge it; ``script`` (a
+        :class:`defects4warp.capture.ScriptSpec`) captures the Problem from the
+        folder's training script instead of importing ``problem.py``."""
         from ..isolation import run_worker
 
         t0 = time.perf_counter()
         res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
-                         python=self.python)
+                         python=self.python, script=script)
         wall = time.perf_counter() - t0
         doc = res.doc or {}
         refused = refusal_of(doc) if res.failure else None
@@ -172,4 +203,6 @@ class WorkerEngine:
             if k in cost:  # measured on CUDA only: absent on CPU, never a made-up zero
                 diag["cost"][k] = cost[k]
         diag["warp_version"] = doc.get("warp_version")
+        if doc.get("capture") is not None:
+            diag["capture"] = doc["capture"]
         return diag

@@ -80,7 +80,7 @@ class StaticOnlyEngine:
     def __init__(self, **_):
         pass
 
-    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+    def diagnose(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
         t0 = time.perf_counter()
         findings = source.scan(path)
         weights = {}

@@ -547,9 +547,9 @@ class ReferenceEngine(WorkerEngine):
         self._device = "cpu"
         self._scale = "small"
 
-    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
+    def diagnose(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
         self._device, self._scale = device, scale
-        return super().diagnose(path, device, scale)
+        return super().diagnose(path, device, scale, script=script)
 
     def judge(self, doc: dict, path) -> dict:
         diag = interpret(doc, path=path)

@@ -1,8 +1,12 @@
 """Measurement subprocess: load one variant and run a list of probes on it.
 
 Run as ``python -m defects4warp.measure.worker PATH --device cpu --scale small
---out RESULT.json [--options JSON]``. It imports the variant's
-``problem.py`` (so a crash, hang or memory blow-up stays in this process),
+--out RESULT.json [--options JSON] [--script SPEC.json | --script JSON]``. It
+imports the variant's ``problem.py`` (so a crash, hang or memory blow-up stays
+in this process) or, with ``--script`` (a :class:`defects4warp.capture.ScriptSpec`
+as JSON, or the path of a file holding it), captures the Problem from the
+user's training script (:func:`defects4warp.capture.capture_problem`; the capture
+summary is kept under ``capture`` and its findings join the trace's),
 checks the Problem protocol, then runs the probes named in
 ``options["probes"]`` (default :data:`defects4warp.probes.DEFAULT_PROBES`), in
 that order, on one shared :class:`defects4warp.probes.context.Context`. Each probe
@@ -100,8 +104,13 @@ def _compiles(doc: dict, cap: _Capture) -> None:
     doc["cost"]["compile_s"] = sum(float(c["ms"]) for c in comp if c["how"] == "compiled") / 1000.0
 
 
-def run(path: str, device: str, scale: str, out: str, options: dict | None = None) -> dict:
+def run(path: str, device: str, scale: str, out: str, options: dict | None = None, script=None) -> dict:
     """Measure the variant at ``path``; write and return the result document.
+
+    ``script`` (a :class:`defects4warp.capture.ScriptSpec`, its JSON or dict, or
+    None): capture the Problem from that script instead of importing
+    ``problem.py``; a :class:`defects4warp.capture.CaptureError` is recorded as a
+    ``load`` error whose message says what was missing.
 
     Raises nothing: a failure to load is recorded under ``errors`` with probe
     ``load``; a failing probe is recorded and the next one runs (except after
@@ -127,9 +136,21 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
             wp.init()
             from ..problem import check_problem, import_variant
 
-            module = import_variant(path)
-            problem = module.make_problem(device, scale)
-            doc["protocol"] = check_problem(problem)
+            if script is not None:
+                from ..capture import ScriptSpec
+                from ..capture.core import capture_problem
+
+                spec = script if isinstance(script, ScriptSpec) else ScriptSpec.from_json(script)
+                doc["script"] = spec.to_dict()
+                cap.stage = "capture"
+                problem = capture_problem(path, spec, device, timeout_s=float(opt.get("capture_timeout_s", 120.0)))
+                cap.stage = "load"
+                doc["capture"] = problem.capture_summary()
+                doc["protocol"] = check_problem(problem, src=spec.entry)
+            else:
+                module = import_variant(path)
+                problem = module.make_problem(device, scale)
+                doc["protocol"] = check_problem(problem)
             doc["cost"]["load_s"] = time.perf_counter() - t0
             ctx = Context(problem, doc, knobs, out, cap, str(path), seed=int(opt.get("seed", 0)))
             ctx.pinned_seed = int(opt.get("pinned_seed", 1234))
@@ -155,6 +176,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
                 finally:
                     doc["cost"]["probe_s"][pr.name] = round(time.perf_counter() - t_probe, 4)
             doc["running"] = None
+            _merge_capture_findings(doc)
             _device_stop(ctx, ev0)
             _compiles(doc, cap)
     doc["cost"]["wall_s"] = time.perf_counter() - t0
@@ -165,15 +187,40 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
     return doc
 
 
+def _merge_capture_findings(doc: dict) -> None:
+    """Add the capture's findings (runtime observations of the script beyond the
+    captured iteration, e.g. a ``.grad`` carried into the next one) to the trace's."""
+    found = (doc.get("capture") or {}).get("findings") or []
+    tr = doc.get("trace")
+    if not found or not isinstance(tr, dict) or not isinstance(tr.get("findings"), list):
+        return
+    have = {f.get("id") for f in tr["findings"]}
+    for f in found:
+        if f.get("id") not in have:
+            tr["findings"].append(dict(f, call=0, detail="(capture) " + f.get("detail", "")))
+
+
+def _script_arg(text: str | None):
+    """The ``--script`` value: JSON text, or the path of a file holding it."""
+    if not text:
+        return None
+    if text.lstrip().startswith("{"):
+        return text
+    with open(text) as f:
+        return f.read()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("path")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--scale", default="small", choices=["small", "production"])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--options", default="{}", help="JSON object: probes, knobs, seed, pinned_seed")
+    ap.add_argument("--options", default="{}", help="JSON object: probes, knobs, seed, pinned_seed, capture_timeout_s")
+    ap.add_argument("--script", default=None, help="a ScriptSpec as JSON, or a file holding it: capture the "
+                    "Problem from the folder's training script instead of importing problem.py")
     a = ap.parse_args(argv)
-    doc = run(a.path, a.device, a.scale, a.out, json.loads(a.options))
+    doc = run(a.path, a.device, a.scale, a.out, json.loads(a.options), script=_script_arg(a.script))
     return 3 if any(e["probe"] in ("load",) + ESSENTIAL for e in doc["errors"]) else 0
 
 

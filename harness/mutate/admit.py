@@ -118,6 +118,8 @@ def write_program(parent: Parent, mutation: Mutation, dest) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(parent.path, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    if parent.script is not None and (dest / "problem.py").is_file():
+        (dest / "problem.py").unlink()  # a script parent's mutant is the user's files only
     for rel, text in mutation.sources.items():
         (dest / rel).write_text(text, encoding="utf-8")
     return dest
@@ -171,10 +173,12 @@ def static_checks(cand: Candidate, *, max_diff_lines: int = 12) -> str:
 CACHE_DIR = Path(os.environ.get("DEFECTS4WARP_MUTATE_CACHE", Path.home() / ".cache" / "defects4warp" / "mutate-oracle"))
 
 
-def _cache_key(path, python, knobs, point) -> str:
+def _cache_key(path, python, knobs, point, script=None) -> str:
     import json
 
     h = hashlib.sha256()
+    if script is not None:
+        h.update(json.dumps(script, sort_keys=True).encode() + b"\0")
     oracle_dir = Path(__file__).resolve().parent.parent / "oracle"
     for f in sorted(oracle_dir.glob("*.py")) + sorted(Path(path).rglob("*.py")):
         if "__pycache__" not in f.parts:
@@ -185,8 +189,10 @@ def _cache_key(path, python, knobs, point) -> str:
     return h.hexdigest()
 
 
-def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None):
+def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None, script=None):
     """One oracle run (``arrays=True``), through the result cache when ``cache_dir`` is set.
+    With ``script`` (ScriptSpec fields) the oracle captures the Problem from
+    the script in ``path`` (a copy without ``problem.py`` is measured).
 
     Only measurements that completed (verdict other than ``error``) are cached.
     """
@@ -196,7 +202,7 @@ def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None):
 
     from ..oracle.runner import run_worker
 
-    key = _cache_key(path, python, knobs, point) if cache_dir else None
+    key = _cache_key(path, python, knobs, point, script) if cache_dir else None
     if key:
         doc_f, raw_f = Path(cache_dir) / f"{key}.json", Path(cache_dir) / f"{key}.npz"
         if doc_f.is_file():
@@ -205,7 +211,14 @@ def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None):
                 with np.load(raw_f) as z:
                     raw = {k: z[k] for k in z.files}
             return json.loads(doc_f.read_text()), raw
-    doc, raw = run_worker(path, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True)
+    if script is not None:
+        from ..blind import neutral_copy
+
+        with neutral_copy(path, drop=("problem.py",)) as p:
+            doc, raw = run_worker(p, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True,
+                                  script=script)
+    else:
+        doc, raw = run_worker(path, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True)
     if key and doc.get("verdict") != "error":
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
         if raw is not None:
@@ -231,11 +244,27 @@ def measure_parents(parents, releases: dict, *, jobs: int = 2, timeout_s: float 
     work = [(p, r, py) for p in parents for r, py in releases.items()]
     out = {}
     with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        futs = {ex.submit(_measure, p.path, python=py, timeout_s=timeout_s, knobs=knobs or {}, cache_dir=cache_dir): (p.id, r)
+        futs = {ex.submit(_measure, p.path, python=py, timeout_s=timeout_s, knobs=knobs or {}, cache_dir=cache_dir,
+                          script=p.script): (p.id, r)
                 for p, r, py in work}
         for f in cf.as_completed(futs):
             out[futs[f]] = f.result()
     return out
+
+
+def _align_script_params(wrong: dict, wraw, right: dict) -> tuple:
+    """The mutant's measurement with its captured param names mapped onto the
+    parent's, position by position, when they differ only by name (same count
+    and sizes); unchanged otherwise."""
+    pw, pr = wrong.get("params") or {}, right.get("params") or {}
+    if not pw or list(pw) == list(pr) or len(pw) != len(pr) or any(
+            pw[a]["size"] != pr[b]["size"] for a, b in zip(pw, pr)):
+        return wrong, wraw
+    rename = dict(zip(pw, pr))
+    wrong = dict(wrong, params={rename[k]: v for k, v in pw.items()})
+    if wraw is not None:
+        wraw = {(f"x0/{rename.get(k[3:], k[3:])}" if k.startswith("x0/") else k): v for k, v in wraw.items()}
+    return wrong, wraw
 
 
 def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: float = 300.0, knobs=None,
@@ -284,10 +313,15 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
                 rec.update(stage="parent", reason=f"parent's oracle verdict on {rel} is {right.get('verdict')}")
                 break
             point = None
-            if rraw is not None:
+            if rraw is not None and cand.parent.script is None:
                 point = os.path.join(tmp, f"x0-{rel}.npz")
                 np.savez(point, **{k: v for k, v in rraw.items() if k.startswith("x0/")})
-            wrong, wraw = _measure(prog, python=py, timeout_s=timeout_s, knobs=knobs or {}, point=point, cache_dir=cache_dir)
+            # a script starts from its own seeded values; its captured params are named by
+            # allocation site, which an edit may shift: matched to the parent's by position
+            wrong, wraw = _measure(prog, python=py, timeout_s=timeout_s, knobs=knobs or {}, point=point,
+                                   cache_dir=cache_dir, script=cand.parent.script)
+            if cand.parent.script is not None:
+                wrong, wraw = _align_script_params(wrong, wraw, right)
             v = wrong.get("verdict")
             summary = {"verdict": v, "signature": wrong.get("signature"), "max_relative_error": wrong.get("max_relative_error"),
                        "warp_version": wrong.get("warp_version")}

@@ -10,6 +10,14 @@ Two sources:
   (``warp/tests/test_grad.py``, ``test_grad_customs.py``, ``test_tape.py``),
   each checked correct against central finite differences
   (:func:`adapter_parents`).
+
+A corpus variant that holds a script (the case's ``script:`` block) is a
+parent as its script when it has no ``problem.py`` or when asked
+(``programs="scripts"``): its id is then ``<case>/<variant>#script`` for a
+converted variant (plain ``<case>/<variant>`` for a script-only one), its
+:attr:`Parent.script` holds the ``ScriptSpec`` fields, the operators edit the
+entry script and its siblings (never ``problem.py``), and the oracle captures
+the Problem from the mutated script.
 """
 
 from __future__ import annotations
@@ -38,24 +46,42 @@ class Parent:
         The case's split (``dev``/``test``); ``adapter`` for adapters.
     domain : str
         The case's domain tag; ``warp-tests`` for adapters.
+    script : dict or None
+        The ``ScriptSpec`` fields (entry, args, iteration, params) when the
+        parent is a user's script; None for a ``problem.py`` parent.
     """
 
     id: str
     path: Path
     split: str
     domain: str
+    script: dict | None = None
 
     def sources(self) -> dict:
-        """``{relative path: text}`` of the ``.py`` files of the folder (no caches)."""
+        """``{relative path: text}`` of the ``.py`` files of the folder (no
+        caches; a script parent's top-level ``problem.py`` is not the user's and is left out)."""
         return {p.relative_to(self.path).as_posix(): p.read_text(encoding="utf-8")
-                for p in sorted(self.path.rglob("*.py")) if "__pycache__" not in p.parts}
+                for p in sorted(self.path.rglob("*.py")) if "__pycache__" not in p.parts
+                and not (self.script is not None and p.relative_to(self.path).as_posix() == "problem.py")}
 
     @property
     def slug(self) -> str:
         return self.id.replace("/", "-").replace("_", "-").lower()
 
 
-def corpus_parents(corpus=None, *, warp_version: str = "1.19.0", scale: str = "small") -> list:
+def _variant_parents(case, v, programs: str) -> list:
+    out = []
+    for prog in v.programs(programs):
+        if prog == "adapter":
+            out.append(Parent(f"{case.id}/{v.name}", v.path, case.split, case.domain))
+        else:
+            pid = f"{case.id}/{v.name}" + ("#script" if v.adapter else "")
+            out.append(Parent(pid, v.path, case.split, case.domain, v.script.to_json()))
+    return out
+
+
+def corpus_parents(corpus=None, *, warp_version: str = "1.19.0", scale: str = "small",
+                   programs: str = "auto") -> list:
     """Correct variants of a corpus (default: the bundled one).
 
     Parameters
@@ -65,6 +91,9 @@ def corpus_parents(corpus=None, *, warp_version: str = "1.19.0", scale: str = "s
     warp_version : str, default "1.19.0"
         Release whose expectation must be ``no_bug`` / ``[correct]``.
     scale : str, default "small"
+    programs : str, default "auto"
+        Which program of each variant is a parent (:data:`defects4warp.case.PROGRAMS`):
+        ``auto`` the adapter where there is one, else the script.
 
     Returns
     -------
@@ -79,7 +108,7 @@ def corpus_parents(corpus=None, *, warp_version: str = "1.19.0", scale: str = "s
         for v in c.variants:
             e = v.expectation_for(warp_version, scale)
             if e is not None and e.verdict == "no_bug" and tuple(e.classes) == ("correct",):
-                out.append(Parent(f"{c.id}/{v.name}", v.path, c.split, c.domain))
+                out += _variant_parents(c, v, programs)
     return sorted(out, key=lambda p: p.id)
 
 
@@ -92,9 +121,10 @@ def adapter_parents(folder=None) -> list:
             for d in sorted(folder.iterdir()) if (d / "problem.py").is_file()]
 
 
-def all_parents(corpus=None, *, warp_version: str = "1.19.0") -> list:
-    """Corpus parents followed by adapter parents."""
-    return corpus_parents(corpus, warp_version=warp_version) + adapter_parents()
+def all_parents(corpus=None, *, warp_version: str = "1.19.0", programs: str = "auto") -> list:
+    """Corpus parents followed by adapter parents (those only when ``programs`` allows adapters)."""
+    extra = adapter_parents() if programs != "scripts" else []
+    return corpus_parents(corpus, warp_version=warp_version, programs=programs) + extra
 
 
 def find_parent(parent_id: str, corpus=None, *, warp_version: str = "1.19.0") -> Parent:
@@ -111,9 +141,15 @@ def find_parent(parent_id: str, corpus=None, *, warp_version: str = "1.19.0") ->
             return Parent(parent_id, d, "adapter", "warp-tests")
     else:
         case, _, variant = parent_id.partition("/")
+        variant, _, prog = variant.partition("#")
         root = Path(corpus or default_corpus())
-        if (root / case / variant / "problem.py").is_file():
-            cases, _ = load_corpus(root, case)
-            if cases:
-                return Parent(parent_id, root / case / variant, cases[0].split, cases[0].domain)
+        cases, _ = load_corpus(root, case) if (root / case).is_dir() else ([], [])
+        for c in cases:
+            for v in c.variants:
+                if c.id != case or v.name != variant:
+                    continue
+                want = "script" if prog == "script" or not v.adapter else "adapter"
+                for p in _variant_parents(c, v, "all"):
+                    if p.id == parent_id and (p.script is not None) == (want == "script"):
+                        return p
     raise KeyError(f"no parent {parent_id!r}")

@@ -107,7 +107,7 @@ def case_yaml(entry: dict, cand: Candidate) -> dict:
     ok = {"verdict": "no_bug", "classes": ["correct"], "scale": "small"}
     variants = {"buggy": [dict(bug, warp=f"=={r}") for r in releases],
                 "fixed": [dict(ok, warp=f"=={r}") for r in releases]}
-    return {
+    doc = {
         "id": entry["id"],
         "title": f"Generated: {entry['operator']} on {entry['parent']}",
         "summary": f"A generated variant of {entry['parent']}: its gradient differs from the one its objective implies.",
@@ -118,6 +118,13 @@ def case_yaml(entry: dict, cand: Candidate) -> dict:
         "tags": {"domain": cand.parent.domain, "features": ["generated", entry["operator"].replace("_", "-")]},
         "variants": variants,
     }
+    if cand.parent.script is not None:
+        doc["tags"]["form"] = "script"
+        sc = cand.parent.script
+        doc["script"] = {"entry": sc["entry"], "args": list(sc.get("args") or []),
+                         "iteration": int(sc.get("iteration") or 1),
+                         **({"params": list(sc["params"])} if sc.get("params") else {})}
+    return doc
 
 
 def materialize(dest, manifest=None, *, corpus=None, only=None, per_operator=None) -> list:
@@ -156,6 +163,8 @@ def materialize(dest, manifest=None, *, corpus=None, only=None, per_operator=Non
         case_dir.mkdir(parents=True)
         write_program(cand.parent, cand.mutation, case_dir / "buggy")
         shutil.copytree(cand.parent.path, case_dir / "fixed", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+        if cand.parent.script is not None and (case_dir / "fixed" / "problem.py").is_file():
+            (case_dir / "fixed" / "problem.py").unlink()
         (case_dir / "case.yaml").write_text(yaml.safe_dump(case_yaml(entry, cand), sort_keys=False, width=120), encoding="utf-8")
         out.append(case_dir)
     return out

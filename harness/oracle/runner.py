@@ -104,7 +104,8 @@ def _kill_token(token: str, exclude: int | None = None, rounds: int = 5) -> int:
 
 def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str | None = None,
                timeout_s: float = 300.0, knobs: dict | None = None, point: str | None = None,
-               arrays: bool = False, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> tuple:
+               arrays: bool = False, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+               script: dict | None = None) -> tuple:
     """Measure one variant folder in a subprocess.
 
     Parameters
@@ -127,6 +128,10 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
         ``uncertainty``, ``coords`` ...) as a dict of NumPy arrays.
     memory_limit : int or None, default 16 GiB
         ``RLIMIT_AS`` in bytes; None or a CUDA device: no limit.
+    script : dict, optional
+        The fields of a ``defects4warp.capture.ScriptSpec`` (entry, args,
+        iteration, params): ``path`` holds the user's script and the Problem
+        is captured from it instead of ``make_problem``.
 
     Returns
     -------
@@ -153,6 +158,8 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
             cmd += ["--arrays", raw_path]
         if point:
             cmd += ["--point", str(Path(point).resolve())]
+        if script is not None:
+            cmd += ["--script", json.dumps(script)]
         # stderr goes to a file, not a pipe: a child the program detaches would
         # hold a pipe open and keep communicate() waiting until the timeout
         err_path = os.path.join(tmp, "stderr.log")

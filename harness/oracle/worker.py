@@ -278,7 +278,39 @@ class Measure:
         return {"right": R[0], "left": L[0], "tol": tol[0] + tol[1] + abs(R[0] - R[1]) + abs(L[0] - L[1])}
 
 
-def _run(path, device, scale, knobs, point_file, doc, raw):
+def _load_problem(path, device, scale, script):
+    """The Problem of a variant: ``make_problem(device, scale)`` of its
+    ``problem.py``, or, with ``script`` (the JSON of a ``ScriptSpec``), the
+    Problem captured from the user's script by :mod:`defects4warp.capture`
+    (protocol infrastructure like :mod:`defects4warp.problem`, not the engine)."""
+    from ..problem import check_problem, import_variant
+
+    if script is not None:
+        from ..capture import ScriptSpec, capture_problem
+
+        try:
+            spec = ScriptSpec(**json.loads(script))
+            problem = capture_problem(path, spec, device)
+        except Exception as exc:  # noqa: BLE001
+            # a release that refuses to build the script's kernels: judged on Warp's own error
+            cause = exc.__cause__ if exc.__cause__ is not None and warp_build_error(exc.__cause__) else exc
+            raise _Stage("capture", cause) from exc
+        try:
+            return problem, check_problem(problem)
+        except Exception as exc:  # noqa: BLE001
+            raise _Stage("capture", exc) from exc
+    try:
+        module = import_variant(path)
+    except Exception as exc:  # noqa: BLE001
+        raise _Stage("import", exc) from exc
+    try:
+        problem = module.make_problem(device, scale)
+        return problem, check_problem(problem)
+    except Exception as exc:  # noqa: BLE001
+        raise _Stage("make_problem", exc) from exc
+
+
+def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
     t0 = time.perf_counter()
     try:
         import warp as wp
@@ -290,17 +322,12 @@ def _run(path, device, scale, knobs, point_file, doc, raw):
         wp.init()
     except Exception as exc:  # noqa: BLE001
         raise _Stage("warp init", exc) from exc
-    from ..problem import check_problem, import_variant
-
-    try:
-        module = import_variant(path)
-    except Exception as exc:  # noqa: BLE001
-        raise _Stage("import", exc) from exc
-    try:
-        problem = module.make_problem(device, scale)
-        info = check_problem(problem)
-    except Exception as exc:  # noqa: BLE001
-        raise _Stage("make_problem", exc) from exc
+    problem, info = _load_problem(path, device, scale, script)
+    if script is not None and hasattr(problem, "capture_summary"):
+        try:
+            doc["capture"] = problem.capture_summary()
+        except Exception as exc:  # noqa: BLE001 - the summary is informative only
+            doc["capture"] = {"error": f"{type(exc).__name__}: {exc}"}
     m = Measure(wp, problem, knobs)
     pt = m.pt
     if point_file:
@@ -593,6 +620,7 @@ def main(argv=None) -> int:
     ap.add_argument("--arrays", default=None)
     ap.add_argument("--point", default=None)
     ap.add_argument("--knobs", default="{}")
+    ap.add_argument("--script", default=None, help="JSON of a ScriptSpec: capture the Problem from this script")
     a = ap.parse_args(argv)
     knobs = dict(DEFAULT_KNOBS)
     knobs.update(json.loads(a.knobs))
@@ -601,7 +629,7 @@ def main(argv=None) -> int:
     raw = {} if a.arrays else None
     t0 = time.perf_counter()
     try:
-        _run(a.path, a.device, a.scale, knobs, a.point, doc, raw)
+        _run(a.path, a.device, a.scale, knobs, a.point, doc, raw, a.script)
     except _Stage as st:
         exc = st.exc
         refused = warp_build_error(exc)

@@ -172,7 +172,10 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
             except (ReleaseEnvError, OSError) as exc:
                 docs[r] = {"error": str(exc)}
                 return docs[r]
-            res = run_worker(path, device=device, scale=scale, options=opts, timeout_s=timeout_s, python=py)
+            # a captured script is measured as its script on the other release too (the worker
+            # records the ScriptSpec it captured under "script")
+            res = run_worker(path, device=device, scale=scale, options=opts, timeout_s=timeout_s, python=py,
+                             script=base_doc.get("script"))
             docs[r] = res.doc or {"error": res.failure or "no result"}
         return docs[r]
 

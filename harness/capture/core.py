@@ -1,0 +1,1149 @@
+"""Capture a Problem from a running training script (issue 15).
+
+:func:`capture_problem` runs the user's script unmodified in this process
+(``runpy`` as ``__main__``, ``sys.argv = [entry, *args]``, the working
+directory and the first ``sys.path`` entry set to the variant folder) with a
+few of Warp's public names wrapped, and returns a :class:`CapturedProblem`
+that satisfies the Problem protocol of docs/case-format.md.
+
+How it works
+------------
+1. **Discovery run**, under the runtime trace (:func:`defects4warp.measure.trace.trace_call`,
+   which wraps ``wp.launch``, ``wp.Tape``, host writes and ``.grad``): every
+   ``wp.array`` construction is tagged with its allocation site (the first
+   frame outside Warp and the harness: ``file, line``) and occurrence (the
+   n-th construction at that line in the run). The run goes on past the
+   script's k-th ``Tape.backward()`` until its (k+1)-th backward starts (or the
+   script ends), so that what the script does with ``.grad`` is seen.
+2. **Params**: arrays with ``requires_grad=True`` read by a launch recorded on
+   the k-th backward's tape, written by none of them, from which the loss is
+   reachable, and whose ``.grad`` the script consumes after that backward
+   (reads the property, passes it to a launch or a host copy, calls
+   ``.numpy()`` on it). ``ScriptSpec.params`` overrides the choice.
+3. **Re-runs** (``objective()``, ``gradient()``, ``train(n)``): the script
+   runs again in the same process (modules stay loaded, kernels stay built;
+   the variant folder's own modules are imported afresh). The construction
+   at a param's site returns the *same* array object as before (filled with
+   what the script's construction produced, ``.grad`` zeroed as in a fresh
+   allocation), so ``params`` keeps its identity across runs and the trace of
+   a re-run labels it as a param. At the first ``Tape.__enter__`` after the
+   (k-1)-th backward the params are set to the values ``params`` held when
+   the call started; the objective is read at the k-th backward, before it
+   runs (``loss`` summed, or ``sum(seed * array)`` over a ``grads={...}``
+   seed dict); ``gradient()`` copies the params' ``.grad`` right after it.
+   The script is then stopped by a private ``BaseException`` raised from the
+   wrapper and caught here; the params are restored.
+
+Only public Warp names are wrapped: ``wp.array.__new__``/``__init__`` (class
+attributes; ``wp.array`` defines no ``__new__`` on 1.12.1 to 1.19.0),
+``wp.Tape.__enter__``/``backward``, ``wp.capture_begin``,
+``wp.ScopedCapture.__enter__`` and the interop functions (``wp.from_torch``,
+``wp.to_torch``, ``wp.from_jax``, ``wp.to_jax``, ``wp.from_paddle``,
+``wp.to_paddle``, ``wp.from_dlpack``, ``wp.to_dlpack``), plus
+``subprocess.Popen.__init__``, ``os.fork`` and
+``multiprocessing.process.BaseProcess.start``. Everything is restored after
+each run, also when the script raises.
+
+Limits (each a :class:`CaptureError` naming what is missing and how to
+proceed): no k-th backward within the time limit; ``backward(loss)`` on a
+non-scalar array; ``backward()`` without a loss or seeds; CUDA graph capture;
+child processes; torch/JAX/Paddle/DLPack interop on the param path (the
+other framework owns the loop); a param allocated at import time of a module
+outside the variant folder (not seen again by a re-run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import re
+import runpy
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import warp as wp
+
+from ..measure import trace as _trace
+from .spec import CaptureError, ScriptSpec, format_site, site_matches
+
+__all__ = ["CapturedProblem", "capture_problem", "CaptureError", "DEFAULT_TIMEOUT_S", "JITTER_RTOL"]
+
+#: Default wall-clock limit of one run of the script, seconds (discovery and each re-run).
+DEFAULT_TIMEOUT_S = 120.0
+
+#: Relative difference between two re-runs' objectives at the same params above which the
+#: script is stochastic (the determinism probe's threshold, harness/probes/determinism.py).
+JITTER_RTOL = 1e-6
+
+#: Backwards the discovery run follows past the k-th one while the script has not used a gradient yet
+#: (a loss assembled over several backwards: windows, a repeated backward) before it stops.
+MAX_EXTRA_BACKWARDS = 64
+
+#: Relative tolerance when comparing the seed-weighted objective with a loss the script prints.
+PRINT_RTOL = 1e-3
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_HARNESS = os.path.dirname(_HERE) + os.sep
+_WARP = os.path.dirname(os.path.abspath(wp.__file__)) + os.sep
+_INTEROP = ("from_torch", "to_torch", "from_jax", "to_jax", "from_paddle", "to_paddle", "from_dlpack", "to_dlpack")
+#: Words on a printed line that say it reports the loss (the seed check reads numbers on such lines only).
+_LOSS_WORDS = re.compile(r"loss|objective|cost|error|\bmse\b|\brmse\b|\bmae\b|energy|residual|misfit", re.I)
+_NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+class _Stop(BaseException):
+    """Raised from a wrapper to stop the script once what was needed is read."""
+
+
+class _Limit(BaseException):
+    """A limit hit inside the script (a BaseException, so ``except Exception`` in the user's code
+    does not swallow it); turned into :class:`CaptureError` at the boundary."""
+
+
+class _Timeout(BaseException):
+    pass
+
+
+_ACTIVE_RUN = None
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+@contextlib.contextmanager
+def _quiet(run=None):
+    """Internal reads and writes: invisible to the runtime trace and to the capture's own hooks."""
+    st = _trace._ACTIVE
+    if st is not None:
+        st.busy += 1
+    if run is not None:
+        run.quiet += 1
+    try:
+        yield
+    finally:
+        if st is not None:
+            st.busy -= 1
+        if run is not None:
+            run.quiet -= 1
+
+
+def _grad(a):
+    """``a.grad`` read without the trace's property wrapper noticing (call under :func:`_quiet`)."""
+    return getattr(a, "grad", None)
+
+
+def _np(a) -> np.ndarray:
+    return np.array(a.numpy(), copy=True)
+
+
+class _Run:
+    """State of one execution of the script.
+
+    ``mode``: ``discover`` | ``objective`` | ``gradient`` | ``train``.
+    """
+
+    def __init__(self, cap, mode, inject=None, n_train=0, deadline=None):
+        self.cap = cap
+        self.mode = mode
+        self.k = cap.k
+        self.inject = inject or {}  # param name -> ndarray to set at the k-th tape start
+        self.n_train = n_train
+        self.deadline = deadline
+        self.counts = {}  # (file, line) -> constructions seen
+        self.site_of = {}  # id(array) -> (file, line, occ)
+        self.keep = []  # arrays kept alive so their ids stay valid
+        self.rg = []  # arrays with requires_grad, in construction order
+        self.latest = {}  # (file, line) -> last array constructed there
+        self.depth = 0
+        self.quiet = 0
+        self.reusing = None  # (param name, array) being re-initialised by __init__
+        self.next_site = {}  # id(new object) -> its site, from __new__ to __init__
+        self.backwards = 0  # backward() calls completed (or reached, for the stop)
+        self.injected = False
+        self.pending = {}  # name -> values, params not yet allocated when the injection happened
+        self.found = {}  # param name -> array this run
+        self.losses = []
+        self.grad = None
+        self.objective = None
+        self.stopped = None
+        self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
+        self.kth = None  # discovery: info about the k-th backward
+        self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
+        self.next_objective = None
+        self.stop_seeds = set()  # discovery: trace labels of the seed buffers of the backward it stopped at  # discovery: the objective of the (k+1)-th backward (a print may follow an update)
+        self.interop = []  # [(function, site)]
+        self.interop_ids = set()
+        self.in_interop = 0
+        self.launch_sites = {}  # trace event seq -> (file, line) of the wp.launch call
+        self.out_mark = None
+        self.tapes = 0
+        self.launches = 0
+
+    # -- sites ------------------------------------------------------------------
+    def site(self):
+        """(file relative to the variant folder or absolute, line) of the first user frame."""
+        f = sys._getframe(1)
+        while f is not None:
+            fn = f.f_code.co_filename
+            if fn and not fn.startswith("<") and not fn.startswith(_WARP) and not os.path.abspath(fn).startswith(_HARNESS):
+                return self.cap.rel(fn), f.f_lineno
+            f = f.f_back
+        return "<unknown>", 0
+
+    def check_time(self):
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Timeout()
+
+    # -- injection ----------------------------------------------------------------
+    def do_inject(self):
+        self.injected = True
+        with _quiet(self):
+            if self.mode == "discover":
+                for a in self.rg:
+                    if id(a) not in self.snap:
+                        try:
+                            self.snap[id(a)] = _np(a)
+                        except Exception:  # noqa: BLE001
+                            pass
+                return
+            for name, vals in self.inject.items():
+                a = self.found.get(name)
+                if a is None:
+                    self.pending[name] = vals
+                else:
+                    a.assign(vals)
+
+
+def _install(run):
+    """Wrap the names this run needs; returns the restore list."""
+    saved = []
+
+    def patch(owner, name, new):
+        had = name in owner.__dict__ if isinstance(owner, type) else hasattr(owner, name)
+        orig = (owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)) if had else None
+        saved.append((owner, name, orig, had))
+        setattr(owner, name, new)
+
+    A = wp.array
+    o_init = A.__dict__["__init__"]
+    o_new = A.__dict__.get("__new__")
+    cap = run.cap
+
+    def __new__(cls, *args, **kwargs):
+        r = _ACTIVE_RUN
+        st = _trace._ACTIVE
+        if r is not None and not r.quiet and r.depth == 0 and r.reusing is None and not (st is not None and st.busy):
+            r.check_time()
+            site = r.site()
+            n = r.counts.get(site, 0) + 1
+            r.counts[site] = n
+            site = (site[0], site[1], n)
+            if cls is A and r.mode != "discover":
+                name = cap.by_site.get(site)
+                if name is not None:
+                    P = cap.params[name]
+                    r.reusing = (name, P)
+                    r.next_site[id(P)] = site
+                    return P
+            obj = o_new(cls, *args, **kwargs) if o_new is not None else object.__new__(cls)
+            r.next_site[id(obj)] = site
+            return obj
+        if o_new is not None:
+            return o_new(cls, *args, **kwargs)
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        r = _ACTIVE_RUN
+        if r is None or r.quiet or r.depth:
+            return o_init(self, *args, **kwargs)
+        if r.reusing is not None and r.reusing[1] is self:
+            name, P = r.reusing
+            r.reusing = None
+            site = r.next_site.pop(id(P), None)
+            tmp = object.__new__(A)
+            r.depth += 1
+            try:
+                o_init(tmp, *args, **kwargs)
+            finally:
+                r.depth -= 1
+            with _quiet(r):
+                if tuple(tmp.shape) != tuple(P.shape) or tmp.dtype != P.dtype or str(tmp.device) != str(P.device):
+                    raise _Limit(f"the array allocated at {format_site(*site)} (param '{name}') has shape "
+                                 f"{tuple(tmp.shape)}, dtype {_dtype(tmp.dtype)} on {tmp.device} in this run but "
+                                 f"{tuple(P.shape)}, {_dtype(P.dtype)} on {P.device} in the capture run: the "
+                                 f"script allocates differently from run to run; name the param with --param")
+                wp.copy(P, tmp)
+                g = _grad(P)
+                if g is not None:
+                    g.zero_()
+            r.found[name] = P
+            r.site_of[id(P)] = site
+            r.latest[site[:2]] = P
+            if name in r.pending:
+                with _quiet(r):
+                    P.assign(r.pending.pop(name))
+            return None
+        site = r.next_site.pop(id(self), None)
+        r.depth += 1
+        try:
+            o_init(self, *args, **kwargs)
+        finally:
+            r.depth -= 1
+        if site is None:
+            return None
+        r.site_of[id(self)] = site
+        r.keep.append(self)
+        r.latest[site[:2]] = self
+        if r.in_interop:
+            r.interop_ids.add(id(self))
+        if getattr(self, "requires_grad", False):
+            r.rg.append(self)
+            if r.mode == "discover" and r.injected:
+                with _quiet(r):
+                    try:
+                        r.snap[id(self)] = _np(self)
+                    except Exception:  # noqa: BLE001
+                        pass
+        return None
+
+    patch(A, "__new__", staticmethod(__new__))
+    patch(A, "__init__", __init__)
+
+    T = wp.Tape
+    # wrap what is installed now (the trace's wrappers during a traced call), not the originals
+    cur_enter, cur_bw = T.__enter__, T.backward
+
+    def __enter__(self, *a, **k):
+        r = _ACTIVE_RUN
+        if r is not None and not r.quiet:
+            r.check_time()
+            r.tapes += 1
+            if r.mode == "train" and r.injected and len(r.losses) >= r.n_train \
+                    and r.backwards >= r.k + r.n_train - 1:
+                r.stopped = "tape"
+                raise _Stop()
+            if not r.injected and r.backwards == r.k - 1:
+                r.do_inject()
+        return cur_enter(self, *a, **k)
+
+    def backward(self, loss=None, grads=None, *a, **k):
+        r = _ACTIVE_RUN
+        if r is None or r.quiet:
+            return cur_bw(self, loss, grads, *a, **k)
+        r.check_time()
+        n = r.backwards + 1
+        if r.mode == "discover" and n > r.k:
+            st = _trace._ACTIVE
+            if n > r.k + MAX_EXTRA_BACKWARDS or (st is not None and _consumed_since(st, r.kth["seq"])):
+                # the first backward after the script used a gradient: the next iteration
+                with _quiet(r):
+                    r.next_backward_grads = {}
+                    for P in r.rg:
+                        g = _grad(P)
+                        r.next_backward_grads[id(P)] = None if g is None else _np(g)
+                try:
+                    r.next_objective = _objective_at(r, loss, grads, n)[0]
+                except _Limit:
+                    r.next_objective = None
+                if st is not None and grads:
+                    r.stop_seeds = {st.arrays[id(v)]["label"] for v in grads.values() if id(v) in st.arrays}
+                r.stopped = "next iteration's backward"
+                raise _Stop()
+            res = cur_bw(self, loss, grads, *a, **k)
+            r.backwards = n
+            return res
+        if r.mode == "train" and n >= r.k + r.n_train:
+            r.stopped = "backward"
+            raise _Stop()
+        if n < r.k:
+            r.backwards = n
+            return cur_bw(self, loss, grads, *a, **k)
+        if n == r.k or r.mode == "train":
+            if not r.injected:
+                raise _Limit(f"no Tape recording started between backward {n - 1} and backward {n}: the capture "
+                             f"sets the params when the tape of iteration {n} starts recording (Tape.__enter__); "
+                             f"use --iteration or write a make_problem adapter")
+            if r.pending:
+                raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
+                             f"re-run (allocated at import time of a module outside the variant folder?): write a "
+                             f"make_problem adapter, or allocate them in the script")
+            value, info = _objective_at(r, loss, grads, n)
+            if n == r.k:
+                r.objective = value
+            if r.mode == "train":
+                r.losses.append(value)
+            if r.mode == "objective":
+                r.stopped = "objective"
+                raise _Stop()
+            if r.mode == "discover":
+                r.kth = info
+                r.kth["seq"] = len(_trace._ACTIVE.events) if _trace._ACTIVE is not None else None
+        res = cur_bw(self, loss, grads, *a, **k)
+        r.backwards = n
+        if r.mode == "gradient" and n >= r.cap.grad_after:
+            with _quiet(r):
+                r.grad = {}
+                for name, P in r.cap.params.items():
+                    g = _grad(P)
+                    r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
+            r.stopped = "gradient"
+            raise _Stop()
+        return res
+
+    patch(T, "__enter__", __enter__)
+    patch(T, "backward", backward)
+
+    if run.mode == "discover":
+        cur_launch = wp.launch
+
+        def launch(*args, **kwargs):
+            r = _ACTIVE_RUN
+            if r is not None and not r.quiet and _trace._ACTIVE is not None:
+                r.check_time()
+                r.launches += 1
+                r.launch_sites[len(_trace._ACTIVE.events)] = r.site()
+            return cur_launch(*args, **kwargs)
+
+        patch(wp, "launch", launch)
+
+    def limit(msg):
+        def refuse(*a, **k):
+            r = _ACTIVE_RUN
+            if r is not None and not r.quiet and r.depth == 0 and _from_user(r):
+                raise _Limit(msg)
+            return None
+        return refuse
+
+    graph = ("the script captures a CUDA graph (wp.capture_begin / wp.ScopedCapture): launches replayed from a "
+             "graph do not go through wp.launch, so the capture cannot see them. Run the script with graph capture "
+             "off (pass its own flag after --, e.g. -- --no-graph) or write a make_problem adapter")
+    if hasattr(wp, "capture_begin"):
+        o_cb = wp.capture_begin
+
+        def capture_begin(*a, **k):
+            limit(graph)()
+            return o_cb(*a, **k)
+
+        patch(wp, "capture_begin", capture_begin)
+    if hasattr(wp, "ScopedCapture"):
+        o_sce = wp.ScopedCapture.__enter__
+
+        def sc_enter(self, *a, **k):
+            limit(graph)()
+            return o_sce(self, *a, **k)
+
+        patch(wp.ScopedCapture, "__enter__", sc_enter)
+    procs = ("the script starts another process ({what}): the capture follows one Python process only. Run the "
+             "training in one process (a flag of the script, passed after --), or write a make_problem adapter")
+    import subprocess
+    import multiprocessing.process as mpp
+
+    o_popen = subprocess.Popen.__init__
+
+    def popen_init(self, *a, **k):
+        limit(procs.format(what="subprocess"))()
+        return o_popen(self, *a, **k)
+
+    patch(subprocess.Popen, "__init__", popen_init)
+    o_start = mpp.BaseProcess.start
+
+    def mp_start(self, *a, **k):
+        limit(procs.format(what="multiprocessing"))()
+        return o_start(self, *a, **k)
+
+    patch(mpp.BaseProcess, "start", mp_start)
+    if hasattr(os, "fork"):
+        o_fork = os.fork
+
+        def fork(*a, **k):
+            limit(procs.format(what="os.fork"))()
+            return o_fork(*a, **k)
+
+        patch(os, "fork", fork)
+
+    for fname in _INTEROP:
+        if not hasattr(wp, fname):
+            continue
+        orig = getattr(wp, fname)
+
+        def interop(*a, __orig=orig, __name=fname, **k):
+            r = _ACTIVE_RUN
+            if r is None or r.quiet:
+                return __orig(*a, **k)
+            r.interop.append((__name, format_site(*r.site())))
+            if __name.startswith("to_") and a and isinstance(a[0], wp.array):
+                r.interop_ids.add(id(a[0]))
+            r.in_interop += 1
+            try:
+                res = __orig(*a, **k)
+            finally:
+                r.in_interop -= 1
+            if isinstance(res, wp.array):
+                r.interop_ids.add(id(res))
+            return res
+
+        patch(wp, fname, interop)
+    return saved
+
+
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+
+def _from_user(run) -> bool:
+    """Whether the call comes from the script's own files (the nearest frame outside Warp, the harness and the
+    standard library lies in the variant folder): a library that starts a helper process on its own (a font
+    cache, a compiler) is not the script starting one."""
+    root = str(run.cap.folder) + os.sep
+    f = sys._getframe(2)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename or "")
+        if f.f_code.co_filename.startswith("<") or fn.startswith(_WARP) or fn.startswith(_HARNESS) or (
+                fn.startswith(_STDLIB) and "site-packages" not in fn):
+            f = f.f_back
+            continue
+        return fn.startswith(root)
+    return False
+
+
+def _restore(saved):
+    for owner, name, orig, had in reversed(saved):
+        if had:
+            setattr(owner, name, orig)
+        else:
+            try:
+                delattr(owner, name)
+            except AttributeError:
+                pass
+
+
+def _dtype(dt) -> str:
+    return getattr(dt, "__name__", str(dt))
+
+
+def _objective_at(r, loss, grads, n):
+    """(value, info) of the objective a backward differentiates, read before it runs."""
+    with _quiet(r):
+        if loss is not None and not grads:
+            if not isinstance(loss, wp.array):
+                raise _Limit(f"backward {n} was given loss={type(loss).__name__}, not a wp.array")
+            if loss.size != 1:
+                raise _Limit(f"backward {n} was called on a non-scalar array (shape {tuple(loss.shape)}) without "
+                             f"seeds: Warp's Tape.backward(loss) needs a single-element loss. Reduce it to a scalar "
+                             f"in the script, pass grads={{array: seed}}, or write a make_problem adapter")
+            v = float(np.sum(np.asarray(loss.numpy(), dtype=np.float64)))
+            return v, {"kind": "loss", "arrays": [loss], "seeds": None}
+        if grads:
+            total = 0.0
+            arrays, seeds = [], []
+            for y, s in grads.items():
+                if not isinstance(y, wp.array) or not isinstance(s, wp.array):
+                    raise _Limit(f"backward {n}: a grads={{...}} entry is not a pair of wp.array")
+                yv = np.asarray(y.numpy(), dtype=np.float64)
+                sv = np.asarray(s.numpy(), dtype=np.float64)
+                if yv.size != sv.size:
+                    raise _Limit(f"backward {n}: seed of shape {sv.shape} for an array of shape {yv.shape}")
+                total += float(np.sum(yv.ravel() * sv.ravel()))
+                arrays.append(y)
+                seeds.append({"sum": float(np.sum(sv)), "size": int(sv.size),
+                              "constant": float(sv.ravel()[0]) if sv.size and np.all(sv == sv.ravel()[0]) else None,
+                              "array_sum": float(np.sum(yv)), "array_mean": float(np.mean(yv)) if yv.size else None})
+            return total, {"kind": "seeded", "arrays": arrays, "seeds": seeds}
+        raise _Limit(f"backward {n} was called without a loss or grads={{...}}: the seeds are the .grad the script "
+                     f"set by hand, which the capture does not follow. Pass the loss to backward(loss) or the seeds "
+                     f"as grads={{array: seed}}, or write a make_problem adapter")
+
+
+class CapturedProblem:
+    """A Problem (docs/case-format.md) captured from a running script.
+
+    Attributes
+    ----------
+    params : dict[str, wp.array]
+        The script's own param arrays (the same objects in every re-run), at the
+        values they held when the k-th iteration's tape started recording.
+    stochastic : bool
+        True when two re-runs at the same params gave different objectives.
+    spec : ScriptSpec
+    folder : pathlib.Path
+    """
+
+    def __init__(self, folder, spec: ScriptSpec, device: str = "cpu", timeout_s: float = DEFAULT_TIMEOUT_S):
+        self.folder = Path(folder).resolve()
+        self.spec = spec
+        self.device = device
+        self.timeout_s = float(timeout_s)
+        self.k = spec.iteration
+        entry = Path(spec.entry)
+        self.entry = entry if entry.is_absolute() else self.folder / entry
+        if not self.entry.is_file():
+            raise CaptureError(f"{self.entry}: entry point not found (ScriptSpec.entry {spec.entry!r} is relative to "
+                               f"{self.folder})")
+        self.params = {}
+        self.by_site = {}  # (file, line, occ) -> param name
+        self.sites = {}  # name -> (file, line, occ)
+        self.stochastic = False
+        self.grad_after = self.k  # gradient() copies .grad after this backward (where the script first uses it)
+        self.summary = {}
+        self.reruns = []  # seconds per re-run
+        self._rel = {}
+
+    # -- paths ------------------------------------------------------------------------
+    def rel(self, fn: str) -> str:
+        r = self._rel.get(fn)
+        if r is None:
+            p = os.path.abspath(fn)
+            root = str(self.folder) + os.sep
+            r = p[len(root):] if p.startswith(root) else p
+            self._rel[fn] = r
+        return r
+
+    # -- running ------------------------------------------------------------------------
+    def _execute(self, run: _Run, silent: bool = True):
+        """Run the script once with ``run``'s hooks; returns (stdout text or None, stopped how)."""
+        global _ACTIVE_RUN
+        if _ACTIVE_RUN is not None:
+            raise CaptureError("a capture run is already in progress in this process")
+        argv, cwd, path0 = sys.argv[:], os.getcwd(), list(sys.path)
+        main_mod = sys.modules.get("__main__")
+        self._purge()
+        sys.argv = [str(self.entry)] + list(self.spec.args)
+        sys.path.insert(0, str(self.folder))
+        run.deadline = time.perf_counter() + self.timeout_s
+        out = io.StringIO()
+        sink = out if silent else _Tee(out, sys.stdout)
+        old_alarm = None
+        use_alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+        saved = []
+        error = None
+        try:
+            saved = _install(run)
+            _ACTIVE_RUN = run
+            if use_alarm:
+                def on_alarm(signum, frame):
+                    raise _Timeout()
+                old_alarm = signal.signal(signal.SIGALRM, on_alarm)
+                signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
+            os.chdir(self.folder)
+            with contextlib.redirect_stdout(sink), wp.ScopedDevice(self.device):
+                runpy.run_path(str(self.entry), run_name="__main__")
+            run.stopped = run.stopped or "end"
+        except _Stop:
+            pass
+        except _Timeout:
+            error = ("timeout", None)
+        except _Limit as exc:
+            error = ("limit", exc)
+        except SystemExit as exc:
+            run.stopped = f"exit {exc.code}"
+        except BaseException as exc:  # noqa: BLE001 - the script's own error
+            error = ("raised", exc)
+        finally:
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                if old_alarm is not None:
+                    signal.signal(signal.SIGALRM, old_alarm)
+            _ACTIVE_RUN = None
+            _restore(saved)
+            os.chdir(cwd)
+            sys.argv = argv
+            sys.path[:] = path0
+            if main_mod is not None:
+                sys.modules["__main__"] = main_mod
+        if error is not None and (run.kth is not None or (run.mode == "train" and run.losses)):
+            # the script failed after the capture had what it needed (a plot, a video, a save at the end)
+            kind, exc = error
+            run.stopped = f"{kind} after the needed backward" + (f": {type(exc).__name__}: {exc}" if exc else "")
+            error = None
+        if error is not None:
+            kind, exc = error
+            what = _ordinal(self.k) + " Tape.backward()"
+            if kind == "timeout":
+                raise CaptureError(f"{self.spec.entry}: no {what} within the time limit ({self.timeout_s:g} s). "
+                                   f"Make the run reach its backward sooner (fewer steps through the script's own "
+                                   f"arguments after --), lower --iteration, or write a make_problem adapter")
+            if kind == "limit":
+                raise CaptureError(f"{self.spec.entry}: {exc}") from None
+            if isinstance(exc, KeyboardInterrupt):
+                raise exc
+            raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}: {exc} (before the capture had what "
+                               f"it needed from its {what})") from exc
+        return out.getvalue(), run.stopped
+
+    def _purge(self):
+        """Forget the variant folder's own modules so a re-run imports them afresh (module-level state
+        is then as in a fresh run; their kernels are found in the kernel cache)."""
+        root = str(self.folder) + os.sep
+        for name, mod in list(sys.modules.items()):
+            f = getattr(mod, "__file__", None)
+            if f and os.path.abspath(f).startswith(root):
+                del sys.modules[name]
+
+    def _rerun(self, mode, n_train=0):
+        vals = {k: _np(a) for k, a in self.params.items()}
+        run = _Run(self, mode, inject=vals, n_train=n_train)
+        t0 = time.perf_counter()
+        _, stopped = self._execute(run)
+        self.reruns.append(time.perf_counter() - t0)
+        missing = [n for n in self.params if n not in run.found]
+        if missing and mode != "train":
+            raise CaptureError(f"{self.spec.entry}: the re-run did not allocate param(s) "
+                               + ", ".join(f"{n} ({format_site(*self.sites[n])})" for n in missing)
+                               + " again (allocated at import time of a module outside the variant folder, or the "
+                                 "script allocates differently from run to run); name the params with --param or "
+                                 "write a make_problem adapter")
+        return run, stopped, vals
+
+    def objective(self) -> float:
+        """The loss the script computes at ``params``: its k-th backward's loss (or seed-weighted sum),
+        read before that backward runs. Params are left unchanged.
+
+        Raises
+        ------
+        CaptureError
+            When the re-run does not reach its k-th backward.
+        """
+        run, stopped, vals = self._rerun("objective")
+        self._restore(vals)
+        if run.objective is None:
+            raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
+                               f"Tape.backward(); lower --iteration")
+        return float(run.objective)
+
+    def gradient(self) -> dict:
+        """The params' ``.grad`` right after the script's own k-th backward, copied at that moment,
+        ``{name: ndarray of the param's numpy() shape}``. Params are left unchanged.
+
+        Raises
+        ------
+        CaptureError
+            When the re-run does not reach its k-th backward.
+        """
+        run, stopped, vals = self._rerun("gradient")
+        self._restore(vals)
+        if run.grad is None:
+            raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
+                               f"Tape.backward() finished; lower --iteration")
+        return run.grad
+
+    def train(self, iterations: int) -> list:
+        """Let the script run ``iterations`` iterations from ``params`` (its backwards k .. k+n-1 and the
+        updates after them); return the loss at each of those backwards. ``params`` then hold the values
+        the script reached (fewer losses when the script ends first).
+
+        Parameters
+        ----------
+        iterations : int
+            Backwards of the script's own loop, >= 1.
+        """
+        run, stopped, vals = self._rerun("train", n_train=max(1, int(iterations)))
+        with _quiet():
+            for name, P in self.params.items():
+                latest = run.latest.get(self.sites[name][:2])
+                if latest is not None and latest is not P and tuple(latest.shape) == tuple(P.shape):
+                    wp.copy(P, latest)
+        return [float(v) for v in run.losses]
+
+    def _restore(self, vals):
+        with _quiet():
+            for name, v in vals.items():
+                self.params[name].assign(v)
+
+    def capture_summary(self) -> dict:
+        """What was captured (see :func:`capture_problem`): ``entry``, ``args``, ``iteration``,
+        ``params`` (``[{"name", "site", "dtype", "shape", "chosen_by"}]``), ``objective``
+        (``{"kind": "loss"|"seeded", "description", "array_site", "produced_at", "kernel", "value",
+        "seeds"}``), ``tapes``, ``launches``, ``backwards_seen``, ``rerun_s`` (median seconds of one
+        re-run), ``capture_s``, ``stochastic`` (with ``stochastic_objectives``), ``candidates``
+        (requires_grad leaves not chosen, and why), ``assumptions`` (list of str), ``findings``
+        (``[{"id", "classes", "detail", "data"}]``) and ``warp``."""
+        s = dict(self.summary)
+        if self.reruns:
+            s["rerun_s"] = float(np.median(self.reruns))
+        s["stochastic"] = bool(self.stochastic)
+        return s
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, s):
+        for st in self.streams:
+            st.write(s)
+        return len(s)
+
+
+def _consumed_since(st, seq) -> bool:
+    """Whether the script used any gradient (a ``.grad`` read, ``.numpy()`` on one, one passed to a launch or
+    a host copy) in the live trace ``st`` after event ``seq``."""
+    if seq is None:
+        return True
+    grads = {rec["label"] for rec in st.arrays.values() if rec.get("grad_of") is not None}
+    for ev in st.events[seq + 1:]:
+        k = ev["kind"]
+        if k in ("grad_read", "grad_numpy"):
+            return True
+        if k == "launch" and grads & set(ev.get("reads") or []):
+            return True
+        if k == "host" and ev.get("src") in grads:
+            return True
+    return False
+
+
+def _consumed(events, label, start, stop, arrays=None):
+    """How the script used the .grad of array ``label`` in ``events[start:stop]``: ``(sorted list of str,
+    seq of the first use)``, or ``(None, None)``. A ``.grad`` read whose only use is zeroing or filling it
+    does not count. ``arrays`` (the trace's array table) names the grad arrays known before
+    (``tape.gradients[a]``)."""
+    grads = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") == label}
+    how, zeroed, first = set(), False, None
+    for ev in events[start:stop]:
+        k = ev["kind"]
+        use = None
+        if k in ("grad_read", "grad_assign", "grad_numpy") and ev.get("array") == label:
+            grads.add(ev["grad"])
+            use = ".grad.numpy()" if k == "grad_numpy" else ".grad read"
+        elif k == "grad_numpy" and ev.get("grad") in grads:
+            use = ".grad.numpy()"
+        elif k == "launch" and grads & set(ev.get("reads") or []):
+            use = "passed to a launch"
+        elif k == "host" and ev.get("src") in grads:
+            use = f"wp.{ev['op']}"
+        elif k == "host" and ev.get("dest") in grads and ev.get("op") in ("zero_", "fill_"):
+            zeroed = True
+        if use is not None:
+            how.add(use)
+            if first is None:
+                first = ev["seq"]
+    if not how or (how == {".grad read"} and zeroed):
+        return None, None
+    return sorted(how), first
+
+
+def _carried(events, label, start, arrays, later_seeds=()):
+    """Whether the .grad of ``label`` (or a copy of it) seeds a backward after ``start``: an adjoint handed
+    from one window's tape to the previous one, not a parameter's gradient."""
+    derived = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") == label}
+    for ev in events[start:]:
+        if ev["kind"] in ("grad_read", "grad_numpy") and ev.get("array") == label:
+            derived.add(ev["grad"])
+        elif ev["kind"] == "host" and ev.get("src") in derived and ev.get("dest"):
+            derived.add(ev["dest"])
+        elif ev["kind"] == "backward" and any(sd.get("seed") in derived for sd in ev.get("seeds") or []):
+            return True
+    return bool(derived & set(later_seeds))
+
+
+def _reachable(events, sinks, before):
+    """Arrays from which one of ``sinks`` is reachable through the launches and host copies before ``before``."""
+    needed = set(sinks)
+    for ev, r, w in reversed(_trace._edges(events, before)):
+        if w & needed:
+            needed |= r
+    return needed
+
+
+def _var_name(path, line):
+    """The assigned name on a source line ``NAME = ...`` (for a readable param key), else None."""
+    try:
+        with open(path) as f:
+            text = f.readlines()[line - 1]
+    except (OSError, IndexError):
+        return None
+    m = re.match(r"\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)", text)
+    return m.group(1) if m else None
+
+
+def _printed_losses(text):
+    """Numbers on printed lines that mention a loss or an objective."""
+    out = []
+    for line in text.splitlines():
+        if _LOSS_WORDS.search(line):
+            for m in _NUM.finditer(line):
+                tok = m.group(0)
+                if "." in tok or "e" in tok.lower():
+                    try:
+                        out.append((float(tok), tok))
+                    except ValueError:
+                        pass
+    return out
+
+
+def _matches_printed(value, tok):
+    x = float(tok)
+    decimals = len(tok.split(".")[1].split("e")[0].split("E")[0]) if "." in tok else 0
+    tol = max(PRINT_RTOL * max(abs(value), abs(x)), 0.5 * 10 ** (-decimals) if "e" not in tok.lower() else 0.0)
+    return abs(value - x) <= tol
+
+
+def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                    check_determinism: bool = True) -> CapturedProblem:
+    """Run the script of ``spec`` in ``folder`` and capture the Problem of its k-th backward.
+
+    Parameters
+    ----------
+    folder : path-like
+        The variant folder (the script's working directory and first ``sys.path`` entry).
+    spec : ScriptSpec
+        Entry point, arguments, iteration k and optional param sites.
+    device : str, default "cpu"
+        Warp device made the default (``wp.ScopedDevice``) while the script runs.
+    timeout_s : float, default :data:`DEFAULT_TIMEOUT_S`
+        Wall-clock limit of each run of the script, seconds.
+    check_determinism : bool, default True
+        Re-run twice at the captured params; differing objectives (beyond
+        :data:`JITTER_RTOL`) flag the problem ``stochastic``.
+
+    Returns
+    -------
+    CapturedProblem
+
+    Raises
+    ------
+    CaptureError
+        Naming what was missing and how to proceed (``--param``, ``--iteration``,
+        a ``make_problem`` adapter).
+    """
+    if isinstance(spec, (str, dict)):
+        spec = ScriptSpec.from_json(spec)
+    t0 = time.perf_counter()
+    wp.init()
+    cap = CapturedProblem(folder, spec, device=device, timeout_s=timeout_s)
+    run = _Run(cap, "discover")
+
+    def go():
+        # the trace's label -> array table, kept for mapping labels back to the script's arrays
+        run.by_label = _trace._ACTIVE.by_label if _trace._ACTIVE is not None else {}
+        return cap._execute(run, silent=False)
+
+    (text, stopped), tr = _trace.trace_call(go, params=None, digests=False)
+    kth = run.kth
+    k = spec.iteration
+    if kth is None:
+        if run.interop:
+            fn = ", ".join(sorted({f"wp.{a} ({b})" for a, b in run.interop[:5]}))
+            raise CaptureError(f"{spec.entry}: no {_ordinal(k)} Tape.backward() was reached ({stopped}); the script "
+                               f"hands arrays to another framework ({fn}), which then owns the training loop and its "
+                               f"gradients. Write a make_problem adapter around the Warp part")
+        seen = run.backwards
+        raise CaptureError(f"{spec.entry}: the script ended ({stopped}) after {seen} Tape.backward() call(s), so it "
+                           f"has no {_ordinal(k)} backward" + (f"; use --iteration {seen} or lower" if seen else
+                           "; a script whose gradient is not taken with wp.Tape().backward() needs a make_problem "
+                           "adapter") + (f" (check the arguments after --: {spec.args})" if spec.args else ""))
+    events = tr["events"]
+    rec_arrays = tr["arrays"]
+    backs = [e for e in events if e["kind"] == "backward"]
+    if len(backs) < k:
+        raise CaptureError(f"{spec.entry}: the trace saw {len(backs)} backward(s), fewer than {k}")
+    b = backs[k - 1]
+    T, E = b["tape"], b["epoch"]
+    rec = [e for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
+    reads = {a for e in rec for a in e["reads"]}
+    writes = {a for e in rec for a in e["writes"]}
+    sinks = {s["target"] for s in b["seeds"] if s["target"]}
+    needed = _reachable(events, sinks, b["seq"])
+    objs = _label_objects(tr, run)
+    site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
+
+    candidates, chosen = [], []
+    for lab in sorted(reads - writes, key=_trace._label_key):
+        info = rec_arrays.get(lab, {})
+        o = objs.get(lab)
+        if o is None or not info.get("float") or not bool(getattr(o, "requires_grad", False)):
+            continue
+        site = site_of.get(lab)
+        why = None
+        how, first = _consumed(events, lab, b["seq"], len(events), rec_arrays)
+        if lab not in needed:
+            why = "the loss does not depend on it"
+        elif how is None:
+            why = "its .grad is not used after the backward"
+        elif _carried(events, lab, b["seq"] + 1, rec_arrays, run.stop_seeds):
+            why = "its .grad seeds a later backward (an adjoint handed from one tape to another)"
+        elif site is None:
+            why = "its allocation was not seen (allocated before the script ran)"
+        candidates.append({"label": lab, "site": site, "consumed": how, "first_use": first, "why_not": why, "obj": o})
+    if spec.params:
+        for want in spec.params:
+            hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
+            if not hit:
+                seen = sorted({format_site(*s) for s in run.site_of.values() if s})[:12]
+                raise CaptureError(f"{spec.entry}: --param {want}: no array allocated at that site reached the "
+                                   f"{_ordinal(k)} backward's tape (sites seen: {', '.join(seen)})")
+            lab, o = hit[0]
+            if not getattr(o, "requires_grad", False):
+                raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")
+            chosen.append({"label": lab, "site": site_of[lab], "consumed": None, "obj": o, "chosen_by": "--param"})
+    else:
+        chosen = [dict(c, chosen_by="capture") for c in candidates if c["why_not"] is None]
+    if not chosen:
+        cands = "; ".join(f"{format_site(*c['site']) if c['site'] else c['label']} ({c['why_not']})"
+                          for c in candidates[:8]) or "none"
+        raise CaptureError(f"{spec.entry}: no parameter found: no array with requires_grad=True is read by the "
+                           f"launches recorded for the {_ordinal(k)} backward, written by none of them, and has its "
+                           f".grad used by the script afterwards (requires_grad leaves seen: {cands}). Name the "
+                           f"params with --param FILE.py:LINE, or write a make_problem adapter")
+    # where the script first uses the params' gradient: after the k-th backward, or after a later one when its
+    # iteration runs several (a repeated backward, windows on several tapes)
+    firsts = [c["first_use"] for c in chosen if c.get("first_use") is not None]
+    if firsts:
+        cap.grad_after = k + sum(1 for e in backs[k:] if e["seq"] < min(firsts))
+    bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
+    if bad:
+        fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
+        raise CaptureError(f"{spec.entry}: the param allocated at {format_site(*bad[0]['site'])} comes from or goes "
+                           f"to another framework ({fn}): torch/JAX owns the loop and its gradients. Write a "
+                           f"make_problem adapter around the Warp part")
+    # names
+    used = set()
+    for c in chosen:
+        f, line, occ = c["site"]
+        name = _var_name(str(cap.folder / f) if not os.path.isabs(f) else f, line)
+        if not name or name in used:
+            name = format_site(f, line, occ if occ > 1 else None)
+        used.add(name)
+        c["name"] = name
+        cap.params[name] = c["obj"]
+        cap.sites[name] = c["site"]
+        cap.by_site[c["site"]] = name
+    # the given point: the values when the k-th tape started recording
+    with _quiet():
+        for c in chosen:
+            v = run.snap.get(id(c["obj"]))
+            if v is None:
+                raise CaptureError(f"{spec.entry}: the value of param {c['name']} when the {_ordinal(k)} "
+                                   f"iteration's tape started recording was not seen")
+            c["obj"].assign(v)
+            g = _grad(c["obj"])
+            if g is not None:
+                g.zero_()
+    cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
+    cap.summary["capture_s"] = time.perf_counter() - t0
+    if check_determinism:
+        vals = [float(run.objective)]
+        for _ in range(2):
+            vals.append(cap.objective())
+        ref = max(abs(v) for v in vals) or 1e-300
+        spread = (max(vals) - min(vals)) / ref if all(math.isfinite(v) for v in vals) else 0.0
+        cap.stochastic = bool(spread > JITTER_RTOL)
+        cap.summary["stochastic_objectives"] = vals
+        if cap.stochastic:
+            cap.summary["assumptions"].append(
+                f"re-runs at the same params gave objectives {', '.join(f'{v:.9g}' for v in vals)}: the script is "
+                f"stochastic (unseeded randomness); nothing was pinned")
+    return cap
+
+
+def _label_objects(tr, run):
+    """Trace label -> array object, from the recorder the discovery run kept."""
+    return dict(getattr(run, "by_label", {}) or {})
+
+
+def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
+    events = tr["events"]
+    k = cap.k
+    kernels = tr.get("kernels") or {}
+    targets = [s["target"] for s in b["seeds"] if s["target"]]
+
+    def produced(lab):
+        for ev in reversed(events[: b["seq"]]):
+            if ev["kind"] == "launch" and lab in ev["writes"]:
+                kinfo = kernels.get(ev["kernel"], {})
+                at = run.launch_sites.get(ev["seq"])
+                return {"launch_site": format_site(*at) if at else None, "kernel": kinfo.get("name", ev["kernel"]),
+                        "kernel_file": cap.rel(kinfo["file"]) if kinfo.get("file") else None,
+                        "kernel_line": (kinfo.get("lines") or [None])[0]}
+        return None
+
+    info = run.kth
+    obj = {"kind": info["kind"], "value": run.objective}
+    arrays = []
+    for lab in targets:
+        st = site_of.get(lab)
+        arrays.append({"array_site": format_site(*st) if st else None, "shape": tr["arrays"].get(lab, {}).get("shape"),
+                       "dtype": tr["arrays"].get(lab, {}).get("dtype"), "produced_by": produced(lab)})
+    obj["arrays"] = arrays
+    first = arrays[0] if arrays else {}
+    pb = first.get("produced_by") or {}
+    obj["produced_at"] = pb.get("launch_site")
+    obj["kernel"] = pb.get("kernel")
+    if info["kind"] == "loss":
+        obj["description"] = (f"the array passed to backward(loss) at the {_ordinal(k)} backward "
+                              f"(allocated at {first.get('array_site')})")
+    else:
+        obj["seeds"] = info["seeds"]
+        obj["description"] = ("the seed-weighted sum sum(seed * array) over the grads={...} of the "
+                              f"{_ordinal(k)} backward: " + ", ".join(
+                                  f"{a['array_site']} (seed " + (f"{s['constant']:g}" if s['constant'] is not None
+                                                                 else f"sum {s['sum']:g}") + ")"
+                                  for a, s in zip(arrays, info["seeds"])))
+    findings, assumptions = [], []
+    if info["kind"] == "seeded":
+        printed = _printed_losses(text)
+        mine = [v for v in (run.objective, run.next_objective) if v is not None]
+        if printed and not any(_matches_printed(v, tok) for v in mine for _, tok in printed):
+            vals = [v for v, _ in printed][:10]
+            alt = None
+            s0 = info["seeds"][0]
+            if len(info["seeds"]) == 1 and s0["constant"] is not None:
+                for red in ("array_mean", "array_sum"):
+                    if s0.get(red) is not None and any(_matches_printed(s0[red], tok) for _, tok in printed):
+                        alt = red.split("_")[1]
+            findings.append({
+                "id": "seed_objective_mismatch", "classes": ["seed_mismatch"],
+                "detail": (f"backward {k} is seeded so that it differentiates {run.objective:.6g} (the seed-weighted "
+                           f"sum), but the loss the script prints is {', '.join(f'{v:.6g}' for v in vals[:3])}"
+                           + (f", the {alt} of the seeded array" if alt else "")),
+                "data": {"weighted_sum": run.objective, "printed": vals, "matches": alt}})
+        assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
+                           "(the function whose gradient that backward computes)")
+    if run.next_backward_grads:
+        for c in chosen:
+            g = run.next_backward_grads.get(id(c["obj"]))
+            if g is not None and np.any(g != 0) and c.get("consumed"):
+                findings.append({
+                    "id": "grad_carried", "classes": ["missing_tape_zero"],
+                    "detail": (f"the .grad of param {c['name']} ({format_site(*c['site'])}) is used after backward "
+                               f"{k} and still nonzero when backward {k + 1} starts: nothing zeroed it, so the next "
+                               f"iteration's gradient adds onto the old one"),
+                    "data": {"param": c["name"], "grad_sum": float(np.sum(g))}})
+    params = []
+    for c in chosen:
+        a = c["obj"]
+        params.append({"name": c["name"], "site": format_site(*c["site"]), "file": c["site"][0], "line": c["site"][1],
+                       "occurrence": c["site"][2], "dtype": _dtype(a.dtype), "shape": [int(s) for s in a.shape],
+                       "chosen_by": c.get("chosen_by"), "grad_used_by": c.get("consumed")})
+    if any(c.get("chosen_by") == "capture" for c in chosen):
+        assumptions.append("params: the requires_grad arrays the recorded launches read and never write, that the "
+                           "loss depends on, and whose .grad the script uses after the backward (override with "
+                           "--param FILE.py:LINE)")
+    assumptions.append(f"the params are set when the tape of iteration {k} starts recording (Tape.__enter__) and "
+                       f"the objective is read when backward {k} is called")
+    if cap.grad_after > k:
+        assumptions.append(f"the script first uses the params' .grad after backward {cap.grad_after}, not after "
+                           f"backward {k}: gradient() is the .grad at that moment, as the script consumes it")
+    other = [{"site": format_site(*c["site"]) if c["site"] else None, "why_not": c["why_not"]}
+             for c in candidates if c["why_not"] is not None]
+    return {
+        "entry": cap.spec.entry, "args": list(cap.spec.args), "iteration": k, "device": cap.device,
+        "params": params, "objective": obj,
+        "tapes": len(tr.get("tapes") or {}),
+        "launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch"),
+        "recorded_launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == b["tape"]
+                                 and e["epoch"] == b["epoch"]),
+        "backwards_seen": sum(1 for e in events if e["kind"] == "backward"),
+        "gradient_after_backward": cap.grad_after,
+        "stopped": stopped,
+        "candidates": other,
+        "assumptions": assumptions,
+        "findings": findings,
+        "interop": sorted({f"wp.{a}" for a, _ in run.interop}),
+        "warp": str(wp.config.version),
+    }

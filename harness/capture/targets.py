@@ -1,0 +1,120 @@
+"""What ``defects4warp diagnose PATH`` points at: a ``problem.py`` folder or a script.
+
+Imports neither Warp nor the engines (the parent process resolves the target;
+the capture runs in the worker).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from .spec import ScriptSpec
+
+
+class TargetError(ValueError):
+    """PATH is neither a problem.py folder nor a script (the message lists what was found)."""
+
+
+def is_main_script(path) -> bool:
+    """Whether the Python file has a top-level ``if __name__ == "__main__":`` block."""
+    try:
+        tree = ast.parse(Path(path).read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
+            names = [node.test.left] + list(node.test.comparators)
+            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in names) and any(
+                    isinstance(n, ast.Constant) and n.value == "__main__" for n in names):
+                return True
+    return False
+
+
+def _case_script(folder: Path):
+    """The ``script:`` block of ``folder/case.yaml`` (dict) or None."""
+    f = folder / "case.yaml"
+    if not f.is_file():
+        return None
+    import yaml
+
+    try:
+        doc = yaml.safe_load(f.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise TargetError(f"{f}: not valid YAML: {exc}") from None
+    block = doc.get("script") if isinstance(doc, dict) else None
+    if block is None:
+        return None
+    if not isinstance(block, dict) or not block.get("entry"):
+        raise TargetError(f"{f}: script: needs an entry (the file run as __main__)")
+    return block
+
+
+def resolve_target(path, args=(), iteration: int | None = None, params=None) -> tuple:
+    """``(folder, ScriptSpec or None, assumptions)`` for ``defects4warp diagnose PATH [-- ARGS]``.
+
+    Parameters
+    ----------
+    path : path-like
+        A ``.py`` file (run as ``__main__``), or a folder holding ``problem.py``
+        (an adapter: the spec is None unless script options are given), a
+        ``case.yaml`` with a ``script:`` block, or exactly one ``.py`` file with
+        ``if __name__ == "__main__":``.
+    args : sequence of str
+        Arguments for the script (after ``--``); they replace case.yaml's.
+    iteration : int, optional
+        ``--iteration``; overrides case.yaml's.
+    params : list of str, optional
+        ``--param`` sites; override case.yaml's.
+
+    Returns
+    -------
+    tuple
+        ``(folder: Path, spec: ScriptSpec | None, assumptions: list[str])``.
+
+    Raises
+    ------
+    TargetError
+        When no entry point can be told (names the candidates found).
+    """
+    p = Path(path).resolve()
+    assumed = []
+    block = {}
+    if p.is_file():
+        if p.suffix != ".py":
+            raise TargetError(f"{p}: not a Python file; give a training script (.py) or a folder")
+        folder, entry = p.parent, p.name
+        if not is_main_script(p):
+            assumed.append(f"{entry} has no `if __name__ == \"__main__\":` block; it is run as __main__ all the same")
+    elif p.is_dir():
+        folder = p
+        block = _case_script(folder) or {}
+        if block:
+            entry = str(block["entry"])
+            assumed.append(f"entry point {entry} from case.yaml's script: block")
+        elif (folder / "problem.py").is_file():
+            if args or iteration or params:
+                raise TargetError(f"{folder} holds problem.py (an adapter): script options (--param, --iteration, "
+                                  f"arguments after --) apply to a training script; name the script file instead")
+            return folder, None, ["problem.py found: its make_problem adapter is used"]
+        else:
+            mains = sorted(f.name for f in folder.glob("*.py") if is_main_script(f))
+            if len(mains) != 1:
+                raise TargetError(f"{folder}: no problem.py and " + (
+                    f"{len(mains)} files with `if __name__ == \"__main__\":` ({', '.join(mains)}); name the entry "
+                    f"point: defects4warp diagnose {folder}/FILE.py" if mains else
+                    "no .py file with `if __name__ == \"__main__\":`; name the training script: "
+                    f"defects4warp diagnose {folder}/FILE.py"))
+            entry = mains[0]
+            assumed.append(f"entry point {entry}: the only file in {folder.name}/ with `if __name__ == \"__main__\":`")
+    else:
+        raise TargetError(f"{p}: no such file or folder")
+    spec = ScriptSpec(entry=entry,
+                      args=list(args) if args else list(block.get("args") or []),
+                      iteration=iteration or int(block.get("iteration") or 1),
+                      params=list(params) if params else (list(block.get("params") or []) or None))
+    if not args and not block.get("args"):
+        assumed.append("the script runs with no arguments (give them after --)")
+    if (iteration or block.get("iteration") or 1) == 1:
+        assumed.append("the first Tape.backward() defines the problem (--iteration K for a later one)")
+    return folder, spec, assumed

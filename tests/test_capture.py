@@ -1,0 +1,331 @@
+"""Capture of a Problem from a training script (harness/capture, issue 15).
+
+The scripts under tests/programs/script_* are small, in the shapes users write
+them (argparse main(), a wp.Tape() per iteration, seeded NumPy data, updates by
+assign / an optimiser kernel / warp.optim.Adam, grads={...} seeds). Expected
+values are computed here by hand from the scripts' quadratic losses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from defects4warp.capture import CaptureError, ScriptSpec, format_site, parse_site, site_matches
+from defects4warp.capture.targets import TargetError, resolve_target
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def capture(name, **kw):
+    from defects4warp.capture.core import capture_problem
+
+    spec = ScriptSpec(entry="train.py", **{k: v for k, v in kw.items() if k in ("args", "iteration", "params")})
+    return capture_problem(PROGRAMS / name, spec, "cpu", timeout_s=60)
+
+
+# -- spec (no Warp) ---------------------------------------------------------------------------------
+
+
+def test_spec_json_roundtrip_and_validation():
+    s = ScriptSpec("train.py", ["--iters", "3"], 2, ["train.py:10:2"])
+    t = ScriptSpec.from_json(s.to_json())
+    assert t == s and t.args == ["--iters", "3"] and t.iteration == 2 and t.params == ["train.py:10:2"]
+    assert json.loads(s.to_json()) == {"entry": "train.py", "args": ["--iters", "3"], "iteration": 2,
+                                       "params": ["train.py:10:2"]}
+    assert ScriptSpec.from_json({"entry": "a.py"}).params is None
+    with pytest.raises(ValueError, match="iteration"):
+        ScriptSpec("a.py", iteration=0)
+    with pytest.raises(ValueError, match="FILE.py:LINE"):
+        ScriptSpec("a.py", params=["train.py"])
+    with pytest.raises(ValueError, match="unknown key"):
+        ScriptSpec.from_json('{"entry": "a.py", "argz": []}')
+
+
+def test_sites():
+    assert parse_site("train.py:12") == ("train.py", 12, None)
+    assert parse_site("sub/m.py:3:2") == ("sub/m.py", 3, 2)
+    assert format_site("train.py", 12, 1) == "train.py:12" and format_site("train.py", 12, 3) == "train.py:12:3"
+    assert site_matches("train.py:12", "train.py", 12, 1)
+    assert not site_matches("train.py:12", "train.py", 12, 2)
+    assert site_matches("train.py:12:2", "train.py", 12, 2)
+    assert not site_matches("model.py:12", "train.py", 12, 1)
+
+
+def test_resolve_target(tmp_path):
+    folder, spec, assumed = resolve_target(PROGRAMS / "script_assign" / "train.py", ["--iters", "2"])
+    assert folder == PROGRAMS / "script_assign" and spec.entry == "train.py" and spec.args == ["--iters", "2"]
+    # a folder with one __main__ file (model.py has none)
+    folder, spec, assumed = resolve_target(PROGRAMS / "script_two_params")
+    assert spec.entry == "train.py" and any("only file" in a for a in assumed)
+    # problem.py: the adapter
+    folder, spec, _ = resolve_target(PROGRAMS / "trace_clean")
+    assert spec is None
+    with pytest.raises(TargetError, match="adapter"):
+        resolve_target(PROGRAMS / "trace_clean", iteration=2)
+    # case.yaml's script block
+    (tmp_path / "run_me.py").write_text("print(1)\n")
+    (tmp_path / "other.py").write_text("if __name__ == '__main__':\n    pass\n")
+    (tmp_path / "case.yaml").write_text("script:\n  entry: run_me.py\n  args: ['--n', '2']\n  iteration: 3\n")
+    folder, spec, _ = resolve_target(tmp_path)
+    assert (spec.entry, spec.args, spec.iteration) == ("run_me.py", ["--n", "2"], 3)
+    folder, spec, _ = resolve_target(tmp_path, ["--n", "5"], 1)
+    assert spec.args == ["--n", "5"] and spec.iteration == 1
+    (tmp_path / "case.yaml").unlink()
+    (tmp_path / "third.py").write_text("if __name__ == \"__main__\":\n    pass\n")
+    with pytest.raises(TargetError, match="2 files"):
+        resolve_target(tmp_path)
+
+
+# -- capture in this process --------------------------------------------------------------------------
+
+
+def assign_data():
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.5, 1.5, 4).astype(np.float32).astype(np.float64)
+    y = rng.uniform(-1.0, 1.0, 4).astype(np.float32).astype(np.float64)
+    return x, y
+
+
+def test_assign_quadratic_values_and_sites():
+    p = capture("script_assign")
+    x, y = assign_data()
+    w0 = np.array([0.5, -0.25, 1.0, 2.0])
+    f = lambda w: float(np.sum((w * x - y) ** 2))  # noqa: E731
+    g = lambda w: 2 * (w * x - y) * x  # noqa: E731
+    s = p.capture_summary()
+    assert list(p.params) == ["w"]
+    assert s["params"][0]["site"] == "train.py:23" and s["params"][0]["dtype"] == "float32"
+    assert s["params"][0]["shape"] == [4] and s["params"][0]["chosen_by"] == "capture"
+    assert s["objective"]["kind"] == "loss" and s["objective"]["produced_at"] == "train.py:28"
+    assert s["objective"]["kernel"] == "residual_sq"
+    assert s["stochastic"] is False and p.stochastic is False
+    assert s["tapes"] >= 1 and s["launches"] == 1 and s["rerun_s"] > 0
+    assert p.objective() == pytest.approx(f(w0), rel=1e-6)
+    g1 = p.gradient()["w"]
+    np.testing.assert_allclose(g1, g(w0), rtol=1e-5)
+    np.testing.assert_array_equal(p.params["w"].numpy(), w0.astype(np.float32))  # gradient() leaves params
+    np.testing.assert_array_equal(p.gradient()["w"], g1)  # re-runs are deterministic
+    # another point: set through params, as the probes do
+    w2 = np.array([1.0, 0.0, -0.5, 0.25], dtype=np.float32)
+    p.params["w"].assign(w2)
+    assert p.objective() == pytest.approx(f(w2.astype(np.float64)), rel=1e-6)
+    np.testing.assert_allclose(p.gradient()["w"], g(w2.astype(np.float64)), rtol=1e-5)
+    # train: the script's own update w -= 0.05 * grad
+    p.params["w"].assign(w0.astype(np.float32))
+    losses = p.train(2)
+    w1 = w0 - 0.05 * g(w0)
+    assert losses == pytest.approx([f(w0), f(w1)], rel=1e-5)
+    np.testing.assert_allclose(p.params["w"].numpy(), w0 - 0.05 * g(w0) - 0.05 * g(w1), rtol=1e-5)
+
+
+def test_iteration_two_models_the_second_iteration():
+    p = capture("script_assign", iteration=2)
+    x, y = assign_data()
+    w0 = np.array([0.5, -0.25, 1.0, 2.0])
+    w1 = w0 - 0.05 * 2 * (w0 * x - y) * x
+    np.testing.assert_allclose(p.params["w"].numpy(), w1, rtol=1e-5)
+    assert p.objective() == pytest.approx(float(np.sum((w1 * x - y) ** 2)), rel=1e-5)
+    np.testing.assert_allclose(p.gradient()["w"], 2 * (w1 * x - y) * x, rtol=1e-4)
+    assert p.capture_summary()["iteration"] == 2
+
+
+def test_optimizer_kernel_update():
+    p = capture("script_optkernel")
+    s = p.capture_summary()
+    assert s["params"][0]["site"] == "train.py:25" and "passed to a launch" in s["params"][0]["grad_used_by"]
+    assert p.objective() == pytest.approx(0.5 * 1 + 0.5 * 2 * 4 + 0.5 * 3 * 9)
+    np.testing.assert_allclose(p.gradient()["w"], [-1.0, -4.0, -9.0])
+
+
+def test_warp_optim_adam():
+    p = capture("script_adam")
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=4).astype(np.float32).astype(np.float64)
+    s = p.capture_summary()
+    assert list(p.params) == ["p"] and s["params"][0]["site"] == "train.py:16"
+    assert p.objective() == pytest.approx(float(np.sum(data ** 2)), rel=1e-6)
+    np.testing.assert_allclose(p.gradient()["p"], -2 * data, rtol=1e-5)
+    losses = p.train(2)
+    assert len(losses) == 2 and losses[0] == pytest.approx(float(np.sum(data ** 2)), rel=1e-6)
+    assert losses[1] < losses[0]  # Adam moved p
+
+
+def test_seeded_backward_objective_and_printed_loss_mismatch():
+    p = capture("script_seeds")
+    t = np.array([1.0, -1.0, 0.5, 2.0])
+    s = p.capture_summary()
+    assert s["objective"]["kind"] == "seeded" and "seed-weighted sum" in s["objective"]["description"]
+    assert p.objective() == pytest.approx(float(np.sum(t ** 2)))  # sum(1 * (w - t)^2) at w = 0
+    np.testing.assert_allclose(p.gradient()["w"], -2 * t)
+    f = [x for x in s["findings"] if x["id"] == "seed_objective_mismatch"]
+    assert f and f[0]["data"]["matches"] == "mean" and f[0]["data"]["printed"] == [pytest.approx(np.mean(t ** 2))]
+
+
+def test_two_params_by_site_and_requires_grad_input_left_out():
+    p = capture("script_two_params")
+    rng = np.random.default_rng(11)
+    x = rng.uniform(1.0, 2.0, 3)
+    a, b = np.array([0.5, 1.0, -1.5]), 0.25
+    z = a * x + b
+    s = p.capture_summary()
+    assert [q["site"] for q in s["params"]] == ["train.py:10", "train.py:10:2"]
+    assert [q["shape"] for q in s["params"]] == [[3], [1]] and s["params"][0]["dtype"] == "float64"
+    assert s["candidates"] == [{"site": "train.py:18", "why_not": "its .grad is not used after the backward"}]
+    assert s["objective"]["produced_at"] == "train.py:25" and s["objective"]["kernel"] == "affine_loss"
+    assert p.objective() == pytest.approx(float(np.sum(z ** 2)), rel=1e-12)
+    g = p.gradient()
+    np.testing.assert_allclose(g["train.py:10"], 2 * z * x, rtol=1e-12)
+    np.testing.assert_allclose(g["train.py:10:2"], [2 * np.sum(z)], rtol=1e-12)
+
+
+def test_repeated_backward_gradient_is_what_the_script_consumes():
+    p = capture("script_double")
+    c = np.array([1.0, 2.0, -1.0])
+    s = p.capture_summary()
+    assert list(p.params) == ["c"] and s["gradient_after_backward"] == 2
+    assert any("after backward 2" in a for a in s["assumptions"])
+    assert p.objective() == pytest.approx(float(np.sum(c ** 3)))
+    np.testing.assert_allclose(p.gradient()["c"], 2 * 3 * c ** 2)  # backward run twice without a zero between
+
+
+def test_param_override():
+    p = capture("script_two_params", params=["train.py:10:2"])
+    assert list(p.params) == ["train.py:10:2"]
+    assert p.capture_summary()["params"][0]["chosen_by"] == "--param"
+    with pytest.raises(CaptureError, match="--param train.py:99"):
+        capture("script_two_params", params=["train.py:99"])
+
+
+def test_unseeded_noise_is_stochastic_and_carried_grad_is_a_finding():
+    p = capture("script_noise")
+    s = p.capture_summary()
+    assert p.stochastic is True and s["stochastic"] is True
+    v = s["stochastic_objectives"]
+    assert len(v) == 3 and len(set(v)) > 1
+    assert any("stochastic" in a for a in s["assumptions"])
+    assert [f["id"] for f in s["findings"]] == ["grad_carried"]  # the script never zeroes w.grad
+
+
+@pytest.mark.parametrize("name,pattern", [
+    ("script_nobackward", r"ended \(end\) after 0 Tape.backward\(\) call\(s\), so it has no 1st backward.*make_problem"),
+    ("script_nonscalar", r"non-scalar array \(shape \(3,\)\) without seeds.*grads=\{array: seed\}.*make_problem"),
+    ("script_graph", r"captures a CUDA graph.*make_problem"),
+    ("script_subprocess", r"starts another process \(subprocess\).*make_problem"),
+    ("script_interop", r"param allocated at train.py:13 comes from or goes to another framework \(wp.from_dlpack\)"
+                       r".*make_problem"),
+])
+def test_limits_said_plainly(name, pattern):
+    with pytest.raises(CaptureError, match=pattern):
+        capture(name)
+
+
+def test_iteration_past_the_end():
+    with pytest.raises(CaptureError, match=r"after 3 Tape.backward\(\) call\(s\).*--iteration 3"):
+        capture("script_optkernel", iteration=5, args=["--iters", "3"])
+
+
+def test_script_failing_after_the_backward_is_captured(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    src = (PROGRAMS / "script_optkernel" / "train.py").read_text()
+    (tmp_path / "train.py").write_text(src.replace('print("loss", float(loss.numpy()[0]))',
+                                                   'raise RuntimeError("no display")'))
+    p = capture_problem(tmp_path, ScriptSpec("train.py"))
+    np.testing.assert_allclose(p.gradient()["w"], [-1.0, -4.0, -9.0])
+    assert "no display" in p.capture_summary()["stopped"]
+
+
+def test_no_backward_within_time_limit(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    (tmp_path / "train.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
+    with pytest.raises(CaptureError, match="within the time limit"):
+        capture_problem(tmp_path, ScriptSpec("train.py"), timeout_s=0.5)
+
+
+def test_user_files_untouched():
+    folder = PROGRAMS / "script_assign"
+    before = {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()}
+    capture("script_assign").gradient()
+    assert {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()} == before
+
+
+# -- through the worker and the engine ----------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_worker_runs_probes_on_a_script(tmp_path):
+    from defects4warp.isolation import run_worker
+
+    res = run_worker(PROGRAMS / "script_assign", options={"probes": ["determinism", "fd"]},
+                     script=ScriptSpec("train.py"), timeout_s=300)
+    assert res.failure is None, res.stderr_tail
+    doc = res.doc
+    assert doc["capture"]["params"][0]["site"] == "train.py:23"
+    assert doc["protocol"]["params"] == {"w": {"shape": [4], "dtype": "float32", "size": 4}}
+    assert doc["fd"]["calls"][0]["elements"]["signature"] == "agrees"
+
+
+@pytest.mark.slow
+def test_worker_reports_capture_error():
+    from defects4warp.isolation import run_worker
+
+    res = run_worker(PROGRAMS / "script_nonscalar", options={"probes": ["determinism"]},
+                     script=ScriptSpec("train.py"), timeout_s=300)
+    assert "CaptureError" in res.failure and "non-scalar" in res.failure
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,verdict", [("script_inplace", "bug"), ("script_inplace_fixed", "no_bug")])
+def test_reference_engine_on_scripts(name, verdict):
+    from defects4warp.engines.base import check_diagnosis
+    from defects4warp.engines.reference import ReferenceEngine
+
+    d = ReferenceEngine(differential=False).diagnose(str(PROGRAMS / name), "cpu", "small", script=ScriptSpec("train.py"))
+    assert d["verdict"] == verdict, d.get("error") or d["evidence"][:3]
+    assert d["capture"]["params"][0]["name"] == "k"
+    assert check_diagnosis(d) is None
+
+
+@pytest.mark.slow
+def test_cli_prints_capture_first():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "defects4warp", "diagnose", "--engine", "fd-only",
+                          str(PROGRAMS / "script_assign" / "train.py"), "--", "--iters", "2"],
+                         capture_output=True, text=True, env=env, timeout=600)
+    text = out.stdout
+    assert "captured from train.py --iters 2" in text, out.stderr[-2000:]
+    assert text.index("captured from") < text.index("verdict")
+    assert "train.py:23" in text and "float32" in text and "produced by residual_sq launched at train.py:28" in text
+    assert "verdict no_bug" in text
+
+
+@pytest.mark.slow
+def test_capture_on_warp_1_12_1():
+    from defects4warp.envs import ensure_env
+
+    py = ensure_env("1.12.1")
+    code = ("import json, numpy as np; from defects4warp.capture import ScriptSpec; "
+            "from defects4warp.capture.core import capture_problem; import warp as wp; "
+            f"p = capture_problem({str(PROGRAMS / 'script_two_params')!r}, ScriptSpec('train.py')); "
+            "g = p.gradient(); "
+            "print(json.dumps({'warp': wp.config.version, 'obj': p.objective(), "
+            "'g': {k: v.tolist() for k, v in g.items()}, 'sites': [q['site'] for q in p.capture_summary()['params']]}))")
+    out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    rng = np.random.default_rng(11)
+    x = rng.uniform(1.0, 2.0, 3)
+    z = np.array([0.5, 1.0, -1.5]) * x + 0.25
+    assert doc["warp"] == "1.12.1" and doc["sites"] == ["train.py:10", "train.py:10:2"]
+    assert doc["obj"] == pytest.approx(float(np.sum(z ** 2)), rel=1e-12)
+    np.testing.assert_allclose(doc["g"]["train.py:10"], 2 * z * x, rtol=1e-12)
