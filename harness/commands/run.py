@@ -69,7 +69,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python, with_summary=with_summary)
     items = plan(cases, programs=programs)
-    if not items:
+    if cases and not items:
         err_console.print(f"[red]no variant of the {len(cases)} selected case(s) has a program chosen by "
                           f"--programs {programs}[/red]")
         sys.exit(2)
