@@ -59,7 +59,7 @@ def main():
     lengths_np, picks_np = survey(args.rays, LAYERS, args.seed)
     lengths = wp.array(lengths_np, dtype=wp.float64)
     picks = wp.array(picks_np, dtype=wp.float64)
-    slowness = wp.array(np.full(LAYERS, 0.5), dtype=wp.float64, requires_grad=True)
+    slowness = wp.array(np.linspace(0.45, 0.6, LAYERS), dtype=wp.float64, requires_grad=True)
     n, m = args.rays, LAYERS - 1
     for it in range(args.iters):
         r2 = wp.zeros(n, dtype=wp.float64, requires_grad=True)
