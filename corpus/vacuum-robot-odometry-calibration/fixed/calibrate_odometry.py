@@ -5,7 +5,7 @@ import warp as wp
 
 from geometry import wrap_angles
 
-STEPS = wp.constant(20)
+STEPS = wp.constant(12)
 
 
 @wp.kernel
