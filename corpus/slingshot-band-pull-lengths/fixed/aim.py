@@ -55,7 +55,7 @@ class Range:
 
 
 def main():
-    ap = argparse.ArgumentParser(description="band pull lengths that hit each target after a fixed flight time")
+    ap = argparse.ArgumentParser(description="band pull lengths that hit each target after a set flight time")
     ap.add_argument("--shots", type=int, default=5)
     ap.add_argument("--steps", type=int, default=25)
     ap.add_argument("--iters", type=int, default=40)
