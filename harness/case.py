@@ -19,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from .taxonomy import CLASSES
 
@@ -96,14 +96,27 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Variant:
-    """One program of a case: a folder holding ``problem.py``."""
+    """One program of a case: a folder holding ``problem.py``.
+
+    ``min_warp`` is the oldest release the program builds on (it uses an API
+    newer than the releases before it): below it the variant is
+    *unsupported*, neither scored nor a failure (None: every release).
+    """
 
     name: str
     path: Path
     expectations: tuple
+    min_warp: str | None = None
+
+    def supports(self, warp_version: str) -> bool:
+        """False when ``warp_version`` is older than :attr:`min_warp`."""
+        return self.min_warp is None or Version(warp_version) >= Version(self.min_warp)
 
     def expectation_for(self, warp_version: str, scale: str) -> Expectation | None:
-        """The first expectation that applies, or None (the variant is unscored)."""
+        """The first expectation that applies, or None (the variant is
+        unscored there, or unsupported: see :meth:`supports`)."""
+        if not self.supports(warp_version):
+            return None
         for e in self.expectations:
             if e.applies(warp_version, scale):
                 return e
@@ -208,6 +221,7 @@ def load_case(case_dir: str | Path) -> Case:
     for name in declared:
         _check_variant_files(case_dir / name, case_dir, f"variants.{name}")
 
+    min_warp = _min_warp(data.get("min_warp"), declared, yml)
     variants = []
     for name in declared:
         exps = []
@@ -224,7 +238,7 @@ def load_case(case_dir: str | Path) -> Case:
                     )
             exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale"),
                                     raw.get("objectives_differ")))
-        variants.append(Variant(name, case_dir / name, tuple(exps)))
+        variants.append(Variant(name, case_dir / name, tuple(exps), min_warp.get(name)))
 
     tags = data["tags"]
     return Case(
@@ -241,6 +255,31 @@ def load_case(case_dir: str | Path) -> Case:
         requires=tuple(data.get("requires", ())),
         objectives_differ=data.get("objectives_differ"),
     )
+
+
+def _min_warp(raw, declared: list, yml: Path) -> dict:
+    """``{variant: release}`` from the case-level ``min_warp`` field: one
+    release for every variant, or a mapping from variant name to release.
+
+    Raises
+    ------
+    CaseFormatError
+        On a name that is not a declared variant or a value that is not an exact release.
+    """
+    if raw is None:
+        return {}
+    pairs = {n: raw for n in declared} if isinstance(raw, str) else dict(raw)
+    out = {}
+    for name, rel in pairs.items():
+        where = "min_warp" if isinstance(raw, str) else f"min_warp.{name}"
+        if name not in declared:
+            raise CaseFormatError(yml, where, f"'{name}' is not a variant of this case (variants: {', '.join(declared)})")
+        try:
+            Version(str(rel))
+        except InvalidVersion:
+            raise CaseFormatError(yml, where, f"'{rel}' is not a release number (e.g. 1.10.0)") from None
+        out[name] = str(rel)
+    return out
 
 
 def _check_inside(path: Path, root: Path, field_: str) -> None:

@@ -118,13 +118,16 @@ def oracle_cell(check: dict | None) -> str:
     ``wrong 0.54 r=2.0`` (the oracle's worst relative error and the median
     ratio to the fixed twin, or the exact factor), ``wrong nan`` (NaN/inf
     autodiff), ``agrees 3e-09``,
-    ``unres``, ``refused``, ``ERROR`` (the oracle erred), ``skip`` (no
+    ``unres``, ``refused``, ``ERROR`` (the oracle erred), ``unsup`` (older
+    than the variant's ``min_warp``), ``skip`` (no
     expectation or a missing requirement), ``-`` (not measured). Checks
     written before the oracle (no ``oracle`` record) show ``right`` /
     ``wrong <error>`` from their signature.
     """
     if not check:
         return "-"
+    if check.get("status") == "unsupported":
+        return "unsup"
     if check.get("status") == "skipped" or check.get("message", "").startswith(("skipped", "no expectation")):
         return "skip"
     o = check.get("oracle")

@@ -56,9 +56,19 @@ def plan(cases: list, scales: tuple | None = None) -> list:
     return items
 
 
-def skipped_record(item: RunItem, python: str | None = None) -> dict | None:
-    """The record of an item whose case ``requires`` modules that ``python``
-    cannot import (not diagnosed, unscored), or None when nothing is missing."""
+def skipped_record(item: RunItem, python: str | None = None, warp_version: str | None = None) -> dict | None:
+    """The record of an item that is not diagnosed and not scored: its case
+    ``requires`` modules that ``python`` cannot import, or ``warp_version`` is
+    older than the variant's ``min_warp`` (``unsupported`` is then True);
+    None when the item is to be diagnosed."""
+    if warp_version is not None and not item.variant.supports(warp_version):
+        return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
+                "domain": item.case.domain, "split": item.case.split, "expected": None,
+                "diagnosis": {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": [],
+                              "cost": {"wall_s": 0.0}},
+                "correct": None, "seconds": 0.0, "unsupported": True,
+                "skipped": f"unsupported: the program needs Warp {item.variant.min_warp} or newer (min_warp), "
+                           f"not {warp_version}"}
     missing = missing_modules(item.case.requires, python)
     if not missing:
         return None
@@ -94,7 +104,7 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     diagnosed: its record has ``skipped`` set and no expectation (unscored).
     """
     t0 = time.perf_counter()
-    skipped = skipped_record(item, python)
+    skipped = skipped_record(item, python, warp_version)
     if skipped:
         return skipped
     try:
@@ -266,7 +276,7 @@ def run(
 
     pending = []
     for i, it in enumerate(items):
-        rec = skipped_record(it, python)
+        rec = skipped_record(it, python, warp_version)
         if rec is not None:
             finish(i, rec)
             continue

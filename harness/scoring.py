@@ -98,6 +98,7 @@ def summarize(results: list) -> dict:
         "scored": len(scored),
         "unscored": len(results) - len(scored),
         "skipped": sum(1 for r in results if r.get("skipped")),
+        "unsupported": sum(1 for r in results if r.get("unsupported")),
         "errors": verdicts.count("error"),
         "inconclusive": verdicts.count("inconclusive"),
         "verdict_accuracy": _ratio(sum(r["correct"]["verdict"] for r in scored), len(scored)),

@@ -66,7 +66,7 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
     store = _store(results_path)
 
     style = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
-             "skipped": "skipped"}
+             "skipped": "skipped", "unsupported": "unsupported"}
 
     def show(warp_version, checks):
         table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")
@@ -74,7 +74,7 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
             table.add_column(col)
         for cc in checks:
             for v in cc.variants:
-                exp = v.expected
+                exp = v.expected if v.status != "unsupported" else None
                 o = v.oracle or {}
                 pr = v.pair or {}
                 table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
@@ -89,9 +89,11 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
         console.print(table)
         n = counts([v for cc in checks for v in cc.variants])
         console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
-                      f"{n['skipped']} skipped")
+                      f"{n['skipped']} skipped, {n['unsupported']} unsupported")
 
-    meta = {"machine": describe()}
+    import datetime
+
+    meta = {"machine": describe(), "measured_on": datetime.date.today().isoformat()}
     with _executor(executor_kind, jobs, scheduler, workers) as ex, _progress(0, "validating") as prog:
         task = prog.add_task("", total=None)
         doc = validate_releases(cases, releases, device=device, jobs=jobs, timeout_s=timeout_s, repeat=repeat,
