@@ -1,0 +1,85 @@
+"""Find the release where a variant's ground truth changes, for every check
+that contradicted its labels on an old release.
+
+Usage::
+
+    PYTHONPATH=. python scripts/release_boundaries.py --validation /tmp/val-1.0.2.json \
+        --out docs/data/release-boundaries.json
+
+For each check of the validation JSON that ``failed`` while the oracle
+measured the program (verdict ``wrong`` or ``agrees``: a gradient that
+differs from the labels there, not a build failure, which is ``min_warp``'s
+business: scripts/min_warp.py), the supported releases from that one up to
+``--upto`` (default 1.12.1, where the labels were validated) are bisected with
+:func:`harness.validate.validate_item` for the first release where the check
+passes: Warp changed the variant's gradient there. Every measurement is kept
+in the JSON (rewritten after each variant, so an interrupted run resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from packaging.version import Version
+
+from harness.case import default_corpus, load_corpus
+from harness.envs import RELEASES, python_for
+from harness.runner import RunItem, write_json_atomic
+from harness.validate import validate_item
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--validation", required=True, action="append", help="validate --json of an old release")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--upto", default="1.12.1")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    a = ap.parse_args(argv)
+    cases = {c.id: c for c in load_corpus(default_corpus())[0]}
+    doc = json.load(open(a.out)) if os.path.exists(a.out) else {"upto": a.upto, "variants": {}}
+    for path in a.validation:
+        v = json.load(open(path))
+        for rel, r in v["releases"].items():
+            for c in r["checks"]:
+                o = c.get("oracle") or {}
+                if c["status"] != "failed" or o.get("verdict") not in ("wrong", "agrees"):
+                    continue
+                key = f"{c['case']}/{c['variant']}@{c['scale']}"
+                if key in doc["variants"] or c["case"] not in cases:
+                    continue
+                case = cases[c["case"]]
+                item = RunItem(case, case.variant(c["variant"]), c["scale"])
+                rels = [x for x in RELEASES if Version(rel) <= Version(x) <= Version(a.upto)]
+                seen = {rel: {"status": "failed", "oracle": o.get("verdict"), "error": o.get("max_relative_error"),
+                              "message": c["message"]}}
+
+                def ok(x):
+                    if x not in seen:
+                        chk = validate_item(item, "cpu", x, a.timeout, python_for(x)[0])
+                        seen[x] = {"status": chk.status, "oracle": (chk.oracle or {}).get("verdict"),
+                                   "error": chk.relative_error, "message": chk.message}
+                        print(f"{key} on {x}: {chk.status}: {chk.message[:160]}", flush=True)
+                    return seen[x]["status"] == "passed"
+
+                lo, hi = 0, len(rels) - 1
+                first = None
+                if ok(rels[hi]):
+                    while hi - lo > 1:
+                        mid = (lo + hi) // 2
+                        if ok(rels[mid]):
+                            hi = mid
+                        else:
+                            lo = mid
+                    first = rels[hi]
+                doc["variants"][key] = {"labels_hold_from": first, "last_contradiction": rels[lo] if first else None,
+                                        "checks": seen}
+                write_json_atomic(a.out, doc)
+    print(json.dumps({k: v["labels_hold_from"] for k, v in doc["variants"].items()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
