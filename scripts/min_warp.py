@@ -32,7 +32,11 @@ def main(argv=None):
     ap.add_argument("--cases", default="*")
     ap.add_argument("--upto", default="1.12.1", help="newest release bisected (default 1.12.1)")
     ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--apply", action="store_true",
+                    help="write the measured min_warp into each case.yaml (a line before 'variants:'), then exit")
     a = ap.parse_args(argv)
+    if a.apply:
+        return apply(json.load(open(a.out)))
     cases, errors = load_corpus(default_corpus(), a.cases)
     rels = [r for r in RELEASES if tuple(map(int, r.split("."))) <= tuple(map(int, a.upto.split(".")))]
     oldest = rels[0]
@@ -65,6 +69,39 @@ def main(argv=None):
             doc["variants"][key] = res
             write_json_atomic(a.out, doc)
     print(json.dumps({k: v["min_warp"] for k, v in doc["variants"].items()}, indent=1))
+    return 0
+
+
+def apply(doc: dict) -> int:
+    """Write ``min_warp`` into the case.yaml of every case with a measured
+    minimum newer than the oldest release: one value when every variant of the
+    case has it, else a mapping of the variants that have one. Variants that
+    build on no release up to the bisected one are reported, not written."""
+    from pathlib import Path
+
+    oldest = doc["releases"][0]
+    per_case = {}
+    for key, res in doc["variants"].items():
+        case, variant = key.split("/")
+        if res["min_warp"] is None:
+            print(f"{key}: builds on none of {doc['releases']} ({res['last_failure']}); not written")
+            continue
+        if res["min_warp"] != oldest:
+            per_case.setdefault(case, {})[variant] = res["min_warp"]
+    corpus = default_corpus()
+    for case, mins in sorted(per_case.items()):
+        yml = Path(corpus) / case / "case.yaml"
+        text = yml.read_text()
+        if "\nmin_warp:" in text:
+            print(f"{yml}: has min_warp already; left as it is")
+            continue
+        declared = sorted(p.name for p in (Path(corpus) / case).iterdir() if (p / "problem.py").is_file())
+        if sorted(mins) == declared and len(set(mins.values())) == 1:
+            line = f'min_warp: "{next(iter(mins.values()))}"\n'
+        else:
+            line = "min_warp:\n" + "".join(f'  {v}: "{r}"\n' for v, r in sorted(mins.items()))
+        yml.write_text(text.replace("\nvariants:\n", "\n" + line + "variants:\n", 1))
+        print(f"{yml}: {line.strip()}")
     return 0
 
 
