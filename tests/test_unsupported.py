@@ -98,3 +98,24 @@ def test_version_matrix_shows_unsupported_and_sorts_releases():
     assert "| case | variant | tagged | 1.9.1 | 1.12.1 |" in md
     assert "| c | buggy | bug overwrite | unsup | wrong 1 |" in md
     assert "Measured on 2026-12-01" in md
+
+
+def test_audit_reports_support_changes_not_bug_changes():
+    from harness.matrix import audit, matrix_markdown
+
+    def rel(status, unsupported):
+        chk = {"case": "c", "variant": "buggy", "scale": "small", "expected": {"verdict": "bug", "classes": ["x"]},
+               "ok": True, "status": status, "signature": "zero", "relative_error": 1.0, "message": "",
+               "oracle": {"verdict": "wrong", "max_relative_error": 1.0, "signature": {"kind": "zero"}}}
+        res = {"case": "c", "variant": "buggy", "scale": "small", "correct": None, "unsupported": unsupported,
+               "diagnosis": {"verdict": "inconclusive", "classes": [], "cost": {"wall_s": 0.0}}}
+        summ = {"engine": "reference", "device": "cpu", "verdict_accuracy": None, "class_accuracy": None,
+                "detection_rate": None, "false_positive_rate": None}
+        return {"validation": [chk], "run": {"results": [res], "summary": summ}, "wall_s": 1.0}
+
+    doc = {"releases": {"1.5.1": rel("unsupported", True), "1.12.1": rel("passed", False)}}
+    rep = audit(doc, "1.5.1", "1.12.1")
+    assert rep["truth_changes"] == [{"case": "c", "variant": "buggy", "scale": "small", "change": "now supported",
+                                     "from": "unsup", "to": "wrong 1"}]
+    assert rep["verdict_flips"] == [] and rep["contradictions"] == []
+    assert "| c | buggy | unsup | wrong 1 / inconclusive |" in matrix_markdown(doc)
