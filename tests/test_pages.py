@@ -43,3 +43,17 @@ def test_pages_check_verb():
     assert res.exit_code == 0, res.output
     assert "docs/version-matrix.md: matches" in res.output
     assert "docs/results.md: not checked" in res.output
+
+
+def test_old_releases_page_from_its_json(tmp_path):
+    data = tmp_path / "docs" / "data"
+    data.mkdir(parents=True)
+    (data / "min-warp.json").write_text(json.dumps({"releases": ["1.0.2", "1.5.1", "1.12.1"], "variants": {
+        "c/fixed": {"min_warp": "1.5.1", "last_failure": "WarpCodegenError: Error while parsing | x",
+                    "checks": {"1.12.1": {"ok": True}, "1.0.2": {"ok": False}, "1.5.1": {"ok": True}}}}}))
+    (data / "release-boundaries.json").write_text(json.dumps({"upto": "1.12.1", "variants": {
+        "d/fixed@small": {"labels_hold_from": "1.4.2", "last_contradiction": "1.3.3",
+                          "checks": {"1.3.3": {"status": "failed", "oracle": "wrong", "error": 1.0}}}}}))
+    text = pages.render_old_releases(tmp_path)
+    assert "| c/fixed | 1.5.1 | WarpCodegenError: Error while parsing \\| x | 1.0.2 fails, 1.5.1 ok, 1.12.1 ok |" in text
+    assert "| d/fixed@small | 1.4.2 | 1.3.3 | wrong, relative error 1 |" in text
