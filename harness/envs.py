@@ -18,14 +18,16 @@ harness reaches it through ``PYTHONPATH``), so:
   the base's ``site-packages`` on ``sys.path``. Its interpreter is
   ``warp-<version>/bin/python``, the same path as before this layout.
 
-Measured (Python 3.11, Linux x86-64): a ``warp-lang`` release is 360-390 MB
-installed (``warp.so`` with its CUDA kernels is about 270 MB, ``warp-clang.so``
-65 MB; nothing of it is byte-identical across releases), NumPy with pip
-about 100 MB. The earlier layout (NumPy, pip and setuptools in every
-environment) took 458 MB for 1.12.1; 20 releases in it took about 9 GB, in
-this one about 20 x 0.37 + 2 x 0.1 = 7.6 GB, and only the releases actually
-asked for are installed (``defects4warp envs list`` shows what is there and its
-size; ``defects4warp envs remove`` frees it).
+Measured (Python 3.11, Linux x86-64, ``defects4warp envs list`` on
+2026-12-01): a release environment of this layout holds 168 MB (1.1.0) to
+490 MB (1.15.0), nearly all of it ``warp.so`` with its CUDA kernels and
+``warp-clang.so``, which no two releases share byte for byte; each NumPy base
+about 105 MB. An environment of the earlier layout (NumPy, pip and setuptools
+in each) took about 110 MB more per release (1.12.1: 480 MB), and the
+installed release got one too (1.19.0: 513 MB). The 19 environments besides
+the installed release take about 7 GB here; only the releases asked for are
+installed (``defects4warp envs list`` shows them, ``defects4warp envs remove``
+frees them).
 
 Cache folder: ``$DEFECTS4WARP_ENVS`` or ``~/.cache/defects4warp/envs``. A
 marker file :data:`MARKER` is written only after a successful install, so an
