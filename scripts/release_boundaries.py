@@ -37,7 +37,12 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     ap.add_argument("--upto", default="1.12.1")
     ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--row", action="append", default=[], metavar="CASE/VARIANT=VERDICT:CLASS[,CLASS]",
+                    help="with --out only: insert for CASE/VARIANT a first expectation row for the releases "
+                         "before its measured boundary (e.g. c/fixed=bug:warp_adjoint_bug), then exit")
     a = ap.parse_args(argv)
+    if a.row:
+        return insert_rows(json.load(open(a.out)), a.row)
     cases = {c.id: c for c in load_corpus(default_corpus())[0]}
     doc = json.load(open(a.out)) if os.path.exists(a.out) else {"upto": a.upto, "variants": {}}
     for path in a.validation:
@@ -78,6 +83,38 @@ def main(argv=None):
                                         "checks": seen}
                 write_json_atomic(a.out, doc)
     print(json.dumps({k: v["labels_hold_from"] for k, v in doc["variants"].items()}, indent=1))
+    return 0
+
+
+def insert_rows(doc: dict, rows: list) -> int:
+    """Insert ``warp: "<BOUNDARY"`` rows at the head of variants' expectation
+    lists in case.yaml (text edit: comments and layout are kept)."""
+    from pathlib import Path
+
+    corpus = Path(default_corpus())
+    for spec in rows:
+        target, what = spec.split("=", 1)
+        case, variant = target.split("/")
+        verdict, classes = what.split(":", 1)
+        hits = [r for k, r in doc["variants"].items() if k.startswith(f"{case}/{variant}@")]
+        if not hits or not hits[0]["labels_hold_from"]:
+            print(f"{target}: no measured boundary; skipped")
+            continue
+        first = hits[0]["labels_hold_from"]
+        last = hits[0]["last_contradiction"]
+        c = hits[0]["checks"][last]
+        err = "n/a" if c.get("error") is None else format(float(c["error"]), ".3g")
+        yml = corpus / case / "case.yaml"
+        text = yml.read_text()
+        head = f"\n  {variant}:\n"
+        if head not in text:
+            print(f"{yml}: no variant {variant}; skipped")
+            continue
+        row = (f'    - warp: "<{first}"\n      verdict: {verdict}\n      classes: [{classes.replace(",", ", ")}]\n'
+               f"      note: measured by the oracle (issue 16) {c.get('oracle')} on {last} (relative error {err}); "
+               f"the labels below hold from {first}\n")
+        yml.write_text(text.replace(head, head + row, 1))
+        print(f"{yml}: {variant} <{first}: {verdict} {classes}")
     return 0
 
 
