@@ -149,6 +149,7 @@ class Page:
 PAGES = (
     Page("docs/version-matrix.md", render_version_matrix, " + ".join(VALIDATION_GLOBS)),
     Page("docs/upgrade-audit.md", render_upgrade_audit, AUDIT_MATRIX),
+    Page("docs/old-releases.md", render_old_releases, f"{MIN_WARP_JSON} + {BOUNDARIES_JSON}"),
 )
 
 

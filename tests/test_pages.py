@@ -16,7 +16,8 @@ def test_committed_pages_match_committed_json():
 
 def test_hand_edit_is_caught_and_rewritten(tmp_path):
     (tmp_path / "docs" / "data").mkdir(parents=True)
-    for p in pages.validation_files() + [pages.ROOT / pages.AUDIT_MATRIX]:
+    for p in pages.validation_files() + [pages.ROOT / pages.AUDIT_MATRIX, pages.ROOT / pages.MIN_WARP_JSON,
+                                         pages.ROOT / pages.BOUNDARIES_JSON]:
         shutil.copy(p, tmp_path / "docs" / "data" / p.name)
     for p in pages.PAGES:
         shutil.copy(pages.ROOT / p.path, tmp_path / p.path)
