@@ -74,11 +74,12 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, repeat, json_p
             table.add_column(col)
         for cc in checks:
             for v in cc.variants:
-                exp = v.expected if v.status != "unsupported" else None
+                exp = v.expected
                 o = v.oracle or {}
                 pr = v.pair or {}
                 table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}"),
-                              f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
+                              (f"needs {exp['min_warp']}" if exp["verdict"] == "unsupported"
+                               else f"{exp['verdict']} {'/'.join(exp['classes'])}") if exp else "-",
                               oracle_cell(v.to_dict()) if o else "-",
                               "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
                               "-" if o.get("resolved") is None else f"{o['resolved']}/{o['resolved'] + o['unresolved']}",
