@@ -32,10 +32,10 @@ def test_hand_edit_is_caught_and_rewritten(tmp_path):
     one = {"device": "cpu", "machine": doc["machine"], "measured_on": "2026-12-02", "wall_s": 60.0,
            "releases": {"1.5.1": {"wall_s": 60.0, "checks": doc["releases"]["1.12.1"]["checks"][:1]}}}
     (tmp_path / "docs" / "data" / "validation-1.5.1.json").write_text(json.dumps(one))
-    assert pages.validated_releases(tmp_path) == {"1.5.1", "1.12.1", "1.19.0"}
+    assert pages.validated_releases(tmp_path) == {"1.0.2", "1.5.1", "1.12.1", "1.19.0"}
     assert pages.missing_releases(["1.5.1", "1.9.1"], tmp_path) == ["1.9.1"]
     text = pages.render_version_matrix(tmp_path)
-    assert "| case | variant | tagged | 1.5.1 | 1.12.1 | 1.19.0 |" in text
+    assert "| case | variant | tagged | 1.0.2 | 1.5.1 | 1.12.1 | 1.19.0 |" in text
     assert "Measured on 2026-12-02" in text
 
 
