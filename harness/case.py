@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from .taxonomy import CLASSES
 
@@ -161,6 +161,10 @@ class Variant:
         The case's ``script:`` block when this folder holds its entry file.
     adapter : bool
         True when the folder holds ``problem.py``.
+    min_warp : str or None
+        The oldest release the program builds on (it uses an API newer than
+        the releases before it): below it the variant is *unsupported*,
+        neither scored nor a failure (None: every release).
     """
 
     name: str
@@ -189,9 +193,17 @@ class Variant:
         if which == "scripts":
             return [p for p in have if p == "script"]
         return have
+    min_warp: str | None = None
+
+    def supports(self, warp_version: str) -> bool:
+        """False when ``warp_version`` is older than :attr:`min_warp`."""
+        return self.min_warp is None or Version(warp_version) >= Version(self.min_warp)
 
     def expectation_for(self, warp_version: str, scale: str) -> Expectation | None:
-        """The first expectation that applies, or None (the variant is unscored)."""
+        """The first expectation that applies, or None (the variant is
+        unscored there, or unsupported: see :meth:`supports`)."""
+        if not self.supports(warp_version):
+            return None
         for e in self.expectations:
             if e.applies(warp_version, scale):
                 return e
@@ -308,6 +320,7 @@ def load_case(case_dir: str | Path) -> Case:
         _check_variant_files(case_dir / name, case_dir, f"variants.{name}")
     form = _check_form(yml, data, script, {n: holds(case_dir / n) for n in declared})
 
+    min_warp = _min_warp(data.get("min_warp"), declared, yml)
     variants = []
     for name in declared:
         exps = []
@@ -326,7 +339,7 @@ def load_case(case_dir: str | Path) -> Case:
                                     raw.get("objectives_differ")))
         has = holds(case_dir / name)
         variants.append(Variant(name, case_dir / name, tuple(exps), script if entry in has else None,
-                                "problem.py" in has))
+                                "problem.py" in has, min_warp.get(name)))
 
     tags = data["tags"]
     return Case(
@@ -400,6 +413,31 @@ def _check_form(yml: Path, data: dict, script: ScriptBlock | None, holds: dict) 
             raise CaseFormatError(yml, "tags.form", f"is 'script' but variant folder(s) "
                                   f"{', '.join(m + '/' for m in extra)} hold a problem.py (tag it 'both')")
     return form
+
+
+def _min_warp(raw, declared: list, yml: Path) -> dict:
+    """``{variant: release}`` from the case-level ``min_warp`` field: one
+    release for every variant, or a mapping from variant name to release.
+
+    Raises
+    ------
+    CaseFormatError
+        On a name that is not a declared variant or a value that is not an exact release.
+    """
+    if raw is None:
+        return {}
+    pairs = {n: raw for n in declared} if isinstance(raw, str) else dict(raw)
+    out = {}
+    for name, rel in pairs.items():
+        where = "min_warp" if isinstance(raw, str) else f"min_warp.{name}"
+        if name not in declared:
+            raise CaseFormatError(yml, where, f"'{name}' is not a variant of this case (variants: {', '.join(declared)})")
+        try:
+            Version(str(rel))
+        except InvalidVersion:
+            raise CaseFormatError(yml, where, f"'{rel}' is not a release number (e.g. 1.10.0)") from None
+        out[name] = str(rel)
+    return out
 
 
 def _check_inside(path: Path, root: Path, field_: str) -> None:

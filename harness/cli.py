@@ -66,3 +66,7 @@ from .commands.export import cmd as _cmd_export  # noqa: E402
 main.add_command(_cmd_export, name="export")
 from .commands.capture_table import cmd as _cmd_capture_table  # noqa: E402
 main.add_command(_cmd_capture_table, name="capture-table")
+from .commands.envs import cmd as _cmd_envs  # noqa: E402
+main.add_command(_cmd_envs, name="envs")
+from .commands.pages import cmd as _cmd_pages  # noqa: E402
+main.add_command(_cmd_pages, name="pages")

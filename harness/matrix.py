@@ -124,13 +124,16 @@ def oracle_cell(check: dict | None) -> str:
     ``wrong 0.54 r=2.0`` (the oracle's worst relative error and the median
     ratio to the fixed twin, or the exact factor), ``wrong nan`` (NaN/inf
     autodiff), ``agrees 3e-09``,
-    ``unres``, ``refused``, ``ERROR`` (the oracle erred), ``skip`` (no
+    ``unres``, ``refused``, ``ERROR`` (the oracle erred), ``unsup`` (older
+    than the variant's ``min_warp``), ``skip`` (no
     expectation or a missing requirement), ``-`` (not measured). Checks
     written before the oracle (no ``oracle`` record) show ``right`` /
     ``wrong <error>`` from their signature.
     """
     if not check:
         return "-"
+    if check.get("status") == "unsupported":
+        return "unsup"
     if check.get("status") == "skipped" or check.get("message", "").startswith(("skipped", "no expectation")):
         return "skip"
     o = check.get("oracle")
@@ -175,6 +178,9 @@ def matrix_markdown(doc: dict) -> str:
         checks = {_key(c): c for c in r["validation"]}
         for res in r["run"]["results"]:
             k = _key(res)
+            if res.get("unsupported"):
+                rows.setdefault(k, {})[rel] = "unsup"
+                continue
             cell = f"{_truth(checks.get(k))} / {_top(res['diagnosis'])}"
             c = res.get("correct")
             if c is not None and not c["verdict"]:
@@ -265,6 +271,12 @@ def audit(doc: dict, a: str, b: str) -> dict:
                                               "message": c.get("message")})
     for k in sorted(set(va) & set(vb)):
         ta, tb = _truth(va[k]), _truth(vb[k])
+        if "unsup" in (ta, tb):
+            if ta != tb:
+                out["truth_changes"].append({"case": k[0], "variant": k[1], "scale": k[2],
+                                             "change": "now supported" if ta == "unsup" else "no longer supported",
+                                             "from": ta, "to": tb})
+            continue
         wa, wb = ta.startswith("wrong"), tb.startswith("wrong")
         if wa != wb:
             out["truth_changes"].append({"case": k[0], "variant": k[1], "scale": k[2],
@@ -274,6 +286,8 @@ def audit(doc: dict, a: str, b: str) -> dict:
     pairs = []
     for k in sorted(set(da) & set(db)):
         x, y = da[k]["diagnosis"], db[k]["diagnosis"]
+        if da[k].get("unsupported") or db[k].get("unsupported"):
+            continue
         if _top(x) != _top(y):
             out["verdict_flips"].append({"case": k[0], "variant": k[1], "scale": k[2], "from": _top(x), "to": _top(y),
                                          "now_correct": (db[k].get("correct") or {}).get("class")})

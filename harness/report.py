@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 
 from .machine import one_line
 
@@ -39,6 +38,8 @@ def merge_validations(docs: list) -> dict:
             slot["checks"] = [c for c in slot["checks"] if c["case"] not in cases] + r["checks"]
             slot["wall_s"] += r["wall_s"]
         out["failures"] += d.get("failures", [])
+        if d.get("measured_on"):
+            out["measured_on"] = max(out.get("measured_on") or "", d["measured_on"])
         out["wall_s"] += d.get("wall_s", 0.0)
     return out
 
@@ -52,7 +53,15 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
     requirement), flagged when the measurement contradicts the case's tags.
     A closing line reports the fixed variants.
     """
-    releases = list(doc["releases"])
+    from packaging.version import InvalidVersion, Version
+
+    def _order(r):
+        try:
+            return (0, Version(r))
+        except InvalidVersion:
+            return (1, Version("0"))
+
+    releases = sorted(doc["releases"], key=_order)
     rows = {}
     fixed_bad = []
     n_fixed = 0
@@ -60,6 +69,8 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
         for c in r["checks"]:
             key = (c["case"], c["variant"], c["scale"])
             if c["variant"] == "fixed":
+                if c.get("status") == "unsupported":
+                    continue
                 n_fixed += 1
                 if not c["ok"] or (c.get("signature") not in (None, "agrees")) or c.get("status") == "unresolved":
                     fixed_bad.append(f"{c['case']} on {rel}: {c['message']}")
@@ -75,13 +86,15 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
         "the worst relative error against central finite differences (or the case's",
         "`reference_gradient()`), `wrong` with the worst relative error and `r=` the median ratio to",
         "the fixed twin (or the exact factor), `unres` (below the resolution set by the measured noise),",
-        "`refused` (the release refuses to build or run it), `ERROR`. A cell that contradicts the",
-        "case's tags is marked; validation then fails.",
+        "`refused` (the release refuses to build or run it), `unsup` (the release is older than the",
+        "variant's `min_warp`: the program uses a newer API and indeed fails to build there; not scored),",
+        "`ERROR`. A cell that contradicts the case's tags is marked; validation then fails.",
         "",
         f"- Machine: {one_line(doc['machine'])}; device `{doc['device']}`.",
-        f"- Measured on {_dt.date.today().isoformat()}; each variant measured {doc.get('repeat', 1)} time(s) "
+        f"- Measured on {doc.get('measured_on') or 'an unrecorded date'}; each variant measured "
+        f"{doc.get('repeat', 1)} time(s) "
         "in a fresh process.",
-        "- Wall time per release: " + ", ".join(f"{rel} {r['wall_s'] / 60:.1f} min" for rel, r in doc["releases"].items())
+        "- Wall time per release: " + ", ".join(f"{rel} {doc['releases'][rel]['wall_s'] / 60:.1f} min" for rel in releases)
         + f"; the full matrix took {doc.get('wall_s', 0) / 60:.1f} min.",
     ]
     if determinism:
@@ -101,7 +114,7 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
         tags = []
         for r in releases:
             e = per.get(r, {}).get("expected")
-            if e:
+            if e and e.get("verdict") != "unsupported":
                 t = ("bug " if e["verdict"] == "bug" else "") + "/".join(e["classes"])
                 if t not in tags:
                     tags.append(t)

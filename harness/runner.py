@@ -92,12 +92,22 @@ def item_copy(item: RunItem):
     return neutral_copy(item.variant.path, drop=("problem.py",) if item.program == "script" else ())
 
 
-def skipped_record(item: RunItem, python: str | None = None) -> dict | None:
+def skipped_record(item: RunItem, python: str | None = None, warp_version: str | None = None) -> dict | None:
     """The record of an item whose case ``requires`` modules that ``python``
-    cannot import (not diagnosed, unscored), or None when nothing is missing.
+    cannot import (not diagnosed, unscored), or ``warp_version`` is older
+    than the variant's ``min_warp`` (``unsupported`` is then True); None when
+    the item is to be diagnosed.
 
     Its diagnosis verdict is ``skipped`` (never ``inconclusive``: no engine
     ran) and ``skipped`` holds the reason, e.g. ``requires torch, not installed``."""
+    if warp_version is not None and not item.variant.supports(warp_version):
+        return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
+                "domain": item.case.domain, "split": item.case.split, "program": item.program, "expected": None,
+                "diagnosis": {"verdict": "skipped", "classes": [], "signature": None, "evidence": [],
+                              "cost": {"wall_s": 0.0}},
+                "correct": None, "seconds": 0.0, "unsupported": True,
+                "skipped": f"unsupported: the program needs Warp {item.variant.min_warp} or newer (min_warp), "
+                           f"not {warp_version}"}
     missing = missing_modules(item.case.requires, python)
     if not missing:
         return None
@@ -134,7 +144,7 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     diagnosed: its record has ``skipped`` set and no expectation (unscored).
     """
     t0 = time.perf_counter()
-    skipped = skipped_record(item, python)
+    skipped = skipped_record(item, python, warp_version)
     if skipped:
         return skipped
     try:
@@ -321,7 +331,7 @@ def run(
         if prefilled and i in prefilled:
             finish(i, prefilled[i])
             continue
-        rec = skipped_record(it, python)
+        rec = skipped_record(it, python, warp_version)
         if rec is not None:
             finish(i, rec)
             continue

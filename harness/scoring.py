@@ -113,6 +113,7 @@ def summarize(results: list) -> dict:
         "skipped": len(skipped),
         "skipped_runs": [{"case": r["case"], "variant": r["variant"], "scale": r.get("scale", "small"),
                           "reason": r.get("skipped") or "skipped"} for r in skipped],
+        "unsupported": sum(1 for r in results if r.get("unsupported")),
         "errors": verdicts.count("error"),
         "inconclusive": verdicts.count("inconclusive"),
         "verdict_accuracy": _ratio(sum(r["correct"]["verdict"] for r in scored), len(scored)),

@@ -16,6 +16,11 @@ expectation on this release:
   not; :func:`defects4warp.oracle.compare_pair`).
 * ``refused``: the verdict must be ``refused`` (this release refuses to
   build or run the program).
+* *unsupported* (the release is older than the variant's ``min_warp``: the
+  program uses a newer API): the oracle must fail to build or import it
+  (verdict ``refused`` or ``error``); its check is ``unsupported``, which is
+  neither scored nor a failure. The check at ``min_warp`` itself (an ordinary
+  expectation) shows that it builds from there.
 
 A variant that holds a script is validated as the script when the item's
 program is ``script`` (``validate --programs scripts``): the oracle captures
@@ -25,7 +30,8 @@ infrastructure) and its fixed twin is measured as its script too.
 Each check gets a status: ``passed``; ``failed`` (the oracle contradicts the
 tags, or the variant errs); ``unresolved`` (the oracle cannot resolve the
 gradient above the objective's noise: not a pass); ``skipped`` (no
-expectation on this release, or a module in ``requires:`` is missing). Also
+expectation on this release, or a module in ``requires:`` is missing);
+``unsupported`` (below ``min_warp``, and the program indeed fails to build). Also
 checked: the case format, and that variant sources hold no hint words
 (:func:`defects4warp.blind.hint_findings`).
 """
@@ -55,7 +61,10 @@ VALIDATE_KNOBS: dict = {}
 SIGNATURE_MAP = {"zero": ("zero",), "factor": ("exact_factor",), "nan": ("nan_inf",), "growth": ("growth",),
                  "iteration": ("iteration",), "other": ("sparse", "subtly_wrong"), "none": ("agrees",)}
 
-STATUSES = ("passed", "failed", "unresolved", "skipped")
+STATUSES = ("passed", "failed", "unresolved", "skipped", "unsupported")
+
+#: Statuses that do not fail validation.
+OK_STATUSES = ("passed", "skipped", "unsupported")
 
 
 @dataclass
@@ -216,13 +225,36 @@ def _check(item, expected, status, message, doc=None, seconds=0.0, pair=None):
     rec = oracle_record(doc) if doc else None
     if rec is not None and doc.get("capture") is not None:
         rec["capture"] = doc["capture"]
-    return VariantCheck(item.case.id, item.variant.name, item.scale, expected, status in ("passed", "skipped"),
+    return VariantCheck(item.case.id, item.variant.name, item.scale, expected, status in OK_STATUSES,
                         taxonomy_signature(doc) if doc else None, (doc or {}).get("max_relative_error"),
                         message, seconds, (doc or {}).get("warp_version"), status, rec, pair,
                         getattr(item, "program", "adapter"))
 
 
+def unsupported_expectation(variant) -> dict:
+    """The expectation recorded for a variant on a release below its ``min_warp``."""
+    return {"verdict": "unsupported", "classes": [], "min_warp": variant.min_warp}
+
+
+def _check_unsupported(item, device, warp_version, timeout_s, python, knobs, rep) -> VariantCheck:
+    expected = unsupported_expectation(item.variant)
+    missing = missing_modules(item.case.requires, python)
+    if missing:
+        return _check(item, None, "skipped", f"skipped: requires {', '.join(missing)}, not installed")
+    doc, _ = MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, repeat=rep)
+    seconds = float((doc.get("cost") or {}).get("wall_s") or 0.0)
+    verdict = doc.get("verdict")
+    first = ((doc.get("failure") or {}).get("first_line") or doc.get("message") or "").strip()
+    if verdict in ("refused", "error"):
+        return _check(item, expected, "unsupported", f"unsupported before Warp {item.variant.min_warp}: fails to "
+                      f"build as min_warp says ({first[:200]})", doc, seconds)
+    return _check(item, expected, "failed", f"min_warp says {item.variant.min_warp}, but the program builds and "
+                  f"runs on Warp {warp_version} (oracle verdict {verdict})", doc, seconds)
+
+
 def _validate_once(item, device, warp_version, timeout_s, python, knobs, rep) -> VariantCheck:
+    if not item.variant.supports(warp_version):
+        return _check_unsupported(item, device, warp_version, timeout_s, python, knobs, rep)
     exp = item.variant.expectation_for(warp_version, item.scale)
     if exp is None:
         return _check(item, None, "skipped", f"no expectation for Warp {warp_version} at scale {item.scale}: skipped")
@@ -334,7 +366,7 @@ def _renamed_point(point_file: str, rename: dict) -> str:
 
 
 def counts(checks) -> dict:
-    """``{"passed", "failed", "unresolved", "skipped"}`` counts of variant checks."""
+    """``{"passed", "failed", "unresolved", "skipped", "unsupported"}`` counts of variant checks."""
     out = dict.fromkeys(STATUSES, 0)
     for c in checks:
         out[c.status if isinstance(c, VariantCheck) else c["status"]] += 1
@@ -423,14 +455,17 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     for i in order:
         it = items[i]
         exp = it.variant.expectation_for(warp_version, it.scale)
-        if exp is None or missing_modules(it.case.requires, python):
+        supported = it.variant.supports(warp_version)
+        if (exp is None and supported) or missing_modules(it.case.requires, python):
             results[i] = _validate_once(it, device, warp_version, timeout_s, python, knobs, 0)  # skipped, nothing run
         else:
-            twin = _twin(it, warp_version) if exp.verdict == "bug" else None
+            twin = _twin(it, warp_version) if supported and exp.verdict == "bug" else None
             fields = None if store is None else validation_fields(
-                it.variant.path, exp.to_dict(), knobs, warp_version, device, it.scale, repeat,
+                it.variant.path, exp.to_dict() if supported else unsupported_expectation(it.variant), knobs,
+                warp_version, device, it.scale, repeat,
                 twin=None if twin is None else twin.path,
-                extra={"objectives_differ": exp.objectives_differ or it.case.objectives_differ or False,
+                extra={"objectives_differ": (exp.objectives_differ if supported else None)
+                       or it.case.objectives_differ or False,
                        **({"script": _script(it)} if it.program == "script" else {})})
             hit = None if (fresh or fields is None) else store.get(fields)
             if hit is None:
@@ -472,7 +507,7 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     for c in cases:
         vc = [k for k in checks if k.case == c.id]
         problems = [f"{f}:{line}: hint word '{w}'" for v in c.variants for f, line, w in hint_findings(v.path)]
-        out.append(CaseCheck(c.id, all(k.status in ("passed", "skipped") for k in vc) and not problems, vc, problems))
+        out.append(CaseCheck(c.id, all(k.status in OK_STATUSES for k in vc) and not problems, vc, problems))
     return out
 
 

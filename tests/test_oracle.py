@@ -208,7 +208,7 @@ def test_validate_statuses(tmp_path, programs):
     r = out["below-resolution"]["buggy"]
     assert r.status == "unresolved" and not r.ok and r.oracle["resolved"] == 0
     n = counts([v for per in out.values() for v in per.values()])
-    assert n == {"passed": 7, "failed": 2, "unresolved": 1, "skipped": 0}
+    assert n == {"passed": 7, "failed": 2, "unresolved": 1, "skipped": 0, "unsupported": 0}
 
 
 def test_build_error_classification_without_warp():
@@ -270,7 +270,7 @@ def test_validate_cli_prints_status_counts(tmp_path, programs):
 
     doc = json.loads(out.read_text())
     (rel,) = doc["releases"].values()
-    assert rel["counts"] == {"passed": 2, "failed": 0, "unresolved": 0, "skipped": 0}
+    assert rel["counts"] == {"passed": 2, "failed": 0, "unresolved": 0, "skipped": 0, "unsupported": 0}
     buggy = next(c for c in rel["checks"] if c["variant"] == "buggy")
     assert buggy["pair"]["ratio_median"] == pytest.approx(2.0) and buggy["oracle"]["resolved"] == 4
     assert buggy["oracle"]["noise_sigma"] > 0 and buggy["pair"]["objective_relative_difference"] == 0.0

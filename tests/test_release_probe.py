@@ -43,3 +43,29 @@ def test_builtin_with_a_documented_adjoint_defect_in_a_launched_kernel(tmp_path)
     assert "kernel code field calls wp.curlnoise" in a.evidence[0]["finding"]
     assert release.builtin_findings(tmp_path, ["advect"], "1.14.0").weights == {}
     assert release.builtin_findings(tmp_path, [], "1.13.0").weights == {}
+
+
+def test_differential_from_an_old_release_bisects_only_engine_releases(monkeypatch):
+    """Under test on 1.5.1 (older than ENGINE_RELEASES), the differential still
+    compares with the newest release and bisects only 1.12.1 and later."""
+    from types import SimpleNamespace
+
+    from defects4warp import envs, isolation, runner
+
+    measured = []
+
+    def fake_worker(path, device, scale, options, timeout_s, python):
+        import sys
+
+        rel = "1.19.0" if python == sys.executable else python.split("/")[-1]
+        measured.append(rel)
+        fixed = tuple(map(int, rel.split("."))) >= (1, 14, 0)
+        return SimpleNamespace(doc=doc([1.0, 2.0], [1.0, 2.0] if fixed else [2.0, 4.0],
+                                       sig="agrees" if fixed else "exact_factor"), failure=None)
+
+    monkeypatch.setattr(envs, "ensure_env", lambda r, log=None: f"/envs/{r}")
+    monkeypatch.setattr(isolation, "run_worker", fake_worker)
+    monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
+    out = release.differential("x", "cpu", "small", "1.5.1", base_doc=doc([1.0, 2.0], [2.0, 4.0]))
+    assert out["other"] == "1.19.0" and out["first_change"] == "1.14.0"
+    assert set(measured) <= set(envs.ENGINE_RELEASES)

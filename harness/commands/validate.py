@@ -68,7 +68,7 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
     store = _store(results_path)
 
     style = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
-             "skipped": "skipped"}
+             "skipped": "skipped", "unsupported": "unsupported"}
 
     def show(warp_version, checks):
         table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")
@@ -81,7 +81,8 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
                 pr = v.pair or {}
                 table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}")
                               + (" (script)" if v.program == "script" else ""),
-                              f"{exp['verdict']} {'/'.join(exp['classes'])}" if exp else "-",
+                              (f"needs {exp['min_warp']}" if exp["verdict"] == "unsupported"
+                               else f"{exp['verdict']} {'/'.join(exp['classes'])}") if exp else "-",
                               oracle_cell(v.to_dict()) if o else "-",
                               "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
                               "-" if o.get("resolved") is None else f"{o['resolved']}/{o['resolved'] + o['unresolved']}",
@@ -92,9 +93,11 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
         console.print(table)
         n = counts([v for cc in checks for v in cc.variants])
         console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
-                      f"{n['skipped']} skipped")
+                      f"{n['skipped']} skipped, {n['unsupported']} unsupported")
 
-    meta = {"machine": describe(), "programs": programs}
+    import datetime
+
+    meta = {"machine": describe(), "programs": programs, "measured_on": datetime.date.today().isoformat()}
     with _executor(executor_kind, jobs, scheduler, workers) as ex, _progress(0, "validating") as prog:
         task = prog.add_task("", total=None)
         doc = validate_releases(cases, releases, device=device, jobs=jobs, timeout_s=timeout_s, repeat=repeat,

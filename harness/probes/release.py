@@ -7,7 +7,8 @@ or start more workers; nothing here runs in the worker):
   wrong on the release under test, the same variant is measured again with
   a cheap probe list in the per-release environment of another release
   (:func:`defects4warp.envs.ensure_env`, or this interpreter for the installed
-  release; the newest of :data:`defects4warp.envs.RELEASES` by default). If the objective's finite differences agree across the two
+  release; the newest of :data:`defects4warp.envs.ENGINE_RELEASES` by default: the
+  supported releases from 1.12.1, whose changes the table below covers). If the objective's finite differences agree across the two
   releases while autodiff changes, Warp itself changed the adjoint; the
   releases in between are bisected for the first one where autodiff changes,
   and :data:`RELEASE_CHANGES` names the classes its changelog entries fix.
@@ -129,7 +130,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         The Warp release of ``base_doc``.
     other : str, optional
         Release to compare with (default: the newest of
-        :data:`defects4warp.envs.RELEASES` that differs from ``current``; the
+        :data:`defects4warp.envs.ENGINE_RELEASES` that differs from ``current``; the
         oldest when ``current`` is the newest).
     bisect : bool
         Bisect the releases between the two for the first change (default True).
@@ -145,7 +146,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         "first_change": release or None, "direction": "newer"|"older"}``;
         None when no other release can be prepared (offline, not installed).
     """
-    from ..envs import RELEASES, ReleaseEnvError, ensure_env
+    from ..envs import ENGINE_RELEASES, ReleaseEnvError, ensure_env
     from ..isolation import run_worker
     from ..runner import installed_warp_version
 
@@ -156,7 +157,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     cur = _v(current)
     if cur is None or base_doc is None:
         return None
-    rel = sorted((r for r in RELEASES if _v(r) is not None), key=_v)
+    rel = sorted((r for r in ENGINE_RELEASES if _v(r) is not None), key=_v)
     if other is None:
         newer = [r for r in rel if _v(r) > cur]
         other = newer[-1] if newer else None
@@ -188,7 +189,9 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     if not c or not c["objective_same"] or not c["gradient_changed"]:
         return out
     lo_v, hi_v = sorted([cur, _v(other)])
-    seq = [r for r in rel if lo_v <= _v(r) <= hi_v]  # ascending; the behaviour switches once in between
+    # ascending; the behaviour switches once in between. ``current`` and ``other`` are the ends even when
+    # they are not in ENGINE_RELEASES (an older release under test): only engine-era releases are bisected.
+    seq = sorted({r for r in rel if lo_v <= _v(r) <= hi_v} | {current, other}, key=_v)
     newer = out["direction"] == "newer"
     lo, hi = 0, len(seq) - 1  # seq[lo] has the older behaviour, seq[hi] the newer one
     if bisect:
