@@ -54,7 +54,7 @@ def test_differential_from_an_old_release_bisects_only_engine_releases(monkeypat
 
     measured = []
 
-    def fake_worker(path, device, scale, options, timeout_s, python):
+    def fake_worker(path, device, scale, options, timeout_s, python, script=None):
         import sys
 
         rel = "1.19.0" if python == sys.executable else python.split("/")[-1]

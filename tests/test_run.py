@@ -36,9 +36,9 @@ class PathRecordingEngine:
     def __init__(self):
         self.paths = []
 
-    def diagnose(self, path, device, scale):
+    def diagnose(self, path, device, scale, script=None):
         self.paths.append(path)
-        return get_engine("always-no-bug").diagnose(path, device, scale)
+        return get_engine("always-no-bug").diagnose(path, device, scale, script=script)
 
 
 def test_constant_engine_bounds():
