@@ -1,7 +1,7 @@
 """Running a variant's measurement in its own subprocess.
 
 A variant may raise, hang, segfault or eat memory. :func:`run_worker` starts
-``python -m harness.measure.worker`` in a new session (process group) with a
+``python -m harness.probes.worker`` in a new session (process group) with a
 wall-clock timeout and an address-space limit, and always returns what was
 measured: the worker rewrites its JSON after every probe, so a crash half-way
 keeps the probes that finished.
@@ -205,7 +205,7 @@ def run_worker(
     device, scale : str
         Passed to ``make_problem``.
     options : dict, optional
-        Worker options (:mod:`harness.measure.worker`: ``probes``, ``knobs``, ``seed``).
+        Worker options (:mod:`harness.probes.worker`: ``probes``, ``knobs``, ``seed``).
     timeout_s : float
         Wall-clock limit; the whole process group is killed when it passes.
     memory_bytes : int or None
@@ -224,7 +224,7 @@ def run_worker(
         out = os.path.join(tmp, "result.json")
         log = os.path.join(tmp, "output.log")
         cmd = [
-            python or sys.executable, "-m", "harness.measure.worker", str(Path(path).resolve()),
+            python or sys.executable, "-m", "harness.probes.worker", str(Path(path).resolve()),
             "--device", device, "--scale", scale, "--out", out,
             "--options", json.dumps(options or {}),
         ]

@@ -172,4 +172,5 @@ class WorkerEngine:
             if k in cost:  # measured on CUDA only: absent on CPU, never a made-up zero
                 diag["cost"][k] = cost[k]
         diag["warp_version"] = doc.get("warp_version")
+        diag["scale"] = doc.get("scale", scale)
         return diag

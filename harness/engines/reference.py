@@ -1,6 +1,6 @@
 """Reference diagnostic engine (v3): measure, read the signature, rank classes.
 
-The engine runs the measurement worker (:mod:`harness.measure.worker`) with
+The engine runs the measurement worker (:mod:`harness.probes.worker`) with
 an explicit probe list (:data:`PROBES`; each probe is a module of
 :mod:`harness.probes`) in a subprocess, then interprets the document
 (:func:`interpret`, a pure function tested on synthetic documents):
@@ -523,7 +523,7 @@ class ReferenceEngine(WorkerEngine):
         Wall-clock limit of one variant's measurement.
     options : dict, optional
         Worker options merged over the engine's (``probes``, ``knobs``; see
-        :mod:`harness.measure.worker`).
+        :mod:`harness.probes.worker`).
     python : str, optional
         Interpreter that runs the measurement (a per-release environment from
         :mod:`harness.envs`); default: this one.
@@ -542,20 +542,20 @@ class ReferenceEngine(WorkerEngine):
     def __init__(self, timeout_s=None, options=None, python=None, differential: bool = True,
                  other_release: str | None = None):
         super().__init__(timeout_s=timeout_s, options=options, python=python)
+        # configuration only: nothing per item lives on the engine, since one
+        # instance diagnoses items of mixed device and scale from a thread pool
         self.differential = differential
         self.other_release = other_release
-        self._device = "cpu"
-        self._scale = "small"
-
-    def diagnose(self, path, device: str = "cpu", scale: str = "small") -> dict:
-        self._device, self._scale = device, scale
-        return super().diagnose(path, device, scale)
 
     def judge(self, doc: dict, path) -> dict:
+        """Interpret ``doc``; the device and scale of a release differential
+        are the ones the document was measured at (``doc["device"]``,
+        ``doc["scale"]``, written by the worker), never state of the engine."""
         diag = interpret(doc, path=path)
         if self.differential and diag["verdict"] == "bug" and doc.get("warp_version"):
             try:
-                diff = release_probe.differential(path, self._device, self._scale, doc["warp_version"],
+                diff = release_probe.differential(path, doc.get("device", "cpu"), doc.get("scale", "small"),
+                                                  doc["warp_version"],
                                                   other=self.other_release, timeout_s=min(self.timeout_s, 120.0),
                                                   base_doc=doc)
             except Exception as exc:  # noqa: BLE001 - extra evidence must never lose the diagnosis

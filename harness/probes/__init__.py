@@ -3,7 +3,7 @@
 A probe is a small named unit with two halves:
 
 ``measure(ctx, **knobs) -> dict | None``
-    runs inside the measurement subprocess (:mod:`harness.measure.worker`)
+    runs inside the measurement subprocess (:mod:`harness.probes.worker`)
     on a shared :class:`harness.probes.context.Context`, writes its data
     under ``ctx.doc[name]`` and returns it. Knobs are keyword parameters with
     documented defaults (:attr:`Probe.knobs`); ``--options`` of the worker

@@ -1,0 +1,98 @@
+"""Engine v4: no per-item state on the engine object, no import cycles."""
+
+from __future__ import annotations
+
+import ast
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import harness
+from harness import isolation
+from harness.engines import reference as ref
+from harness.isolation import WorkerResult
+
+ROOT = Path(harness.__file__).resolve().parent
+
+
+def test_one_engine_two_scales_concurrently(monkeypatch, tmp_path):
+    """Two items of different scale and device go through ONE engine at the same
+    time; each diagnosis (and its release differential) sees its own scale."""
+    barrier = threading.Barrier(2)
+    seen = {}
+
+    def fake_worker(path, device, scale, options, timeout_s, python):
+        barrier.wait(timeout=10)  # both items are inside diagnose() before either is judged
+        doc = {"device": device, "scale": scale, "warp_version": "1.12.1", "errors": [], "cost": {},
+               "options": {"probes": ["fd"]}, "determinism": {"gradient_norms": [1.0]}, "fd": {}}
+        return WorkerResult(doc=doc, returncode=0, timed_out=False, stderr_tail="")
+
+    def fake_interpret(doc, findings=None, *, path=None, differential=None):
+        return {"verdict": "bug", "classes": [{"id": "overwrite", "score": 1.0}], "signature": "zero", "evidence": []}
+
+    def fake_differential(path, device, scale, version, **kw):
+        time.sleep(0.05)
+        seen[str(path)] = (device, scale)
+        return None
+
+    monkeypatch.setattr(isolation, "run_worker", fake_worker)
+    monkeypatch.setattr(ref, "interpret", fake_interpret)
+    monkeypatch.setattr(ref.release_probe, "differential", fake_differential)
+    eng = ref.ReferenceEngine()
+    items = [(str(tmp_path / "a"), "cpu", "small"), (str(tmp_path / "b"), "cuda:0", "production")]
+    with ThreadPoolExecutor(2) as pool:
+        diags = list(pool.map(lambda it: eng.diagnose(*it), items))
+    assert [d["scale"] for d in diags] == ["small", "production"]
+    assert [d["cost"]["device"] for d in diags] == ["cpu", "cuda:0"]
+    assert seen == {items[0][0]: ("cpu", "small"), items[1][0]: ("cuda:0", "production")}
+    assert not [k for k in vars(eng) if k.startswith("_")], "per-item state on the engine object"
+
+
+def _module_graph() -> dict:
+    """harness module -> set of harness modules it imports (any import statement, lazy ones too)."""
+    mods = {}
+    for p in ROOT.rglob("*.py"):
+        rel = p.relative_to(ROOT.parent).with_suffix("").parts
+        mods[".".join(rel[:-1]) if rel[-1] == "__init__" else ".".join(rel)] = p
+    graph = {}
+    for name, p in mods.items():
+        pkg = name.split(".") if p.name == "__init__.py" else name.split(".")[:-1]
+        out = set()
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.ImportFrom):
+                base = pkg[: len(pkg) - (n.level - 1)] if n.level else []
+                m = ".".join(base + [n.module]) if n.module else ".".join(base)
+                for a in n.names:
+                    out.add(f"{m}.{a.name}" if f"{m}.{a.name}" in mods else m)
+            elif isinstance(n, ast.Import):
+                out.update(a.name for a in n.names)
+        graph[name] = {m for m in out if m in mods}
+    return graph
+
+
+def _edges(graph, src, dst):
+    inside = lambda m, p: m == p or m.startswith(p + ".")  # noqa: E731
+    return sorted((a, b) for a, bs in graph.items() if inside(a, src) for b in bs if inside(b, dst))
+
+
+@pytest.mark.parametrize("a,b", [("harness.runner", "harness.store"), ("harness.probes", "harness.measure")])
+def test_no_import_cycle(a, b):
+    """The two cycles issue 18 names are gone: at most one direction imports the other."""
+    g = _module_graph()
+    ab, ba = _edges(g, a, b), _edges(g, b, a)
+    assert not (ab and ba), f"{a} -> {b}: {ab}; {b} -> {a}: {ba}"
+
+
+@pytest.mark.parametrize("module", ["harness.runner", "harness.store", "harness.probes.worker", "harness.measure.judge",
+                                    "harness.probes", "harness.engines.reference"])
+def test_imports_alone(module):
+    """Each module imports in a fresh interpreter by itself."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
+                       cwd=ROOT.parent, env={"PYTHONPATH": str(ROOT.parent), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr[-2000:]
