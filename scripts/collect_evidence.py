@@ -60,6 +60,8 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default=None, help="comma-separated variant names to keep (default: all)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--shuffle", type=int, default=None, help="measure the items in a random order with this seed "
+                    "(so a collection stopped early is a random sample)")
     a = ap.parse_args(argv)
     cases, errors = load_corpus(a.corpus, a.cases)
     if a.split:
@@ -68,6 +70,10 @@ def main(argv=None) -> int:
     if a.variants:
         keep = set(a.variants.split(","))
         items = [it for it in items if it.variant.name in keep]
+    if a.shuffle is not None:
+        import random
+
+        random.Random(a.shuffle).shuffle(items)
     done = set()
     if os.path.exists(a.out):
         with open(a.out) as f:

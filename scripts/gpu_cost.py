@@ -5,7 +5,7 @@ device-seconds and memory fields of every diagnosis are present and positive.
 The reference engine times its probes with CUDA events (``cost.device_s``,
 seconds between two ``wp.Event`` records) and reads the memory pool's
 high-water mark (``cost.device_peak_bytes``, ``wp.get_mempool_used_mem_high``)
-on CUDA devices only (:meth:`harness.measure.worker.Measurement.device_stop`).
+on CUDA devices only (:meth:`harness.probes.worker.Measurement.device_stop`).
 This script runs ``defects4warp run --device DEVICE --fresh --no-store`` on a
 few cases for each release and prints a Markdown table for docs/benchmarks.md.
 

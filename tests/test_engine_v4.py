@@ -96,3 +96,43 @@ def test_imports_alone(module):
     r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
                        cwd=ROOT.parent, env={"PYTHONPATH": str(ROOT.parent), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+# -- warp-gradcheck -----------------------------------------------------------
+
+def test_gradcheck_engine_verdicts():
+    """Detection only: a failed tape or a tracker warning is a bug with no class;
+    every tape passing is no_bug; nothing checked is inconclusive."""
+    from harness.engines import get_engine
+    from harness.engines.gradcheck import judge_gradcheck
+
+    assert get_engine("warp-gradcheck").name == "warp-gradcheck"
+    ok = {"launches": 3, "kernels": ["k"], "ok": True, "error": None}
+    bad = dict(ok, ok=False)
+    raised = dict(ok, ok=None, error="RuntimeError: x")
+    warn = {"warnings": [{"kind": "launch", "arg": "x", "kernel": "k", "sites": [], "stages": ["gradient_1"], "count": 1}]}
+    assert judge_gradcheck({"gradcheck": {"tapes": [ok, bad]}})["verdict"] == "bug"
+    assert judge_gradcheck({"gradcheck": {"tapes": [ok, bad]}})["classes"] == []
+    assert judge_gradcheck({"gradcheck": {"tapes": [ok]}, "tracker": warn})["verdict"] == "bug"
+    assert judge_gradcheck({"gradcheck": {"tapes": [ok]}})["classes"] == [{"id": "correct", "score": 1.0}]
+    assert judge_gradcheck({"gradcheck": {"tapes": [raised]}})["verdict"] == "inconclusive"
+    assert judge_gradcheck({"gradcheck": {"tapes": [], "backward_calls": 0}})["verdict"] == "inconclusive"
+    # a warning raised only in a later stage does not count
+    late = {"warnings": [dict(warn["warnings"][0], stages=["gradcheck"])]}
+    assert judge_gradcheck({"gradcheck": {"tapes": [ok]}, "tracker": late})["verdict"] == "no_bug"
+
+
+@pytest.mark.slow
+def test_gradcheck_engine_on_tiny_programs():
+    """Measured on 1.19.0: gradcheck_tape fails the NaN adjoint of sqrt at 0 (a kernel
+    defect), passes the correct cubic, and passes the double backward of
+    ``factor_two`` (a taping defect: every kernel's Jacobian is right)."""
+    from harness.engines.gradcheck import WarpGradcheckEngine
+
+    progs = ROOT.parent / "tests" / "programs"
+    eng = WarpGradcheckEngine()
+    d = eng.diagnose(str(progs / "nan_sqrt"))
+    assert d["verdict"] == "bug", d["evidence"]
+    assert d["cost"]["objective_evals"] == 2 and d["cost"]["gradient_evals"] == 2
+    assert eng.diagnose(str(progs / "cubic"))["verdict"] == "no_bug"
+    assert eng.diagnose(str(progs / "factor_two"))["verdict"] == "no_bug"  # the tool's blind spot

@@ -83,7 +83,7 @@ ASSESSORS: dict = {}
 
 #: Probe modules, imported on first use of the registry.
 MODULES = ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker", "horizon", "train",
-           "launches", "trace")
+           "launches", "trace", "gradcheck")
 
 #: The reference engine's worker-side probes, in the order they run.
 DEFAULT_PROBES = ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker", "horizon", "train",
