@@ -136,3 +136,40 @@ def test_gradcheck_engine_on_tiny_programs():
     assert d["cost"]["objective_evals"] == 2 and d["cost"]["gradient_evals"] == 2
     assert eng.diagnose(str(progs / "cubic"))["verdict"] == "no_bug"
     assert eng.diagnose(str(progs / "factor_two"))["verdict"] == "no_bug"  # the tool's blind spot
+
+
+# -- the evidence table -------------------------------------------------------
+
+def test_every_evidence_id_has_a_row():
+    """Each trace finding, source rule, release change and signature the code can cite
+    has a row in the one table, and every row names its source."""
+    import yaml
+
+    from harness.engines.evidence import TABLE_PATH, load_table
+    from harness.measure.source import RULES
+    from harness.measure.trace import FINDING_CLASSES
+    from harness.probes.release import RELEASE_CHANGES
+
+    t = load_table()
+    want = {f"trace:{f}" for f in FINDING_CLASSES} | {f"rule:{r}" for r in RULES}
+    want |= {f"release_first_change:{v}" for v in RELEASE_CHANGES} | {f"signature:{s}" for s in ref.SIGNATURE_ROWS}
+    want |= {"candidate", "later_calls_zero", "gradient_norm_grows", "tracker_warning", "factor_2_or_3",
+             "factor_reduction_size", "factor_equals_seed_size", "launch_kernel_fails_alone", "builtin_adjoint_defect",
+             "trace_backward_windows", "agrees", "unresolved"}
+    assert sorted(want - set(t.rows)) == []
+    rows = yaml.safe_load(TABLE_PATH.read_text())["rows"]
+    assert all(r["source"].startswith(("hand-set v3", "fitted")) for r in rows)
+
+
+def test_fold_modes():
+    """add creates a class, lift only raises candidates, late comes after the lifts."""
+    from harness.engines.evidence import EvidenceTable, fold, rank
+    from harness.probes import Evidence
+
+    t = EvidenceTable(rows={"a": {"x": 1.0}, "l": {"x": 0.5, "y": 0.5}, "z": {"y": 2.0}},
+                      modes={"a": "add", "l": "lift", "z": "late"})
+    w, support = fold([Evidence("z", "p"), Evidence("l", "p"), Evidence("a", "p", strength=2.0)], t, [])
+    assert w == {"x": 2.5, "y": 2.0}  # y was not a candidate when the lift ran
+    assert [e for e, _ in support["x"]] == ["a", "l"]
+    assert rank(w) == [{"id": "x", "score": 0.5556}, {"id": "y", "score": 0.4444}]
+    assert rank({"x": 0.0, "y": 0.0}, "softmax") == [{"id": "x", "score": 0.5}, {"id": "y", "score": 0.5}]
