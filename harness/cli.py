@@ -64,3 +64,5 @@ from .commands.diff import cmd as _cmd_diff  # noqa: E402
 main.add_command(_cmd_diff, name="diff")
 from .commands.export import cmd as _cmd_export  # noqa: E402
 main.add_command(_cmd_export, name="export")
+from .commands.fit_weights import cmd as _cmd_fit_weights  # noqa: E402
+main.add_command(_cmd_fit_weights, name="fit-weights")
