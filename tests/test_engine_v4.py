@@ -173,3 +173,22 @@ def test_fold_modes():
     assert [e for e, _ in support["x"]] == ["a", "l"]
     assert rank(w) == [{"id": "x", "score": 0.5556}, {"id": "y", "score": 0.4444}]
     assert rank({"x": 0.0, "y": 0.0}, "softmax") == [{"id": "x", "score": 0.5}, {"id": "y", "score": 0.5}]
+
+
+def test_reliability_of_run_results():
+    """Brier and reliability bins from a run's results (the HTML report's diagram)."""
+    from harness.html_report import reliability, reliability_html
+
+    results = [{"expected": {"verdict": "bug", "classes": ["a"]},
+                "diagnosis": {"verdict": "bug", "classes": [{"id": "a", "score": 0.7}, {"id": "b", "score": 0.3}]}},
+               {"expected": {"verdict": "bug", "classes": ["b"]},
+                "diagnosis": {"verdict": "bug", "classes": [{"id": "a", "score": 0.9}, {"id": "b", "score": 0.1}]}},
+               {"expected": {"verdict": "no_bug", "classes": ["correct"]},
+                "diagnosis": {"verdict": "no_bug", "classes": [{"id": "correct", "score": 1.0}]}}]
+    rel = reliability(results)
+    assert rel["runs"] == 2
+    assert rel["brier"] == pytest.approx((0.18 + 2 * 0.81) / 2)
+    full = [b for b in rel["bins"] if b["count"]]
+    assert [(b["confidence"], b["accuracy"], b["count"]) for b in full] == [(0.7, 1.0, 1), (0.9, 0.0, 1)]
+    assert "reliability" in reliability_html({"results": results})
+    assert reliability_html({"results": results[2:]}) == ""
