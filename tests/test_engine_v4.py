@@ -192,3 +192,41 @@ def test_reliability_of_run_results():
     assert [(b["confidence"], b["accuracy"], b["count"]) for b in full] == [(0.7, 1.0, 1), (0.9, 0.0, 1)]
     assert "reliability" in reliability_html({"results": results})
     assert reliability_html({"results": results[2:]}) == ""
+
+
+# -- fit ------------------------------------------------------------------------
+
+def test_fit_refuses_the_test_split(tmp_path):
+    import json
+
+    from harness.engines.fit import FitError, load_records
+
+    p = tmp_path / "r.jsonl"
+    p.write_text(json.dumps({"case": "c", "variant": "v", "split": "test"}) + "\n")
+    with pytest.raises(FitError, match="test split"):
+        load_records([p])
+    assert load_records([p], allow_test=True)[0]["case"] == "c"
+
+
+def test_fit_moves_weights_toward_the_data():
+    """Two classes share one evidence id; every labelled run is class y: the fit
+    raises y's logit above x's and the probabilities become confident."""
+    import numpy as np
+
+    from harness.engines import fit as F
+    from harness.engines.evidence import EvidenceTable
+
+    bug = sorted(F.BUG_CLASSES)[:2]
+    t = EvidenceTable(rows={"e": {bug[0]: 1.0, bug[1]: 1.0}}, modes={"e": "add"})
+    d = F.Design(t)
+    s = {"cited": [("e", 1.0)], "allowed": [], "expected": [bug[1]]}
+    cand, Fm = d.features(s)
+    assert cand == bug and Fm.shape == (2, 2)
+    data = F._encode(d, [s] * 5)
+    theta = F.fit_theta(data, d.theta0, lam=0.01, steps=300)
+    p = F.predict("softmax", d, s, theta)
+    assert p[bug[1]] > 0.9
+    assert F.predict("v3", d, s) == {bug[0]: 0.5, bug[1]: 0.5}
+    m = F.metrics([(p, [bug[1]])])
+    assert m["top1"] == 1.0 and m["brier"] < 0.02
+    assert np.all(np.isfinite(theta))
