@@ -470,6 +470,8 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kerne
             # one launch reads and stores the same array: `*=`/`/=` is inplace_math, any other
             # read-then-store of the same element is a write-after-read within the kernel
             fid += ":not_inplace"
+        elif f.get("id") == "offtape_write_after_read" and (f.get("data") or {}).get("inside_tape_block"):
+            fid += ":inside_tape"  # harness.probes.trace.refine: a host write inside the with-tape block
         cited.append(Evidence(fid, "trace", f.get("detail") or "", f.get("data")))
     n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
     if n_tapes >= 2 and not any(f.get("id") in DOUBLE_COUNT_FINDINGS for f in tfind):
