@@ -7,6 +7,9 @@ import click
 from ._common import console
 
 
+MODELS = ("v3", "temperature", "fitted", "fitted_dense")
+
+
 def _summary(m: dict) -> str:
     if not m.get("runs"):
         return "no runs"
@@ -60,9 +63,11 @@ def evaluate(paths: list, table_path=None) -> dict:
 @click.option("--report", type=click.Path(dir_okay=False), default=None, help="Write the CV results (JSON) here.")
 @click.option("--lam", type=float, default=None, help="L2 strength toward the scaled hand-set weights "
               "(default harness.engines.fit.LAMBDA).")
-@click.option("--choose", type=click.Choice(["auto", "fitted", "temperature", "v3"]), default="auto", show_default=True,
-              help="Which model's weights to write. auto: fitted when its cross-validated top-1 is no worse than "
-              "v3 under both schemes and its Brier lower, else temperature when its Brier is lower, else v3.")
+@click.option("--choose", type=click.Choice(["auto", "fitted", "fitted_dense", "temperature", "v3"]), default="auto",
+              show_default=True,
+              help="Which model's weights to write. auto: of fitted_dense and fitted, the first whose cross-validated "
+              "top-1 is no worse than v3 under both schemes and whose Brier is lower; else temperature when its "
+              "Brier is lower; else v3 (the table is left as it is).")
 @click.option("--evaluate", "evaluate_paths", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Collected records (e.g. the test split) to score v3 and the written table on; never fitted on.")
 @click.option("--dry-run", is_flag=True, help="Cross-validate and report; write no table.")
@@ -76,7 +81,7 @@ def cmd(data, out, report, lam, choose, evaluate_paths, dry_run):
     res = F.run_fit(list(data), **({"lam": lam} if lam is not None else {}))
     for scheme in ("cv_family", "cv_operator"):
         console.print(f"[bold]{scheme}[/bold] (leave one group out)")
-        for k in ("v3", "temperature", "fitted"):
+        for k in ("v3", "temperature", "fitted", "fitted_dense"):
             console.print(f"  {k:12s} {_summary(res[scheme][k])}")
     fam, op = res["cv_family"], res["cv_operator"]
 
@@ -87,22 +92,26 @@ def cmd(data, out, report, lam, choose, evaluate_paths, dry_run):
         return all(s[k]["brier"] < s["v3"]["brier"] for s in (fam, op) if s["v3"].get("runs"))
 
     if choose == "auto":
-        choose = "fitted" if no_worse("fitted") and brier_better("fitted") else (
-            "temperature" if brier_better("temperature") else "v3")
+        ok = [k for k in ("fitted_dense", "fitted") if no_worse(k) and brier_better(k)]
+        if len(ok) == 2:  # both qualify: the one with the better mean cross-validated top-1, then Brier
+            ok.sort(key=lambda k: (-sum(s[k].get("top1") or 0 for s in (fam, op)),
+                                   sum(s[k].get("brier") or 0 for s in (fam, op))))
+        choose = ok[0] if ok else ("temperature" if brier_better("temperature") else "v3")
     console.print(f"chosen: {choose} (beta {res['beta']})")
-    design = res["design"]
+    design = res["design_dense"] if choose == "fitted_dense" else res["design"]
     meta = {"date": res["date"], "data": res["data"], "records": res["records"], "bug_runs": res["bug_runs"],
             "model": choose, "beta": res["beta"], "lambda": res["lambda"],
-            "cv_top1": {s: {k: res[s][k].get("top1") for k in ("v3", "temperature", "fitted")} for s in ("cv_family", "cv_operator")},
-            "cv_brier": {s: {k: res[s][k].get("brier") for k in ("v3", "temperature", "fitted")} for s in ("cv_family", "cv_operator")}}
+            "cv_top1": {s: {k: res[s][k].get("top1") for k in MODELS} for s in ("cv_family", "cv_operator")},
+            "cv_brier": {s: {k: res[s][k].get("brier") for k in MODELS} for s in ("cv_family", "cv_operator")}}
     if not dry_run and choose != "v3":
-        theta = res["theta"] if choose == "fitted" else res["beta"] * design.theta0
-        source = (f"fitted {res['date']} (multinomial logistic regression, L2 {res['lambda']} toward {res['beta']} x v3) "
-                  f"on {res['bug_runs']} bug runs of {', '.join(res['data'])}" if choose == "fitted" else
+        theta = {"fitted": res["theta"], "fitted_dense": res["theta_dense"]}.get(choose, res["beta"] * design.theta0)
+        source = (f"fitted {res['date']} ({choose}: multinomial logistic regression, L2 {res['lambda']} toward "
+                  f"{res['beta']} x v3) on {res['bug_runs']} bug runs of {', '.join(res['data'])}"
+                  if choose.startswith("fitted") else
                   f"hand-set v3 x fitted temperature {res['beta']} ({res['date']}, {res['bug_runs']} bug runs)")
         F.write_table(out or F.TABLE_PATH, design.table, design, theta, scores="softmax", fit_meta=meta, source=source)
         console.print(f"wrote {out or F.TABLE_PATH}")
-    doc = {k: v for k, v in res.items() if k not in ("design", "theta", "samples_list")}
+    doc = {k: v for k, v in res.items() if k not in ("design", "design_dense", "theta", "theta_dense", "samples_list")}
     doc["chosen"] = choose
     if evaluate_paths:
         doc["evaluation"] = evaluate(list(evaluate_paths), None if dry_run else (out or F.TABLE_PATH))

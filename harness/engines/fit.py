@@ -49,7 +49,7 @@ from .evidence import TABLE_PATH, EvidenceTable, load_table
 HANDSET_PATH = TABLE_PATH.with_name("evidence_table_v3.yaml")
 
 #: Temperatures tried for the hand-set weights (multiplicative, on the logits).
-BETAS = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0)
+BETAS = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0)
 #: L2 strength toward beta * W_v3 (per run-averaged likelihood; chosen by the issue's CV below).
 LAMBDA = 0.05
 #: Gradient steps and Adam step size of the fit.
@@ -127,8 +127,9 @@ class Design:
         The table's weights.
     """
 
-    def __init__(self, table: EvidenceTable):
+    def __init__(self, table: EvidenceTable, *, dense: bool = False):
         self.table = table
+        self.dense = dense
         self.pairs = []
         for eid, ws in table.rows.items():
             if table.modes.get(eid) not in ("add", "lift", "late"):
@@ -137,6 +138,13 @@ class Design:
                 for cc in (sorted(BUG_CLASSES) if c == "*" else [c]):
                     if cc in BUG_CLASSES:
                         self.pairs.append((eid, cc))
+        if dense:
+            # every evidence id may also move every bug class (prior weight 0): lift rows then
+            # raise (or lower) any candidate, so the data can add associations the hand-set table lacks
+            have = set(self.pairs)
+            for eid in table.rows:
+                if table.modes.get(eid) == "lift" and not eid.startswith("signature:"):
+                    self.pairs += [(eid, c) for c in sorted(BUG_CLASSES) if (eid, c) not in have]
         self.index = {p: i for i, p in enumerate(self.pairs)}
         self.theta0 = np.array([self._w(e, c) for e, c in self.pairs], dtype=np.float64)
 
@@ -165,7 +173,10 @@ class Design:
             for eid, strength in s["cited"]:
                 if modes.get(eid, "add") != stage:
                     continue
-                for c in rows.get(eid, {}):
+                targets = list(rows.get(eid, {}))
+                if self.dense and stage == "lift":
+                    targets = sorted(BUG_CLASSES)
+                for c in targets:
                     for cc in (s["allowed"] if c == "*" else [c]):
                         put(cc, eid, strength, stage == "lift")
         F = np.zeros((len(cand), len(self.pairs)))
@@ -268,12 +279,16 @@ def metrics(preds: list, *, bins: int = 10) -> dict:
                              "accuracy": (h / k if k else None), "count": k} for i, (c, h, k) in enumerate(rel)]}
 
 
-def cross_validate(samples: list, design: Design, *, groups_prefix: str, lam: float = LAMBDA) -> dict:
+def cross_validate(samples: list, design: Design, *, groups_prefix: str, lam: float = LAMBDA,
+                   dense: Design | None = None) -> dict:
     """Leave-one-group-out over the groups starting with ``groups_prefix``
-    (``family:`` or ``op:``); the training set is every other bug sample."""
+    (``family:`` or ``op:``); the training set is every other bug sample.
+    With ``dense`` (a :class:`Design` with ``dense=True``) a fourth model,
+    ``fitted_dense``, is fitted on it."""
     bug = [s for s in samples if s["verdict"] == "bug" and s["expected_verdict"] == "bug"]
     groups = sorted({s["group"] for s in bug if s["group"].startswith(groups_prefix)})
-    preds = {"v3": [], "temperature": [], "fitted": []}
+    models = ("v3", "temperature", "fitted") + (("fitted_dense",) if dense is not None else ())
+    preds = {k: [] for k in models}
     per_group = {}
     for g in groups:
         test = [s for s in bug if s["group"] == g]
@@ -281,11 +296,15 @@ def cross_validate(samples: list, design: Design, *, groups_prefix: str, lam: fl
         data = _encode(design, train)
         beta = fit_beta(data, design.theta0)
         theta = fit_theta(data, beta * design.theta0, lam=lam)
-        gp = {"v3": [], "temperature": [], "fitted": []}
+        gp = {k: [] for k in models}
+        if dense is not None:
+            theta_d = fit_theta(_encode(dense, train), beta * dense.theta0, lam=lam)
         for s in test:
             gp["v3"].append((predict("v3", design, s), s["expected"]))
             gp["temperature"].append((predict("softmax", design, s, beta * design.theta0), s["expected"]))
             gp["fitted"].append((predict("softmax", design, s, theta), s["expected"]))
+            if dense is not None:
+                gp["fitted_dense"].append((predict("softmax", dense, s, theta_d), s["expected"]))
         for k in preds:
             preds[k] += gp[k]
         per_group[g] = {k: metrics(v)["top1"] for k, v in gp.items()} | {"runs": len(test), "beta": beta}
@@ -334,14 +353,17 @@ def run_fit(data_paths: list, *, lam: float = LAMBDA, table_path=None) -> dict:
     if not samples:
         raise FitError("no usable records")
     design = Design(table)
+    dense = Design(table, dense=True)
     out = {"date": _dt.date.today().isoformat(), "data": [str(p) for p in data_paths], "records": len(recs),
            "samples": len(samples), "lambda": lam}
-    out["cv_family"] = cross_validate(samples, design, groups_prefix="family:", lam=lam)
-    out["cv_operator"] = cross_validate(samples, design, groups_prefix="op:", lam=lam)
+    out["cv_family"] = cross_validate(samples, design, groups_prefix="family:", lam=lam, dense=dense)
+    out["cv_operator"] = cross_validate(samples, design, groups_prefix="op:", lam=lam, dense=dense)
     bug = [s for s in samples if s["verdict"] == "bug" and s["expected_verdict"] == "bug"]
     data = _encode(design, bug)
     out["beta"] = fit_beta(data, design.theta0)
     out["theta"] = fit_theta(data, out["beta"] * design.theta0, lam=lam)
+    out["theta_dense"] = fit_theta(_encode(dense, bug), out["beta"] * dense.theta0, lam=lam)
+    out["design_dense"] = dense
     out["design"] = design
     out["samples_list"] = samples
     out["bug_runs"] = len(bug)
