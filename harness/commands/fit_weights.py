@@ -113,11 +113,12 @@ def cmd(data, out, report, lam, choose, evaluate_paths, dry_run):
         console.print(f"wrote {out or F.TABLE_PATH}")
     doc = {k: v for k, v in res.items() if k not in ("design", "design_dense", "theta", "theta_dense", "samples_list")}
     doc["chosen"] = choose
-    if evaluate_paths:
-        doc["evaluation"] = evaluate(list(evaluate_paths), None if dry_run else (out or F.TABLE_PATH))
-        for k, v in doc["evaluation"].items():
+    doc["evaluation"] = {}
+    for path in evaluate_paths:  # one evaluation per file (e.g. the test split, then the fitted data in-sample)
+        ev = doc["evaluation"][str(path)] = evaluate([path], None if dry_run else (out or F.TABLE_PATH))
+        for k, v in ev.items():
             o = v["overall"]
-            console.print(f"evaluation {k:6s} runs {o['runs']}  class accuracy {o['class_accuracy']:.3f}  "
+            console.print(f"evaluation {path} {k:6s} runs {o['runs']}  class accuracy {o['class_accuracy']:.3f}  "
                           f"false-positive rate {o['false_positive_rate']}  bug runs: {_summary(v['bug'])}")
     if report:
         write_json_atomic(report, doc)
