@@ -18,6 +18,8 @@ constant's location, or ``fitted`` with the fit's date and data
 Modes, in the order :func:`fold` applies them (the order engine v3 added its
 weights in, so the hand-set table reproduces v3's ranking exactly):
 
+``allowed``  added to the class only when the taxonomy allows it under the
+             measured signature (``*``: every such class); the ``candidate`` row
 ``add``      added to the class (creating it as a candidate)
 ``lift``     added only to classes that are already candidates (source rules,
              the per-launch outcome: they sharpen, never invent)
@@ -43,7 +45,7 @@ import yaml
 
 #: The table the engine reads by default.
 TABLE_PATH = Path(__file__).with_name("evidence_table.yaml")
-MODES = ("add", "lift", "late", "nobug", "replace")
+MODES = ("allowed", "add", "lift", "late", "nobug", "replace")
 
 
 class EvidenceTableError(ValueError):
@@ -151,10 +153,13 @@ def fold(evidence: list, table: EvidenceTable, allowed: list, *, restrict: set |
 
     for stage in ("add", "lift", "late"):
         for e in evidence:
-            if table.modes.get(e.id, "add") != stage:
+            mode = table.modes.get(e.id, "add")
+            if (mode if mode != "allowed" else "add") != stage:
                 continue
             for c, w in table.weights(e.id).items():
                 for cc in (allowed if c == "*" else [c]):
+                    if mode == "allowed" and cc not in allowed:
+                        continue
                     put(cc, e.strength * w, e.id, only_existing=stage == "lift")
     return weights, support
 

@@ -132,7 +132,7 @@ class Design:
         self.dense = dense
         self.pairs = []
         for eid, ws in table.rows.items():
-            if table.modes.get(eid) not in ("add", "lift", "late"):
+            if table.modes.get(eid) not in ("allowed", "add", "lift", "late"):
                 continue
             for c, w in ws.items():
                 for cc in (sorted(BUG_CLASSES) if c == "*" else [c]):
@@ -171,13 +171,16 @@ class Design:
 
         for stage in ("add", "lift", "late"):
             for eid, strength in s["cited"]:
-                if modes.get(eid, "add") != stage:
+                mode = modes.get(eid, "add")
+                if (mode if mode != "allowed" else "add") != stage:
                     continue
                 targets = list(rows.get(eid, {}))
                 if self.dense and stage == "lift":
                     targets = sorted(BUG_CLASSES)
                 for c in targets:
                     for cc in (s["allowed"] if c == "*" else [c]):
+                        if mode == "allowed" and cc not in s["allowed"]:
+                            continue
                         put(cc, eid, strength, stage == "lift")
         F = np.zeros((len(cand), len(self.pairs)))
         pos = {c: k for k, c in enumerate(cand)}
