@@ -65,9 +65,9 @@ def evaluate(paths: list, table_path=None) -> dict:
               "(default harness.engines.fit.LAMBDA).")
 @click.option("--choose", type=click.Choice(["auto", "fitted", "fitted_dense", "temperature", "v3"]), default="auto",
               show_default=True,
-              help="Which model's weights to write. auto: of fitted_dense and fitted, the first whose cross-validated "
-              "top-1 is no worse than v3 under both schemes and whose Brier is lower; else temperature when its "
-              "Brier is lower; else v3 (the table is left as it is).")
+              help="Which model's weights to write. auto: among fitted_dense, fitted and temperature, those whose "
+              "cross-validated top-1 is no worse than v3's and whose Brier is lower under both schemes; of them the "
+              "best mean top-1, then the best mean Brier; none: v3 (the table is left as it is).")
 @click.option("--evaluate", "evaluate_paths", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Collected records (e.g. the test split) to score v3 and the written table on; never fitted on.")
 @click.option("--dry-run", is_flag=True, help="Cross-validate and report; write no table.")
@@ -92,11 +92,12 @@ def cmd(data, out, report, lam, choose, evaluate_paths, dry_run):
         return all(s[k]["brier"] < s["v3"]["brier"] for s in (fam, op) if s["v3"].get("runs"))
 
     if choose == "auto":
-        ok = [k for k in ("fitted_dense", "fitted") if no_worse(k) and brier_better(k)]
-        if len(ok) == 2:  # both qualify: the one with the better mean cross-validated top-1, then Brier
-            ok.sort(key=lambda k: (-sum(s[k].get("top1") or 0 for s in (fam, op)),
-                                   sum(s[k].get("brier") or 0 for s in (fam, op))))
-        choose = ok[0] if ok else ("temperature" if brier_better("temperature") else "v3")
+        # of the models no worse than v3 in cross-validated top-1 and better in Brier under both schemes:
+        # the best mean top-1, then the best mean Brier (the temperature model ranks as v3 does)
+        ok = [k for k in ("fitted_dense", "fitted", "temperature") if no_worse(k) and brier_better(k)]
+        ok.sort(key=lambda k: (-round(sum(s[k].get("top1") or 0 for s in (fam, op)), 9),
+                               sum(s[k].get("brier") or 0 for s in (fam, op))))
+        choose = ok[0] if ok else "v3"
     console.print(f"chosen: {choose} (beta {res['beta']})")
     design = res["design_dense"] if choose == "fitted_dense" else res["design"]
     meta = {"date": res["date"], "data": res["data"], "records": res["records"], "bug_runs": res["bug_runs"],

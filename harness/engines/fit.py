@@ -141,12 +141,23 @@ class Design:
         if dense:
             # every evidence id may also move every bug class (prior weight 0): lift rows then
             # raise (or lower) any candidate, so the data can add associations the hand-set table lacks
+            # and each signature row may weigh every class the taxonomy allows under that signature
             have = set(self.pairs)
             for eid in table.rows:
-                if table.modes.get(eid) == "lift" and not eid.startswith("signature:"):
-                    self.pairs += [(eid, c) for c in sorted(BUG_CLASSES) if (eid, c) not in have]
+                extra = self._dense_targets(eid)
+                self.pairs += [(eid, c) for c in extra if (eid, c) not in have]
         self.index = {p: i for i, p in enumerate(self.pairs)}
-        self.theta0 = np.array([self._w(e, c) for e, c in self.pairs], dtype=np.float64)
+        self.theta0 = np.array([self.table.rows[e].get(c, self.table.rows[e].get("*", 0.0)) if c in self.table.rows[e]
+                                or "*" in self.table.rows[e] else 0.0 for e, c in self.pairs], dtype=np.float64)
+
+    def _dense_targets(self, eid) -> list:
+        """Classes a dense design adds for ``eid`` beyond the table's rows."""
+        if self.table.modes.get(eid) == "lift":
+            return sorted(BUG_CLASSES)
+        if eid.startswith("signature:"):
+            sig = eid.split(":", 1)[1]
+            return sorted(c for c in BUG_CLASSES if sig in CLASSES[c].signatures)
+        return []
 
     def _w(self, eid, c):
         ws = self.table.rows[eid]
@@ -175,8 +186,8 @@ class Design:
                 if (mode if mode != "allowed" else "add") != stage:
                     continue
                 targets = list(rows.get(eid, {}))
-                if self.dense and stage == "lift":
-                    targets = sorted(BUG_CLASSES)
+                if self.dense:
+                    targets += [c for c in self._dense_targets(eid) if c not in targets]
                 for c in targets:
                     for cc in (s["allowed"] if c == "*" else [c]):
                         if mode == "allowed" and cc not in s["allowed"]:
