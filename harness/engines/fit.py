@@ -350,6 +350,9 @@ def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: st
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         yaml.safe_dump(doc, f, sort_keys=False, width=160)
     os.replace(tmp, path)
+    from .evidence import _load
+
+    _load.cache_clear()  # the next load_table() reads what was just written
 
 
 def run_fit(data_paths: list, *, lam: float = LAMBDA, table_path=None) -> dict:
