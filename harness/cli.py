@@ -70,3 +70,5 @@ from .commands.envs import cmd as _cmd_envs  # noqa: E402
 main.add_command(_cmd_envs, name="envs")
 from .commands.pages import cmd as _cmd_pages  # noqa: E402
 main.add_command(_cmd_pages, name="pages")
+from .commands.fit_weights import cmd as _cmd_fit_weights  # noqa: E402
+main.add_command(_cmd_fit_weights, name="fit-weights")

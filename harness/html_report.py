@@ -214,7 +214,57 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
 <html><head><meta charset="utf-8"><title>{e(title)}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:2px 8px;font-size:13px;text-align:left}}img{{max-width:100%;display:block}}</style></head>
-<body><h1>{e(title)}</h1>{note}<table>{rows}</table>{imgs}
+<body><h1>{e(title)}</h1>{note}<table>{rows}</table>{imgs}{reliability_html(doc)}
 <h2>runs whose top-1 class missed</h2>{missed}{skipped_html}
 </body></html>
 """
+
+
+def reliability(results: list, *, bins: int = 10) -> dict:
+    """Calibration of the top-1 class score over scored runs diagnosed ``bug`` and expected ``bug``.
+
+    Returns
+    -------
+    dict
+        ``runs``, ``brier`` (multi-class: sum over the ranked classes of
+        (score - y)^2, y the one-hot of the expected class ranked highest, and
+        1 when no expected class is ranked), ``bins``: per equal-width bin of
+        the top-1 score, ``confidence`` (mean score), ``accuracy`` (fraction
+        whose top-1 is expected) and ``count``.
+    """
+    preds = []
+    for r in results:
+        d, exp = r.get("diagnosis") or {}, r.get("expected") or {}
+        if exp.get("verdict") == "bug" and d.get("verdict") == "bug" and d.get("classes"):
+            preds.append(({c["id"]: c["score"] for c in d["classes"]}, list(exp.get("classes") or [])))
+    from .engines.fit import metrics
+
+    m = metrics(preds, bins=bins)
+    return {"runs": m["runs"], "brier": m.get("brier"), "bins": m.get("reliability", [])}
+
+
+def reliability_html(doc: dict) -> str:
+    """A reliability diagram of the run's class scores (empty when no run qualifies):
+    a calibrated engine's points lie on the diagonal."""
+    rel = reliability(doc.get("results") or [])
+    if not rel["runs"]:
+        return ""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = [b for b in rel["bins"] if b["count"]]
+    fig, ax = plt.subplots(figsize=(4.2, 4.2))
+    ax.plot([0, 1], [0, 1], ls="--", c="grey", lw=1)
+    ax.plot([b["confidence"] for b in pts], [b["accuracy"] for b in pts], "o-", c="C0")
+    for b in pts:
+        ax.annotate(str(b["count"]), (b["confidence"], b["accuracy"]), fontsize=7, xytext=(3, -9),
+                    textcoords="offset points")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("top-1 class score")
+    ax.set_ylabel("fraction whose top-1 class is right")
+    ax.set_title(f"reliability ({rel['runs']} bug runs, Brier {rel['brier']:.3f})", fontsize=10)
+    return (f'<h2>reliability of the class scores</h2><img alt="reliability" '
+            f'src="data:image/png;base64,{_png(fig)}">')

@@ -1,7 +1,7 @@
 """Running a variant's measurement in its own subprocess.
 
 A variant may raise, hang, segfault or eat memory. :func:`run_worker` starts
-``python -m defects4warp.measure.worker`` in a new session (process group) with a
+``python -m defects4warp.probes.worker`` in a new session (process group) with a
 wall-clock timeout and an address-space limit, and always returns what was
 measured: the worker rewrites its JSON after every probe, so a crash half-way
 keeps the probes that finished.
@@ -209,7 +209,7 @@ def run_worker(
     device, scale : str
         Passed to ``make_problem``.
     options : dict, optional
-        Worker options (:mod:`defects4warp.measure.worker`: ``probes``, ``knobs``, ``seed``).
+        Worker options (:mod:`defects4warp.probes.worker`: ``probes``, ``knobs``, ``seed``).
     timeout_s : float
         Wall-clock limit; the whole process group is killed when it passes.
     memory_bytes : int or None
@@ -232,7 +232,7 @@ def run_worker(
         out = os.path.join(tmp, "result.json")
         log = os.path.join(tmp, "output.log")
         cmd = [
-            python or sys.executable, "-m", module("measure.worker"), str(Path(path).resolve()),
+            python or sys.executable, "-m", module("probes.worker"), str(Path(path).resolve()),
             "--device", device, "--scale", scale, "--out", out,
             "--options", json.dumps(options or {}),
         ]

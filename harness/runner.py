@@ -25,6 +25,7 @@ from .case import Case, Variant
 from .engines.base import check_diagnosis, error_diagnosis
 from .envs import installed_warp_version, missing_modules  # noqa: F401 (re-exported)
 from .isolation import kill_all
+from .jsonio import _strict, write_json_atomic  # noqa: F401 (re-exported: older callers import them from here)
 from .scoring import judge, summarize, summarize_groups
 
 
@@ -199,35 +200,6 @@ def without_timing(x):
     if isinstance(x, list):
         return [without_timing(v) for v in x]
     return x
-
-
-def _strict(x):
-    """``x`` with non-finite floats as the strings "nan", "inf", "-inf", so the
-    file is strict JSON (RFC 8259 has no NaN)."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    if isinstance(x, dict):
-        return {k: _strict(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_strict(v) for v in x]
-    return x
-
-
-def write_json_atomic(path: str, doc: dict) -> None:
-    """Write ``doc`` as JSON to ``path`` through a temporary file and rename,
-    so readers never see a half-written file."""
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=d)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(_strict(doc), f, indent=2, default=str, allow_nan=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def run(

@@ -229,6 +229,6 @@ class ResultStore:
 
 
 def _strict(x):
-    from .runner import _strict as strict
+    from .jsonio import _strict as strict
 
     return strict(x)

@@ -96,7 +96,9 @@ def diag(programs):
 
 def test_every_worker_probe_has_a_check():
     load()
-    assert set(REGISTRY) - {"tracker"} <= set(CHECKS), "add a firing/non-firing pair for the new probe"
+    # tracker and gradcheck are not in the reference engine's list; gradcheck's pair (nan_sqrt fires, cubic not)
+    # is tests/test_engine_v4.py::test_gradcheck_engine_on_tiny_programs
+    assert set(REGISTRY) - {"tracker", "gradcheck"} <= set(CHECKS), "add a firing/non-firing pair for the new probe"
 
 
 @pytest.mark.parametrize("probe", sorted(CHECKS))

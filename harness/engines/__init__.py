@@ -5,6 +5,7 @@ Engines implement :class:`defects4warp.engines.base.Engine`. Built in:
 ``reference``      the reference engine (:mod:`defects4warp.engines.reference`)
 ``fd-only``        end-to-end finite differences, signature table for the class
 ``tracker-only``   Warp's overwrite tracker alone
+``warp-gradcheck`` ``wp.autograd.gradcheck_tape`` on the recorded tape plus the overwrite tracker (detection only)
 ``static-only``    source findings alone, nothing run
 ``always-bug``     constant verdict ``bug``, class ``overwrite``
 ``always-no-bug``  constant verdict ``no_bug``, class ``correct``
@@ -20,12 +21,14 @@ from .base import Engine, check_diagnosis, error_diagnosis
 from .command import PREFIX, CommandEngine
 from .baselines import FdOnlyEngine, StaticOnlyEngine, TrackerOnlyEngine
 from .reference import ReferenceEngine
+from .gradcheck import WarpGradcheckEngine
 from .trivial import ConstantEngine
 
 ENGINES = {
     "reference": lambda **kw: ReferenceEngine(**kw),
     "fd-only": lambda **kw: FdOnlyEngine(**kw),
     "tracker-only": lambda **kw: TrackerOnlyEngine(**kw),
+    "warp-gradcheck": lambda **kw: WarpGradcheckEngine(**kw),
     "static-only": lambda **kw: StaticOnlyEngine(),
     "always-bug": lambda **kw: ConstantEngine("always-bug", "bug", "overwrite"),
     "always-no-bug": lambda **kw: ConstantEngine("always-no-bug", "no_bug", "correct"),

@@ -205,4 +205,5 @@ class WorkerEngine:
         diag["warp_version"] = doc.get("warp_version")
         if doc.get("capture") is not None:
             diag["capture"] = doc["capture"]
+        diag["scale"] = doc.get("scale", scale)
         return diag

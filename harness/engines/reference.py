@@ -1,6 +1,6 @@
-"""Reference diagnostic engine (v3): measure, read the signature, rank classes.
+"""Reference diagnostic engine (v4): measure, read the signature, fold the evidence into classes.
 
-The engine runs the measurement worker (:mod:`defects4warp.measure.worker`) with
+The engine runs the measurement worker (:mod:`defects4warp.probes.worker`) with
 an explicit probe list (:data:`PROBES`; each probe is a module of
 :mod:`defects4warp.probes`) in a subprocess, then interprets the document
 (:func:`interpret`, a pure function tested on synthetic documents):
@@ -18,16 +18,24 @@ an explicit probe list (:data:`PROBES`; each probe is a module of
    finite, or nothing was resolved; ``refused`` when the release refuses to
    build or run the program; ``error`` when it could not be measured.
 2. the **signature** of the error (:func:`defects4warp.measure.judge.signature_of`);
-3. ranked **classes**: every bug class whose taxonomy signatures include the
-   measured one starts at :data:`FLOOR`; :data:`PRIORS` adds the weight the
-   signature gives each class; then each probe's assessment adds its
-   weights: repeated calls (:mod:`defects4warp.probes.determinism`), the exact
-   factor and its size (:func:`factor_weights`), the runtime trace's direct
-   findings (:mod:`defects4warp.probes.trace`, :data:`TRACE_WEIGHT`), source
-   findings in code that ran (:mod:`defects4warp.probes.source`), the per-launch
-   check, the release differential and the builtins with documented adjoint
-   defects (:mod:`defects4warp.probes.release`). Weights are normalised to scores
-   that sum to 1.
+3. ranked **classes**: each probe cites structured evidence
+   (:class:`defects4warp.probes.Evidence`: an id, the probe, the measured fields,
+   a sentence) and ONE declared table, ``harness/engines/evidence_table.yaml``
+   (:mod:`defects4warp.engines.evidence`), says which classes each evidence id
+   supports and by how much; the classes are a fold of the cited evidence
+   over that table (:func:`defects4warp.engines.evidence.fold`): the signature's
+   prior row, every bug class the taxonomy allows under it (``candidate``),
+   repeated calls (:mod:`defects4warp.probes.determinism`), the exact factor and
+   its size (:func:`factor_evidence`), the runtime trace's direct findings
+   (``trace:<finding id>``), windows, source rules in code that ran
+   (``rule:<name>``, lift only), the per-launch check (lift only), kernels
+   without adjoint, builtins with documented adjoint defects and the release
+   differential. No class name or weight is written in this module: the
+   table holds them, each row with its source (hand-set v3, or fitted by
+   ``defects4warp fit-weights``, :mod:`defects4warp.engines.fit`). A diagnosis
+   carries the evidence it folded (``cited``) and, per top class, the
+   evidence that raised it and the table's evidence for it that was not
+   measured (``explanation``).
 
 A source or trace finding never sets the verdict: on a variant whose
 gradient agrees it is reported as a smell in the evidence.
@@ -35,97 +43,48 @@ gradient agrees it is reported as a smell in the evidence.
 
 from __future__ import annotations
 
-import math
 import re
 
 from .. import __version__
 from ..measure.judge import comparisons, signature_of
-from ..probes import ASSESSORS, load as _load_probes
+from ..probes import ASSESSORS, Evidence, load as _load_probes
 from ..probes import release as release_probe
 from ..probes import source as source_probe
 from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import WorkerEngine, ev as _ev
+from .evidence import EvidenceTable, explain, fold, fold_nobug, load_table, rank
 
 #: The worker-side probes the reference engine runs, in order. The overwrite
 #: tracker is left out: the runtime trace sees write-after-read directly, and
 #: the tracker makes Warp skip its kernel cache (every module recompiles).
 PROBES = ("determinism", "trace", "noise", "fd", "sweep", "reference", "nan_scan", "horizon", "train", "launches")
 
-#: Signature -> {class id: prior weight}. Weights are relative and hand-set
-#: from the signature column of docs/taxonomy.md (how often an expert sees
-#: each class behind that signature), not fitted to the corpus; they are
-#: normalised after the findings are added. docs/engines.md measures what
-#: this table alone achieves (the fd-only engine).
-PRIORS = {
-    "nan_inf": {"nonsmooth_nan": 0.45, "where_nan": 0.35, "inplace_math": 0.05, "component_reassign": 0.05,
-                "custom_adjoint_error": 0.05, "warp_adjoint_bug": 0.05},
-    "growth": {"missing_tape_zero": 0.8, "double_count": 0.15, "stale_gradient_read": 0.05, "seed_mismatch": 0.05},
-    "iteration": {"stale_gradient_read": 0.5, "missing_tape_zero": 0.25, "offtape_mutation": 0.1,
-                  "double_count": 0.1, "overwrite": 0.05},
-    "zero": {"missing_requires_grad": 0.3, "backward_disabled": 0.15, "tape_scope": 0.15, "copy_adjoint": 0.1,
-             "warp_adjoint_bug": 0.1, "overwrite": 0.1, "native_no_adjoint": 0.05, "dynamic_loop": 0.05},
-    "exact_factor": {"component_reassign": 0.2, "inplace_math": 0.15, "custom_adjoint_error": 0.15,
-                     "dynamic_loop": 0.1, "double_count": 0.1, "seed_mismatch": 0.1, "overwrite": 0.1,
-                     "copy_adjoint": 0.05},
-    "sparse": {"overwrite": 0.3, "copy_adjoint": 0.15, "warp_adjoint_bug": 0.15, "dynamic_loop": 0.1,
-               "custom_adjoint_error": 0.1, "offtape_mutation": 0.1, "inplace_math": 0.1},
-    "subtly_wrong": {"overwrite": 0.25, "offtape_mutation": 0.15, "dynamic_loop": 0.15, "inplace_math": 0.1,
-                     "custom_adjoint_error": 0.1, "truncation": 0.1, "copy_adjoint": 0.05,
-                     "component_reassign": 0.05, "warp_adjoint_bug": 0.05},
-}
+#: The signatures with a prior row (``signature:<sig>``) in the evidence table.
+SIGNATURE_ROWS = ("nan_inf", "growth", "iteration", "zero", "exact_factor", "sparse", "subtly_wrong")
 
-#: Weight of one trace finding, shared by the classes it names (a measured
-#: fact about the run, so it outweighs every prior).
-TRACE_WEIGHT = 1.2
-#: Weight added to ``truncation`` when one gradient() call runs backward on
-#: several separate tapes (windows) and no trace finding says they double count.
-WINDOWS_WEIGHT = 0.8
-#: Weight added to ``double_count`` for an exact factor of 2 (or 3 on 1.12.1's double backward).
-FACTOR2_BOOST = 0.4
-#: Weight added to ``seed_mismatch`` for an exact factor that is an integer
-#: > 2 or its reciprocal (the size of a reduction: ones over N elements is N x
-#: the mean's gradient), and more when it equals the size of the array the
-#: trace saw seeded.
-BIG_FACTOR_BOOST = 0.6
-SEED_SIZE_BOOST = 1.5
-#: Weight added to ``rng_replay`` when a stochastic forward disagrees under a pinned seed.
-SEED_BOOST = 0.8
-#: Prior weight of every bug class whose taxonomy signatures include the
-#: measured one (so that findings can lift a class the table does not name).
-FLOOR = 0.02
-#: Weight of the "iteration" priors when calls at the same point differ but
-#: call 1 already disagrees (state carried between iterations on top of
-#: another signature, e.g. a gradient read one iteration late).
-ITERATION_WEIGHT = 1.0
-#: Weight of a parameter whose gradient is exactly zero while finite
-#: differences are not (the chain to that parameter is cut): the "zero"
-#: priors are added at this fraction even when the overall signature is another one.
-PARAM_ZERO_WEIGHT = 1.5
-#: Per-launch check: weight added per family when some kernel fails alone
-#: (the error is inside a kernel) and when every kernel passes while the
-#: end-to-end check fails (the error is in the taping pattern).
-LAUNCH_FAIL_BOOST = {"kernel": 0.4, "custom": 0.4, "warp": 0.2}
-LAUNCH_PASS_BOOST = {"taping": 0.3, "warp": 0.1}
-#: Weight added to backward_disabled for a recorded kernel compiled without adjoint.
-NO_ADJOINT_BOOST = 0.8
-#: Weight of tracker warnings (only when the tracker probe ran).
-TRACKER_BOOST = 0.6
+
+def priors(table: EvidenceTable | None = None) -> dict:
+    """Signature -> {class id: prior weight}: the ``signature:<sig>`` rows of the evidence table
+    (hand-set in v3 from the signature column of docs/taxonomy.md; the fd-only baseline ranks by them)."""
+    table = table or load_table()
+    return {sig: dict(table.weights(f"signature:{sig}")) for sig in SIGNATURE_ROWS}
+
+
+#: Signature -> {class id: weight} of the default evidence table (kept under its v3 name for the baselines).
+PRIORS = priors()
+
 #: Tracker warnings raised in these stages count.
 TRACKER_STAGES = ("load", "objective", "gradient_1")
-#: How a disagreement between finite differences and a trusted
-#: reference_gradient() is explained (defects4warp.measure.compare.reference_disagreement).
-REFERENCE_EXPLANATIONS = {"kink": "nonsmooth_tie", "precision": "fd_precision",
-                          "smooth_other": "surrogate_gradient", "erratic": "chaotic_horizon"}
-#: Sweep verdicts that explain a disagreement as a finite-difference artefact, and the class they point at.
-ARTEFACTS = {"kink": "nonsmooth_tie", "kink_nearby": "nonsmooth_tie", "staircase": "piecewise_constant"}
+#: Sweep verdicts that explain a disagreement as a finite-difference artefact;
+#: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
+ARTEFACTS = ("kink", "kink_nearby", "staircase")
+#: Trace findings that say two backward passes (or one launch recorded twice) double count:
+#: with one of them, several backward tapes are not read as windows (``trace_backward_windows``).
+DOUBLE_COUNT_FINDINGS = ("multiple_backward", "duplicate_launch")
+
 
 def _rank(weights: dict) -> list:
-    # fsum: exactly rounded, so the scores do not depend on the order the
-    # weights were added in (that order followed string hashing, which
-    # differs between processes)
-    total = math.fsum(weights.values()) or 1.0
-    ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
-    return [{"id": k, "score": round(v / total, 4)} for k, v in ranked if v > 0]
+    return rank(weights, "normalised")
 
 
 def _zero_params(doc: dict) -> list:
@@ -158,10 +117,9 @@ def _joint_factor(doc: dict) -> float | None:
     return None
 
 
-def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = FACTOR2_BOOST,
-                   big_factor_boost: float = BIG_FACTOR_BOOST, seed_size_boost: float = SEED_SIZE_BOOST,
-                   max_reduction: int = 10**6) -> tuple:
-    """Class weights from the size of an exact factor.
+def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True,
+                    max_reduction: int = 10**6) -> tuple:
+    """Structured evidence from the size of an exact factor.
 
     Parameters
     ----------
@@ -169,34 +127,49 @@ def factor_weights(factor: float | None, seeds: list, *, factor2_boost: float = 
         autodiff / truth, constant over the items.
     seeds : list[int]
         Element counts of the arrays the trace saw seeded by ``backward()``.
+    reduction : bool
+        Cite ``factor_reduction_size`` for an integer > 2 (v3: not when a kernel fails alone).
     max_reduction : int
         Largest factor read as the size of a reduction (default 10^6: a
         blown-up gradient, e.g. 2.8e7 x, is not a mean over that many elements).
 
     Returns
     -------
-    (weights, note)
+    (list[Evidence], note)
+        ``factor_2_or_3`` (2 or 3, >= 1), ``factor_reduction_size`` (an integer
+        > 2 or its reciprocal, within 1 %), ``factor_equals_seed_size`` (once
+        per seeded array of that many elements); note: one sentence or None.
     """
-    w, note = {}, None
+    ev, note = [], None
     if factor is None or factor == 0:
-        return w, note
+        return ev, note
     mag = abs(factor) if abs(factor) >= 1 else 1.0 / abs(factor)
     near = round(mag)
     # a reduction over at most max_reduction elements; past that every number is "an integer within 1 %"
     integral = 2 <= near <= max_reduction and abs(mag - near) <= 1e-2 * mag
     if integral and near in (2, 3) and abs(factor) >= 1:
-        w["double_count"] = factor2_boost
+        ev.append(Evidence("factor_2_or_3", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
     if integral and near > 2:
-        w["seed_mismatch"] = big_factor_boost
+        if reduction:
+            ev.append(Evidence("factor_reduction_size", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
         note = f"the factor is {near if abs(factor) >= 1 else '1/' + str(near)}: the size of a reduction"
     for n in seeds:
         if n > 1 and integral and abs(near - n) <= max(1e-2 * n, 0.5):
-            w["seed_mismatch"] = w.get("seed_mismatch", 0.0) + seed_size_boost
+            ev.append(Evidence("factor_equals_seed_size", "fd", f"factor {factor:.6g} = {n} seeded elements",
+                               {"factor": factor, "seed_size": n}))
             note = f"the factor equals the {n} elements of the array the backward pass was seeded over"
+    return ev, note
+
+
+def factor_weights(factor: float | None, seeds: list, *, table: EvidenceTable | None = None, **kw) -> tuple:
+    """Class weights of :func:`factor_evidence` under ``table`` (default: the engine's)."""
+    ev, note = factor_evidence(factor, seeds, **kw)
+    w, _ = fold(ev, table or load_table(), [])
     return w, note
 
 
-def interpret(doc: dict, findings=None, *, path=None, differential: dict | None = None) -> dict:
+def interpret(doc: dict, findings=None, *, path=None, differential: dict | None = None,
+              table: EvidenceTable | None = None) -> dict:
     """Turn a worker measurement document into a diagnosis (without ``cost``).
 
     Parameters
@@ -211,12 +184,19 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         The variant folder (source evidence, builtins of launched kernels).
     differential : dict, optional
         :func:`defects4warp.probes.release.differential`'s result.
+    table : EvidenceTable, optional
+        Evidence -> class weights (default: ``harness/engines/evidence_table.yaml``).
 
     Returns
     -------
     dict
-        ``verdict``, ``classes``, ``signature``, ``evidence`` as in :mod:`defects4warp.engines.base`.
+        ``verdict``, ``classes``, ``signature``, ``evidence`` as in
+        :mod:`defects4warp.engines.base`, plus ``cited`` (the structured evidence
+        folded, :class:`defects4warp.probes.Evidence` as dicts) and ``explanation``
+        (per top class: the evidence that raised it and the table's evidence
+        for it that was not measured).
     """
+    table = table or load_table()
     _load_probes()
     evidence = []
     det = doc.get("determinism", {})
@@ -346,15 +326,43 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     evidence += diff_a.evidence
 
     # -- verdict ---------------------------------------------------------
+    verdict, sig, nobug_ev = _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table)
+    if verdict != "bug":
+        weights, support = fold_nobug(nobug_ev, table)
+        classes = rank(weights, "normalised")
+        return _diagnosis(verdict, classes, sig, evidence, nobug_ev, support, table)
+
+    # -- classes of a bug: a fold over the structured evidence -------------
+    cited = _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kernels, failing, passing,
+                          no_adjoint, builtins, diff_a, evidence)
+    allowed = [c for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures]
+    weights, support = fold(cited, table, allowed, restrict=set(BUG_CLASSES))
+    return _diagnosis("bug", rank(weights, table.scores), sig, evidence, cited, support, table)
+
+
+def _diagnosis(verdict, classes, sig, evidence, cited, support, table) -> dict:
+    return {"verdict": verdict, "classes": classes, "signature": sig, "evidence": evidence,
+            "cited": [e.to_dict() for e in cited], "explanation": explain(support, classes, cited, table)}
+
+
+def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
+    """The verdict from measurement only, the signature, and (for a verdict other
+    than bug) the evidence of its classes. Appends its sentences to ``evidence``.
+
+    Returns
+    -------
+    (verdict, signature, list[Evidence])
+    """
+    det = doc.get("determinism", {})
+    nan = doc.get("nan_scan", {})
     obj_finite = nan.get("objective_finite", True)
     if not comps and not nan.get("gradient_nonfinite"):
-        return {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": evidence}
+        return "inconclusive", None, []
     if not obj_finite:
         evidence.append(_ev("nan_scan", False, "objective() is not finite at the given point", None))
-        return {"verdict": "inconclusive", "classes": [], "signature": None, "evidence": evidence}
+        return "inconclusive", None, []
     if det.get("stochastic") and not det.get("seed_pinned"):
-        return {"verdict": "inconclusive", "classes": [{"id": "stochastic_forward", "score": 1.0}],
-                "signature": None, "evidence": evidence}
+        return "inconclusive", None, [Evidence("stochastic_unpinned", "determinism")]
 
     sig = signature_of(doc)
     direct = sig in ("nan_inf", "growth", "iteration") or bool(nan.get("gradient_nonfinite"))
@@ -369,120 +377,123 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         counted = confirmed > 0
     else:
         counted = bool(disagree)
-    is_bug = direct or counted
+    if direct or counted:
+        return "bug", ("subtly_wrong" if sig in ("agrees", "unresolved") else sig), []
 
-    if not is_bug:
-        if disagree and artefacts and not confirmed:
-            kinds = sorted({ARTEFACTS[v] for v in artefacts})
-            evidence.append(_ev("sweep", True, "the disagreement is a finite-difference artefact: one-sided differences "
-                                "at a smaller step explain the autodiff value (" + ", ".join(sorted(set(artefacts))) + ")", None))
-            w = {k: 0.8 / len(kinds) for k in kinds}
-            w["correct"] = 0.2
-            return {"verdict": "no_bug", "classes": _rank(w), "signature": "agrees", "evidence": evidence}
-        resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
-        if disagree and not resolved_agree:
-            evidence.append(_ev("fd", True, "no disagreement survived the step sweep and nothing else agrees: "
-                                "the measurement is unresolved", None))
-            return {"verdict": "inconclusive", "classes": [{"id": "fd_precision", "score": 1.0}], "signature": None,
-                    "evidence": evidence}
-        if not disagree and not resolved_agree:
-            evidence.append(_ev("fd", True, "every finite-difference item is below resolution: unresolved", None))
-            return {"verdict": "inconclusive", "classes": [{"id": "fd_precision", "score": 1.0}], "signature": None,
-                    "evidence": evidence}
-        if disagree:
-            evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
-                                "step): not counted", None))
-        weights = {"correct": 1.0}
-        flat = _flat_params(doc)
-        n_params = len(doc.get("protocol", {}).get("params", {})) or 1
-        piecewise = src is not None and "piecewise_constant_op" in src.facts.get("rules", [])
-        if flat and (piecewise or len(flat) == n_params):
-            weights["piecewise_constant"] = 0.8 + (0.8 if piecewise else 0.0)
-            evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for " + ", ".join(flat) +
-                                ": the objective is locally flat in them", {"params": flat}))
-        if artefacts:
-            for v in set(artefacts):
-                weights[ARTEFACTS[v]] = weights.get(ARTEFACTS[v], 0.0) + 0.5
-        if det.get("stochastic") and det.get("seed_pinned"):
-            weights = {"stochastic_forward": 0.9, "correct": 0.1}
-        if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
-            weights = {"correct": 0.1}
-            for rec in ref.get("sweep", []):
-                cls = REFERENCE_EXPLANATIONS[rec["verdict"]]
-                weights[cls] = weights.get(cls, 0.0) + 1.0
-                evidence.append(_ev("reference", True, f"finite differences at {rec['param']}[{rec['index']}] across steps "
-                                    + ", ".join(f"{c:.4g}" for c in rec["central"])
-                                    + f" vs reference {rec['autodiff']:.4g}: {rec['verdict']} ({cls})", rec))
-            if src is not None and "custom_adjoint" in src.facts.get("rules", []):
-                weights["surrogate_gradient"] = weights.get("surrogate_gradient", 0.0) + 0.5
-            if len(weights) == 1:
-                weights["fd_precision"] = 0.9
-        return {"verdict": "no_bug", "classes": _rank(weights), "signature": "agrees", "evidence": evidence}
+    if disagree and artefacts and not confirmed:
+        evidence.append(_ev("sweep", True, "the disagreement is a finite-difference artefact: one-sided differences "
+                            "at a smaller step explain the autodiff value (" + ", ".join(sorted(set(artefacts))) + ")", None))
+        # the artefact kinds (classes) share their rows' weight equally
+        by_kind = {}
+        for v in sorted(set(artefacts)):
+            for c in table.classes_of(f"sweep_artefact:{v}")[:1]:
+                by_kind.setdefault(c, v)
+        ev = [Evidence(f"sweep_artefact:{v}", "sweep", strength=1.0 / len(by_kind)) for v in by_kind.values()]
+        return "no_bug", "agrees", ev + [Evidence("disagreement_is_artefact", "sweep")]
+    resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
+    if disagree and not resolved_agree:
+        evidence.append(_ev("fd", True, "no disagreement survived the step sweep and nothing else agrees: "
+                            "the measurement is unresolved", None))
+        return "inconclusive", None, [Evidence("unresolved", "fd")]
+    if not disagree and not resolved_agree:
+        evidence.append(_ev("fd", True, "every finite-difference item is below resolution: unresolved", None))
+        return "inconclusive", None, [Evidence("unresolved", "fd")]
+    if disagree:
+        evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
+                            "step): not counted", None))
+    ev = [Evidence("agrees", "fd")]
+    flat = _flat_params(doc)
+    n_params = len(doc.get("protocol", {}).get("params", {})) or 1
+    piecewise = src is not None and "piecewise_constant_op" in src.facts.get("rules", [])
+    if flat and (piecewise or len(flat) == n_params):
+        ev.append(Evidence("flat_params", "fd", data={"params": flat}))
+        if piecewise:
+            ev.append(Evidence("flat_params:piecewise_source", "source"))
+        evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for " + ", ".join(flat) +
+                            ": the objective is locally flat in them", {"params": flat}))
+    for v in set(artefacts):
+        ev.append(Evidence(f"sweep_artefact_minor:{v}", "sweep"))
+    if det.get("stochastic") and det.get("seed_pinned"):
+        ev = [Evidence("stochastic_pinned_agrees", "determinism")]
+    if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
+        ev = [Evidence("fd_disagrees_with_reference", "reference")]
+        explained = set()
+        for rec in ref.get("sweep", []):
+            eid = f"reference_explains:{rec['verdict']}"
+            ev.append(Evidence(eid, "reference", data=rec))
+            explained.update(table.classes_of(eid))
+            evidence.append(_ev("reference", True, f"finite differences at {rec['param']}[{rec['index']}] across steps "
+                                + ", ".join(f"{c:.4g}" for c in rec["central"])
+                                + f" vs reference {rec['autodiff']:.4g}: {rec['verdict']} "
+                                f"({', '.join(table.classes_of(eid))})", rec))
+        if src is not None and "custom_adjoint" in src.facts.get("rules", []):
+            ev.append(Evidence("reference_vs_custom_adjoint", "source"))
+            explained.update(table.classes_of("reference_vs_custom_adjoint"))
+        if not explained:
+            ev.append(Evidence("reference_unexplained", "reference"))
+    return "no_bug", "agrees", ev
 
-    # -- classes of a bug ----------------------------------------------------
-    if sig in ("agrees", "unresolved"):
-        sig = "subtly_wrong"
-    weights = {c: FLOOR for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures}
-    for c, w in PRIORS.get(sig, PRIORS["subtly_wrong"]).items():
-        weights[c] = weights.get(c, 0.0) + w
 
-    def add(ws, scale=1.0):
-        for c, w in ws.items():
-            if c in BUG_CLASSES:
-                weights[c] = weights.get(c, 0.0) + scale * w
-
+def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kernels, failing, passing, no_adjoint,
+                  builtins, diff_a, evidence) -> list:
+    """The structured evidence behind the class of a bug (the fold's input).
+    Appends sentences for the derived facts to ``evidence``."""
+    det = doc.get("determinism", {})
+    cited = [Evidence(f"signature:{sig if sig in SIGNATURE_ROWS else 'subtly_wrong'}", "fd"), Evidence("candidate", "fd")]
     for a in weights_from.values():
-        add(a.weights)
+        cited += a.cited
     inplace = set(src.facts.get("inplace_scopes", [])) if src is not None else set()
     for w in warns:
-        target = "inplace_math" if w.get("kernel") in inplace else "overwrite"
-        weights[target] = weights.get(target, 0.0) + TRACKER_BOOST / len(warns)
+        eid = "tracker_warning:inplace_kernel" if w.get("kernel") in inplace else "tracker_warning"
+        cited.append(Evidence(eid, "tracker", data=w, strength=1.0 / len(warns)))
     if det.get("stochastic") and det.get("seed_pinned"):
-        weights["rng_replay"] = weights.get("rng_replay", 0.0) + SEED_BOOST
+        cited.append(Evidence("stochastic_pinned_disagrees", "determinism"))
     factor = _factor(comps) if sig == "exact_factor" else None
     if factor is None and sig in ("exact_factor", "subtly_wrong", "sparse"):
         factor = _joint_factor(doc)
     seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
     seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
-    fw, note = factor_weights(factor, seeds, big_factor_boost=0.0 if failing else BIG_FACTOR_BOOST)
-    add(fw)
+    fev, note = factor_evidence(factor, seeds, reduction=not failing)
+    cited += fev
     if note:
         evidence.append(_ev("fd", False, f"exact factor {factor:.6g}: {note}", {"factor": factor}))
     if det.get("first_call_differs") and sig not in ("growth", "iteration"):
-        add(PRIORS["iteration"], ITERATION_WEIGHT)
+        cited.append(Evidence("first_call_differs", "determinism"))
     zero_params = _zero_params(doc)
     if zero_params and sig != "zero":
-        add(PRIORS["zero"], PARAM_ZERO_WEIGHT)
+        cited.append(Evidence("param_gradient_zero", "fd", data={"params": zero_params}))
         evidence.append(_ev("fd", False, "autodiff is exactly zero for param(s) " + ", ".join(zero_params) +
                             " where finite differences are not", {"params": zero_params}))
     for f in tfind:
-        cls = [c for c in (f.get("classes") or []) if c in BUG_CLASSES]
+        fid = f"trace:{f.get('id')}"
         if f.get("id") == "inplace_read_write" and not inplace_kernel(f, inplace):
             # one launch reads and stores the same array: `*=`/`/=` is inplace_math, any other
             # read-then-store of the same element is a write-after-read within the kernel
-            cls = ["overwrite"]
-        for c in cls:
-            weights[c] = weights.get(c, 0.0) + TRACE_WEIGHT / len(cls)
+            fid += ":not_inplace"
+        elif f.get("id") == "offtape_write_after_read" and (f.get("data") or {}).get("inside_tape_block"):
+            fid += ":inside_tape"  # defects4warp.probes.trace.refine: a host write inside the with-tape block
+        cited.append(Evidence(fid, "trace", f.get("detail") or "", f.get("data")))
     n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
-    if n_tapes >= 2 and not any("double_count" in (f.get("classes") or []) for f in tfind):
-        weights["truncation"] = weights.get("truncation", 0.0) + WINDOWS_WEIGHT
+    if n_tapes >= 2 and not any(f.get("id") in DOUBLE_COUNT_FINDINGS for f in tfind):
+        cited.append(Evidence("trace_backward_windows", "trace", data={"backward_tapes": n_tapes}))
         evidence.append(_ev("trace", False, f"trace: one gradient() call ran backward on {n_tapes} separate tapes "
                             "(windows): the gradient through the state carried between them depends on seeding each "
                             "window from the next", {"backward_tapes": n_tapes}))
     if src is not None:
-        for c, w in src.weights.items():
-            if c in weights:
-                weights[c] += w
+        cited += src.cited
     unchecked = [k for k in kernels if k.get("ok") is None and k not in no_adjoint]
-    boost = LAUNCH_FAIL_BOOST if failing else (LAUNCH_PASS_BOOST if passing and not unchecked else {})
-    for c in weights:
-        weights[c] += boost.get(CLASSES[c].family, 0.0)
+    if failing:
+        cited.append(Evidence("launch_kernel_fails_alone", "launches", data=[k["kernel"] for k in failing]))
+    elif passing and not unchecked:
+        cited.append(Evidence("launch_all_kernels_pass", "launches", data=[k["kernel"] for k in passing]))
     if no_adjoint:
-        weights["backward_disabled"] = weights.get("backward_disabled", 0.0) + NO_ADJOINT_BOOST
+        cited.append(Evidence("kernel_compiled_without_adjoint", "launches", data=[k["kernel"] for k in no_adjoint]))
     if builtins is not None:
-        add(builtins.weights)
-    add(diff_a.weights)
-    return {"verdict": "bug", "classes": _rank(weights), "signature": sig, "evidence": evidence}
+        n = sum(1 for e in builtins.evidence if not e["clean"])
+        if n:
+            cited.append(Evidence("builtin_adjoint_defect", "release", strength=float(n)))
+    cited += diff_a.cited
+    return cited
 
 
 def inplace_kernel(finding: dict, scopes: set) -> bool:
@@ -506,9 +517,10 @@ def _assess_given_findings(findings: list, version):
               {"rule": f["rule"], "classes": f["classes"], "counted": not gated})
     if not findings:
         a.add("source", True, "no source pattern found", None)
-    for rule in {f["rule"] for f in live}:
+    for rule in sorted({f["rule"] for f in live}):
         for c in rules.RULES[rule]:
             a.weigh(c, rules.SPECIFICITY.get(rule, rules.DEFAULT_SPECIFICITY))
+        a.cite(f"rule:{rule}", "source", f"source rule {rule}", {"rule": rule})
     a.facts["rules"] = sorted({f["rule"] for f in live})
     a.facts["inplace_scopes"] = sorted({f.get("scope") for f in live if f["rule"] == "inplace_array_op"})
     return a
@@ -523,7 +535,7 @@ class ReferenceEngine(WorkerEngine):
         Wall-clock limit of one variant's measurement.
     options : dict, optional
         Worker options merged over the engine's (``probes``, ``knobs``; see
-        :mod:`defects4warp.measure.worker`).
+        :mod:`defects4warp.probes.worker`).
     python : str, optional
         Interpreter that runs the measurement (a per-release environment from
         :mod:`defects4warp.envs`); default: this one.
@@ -536,26 +548,26 @@ class ReferenceEngine(WorkerEngine):
     """
 
     name = "reference"
-    version = __version__ + "+v3"
+    version = __version__ + "+v4"
     options = {"probes": list(PROBES)}
 
     def __init__(self, timeout_s=None, options=None, python=None, differential: bool = True,
                  other_release: str | None = None):
         super().__init__(timeout_s=timeout_s, options=options, python=python)
+        # configuration only: nothing per item lives on the engine, since one
+        # instance diagnoses items of mixed device and scale from a thread pool
         self.differential = differential
         self.other_release = other_release
-        self._device = "cpu"
-        self._scale = "small"
-
-    def diagnose(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
-        self._device, self._scale = device, scale
-        return super().diagnose(path, device, scale, script=script)
 
     def judge(self, doc: dict, path) -> dict:
+        """Interpret ``doc``; the device and scale of a release differential
+        are the ones the document was measured at (``doc["device"]``,
+        ``doc["scale"]``, written by the worker), never state of the engine."""
         diag = interpret(doc, path=path)
         if self.differential and diag["verdict"] == "bug" and doc.get("warp_version"):
             try:
-                diff = release_probe.differential(path, self._device, self._scale, doc["warp_version"],
+                diff = release_probe.differential(path, doc.get("device", "cpu"), doc.get("scale", "small"),
+                                                  doc["warp_version"],
                                                   other=self.other_release, timeout_s=min(self.timeout_s, 120.0),
                                                   base_doc=doc)
             except Exception as exc:  # noqa: BLE001 - extra evidence must never lose the diagnosis

@@ -3,7 +3,7 @@
 A probe is a small named unit with two halves:
 
 ``measure(ctx, **knobs) -> dict | None``
-    runs inside the measurement subprocess (:mod:`defects4warp.measure.worker`)
+    runs inside the measurement subprocess (:mod:`defects4warp.probes.worker`)
     on a shared :class:`defects4warp.probes.context.Context`, writes its data
     under ``ctx.doc[name]`` and returns it. Knobs are keyword parameters with
     documented defaults (:attr:`Probe.knobs`); ``--options`` of the worker
@@ -27,6 +27,41 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of structured evidence: what a probe measured that bears on a class.
+
+    Which classes it supports, and by how much, is not here: that is the
+    engine's evidence table (``harness/engines/evidence_table.yaml``, read by
+    :mod:`defects4warp.engines.evidence`), one row per (evidence id, class).
+
+    Attributes
+    ----------
+    id : str
+        Row id in the evidence table (e.g. ``trace:write_after_read``,
+        ``later_calls_zero``, ``rule:inplace_array_op``).
+    probe : str
+        The probe that measured it.
+    sentence : str
+        What was measured, in words (may be empty when an evidence entry of
+        the diagnosis already says it).
+    data : any
+        The measured fields (JSON-serialisable).
+    strength : float
+        Multiplier of the table's weights (default 1.0; e.g. 1/n for one of
+        n tracker warnings, 0.5 for source findings without line coverage).
+    """
+
+    id: str
+    probe: str
+    sentence: str = ""
+    data: object = None
+    strength: float = 1.0
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "probe": self.probe, "sentence": self.sentence, "strength": self.strength}
+
+
 @dataclass
 class Assessment:
     """What one probe's data says.
@@ -41,11 +76,18 @@ class Assessment:
     facts : dict
         Named conclusions other parts of the engine read (e.g.
         ``{"artefact": "kink"}``).
+    cited : list[Evidence]
+        Structured evidence for the engine's evidence table (:meth:`cite`).
     """
 
     evidence: list = field(default_factory=list)
     weights: dict = field(default_factory=dict)
     facts: dict = field(default_factory=dict)
+    cited: list = field(default_factory=list)
+
+    def cite(self, id: str, probe: str, sentence: str = "", data=None, strength: float = 1.0) -> None:
+        """Append one :class:`Evidence` (its class weights come from the evidence table)."""
+        self.cited.append(Evidence(id, probe, sentence, data, float(strength)))
 
     def add(self, probe: str, clean: bool, finding: str, data=None) -> None:
         """Append one evidence entry."""
@@ -83,7 +125,7 @@ ASSESSORS: dict = {}
 
 #: Probe modules, imported on first use of the registry.
 MODULES = ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker", "horizon", "train",
-           "launches", "trace")
+           "launches", "trace", "gradcheck")
 
 #: The reference engine's worker-side probes, in the order they run.
 DEFAULT_PROBES = ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker", "horizon", "train",

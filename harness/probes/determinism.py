@@ -118,18 +118,19 @@ def measure(ctx, *, calls: int = 3, jitter_rtol: float = JITTER_RTOL) -> dict:
 
 #: Relative growth of the gradient norm from each call to the next (same
 #: point) that reads as partial accumulation when the calls are not exact
-#: multiples, and the weight it adds to ``missing_tape_zero``.
+#: multiples (hand-set in v3). The weights of the two patterns are rows
+#: ``gradient_norm_grows`` and ``later_calls_zero`` of the evidence table.
 GROWING_NORM = 0.1
-GROWING_NORM_BOOST = 0.5
-#: Weight added to ``stale_gradient_read`` when later calls return exactly zero.
-LATER_ZERO_BOOST = 0.5
 
 
 @assessor("determinism")
-def assess(doc: dict, *, growing_norm: float = GROWING_NORM, growing_norm_boost: float = GROWING_NORM_BOOST,
-           later_zero_boost: float = LATER_ZERO_BOOST, **_) -> Assessment:
-    """Evidence from repeatability; weights only for patterns across calls
-    that exact growth does not already name (the signature priors do that)."""
+def assess(doc: dict, *, growing_norm: float = GROWING_NORM, **_) -> Assessment:
+    """Evidence from repeatability; structured evidence (:meth:`Assessment.cite`)
+    only for patterns across calls that exact growth does not already name (the
+    signature rows of the evidence table do that): ``later_calls_zero`` and
+    ``gradient_norm_grows`` (norm up by more than ``growing_norm``, relative, on
+    every call). Their class weights are rows of
+    ``harness/engines/evidence_table.yaml``."""
     a = Assessment()
     det = doc.get("determinism") or {}
     if not det:
@@ -152,10 +153,11 @@ def assess(doc: dict, *, growing_norm: float = GROWING_NORM, growing_norm_boost:
         a.add("determinism", True, "gradient() is identical across calls at the same point",
               {"norms": det.get("gradient_norms")})
     if det.get("later_calls_zero"):
-        a.weigh("stale_gradient_read", later_zero_boost)
+        a.cite("later_calls_zero", "determinism", "later gradient() calls at the same point are exactly zero",
+               {"norms": det.get("gradient_norms")})
     norms = [n for n in det.get("gradient_norms", []) if isinstance(n, float)]
     if not det.get("growth") and len(norms) >= 3 and all(b > x * (1 + growing_norm) for x, b in zip(norms, norms[1:])):
-        a.weigh("missing_tape_zero", growing_norm_boost)
+        a.cite("gradient_norm_grows", "determinism", "the gradient norm grows on every call", {"norms": norms})
         a.add("determinism", False, "gradient norm grows on every call at the same point: "
               + ", ".join(f"{n:.4g}" for n in norms), {"norms": norms})
     return a

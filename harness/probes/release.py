@@ -244,6 +244,13 @@ def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGH
     total = sum(classes.values()) or 1.0
     for k, w in classes.items():
         a.weigh(k, weight * w / total * len(classes) ** 0.5)
+    # structured evidence: its class weights are the rows release_first_change:<release>[:no_copies]
+    # (or release_changed when no first release was found) of harness/engines/evidence_table.yaml
+    eid = f"release_first_change:{first}" if first in RELEASE_CHANGES else "release_changed"
+    if first in RELEASE_CHANGES and copies == 0 and "copy_adjoint" in RELEASE_CHANGES[first][1] \
+            and len(RELEASE_CHANGES[first][1]) > 1:
+        eid += ":no_copies"
+    a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
     a.facts["first_change"] = first
     return a
 

@@ -219,9 +219,11 @@ def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO
               "(line coverage of gradient() and the kernels it launched), on this release, and not taping behaviour "
               "the runtime trace observes instead", None)
     scale = 1.0 if available else no_coverage_weight
-    for rule in {f["rule"] for f in counted}:
+    for rule in sorted({f["rule"] for f in counted}):
         for c in rules.RULES[rule]:
             a.weigh(c, scale * rules.SPECIFICITY.get(rule, rules.DEFAULT_SPECIFICITY))
+        # structured evidence: the rule's class weights are the rows rule:<name> of the evidence table
+        a.cite(f"rule:{rule}", "source", f"source rule {rule} in code that ran", {"rule": rule}, strength=scale)
     a.facts["rules"] = sorted({f["rule"] for f in counted})
     a.facts["inplace_scopes"] = sorted({f.get("scope") for f in counted if f["rule"] == "inplace_array_op"})
     return a
