@@ -50,7 +50,7 @@ IGNORED_PARTS = ("__pycache__",)
 
 #: Harness sources whose digest is part of every built-in engine's and every
 #: validation's key (relative to the ``harness`` package).
-CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "isolation.py", "taxonomy.py", "validate.py", "blind.py")
+CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "taxonomy.py", "validate.py", "blind.py")
 
 
 def tree_digest(folder: str | Path) -> str:

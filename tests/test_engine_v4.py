@@ -24,7 +24,7 @@ def test_one_engine_two_scales_concurrently(monkeypatch, tmp_path):
     barrier = threading.Barrier(2)
     seen = {}
 
-    def fake_worker(path, device, scale, options, timeout_s, python):
+    def fake_worker(path, device, scale, options, timeout_s, python, script=None):
         barrier.wait(timeout=10)  # both items are inside diagnose() before either is judged
         doc = {"device": device, "scale": scale, "warp_version": "1.12.1", "errors": [], "cost": {},
                "options": {"probes": ["fd"]}, "determinism": {"gradient_norms": [1.0]}, "fd": {}}
