@@ -64,3 +64,5 @@ from .commands.diff import cmd as _cmd_diff  # noqa: E402
 main.add_command(_cmd_diff, name="diff")
 from .commands.export import cmd as _cmd_export  # noqa: E402
 main.add_command(_cmd_export, name="export")
+from .commands.builtins import cmd as _cmd_builtins  # noqa: E402
+main.add_command(_cmd_builtins, name="builtins")

@@ -1,0 +1,139 @@
+"""The builtins conformance suite: enumeration, the FD comparison, cell states, the page and the lookup."""
+
+import json
+
+import numpy as np
+import pytest
+
+from harness import builtins
+from harness.builtins import page
+
+
+def test_enumeration_covers_more_than_300_overloads_on_the_installed_release():
+    from harness.builtins import suite
+
+    specs = suite.enumerate_specs()
+    ids = [s["id"] for s in specs]
+    assert len(ids) == len(set(ids)) > 300
+    by = {s["id"]: s for s in specs}
+    # float32 and float64 overloads, several vector lengths, the templates and the tile ops
+    assert {"sin(float32)", "sin(float64)", "length(vec2d)", "length(vec3f)", "length(vec4d)"} <= set(ids)
+    assert by["tile_reduce(add)(tile8f)"]["differentiable"] is False
+    assert by["tile_sum(tile8f)"]["differentiable"] is True
+    assert "[component_add](vec3f)" in ids and "closest_point_edge_edge(vec3f,vec3f,vec3f,vec3f,float32)" in ids
+
+
+def _case(tmp_path, body_grad, dtype="float64"):
+    """A custom function sin(x) with the adjoint ``body_grad`` (source) and its Case."""
+    from harness.builtins import suite
+
+    src = f"""import warp as wp
+
+@wp.func
+def fsin(x: wp.{dtype}):
+    return wp.sin(x)
+
+@wp.func_grad(fsin)
+def adj_fsin(x: wp.{dtype}, adj_ret: wp.{dtype}):
+    wp.adjoint[x] += {body_grad}
+
+@wp.kernel
+def k0(a0: wp.array(dtype=wp.{dtype}), y: wp.array(dtype=wp.{dtype})):
+    i = wp.tid()
+    y[i] = fsin(a0[i])
+"""
+    mod = suite.load_module(src, str(tmp_path), f"d4w_test_fsin_{abs(hash(body_grad)) % 10**8}_{dtype}")
+    spec = {"id": "fsin(x)", "builtin": "fsin", "args": [["x", dtype]], "ret": dtype, "dtype": dtype,
+            "template": "call", "family": "scalar", "differentiable": True}
+    return suite.Case(spec, mod.k0, np.random.default_rng(1), 3, "cpu")
+
+
+@pytest.mark.slow
+def test_comparison_agrees_on_a_right_adjoint_and_calls_wrong_and_zero_ones(tmp_path):
+    from harness.builtins import suite
+
+    right = suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret"))
+    assert right["state"] == "agrees" and right["rel_err"] < 1e-8, right
+    wrong = suite.compare(_case(tmp_path, "1.1 * wp.cos(x) * adj_ret"))  # 10% too large
+    assert wrong["state"] == "wrong" and 0.05 < wrong["rel_err"] < 0.2, wrong
+    assert wrong["points"] and len(wrong["points"][0]["ad"]) == 1
+    zero = suite.compare(_case(tmp_path, "0.0 * adj_ret"))
+    assert zero["state"] == "zero" and zero["rel_err"] == pytest.approx(1.0)
+    # float32: a right adjoint stays within the noise model, 10% off does not
+    assert suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret", "float32"))["state"] == "agrees"
+    assert suite.compare(_case(tmp_path, "1.1 * wp.cos(x) * adj_ret", "float32"))["state"] == "wrong"
+
+
+@pytest.mark.slow
+def test_measure_a_builtin_and_a_refused_access_pattern():
+    from harness.builtins import suite
+
+    specs = {s["id"]: s for s in suite.enumerate_specs()}
+    cells = suite.measure([specs["sqrt(float64)"], specs["[component_mul](vec3d)"]], points=2)
+    assert cells["sqrt(float64)"]["state"] == "agrees" and cells["sqrt(float64)"]["rel_err"] < 1e-8
+    # 1.18.0 refuses composite-slot *= with backward enabled (P19): bisected to this overload alone
+    assert cells["[component_mul](vec3d)"]["state"] == "build_error"
+    assert "augmented assignment" in cells["[component_mul](vec3d)"]["message"]
+
+
+DOCS = {
+    "1.12.1": {"warp": "1.12.1", "device": "cpu", "registry": {"names": 300, "overloads": 3000, "differentiable": None},
+               "cells": {"sign(vec3f)": {"builtin": "sign", "state": "wrong", "rel_err": 2.0, "dtype": "float32"},
+                         "sin(float32)": {"builtin": "sin", "state": "agrees", "rel_err": 1e-6},
+                         "tile_reduce(add)(tile8f)": {"builtin": "tile_reduce", "state": "zero", "rel_err": 1.0,
+                                                      "differentiable": None}}},
+    "1.19.0": {"warp": "1.19.0", "device": "cpu", "registry": {"names": 355, "overloads": 3464, "differentiable": 2003},
+               "cells": {"sign(vec3f)": {"builtin": "sign", "state": "agrees", "rel_err": 0.0},
+                         "sin(float32)": {"builtin": "sin", "state": "agrees", "rel_err": 1e-6},
+                         "new(float32)": {"builtin": "new", "state": "agrees"},
+                         "tile_reduce(add)(tile8f)": {"builtin": "tile_reduce", "state": "zero", "rel_err": 1.0,
+                                                      "differentiable": False}}},
+}
+
+
+def test_changes_and_page_from_a_small_json(tmp_path):
+    ch = page.changes(DOCS, "1.12.1", "1.19.0")
+    assert [(c["id"], c["from"], c["to"]) for c in ch] == [("sign(vec3f)", "wrong", "agrees")]
+    md = page.page_markdown(DOCS)
+    assert "| 1.12.1 | 3 | 3 | 1 | 1 | 1 | 0 | 0 | 300 / 3000 / no flag |" in md
+    assert "| `sign(vec3f)` | wrong 2 | ok |" in md
+    assert "| `tile_reduce(add)(tile8f)` | zero | zero (nd) |" in md
+    assert "**1.12.1 -> 1.19.0**: 1 overload(s)" in md and "`new(float32)`" not in md
+    kept = page.splice("# Title\n\nhand text\n\n" + md + "\nafter\n", page.page_markdown({"1.19.0": DOCS["1.19.0"]}))
+    assert kept.startswith("# Title\n\nhand text") and kept.rstrip().endswith("after") and "1.12.1 |" not in kept
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    for r, d in DOCS.items():
+        (tmp_path / f"{r}-cpu.json").write_text(json.dumps(d))
+    monkeypatch.setattr(builtins, "data_dir", lambda: tmp_path)
+    builtins.load.cache_clear()
+    yield tmp_path
+    builtins.load.cache_clear()
+
+
+def test_lookup_returns_the_defective_overloads_of_the_release(data):
+    got = builtins.lookup("1.12.1", "cpu", ["sign", "sin", "tile_reduce"])
+    assert [(c["id"], c["state"], c["rel_err"]) for c in got] == [("sign(vec3f)", "wrong", 2.0),
+                                                                   ("tile_reduce(add)(tile8f)", "zero", 1.0)]
+    assert [c["id"] for c in builtins.lookup("1.19.0", "cuda:0", ["sign", "tile_reduce"])] == \
+        ["tile_reduce(add)(tile8f)"]  # no CUDA data: falls back to CPU
+    assert builtins.lookup("1.5.1", "cpu", ["sign"]) == []  # not measured
+    assert builtins.measured_releases() == ["1.12.1", "1.19.0"]
+
+
+def test_release_probe_reads_the_measured_data(data, tmp_path):
+    from harness.probes import release
+
+    (tmp_path / "problem.py").write_text(
+        "import warp as wp\n\n"
+        "@wp.func\ndef field(p: wp.vec3):\n    return wp.sign(p)\n\n"
+        "@wp.kernel\ndef advect(x: wp.array(dtype=wp.vec3), y: wp.array(dtype=wp.vec3)):\n"
+        "    i = wp.tid()\n    y[i] = field(x[i])\n    y[i].x += x[i].y\n")
+    a = release.builtin_findings(tmp_path, ["advect"], "1.12.1")
+    assert a.weights == {"warp_adjoint_bug": release.BUILTIN_WEIGHT}
+    f = a.evidence[0]["finding"]
+    assert "kernel code field uses wp.sign" in f and "sign(vec3f) wrong (relative error 2)" in f
+    assert release.builtin_findings(tmp_path, ["advect"], "1.19.0").weights == {}
+    assert release.builtin_findings(tmp_path, [], "1.12.1").weights == {}
