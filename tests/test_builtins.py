@@ -137,3 +137,11 @@ def test_release_probe_reads_the_measured_data(data, tmp_path):
     assert "kernel code field uses wp.sign" in f and "sign(vec3f) wrong (relative error 2)" in f
     assert release.builtin_findings(tmp_path, ["advect"], "1.19.0").weights == {}
     assert release.builtin_findings(tmp_path, [], "1.12.1").weights == {}
+
+
+def test_audit_section_lists_the_changed_builtins(data):
+    got, md = page.audit_section("1.12.1", "1.19.0")
+    assert got["measured"] and [c["id"] for c in got["changes"]] == ["sign(vec3f)"]
+    assert "| `sign(vec3f)` | wrong 2 | ok |" in md
+    got, md = page.audit_section("1.12.1", "1.5.1")
+    assert not got["measured"] and "Not measured by the builtins conformance suite: 1.5.1" in md

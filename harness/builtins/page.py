@@ -123,3 +123,38 @@ def splice(existing: str | None, generated: str) -> str:
     pre = existing.split(START)[0]
     post = existing.split(END, 1)[1]
     return pre + generated.rstrip("\n") + post
+
+
+def audit_section(a: str, b: str, device: str = "cpu") -> tuple:
+    """The builtins part of ``defects4warp audit --from a --to b``.
+
+    Returns
+    -------
+    tuple
+        ``(data, markdown)``: ``data`` is ``{"measured": bool, "changes": [...]}``
+        (:func:`changes` over the committed results; CPU data stands in for
+        other devices), ``markdown`` a section to append to the audit.
+    """
+    from . import load
+
+    docs = {}
+    for r in (a, b):
+        d = load(r, device) or load(r, "cpu")
+        if d is not None:
+            docs[r] = d
+    missing = [r for r in (a, b) if r not in docs]
+    lines = ["", "## Builtin adjoints that change", ""]
+    if missing:
+        lines.append(f"Not measured by the builtins conformance suite: {', '.join(missing)} "
+                     "(`defects4warp builtins --warp " + ",".join(missing) + " --data`).")
+        return {"measured": False, "changes": []}, "\n".join(lines) + "\n"
+    ch = changes(docs, a, b)
+    if not ch:
+        lines.append(f"No builtin overload changes state between {a} and {b} "
+                     f"({len(docs[a]['cells'])} and {len(docs[b]['cells'])} overloads measured; docs/builtins.md).")
+    else:
+        lines += [f"{len(ch)} overload(s) change between {a} and {b} (docs/builtins.md):", "",
+                  "| overload | " + a + " | " + b + " |", "|---|---|---|"]
+        for c in ch:
+            lines.append(f"| `{c['id']}` | {cell_text(docs[a], c['id'])} | {cell_text(docs[b], c['id'])} |")
+    return {"measured": True, "changes": ch}, "\n".join(lines) + "\n"
