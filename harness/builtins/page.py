@@ -34,7 +34,7 @@ def cell_text(doc: dict | None, oid: str) -> str:
     if s == "agrees":
         return "ok"
     if s == "wrong":
-        return f"wrong {c.get('rel_err', float('nan')):.2g}"
+        return "wrong (FD 0)" if c.get("fd_zero") or c.get("rel_err") is None else f"wrong {c['rel_err']:.2g}"
     if s == "zero":
         return "zero (nd)" if c.get("differentiable") is False else "zero"
     if s == "build_error":

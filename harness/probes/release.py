@@ -262,7 +262,7 @@ def _describe(cells: list) -> str:
                                               else ""))
         else:
             parts.append(f"{c['id']} wrong (relative error {c['rel_err']:.3g})" if c.get("rel_err") is not None
-                         else f"{c['id']} wrong")
+                         else f"{c['id']} non-zero where finite differences are 0")
     more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
     return "; ".join(parts) + more
 
