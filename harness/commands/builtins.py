@@ -53,6 +53,7 @@ def cmd(warp_spec, device, json_path, write_data, fresh, results_path):
         if write_data:
             p = data_dir() / f"{doc['warp']}-{device}.json"
             write_json_atomic(p, conformance.compact(doc))
+            p.chmod(0o644)  # package data: readable by everyone (the atomic write creates it 0600)
             err_console.print(f"wrote {p}")
     if write_data:
         err_console.print(f"wrote {write_page()}")
