@@ -145,3 +145,19 @@ def test_audit_section_lists_the_changed_builtins(data):
     assert "| `sign(vec3f)` | wrong 2 | ok |" in md
     got, md = page.audit_section("1.12.1", "1.5.1")
     assert not got["measured"] and "Not measured by the builtins conformance suite: 1.5.1" in md
+
+
+def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
+    from harness.probes import release
+
+    (tmp_path / "problem.py").write_text(
+        "import warp as wp\n\n@wp.kernel\ndef scale(p: wp.array(dtype=wp.vec3), s: wp.array(dtype=float)):\n"
+        "    i = wp.tid()\n    p[i].x *= s[i]\n")
+
+    def fake(rel, device, names):
+        return [{"id": "[component_mul](vec3f)", "builtin": "[component_mul]", "state": "zero", "rel_err": 1.0}
+                for n in names if n == "[component_mul]"]
+
+    a = release.builtin_findings(tmp_path, ["scale"], "1.12.1", lookup=fake)
+    assert a.weights == {"inplace_math": release.BUILTIN_WEIGHT}
+    assert "the access pattern [component_mul]" in a.evidence[0]["finding"]

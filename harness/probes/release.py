@@ -54,6 +54,10 @@ RELEASE_CHANGES = {
 #: launched kernel, when at least half of its measured overloads are defective; half of it otherwise
 #: (the kernel may call an overload that agrees: argument types are not known from the source).
 BUILTIN_WEIGHT = 0.8
+
+#: Class a defective builtin or access pattern is evidence for (default ``warp_adjoint_bug``): an
+#: augmented ``*=`` on a component of an array element is ``inplace_math`` in docs/taxonomy.md (P19).
+BUILTIN_CLASS = {"[component_mul]": "inplace_math"}
 #: Weight of a release differential (autodiff changes, FD does not) spread over the first changing release's classes.
 DIFFERENTIAL_WEIGHT = 1.5
 
@@ -288,8 +292,8 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
     -------
     Assessment
         One ``release`` finding per (function, builtin) with the measured overloads and numbers;
-        ``warp_adjoint_bug`` weighed :data:`BUILTIN_WEIGHT` (half when fewer than half of the
-        builtin's measured overloads are defective).
+        ``warp_adjoint_bug`` (or :data:`BUILTIN_CLASS`) weighed :data:`BUILTIN_WEIGHT` (half when
+        fewer than half of the builtin's measured overloads are defective).
     """
     a = Assessment()
     if _v(warp_version) is None or not kernels:
@@ -324,7 +328,7 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
                   f"builtins conformance suite measured defective on Warp {warp_version} ({len(cs)} of {n} "
                   f"overloads: {_describe(cs)}; docs/builtins.md)",
                   {"builtin": b, "function": name, "overloads": [c["id"] for c in cs]})
-            a.weigh("warp_adjoint_bug", w)
+            a.weigh(BUILTIN_CLASS.get(b, "warp_adjoint_bug"), w)
     return a
 
 
