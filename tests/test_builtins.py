@@ -35,7 +35,7 @@ def fsin(x: wp.{dtype}):
 
 @wp.func_grad(fsin)
 def adj_fsin(x: wp.{dtype}, adj_ret: wp.{dtype}):
-    wp.adjoint[x] += {body_grad}
+    wp.adjoint[x] += {body_grad.replace("D(", f"wp.{dtype}(")}
 
 @wp.kernel
 def k0(a0: wp.array(dtype=wp.{dtype}), y: wp.array(dtype=wp.{dtype})):
@@ -54,14 +54,14 @@ def test_comparison_agrees_on_a_right_adjoint_and_calls_wrong_and_zero_ones(tmp_
 
     right = suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret"))
     assert right["state"] == "agrees" and right["rel_err"] < 1e-8, right
-    wrong = suite.compare(_case(tmp_path, "1.1 * wp.cos(x) * adj_ret"))  # 10% too large
+    wrong = suite.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret"))  # 10% too large
     assert wrong["state"] == "wrong" and 0.05 < wrong["rel_err"] < 0.2, wrong
     assert wrong["points"] and len(wrong["points"][0]["ad"]) == 1
-    zero = suite.compare(_case(tmp_path, "0.0 * adj_ret"))
+    zero = suite.compare(_case(tmp_path, "D(0.0) * adj_ret"))
     assert zero["state"] == "zero" and zero["rel_err"] == pytest.approx(1.0)
     # float32: a right adjoint stays within the noise model, 10% off does not
     assert suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret", "float32"))["state"] == "agrees"
-    assert suite.compare(_case(tmp_path, "1.1 * wp.cos(x) * adj_ret", "float32"))["state"] == "wrong"
+    assert suite.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret", "float32"))["state"] == "wrong"
 
 
 @pytest.mark.slow
