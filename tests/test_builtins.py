@@ -119,7 +119,10 @@ def test_lookup_returns_the_defective_overloads_of_the_release(data):
                                                                    ("tile_reduce(add)(tile8f)", "zero", 1.0)]
     assert [c["id"] for c in builtins.lookup("1.19.0", "cuda:0", ["sign", "tile_reduce"])] == \
         ["tile_reduce(add)(tile8f)"]  # no CUDA data: falls back to CPU
-    assert builtins.lookup("1.5.1", "cpu", ["sign"]) == []  # not measured
+    assert builtins.lookup("1.5.1", "cpu", ["sign"]) == []  # not measured, nothing measured below it
+    # between two measured releases: what is defective on both sides
+    got = builtins.lookup("1.15.0", "cpu", ["sign", "tile_reduce"])
+    assert [(c["id"], c["bracket"]) for c in got] == [("tile_reduce(add)(tile8f)", ["1.12.1", "1.19.0"])]
     assert builtins.measured_releases() == ["1.12.1", "1.19.0"]
 
 

@@ -60,9 +60,11 @@ def lookup(release: str, device: str, names) -> list:
     Parameters
     ----------
     release : str
-        Warp release, e.g. ``"1.12.1"``. When it has no committed result,
-        the nearest measured release below it with the same minor version
-        is not substituted: the answer is an empty list.
+        Warp release, e.g. ``"1.12.1"``. When it has no committed result, the
+        nearest measured releases below and above it stand in: an overload
+        is returned when it is defective on both (a defect present on both
+        sides is taken to hold in between; ``bracket`` names the two). With
+        no measured release on one side the answer is an empty list.
     device : str
         ``"cpu"`` (the committed data); ``"cuda:0"`` etc. fall back to ``"cpu"``
         when no CUDA data exists.
@@ -74,20 +76,42 @@ def lookup(release: str, device: str, names) -> list:
     -------
     list[dict]
         One dict per defective overload, sorted by id: ``{"id", "builtin", "state",
-        "rel_err", "differentiable", "dtype", "release", "device", "points"}``.
+        "rel_err", "differentiable", "dtype", "release", "device", "points"}`` (plus
+        ``"bracket": [lower, upper]`` when measured releases stood in).
     """
     doc = load(release, device)
     if doc is None and device != "cpu":
         doc, device = load(release, "cpu"), "cpu"
-    if doc is None:
-        return []
     names = set(names)
+    if doc is None:
+        return _bracketed(release, device, names)
     out = []
     for i, c in sorted(doc["cells"].items()):
         if c.get("builtin") in names and c.get("state") in DEFECT_STATES:
             out.append({"id": i, "builtin": c["builtin"], "state": c["state"], "rel_err": c.get("rel_err"),
                         "differentiable": c.get("differentiable"), "dtype": c.get("dtype"), "release": release,
                         "device": device, "points": c.get("points", [])})
+    return out
+
+
+def _bracketed(release: str, device: str, names: set) -> list:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(release)
+    except InvalidVersion:
+        return []
+    rels = measured_releases(device) or measured_releases("cpu")
+    lo = [r for r in rels if Version(r) < v]
+    hi = [r for r in rels if Version(r) > v]
+    if not lo or not hi:
+        return []
+    a, b = lo[-1], hi[0]
+    cb = {c["id"]: c for c in lookup(b, device, names)}
+    out = []
+    for c in lookup(a, device, names):
+        if c["id"] in cb:
+            out.append(dict(c, release=release, bracket=[a, b]))
     return out
 
 

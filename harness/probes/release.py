@@ -324,8 +324,10 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
             frac = len(cs) / max(n, 1)
             w = BUILTIN_WEIGHT if frac >= 0.5 else BUILTIN_WEIGHT / 2
             what = f"wp.{b}" if not b.startswith("[") else f"the access pattern {b}"
+            on = (f"Warp {warp_version}" if not cs[0].get("bracket") else
+                  f"Warp {cs[0]['bracket'][0]} and {cs[0]['bracket'][1]}, the measured releases around {warp_version}")
             a.add("release", False, f"{fname}:{node.lineno}: kernel code {name} uses {what}, whose adjoint the "
-                  f"builtins conformance suite measured defective on Warp {warp_version} ({len(cs)} of {n} "
+                  f"builtins conformance suite measured defective on {on} ({len(cs)} of {n} "
                   f"overloads: {_describe(cs)}; docs/builtins.md)",
                   {"builtin": b, "function": name, "overloads": [c["id"] for c in cs]})
             a.weigh(BUILTIN_CLASS.get(b, "warp_adjoint_bug"), w)
