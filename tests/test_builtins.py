@@ -164,3 +164,23 @@ def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
     a = release.builtin_findings(tmp_path, ["scale"], "1.12.1", lookup=fake)
     assert a.weights == {"inplace_math": release.BUILTIN_WEIGHT}
     assert "the access pattern [component_mul]" in a.evidence[0]["finding"]
+
+
+@pytest.mark.slow
+def test_measure_release_end_to_end_and_resumes_from_the_store(tmp_path):
+    import sys
+
+    from harness.builtins import conformance
+    from harness.store import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    pick = {"frac(float64)", "sqrt(float64)"}
+    doc = conformance.measure_release("1.19.0", sys.executable, store=store, only=lambda s: s["id"] in pick)
+    assert set(doc["cells"]) == pick and doc["reused_batches"] == 0
+    assert doc["cells"]["sqrt(float64)"]["state"] == "agrees"
+    frac = doc["cells"]["frac(float64)"]
+    assert frac["state"] == "zero" and frac["differentiable"] is False and frac["rel_err"] == pytest.approx(1.0)
+    again = conformance.measure_release("1.19.0", sys.executable, store=store, only=lambda s: s["id"] in pick)
+    assert again["reused_batches"] == 1 and again["cells"] == doc["cells"]
+    small = conformance.compact(doc)
+    assert "points" in small["cells"]["frac(float64)"] and "points" not in small["cells"]["sqrt(float64)"]
