@@ -184,3 +184,13 @@ def test_measure_release_end_to_end_and_resumes_from_the_store(tmp_path):
     assert again["reused_batches"] == 1 and again["cells"] == doc["cells"]
     small = conformance.compact(doc)
     assert "points" in small["cells"]["frac(float64)"] and "points" not in small["cells"]["sqrt(float64)"]
+
+
+def test_an_agreement_resting_only_on_zero_fd_with_skipped_kinks_is_inconclusive():
+    from harness.builtins import conformance
+
+    cell = {"state": "agrees", "coords": 8, "skipped": 2, "noise": 0.0, "rel_err": 0.0, "builtin": "tile_max"}
+    assert conformance.finalize(cell)["state"] == "inconclusive"
+    ok = {"state": "agrees", "coords": 8, "skipped": 2, "noise": 1e-5, "rel_err": 2e-5}
+    assert conformance.finalize(ok)["state"] == "agrees"
+    assert conformance.finalize(dict(cell, skipped=0))["state"] == "agrees"  # e.g. floor: FD 0, AD 0
