@@ -115,6 +115,28 @@ def _bracketed(release: str, device: str, names: set) -> list:
     return out
 
 
+def write_data(doc: dict, device: str = "cpu") -> Path:
+    """Write a compact release document (:func:`conformance.compact`) to :func:`data_dir`, one cell per
+    line (small diffs between measurements), atomically and world-readable; returns the path."""
+    import os
+    import tempfile
+
+    path = data_dir() / f"{doc['warp']}-{device}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = {k: v for k, v in doc.items() if k != "cells"}
+    cells = ",\n".join(f"  {json.dumps(i)}: {json.dumps(c, sort_keys=True, separators=(',', ':'), allow_nan=False)}"
+                       for i, c in sorted(doc["cells"].items()))
+    text = json.dumps(head, sort_keys=True)[:-1] + ', "cells": {\n' + cells + "\n}}\n"
+    json.loads(text)  # never commit a file that does not parse
+    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    load.cache_clear()
+    return path
+
+
 def write_page(path=None) -> Path:
     """Regenerate ``docs/builtins.md`` from the committed data; returns its path."""
     from .page import page_markdown, splice

@@ -30,7 +30,7 @@ def cmd(warp_spec, device, json_path, write_data, fresh, results_path):
     """Compare the tape's adjoint of every float builtin overload with finite
     differences, on each release: agrees, wrong, zero, build_error or absent.
     Releases already in the result store are reused (--fresh to measure again)."""
-    from ..builtins import conformance, data_dir, write_page
+    from ..builtins import conformance, write_data, write_page
     from ..envs import ReleaseEnvError, python_for
     from ..runner import write_json_atomic
 
@@ -51,10 +51,7 @@ def cmd(warp_spec, device, json_path, write_data, fresh, results_path):
                           f"({doc['reused_batches']}/{doc['batches']} batches reused, {doc['seconds']} s)")
         out[doc["warp"]] = doc
         if write_data:
-            p = data_dir() / f"{doc['warp']}-{device}.json"
-            write_json_atomic(p, conformance.compact(doc))
-            p.chmod(0o644)  # package data: readable by everyone (the atomic write creates it 0600)
-            err_console.print(f"wrote {p}")
+            err_console.print(f"wrote {write_data(conformance.compact(doc), device)}")
     if write_data:
         err_console.print(f"wrote {write_page()}")
     if json_path:
