@@ -72,3 +72,5 @@ from .commands.pages import cmd as _cmd_pages  # noqa: E402
 main.add_command(_cmd_pages, name="pages")
 from .commands.fit_weights import cmd as _cmd_fit_weights  # noqa: E402
 main.add_command(_cmd_fit_weights, name="fit-weights")
+from .commands.builtins import cmd as _cmd_builtins  # noqa: E402
+main.add_command(_cmd_builtins, name="builtins")

@@ -58,7 +58,10 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
             err_console.print(f"{n_reused} result(s) reused from the result store {store.root} "
                               "(--fresh to measure again)")
     rep = compare_releases(doc, from_, to)
-    text = audit_markdown(rep)
+    from ..builtins.page import audit_section
+
+    rep["builtins"], extra = audit_section(from_, to, device)
+    text = audit_markdown(rep) + extra
     _emit(text, markdown_path)
     if json_path:
         write_json_atomic(json_path, rep)

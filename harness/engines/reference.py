@@ -489,9 +489,13 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kerne
     if no_adjoint:
         cited.append(Evidence("kernel_compiled_without_adjoint", "launches", data=[k["kernel"] for k in no_adjoint]))
     if builtins is not None:
-        n = sum(1 for e in builtins.evidence if not e["clean"])
-        if n:
-            cited.append(Evidence("builtin_adjoint_defect", "release", strength=float(n)))
+        per_id = {}
+        for e in builtins.evidence:
+            if not e["clean"]:
+                eid = (e.get("data") or {}).get("evidence", "builtin_adjoint_defect")
+                per_id.setdefault(eid, []).append((e.get("data") or {}).get("builtin"))
+        for eid, names in sorted(per_id.items()):
+            cited.append(Evidence(eid, "release", data=names, strength=float(len(names))))
     cited += diff_a.cited
     return cited
 

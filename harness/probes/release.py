@@ -12,11 +12,12 @@ or start more workers; nothing here runs in the worker):
   releases while autodiff changes, Warp itself changed the adjoint; the
   releases in between are bisected for the first one where autodiff changes,
   and :data:`RELEASE_CHANGES` names the classes its changelog entries fix.
-* **Builtins with documented adjoint defects** (:func:`builtin_findings`):
-  a launched kernel that calls one of :data:`ADJOINT_DEFECTS` on a release the
-  table names is direct evidence of ``warp_adjoint_bug``.
+* **Builtins measured defective** (:func:`builtin_findings`): a launched
+  kernel that calls a builtin the conformance suite (:mod:`defects4warp.builtins`,
+  ``docs/builtins.md``) measured ``wrong`` or ``zero`` on the running release
+  is direct evidence of ``warp_adjoint_bug``, with the measured numbers.
 
-Sources of both tables: the Warp changelog entries restated in
+Source of :data:`RELEASE_CHANGES`: the Warp changelog entries restated in
 ``docs/taxonomy.md`` ("Release facts") and ``shared/reports/public-reports.md``
 (P6, P7, P10-P13, P16-P19, P21-P24), each measured in this corpus' cases where
 a case cites it.
@@ -27,7 +28,6 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import Assessment
@@ -51,17 +51,18 @@ RELEASE_CHANGES = {
                {"dynamic_loop": 1.0, "warp_adjoint_bug": 0.5}),
 }
 
-#: Builtins or constructs whose adjoint Warp documents as missing or wrong
-#: before a release: name -> (releases where it is wrong, changelog entry).
-ADJOINT_DEFECTS = {
-    "curlnoise": ("<1.14", "wp.curlnoise had no adjoint (zero) before 1.14.0 (changelog 1.14.0, GH-1012)"),
-    "sign": ("<1.14", "the adjoint of vector wp.sign was that of abs before 1.14.0 (GH-1466)"),
-    "closest_point_edge_edge": ("<1.14", "the distance adjoint of wp.closest_point_edge_edge lost precision for "
-                                "nearly parallel edges before 1.14.0 (changelog 1.14.0, GH-1437)"),
-}
-
-#: Weight of a builtin from :data:`ADJOINT_DEFECTS` in a launched kernel on a release where it is defective.
+#: Weight of a builtin measured ``wrong`` or ``zero`` on the running release (harness/data/builtins) in a
+#: launched kernel, when at least half of its measured overloads are defective; half of it otherwise
+#: (the kernel may call an overload that agrees: argument types are not known from the source).
 BUILTIN_WEIGHT = 0.8
+
+#: Class a defective builtin or access pattern is evidence for (default ``warp_adjoint_bug``): an
+#: augmented ``*=`` on a component of an array element is ``inplace_math`` in docs/taxonomy.md (P19).
+#: The evidence id a measured defect of a builtin or access pattern is cited under (default
+#: ``builtin_adjoint_defect``); the evidence table says which class each supports (``y[i].x *= ...``
+#: is the taxonomy's ``inplace_math``, not a defect of Warp's adjoint).
+BUILTIN_EVIDENCE = {"[component_mul]": "builtin_component_mul_defect"}
+BUILTIN_CLASS = {"[component_mul]": "inplace_math"}
 #: Weight of a release differential (autodiff changes, FD does not) spread over the first changing release's classes.
 DIFFERENTIAL_WEIGHT = 1.5
 
@@ -255,10 +256,41 @@ def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGH
     return a
 
 
-def builtin_findings(path, kernels: list, warp_version: str | None, *, table=None) -> Assessment:
-    """Builtins of :data:`ADJOINT_DEFECTS` called by a launched kernel (or a
-    ``@wp.func`` it calls, transitively, within the variant's files) on a
-    release where their adjoint is documented as defective.
+def access_patterns(node) -> set:
+    """Array access patterns of the conformance suite that ``node`` uses: ``[component_write]``
+    (``y[i].x = ...``), ``[component_add]`` (``y[i].x += ...``), ``[component_mul]`` (``y[i].x *= ...``)."""
+    import ast
+
+    out = set()
+    for n in ast.walk(node):
+        tgts = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        for t in tgts:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Subscript):
+                if isinstance(n, ast.Assign):
+                    out.add("[component_write]")
+                elif isinstance(n.op, ast.Add):
+                    out.add("[component_add]")
+                elif isinstance(n.op, ast.Mult):
+                    out.add("[component_mul]")
+    return out
+
+
+def _describe(cells: list) -> str:
+    parts = []
+    for c in cells[:3]:
+        if c["state"] == "zero":
+            parts.append(f"{c['id']} zero" + (" (declared not differentiable)" if c.get("differentiable") is False
+                                              else ""))
+        else:
+            parts.append(f"{c['id']} wrong (relative error {c['rel_err']:.3g})" if c.get("rel_err") is not None
+                         else f"{c['id']} non-zero where finite differences are 0")
+    more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
+    return "; ".join(parts) + more
+
+
+def builtin_findings(path, kernels: list, warp_version: str | None, *, device: str = "cpu", lookup=None) -> Assessment:
+    """Builtins called by a launched kernel (or a ``@wp.func`` it calls, transitively, within the variant's
+    files) that the conformance suite measured ``wrong`` or ``zero`` on this release.
 
     Parameters
     ----------
@@ -267,17 +299,31 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, table=Non
     kernels : list[str]
         Names of the kernels launched during gradient() (from the trace).
     warp_version : str
-    table : dict, optional
-        Overrides :data:`ADJOINT_DEFECTS`.
+    device : str
+        Device of the run (committed data is CPU; other devices fall back to it).
+    lookup : callable, optional
+        ``lookup(release, device, names) -> list[dict]``; default :func:`defects4warp.builtins.lookup`
+        (the committed results in harness/data/builtins).
+
+    Returns
+    -------
+    Assessment
+        One ``release`` finding per (function, builtin) with the measured overloads and numbers;
+        ``warp_adjoint_bug`` (or :data:`BUILTIN_CLASS`) weighed :data:`BUILTIN_WEIGHT` (half when
+        fewer than half of the builtin's measured overloads are defective).
     """
     a = Assessment()
-    table = ADJOINT_DEFECTS if table is None else table
-    v = _v(warp_version)
-    if v is None or not kernels:
+    if _v(warp_version) is None or not kernels:
         return a
-    live = {k: t for k, t in table.items() if SpecifierSet(t[0]).contains(v, prereleases=True)}
-    if not live:
-        return a
+    if lookup is None:
+        from ..builtins import load, lookup
+
+        doc = load(str(warp_version), device) or load(str(warp_version), "cpu")
+        totals = {}
+        for c in (doc or {}).get("cells", {}).values():
+            totals[c["builtin"]] = totals.get(c["builtin"], 0) + 1
+    else:
+        totals = None
     from .source import called_names, function_defs, ran_functions
 
     defs = function_defs(path)
@@ -285,10 +331,24 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, table=Non
         fname, node = defs[name] if name in defs else (None, None)
         if node is None:
             continue
-        for b in sorted(called_names(node) & set(live)):
-            a.add("release", False, f"{fname}:{node.lineno}: kernel code {name} calls wp.{b} on Warp {warp_version}: "
-                  f"{live[b][1]}", {"builtin": b, "function": name})
-            a.weigh("warp_adjoint_bug", BUILTIN_WEIGHT)
+        names = called_names(node) | access_patterns(node)
+        cells = lookup(str(warp_version), device, names)
+        by = {}
+        for c in cells:
+            by.setdefault(c["builtin"], []).append(c)
+        for b, cs in sorted(by.items()):
+            n = (totals or {}).get(b, len(cs))
+            frac = len(cs) / max(n, 1)
+            w = BUILTIN_WEIGHT if frac >= 0.5 else BUILTIN_WEIGHT / 2
+            what = f"wp.{b}" if not b.startswith("[") else f"the access pattern {b}"
+            on = (f"Warp {warp_version}" if not cs[0].get("bracket") else
+                  f"Warp {cs[0]['bracket'][0]} and {cs[0]['bracket'][1]}, the measured releases around {warp_version}")
+            a.add("release", False, f"{fname}:{node.lineno}: kernel code {name} uses {what}, whose adjoint the "
+                  f"builtins conformance suite measured defective on {on} ({len(cs)} of {n} "
+                  f"overloads: {_describe(cs)}; docs/builtins.md)",
+                  {"builtin": b, "function": name, "overloads": [c["id"] for c in cs],
+                   "evidence": BUILTIN_EVIDENCE.get(b, "builtin_adjoint_defect")})
+            a.weigh(BUILTIN_CLASS.get(b, "warp_adjoint_bug"), w)
     return a
 
 

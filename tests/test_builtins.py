@@ -1,0 +1,196 @@
+"""The builtins conformance suite: enumeration, the FD comparison, cell states, the page and the lookup."""
+
+import json
+
+import numpy as np
+import pytest
+
+from defects4warp import builtins
+from defects4warp.builtins import page
+
+
+def test_enumeration_covers_more_than_300_overloads_on_the_installed_release():
+    from defects4warp.builtins import suite
+
+    specs = suite.enumerate_specs()
+    ids = [s["id"] for s in specs]
+    assert len(ids) == len(set(ids)) > 300
+    by = {s["id"]: s for s in specs}
+    # float32 and float64 overloads, several vector lengths, the templates and the tile ops
+    assert {"sin(float32)", "sin(float64)", "length(vec2d)", "length(vec3f)", "length(vec4d)"} <= set(ids)
+    assert by["tile_reduce(add)(tile8f)"]["differentiable"] is False
+    assert by["tile_sum(tile8f)"]["differentiable"] is True
+    assert "[component_add](vec3f)" in ids and "closest_point_edge_edge(vec3f,vec3f,vec3f,vec3f,float32)" in ids
+
+
+def _case(tmp_path, body_grad, dtype="float64"):
+    """A custom function sin(x) with the adjoint ``body_grad`` (source) and its Case."""
+    from defects4warp.builtins import suite
+
+    src = f"""import warp as wp
+
+@wp.func
+def fsin(x: wp.{dtype}):
+    return wp.sin(x)
+
+@wp.func_grad(fsin)
+def adj_fsin(x: wp.{dtype}, adj_ret: wp.{dtype}):
+    wp.adjoint[x] += {body_grad.replace("D(", f"wp.{dtype}(")}
+
+@wp.kernel
+def k0(a0: wp.array(dtype=wp.{dtype}), y: wp.array(dtype=wp.{dtype})):
+    i = wp.tid()
+    y[i] = fsin(a0[i])
+"""
+    mod = suite.load_module(src, str(tmp_path), f"d4w_test_fsin_{abs(hash(body_grad)) % 10**8}_{dtype}")
+    spec = {"id": "fsin(x)", "builtin": "fsin", "args": [["x", dtype]], "ret": dtype, "dtype": dtype,
+            "template": "call", "family": "scalar", "differentiable": True}
+    return suite.Case(spec, mod.k0, np.random.default_rng(1), 3, "cpu")
+
+
+@pytest.mark.slow
+def test_comparison_agrees_on_a_right_adjoint_and_calls_wrong_and_zero_ones(tmp_path):
+    from defects4warp.builtins import suite
+
+    right = suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret"))
+    assert right["state"] == "agrees" and right["rel_err"] < 1e-8, right
+    wrong = suite.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret"))  # 10% too large
+    assert wrong["state"] == "wrong" and 0.05 < wrong["rel_err"] < 0.2, wrong
+    assert wrong["points"] and len(wrong["points"][0]["ad"]) == 1
+    zero = suite.compare(_case(tmp_path, "D(0.0) * adj_ret"))
+    assert zero["state"] == "zero" and zero["rel_err"] == pytest.approx(1.0)
+    # float32: a right adjoint stays within the noise model, 10% off does not
+    assert suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret", "float32"))["state"] == "agrees"
+    assert suite.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret", "float32"))["state"] == "wrong"
+
+
+@pytest.mark.slow
+def test_measure_a_builtin_and_a_refused_access_pattern():
+    from defects4warp.builtins import suite
+
+    specs = {s["id"]: s for s in suite.enumerate_specs()}
+    cells = suite.measure([specs["sqrt(float64)"], specs["[component_mul](vec3d)"]], points=2)
+    assert cells["sqrt(float64)"]["state"] == "agrees" and cells["sqrt(float64)"]["rel_err"] < 1e-8
+    # 1.18.0 refuses composite-slot *= with backward enabled (P19): bisected to this overload alone
+    assert cells["[component_mul](vec3d)"]["state"] == "build_error"
+    assert "augmented assignment" in cells["[component_mul](vec3d)"]["message"]
+
+
+DOCS = {
+    "1.12.1": {"warp": "1.12.1", "device": "cpu", "registry": {"names": 300, "overloads": 3000, "differentiable": None},
+               "cells": {"sign(vec3f)": {"builtin": "sign", "state": "wrong", "rel_err": 2.0, "dtype": "float32"},
+                         "sin(float32)": {"builtin": "sin", "state": "agrees", "rel_err": 1e-6},
+                         "tile_reduce(add)(tile8f)": {"builtin": "tile_reduce", "state": "zero", "rel_err": 1.0,
+                                                      "differentiable": None}}},
+    "1.19.0": {"warp": "1.19.0", "device": "cpu", "registry": {"names": 355, "overloads": 3464, "differentiable": 2003},
+               "cells": {"sign(vec3f)": {"builtin": "sign", "state": "agrees", "rel_err": 0.0},
+                         "sin(float32)": {"builtin": "sin", "state": "agrees", "rel_err": 1e-6},
+                         "new(float32)": {"builtin": "new", "state": "agrees"},
+                         "tile_reduce(add)(tile8f)": {"builtin": "tile_reduce", "state": "zero", "rel_err": 1.0,
+                                                      "differentiable": False}}},
+}
+
+
+def test_changes_and_page_from_a_small_json(tmp_path):
+    ch = page.changes(DOCS, "1.12.1", "1.19.0")
+    assert [(c["id"], c["from"], c["to"]) for c in ch] == [("sign(vec3f)", "wrong", "agrees")]
+    md = page.page_markdown(DOCS)
+    assert "| 1.12.1 | 3 | 3 | 1 | 1 | 1 | 0 | 0 | 300 / 3000 / no flag |" in md
+    assert "| `sign(vec3f)` | wrong 2 | ok |" in md
+    assert "| `tile_reduce(add)(tile8f)` | zero | zero (nd) |" in md
+    assert "**1.12.1 -> 1.19.0**: 1 overload(s)" in md and "`new(float32)`" not in md
+    kept = page.splice("# Title\n\nhand text\n\n" + md + "\nafter\n", page.page_markdown({"1.19.0": DOCS["1.19.0"]}))
+    assert kept.startswith("# Title\n\nhand text") and kept.rstrip().endswith("after") and "1.12.1 |" not in kept
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    for r, d in DOCS.items():
+        (tmp_path / f"{r}-cpu.json").write_text(json.dumps(d))
+    monkeypatch.setattr(builtins, "data_dir", lambda: tmp_path)
+    builtins.load.cache_clear()
+    yield tmp_path
+    builtins.load.cache_clear()
+
+
+def test_lookup_returns_the_defective_overloads_of_the_release(data):
+    got = builtins.lookup("1.12.1", "cpu", ["sign", "sin", "tile_reduce"])
+    assert [(c["id"], c["state"], c["rel_err"]) for c in got] == [("sign(vec3f)", "wrong", 2.0),
+                                                                   ("tile_reduce(add)(tile8f)", "zero", 1.0)]
+    assert [c["id"] for c in builtins.lookup("1.19.0", "cuda:0", ["sign", "tile_reduce"])] == \
+        ["tile_reduce(add)(tile8f)"]  # no CUDA data: falls back to CPU
+    assert builtins.lookup("1.5.1", "cpu", ["sign"]) == []  # not measured, nothing measured below it
+    # between two measured releases: what is defective on both sides
+    got = builtins.lookup("1.15.0", "cpu", ["sign", "tile_reduce"])
+    assert [(c["id"], c["bracket"]) for c in got] == [("tile_reduce(add)(tile8f)", ["1.12.1", "1.19.0"])]
+    assert builtins.measured_releases() == ["1.12.1", "1.19.0"]
+
+
+def test_release_probe_reads_the_measured_data(data, tmp_path):
+    from defects4warp.probes import release
+
+    (tmp_path / "problem.py").write_text(
+        "import warp as wp\n\n"
+        "@wp.func\ndef field(p: wp.vec3):\n    return wp.sign(p)\n\n"
+        "@wp.kernel\ndef advect(x: wp.array(dtype=wp.vec3), y: wp.array(dtype=wp.vec3)):\n"
+        "    i = wp.tid()\n    y[i] = field(x[i])\n    y[i].x += x[i].y\n")
+    a = release.builtin_findings(tmp_path, ["advect"], "1.12.1")
+    assert a.weights == {"warp_adjoint_bug": release.BUILTIN_WEIGHT}
+    f = a.evidence[0]["finding"]
+    assert "kernel code field uses wp.sign" in f and "sign(vec3f) wrong (relative error 2)" in f
+    assert release.builtin_findings(tmp_path, ["advect"], "1.19.0").weights == {}
+    assert release.builtin_findings(tmp_path, [], "1.12.1").weights == {}
+
+
+def test_audit_section_lists_the_changed_builtins(data):
+    got, md = page.audit_section("1.12.1", "1.19.0")
+    assert got["measured"] and [c["id"] for c in got["changes"]] == ["sign(vec3f)"]
+    assert "| `sign(vec3f)` | wrong 2 | ok |" in md
+    got, md = page.audit_section("1.12.1", "1.5.1")
+    assert not got["measured"] and "Not measured by the builtins conformance suite: 1.5.1" in md
+
+
+def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
+    from defects4warp.probes import release
+
+    (tmp_path / "problem.py").write_text(
+        "import warp as wp\n\n@wp.kernel\ndef scale(p: wp.array(dtype=wp.vec3), s: wp.array(dtype=float)):\n"
+        "    i = wp.tid()\n    p[i].x *= s[i]\n")
+
+    def fake(rel, device, names):
+        return [{"id": "[component_mul](vec3f)", "builtin": "[component_mul]", "state": "zero", "rel_err": 1.0}
+                for n in names if n == "[component_mul]"]
+
+    a = release.builtin_findings(tmp_path, ["scale"], "1.12.1", lookup=fake)
+    assert a.weights == {"inplace_math": release.BUILTIN_WEIGHT}
+    assert "the access pattern [component_mul]" in a.evidence[0]["finding"]
+
+
+@pytest.mark.slow
+def test_measure_release_end_to_end_and_resumes_from_the_store(tmp_path):
+    import sys
+
+    from defects4warp.builtins import conformance
+    from defects4warp.store import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    pick = {"frac(float64)", "sqrt(float64)"}
+    doc = conformance.measure_release("1.19.0", sys.executable, store=store, only=lambda s: s["id"] in pick)
+    assert set(doc["cells"]) == pick and doc["reused_batches"] == 0
+    assert doc["cells"]["sqrt(float64)"]["state"] == "agrees"
+    frac = doc["cells"]["frac(float64)"]
+    assert frac["state"] == "zero" and frac["differentiable"] is False and frac["rel_err"] == pytest.approx(1.0)
+    again = conformance.measure_release("1.19.0", sys.executable, store=store, only=lambda s: s["id"] in pick)
+    assert again["reused_batches"] == 1 and again["cells"] == doc["cells"]
+    small = conformance.compact(doc)
+    assert "points" in small["cells"]["frac(float64)"] and "points" not in small["cells"]["sqrt(float64)"]
+
+
+def test_an_agreement_resting_only_on_zero_fd_with_skipped_kinks_is_inconclusive():
+    from defects4warp.builtins import conformance
+
+    cell = {"state": "agrees", "coords": 8, "skipped": 2, "noise": 0.0, "rel_err": 0.0, "builtin": "tile_max"}
+    assert conformance.finalize(cell)["state"] == "inconclusive"
+    ok = {"state": "agrees", "coords": 8, "skipped": 2, "noise": 1e-5, "rel_err": 2e-5}
+    assert conformance.finalize(ok)["state"] == "agrees"
+    assert conformance.finalize(dict(cell, skipped=0))["state"] == "agrees"  # e.g. floor: FD 0, AD 0
