@@ -311,6 +311,7 @@ def test_cli_prints_capture_first():
 @pytest.mark.slow
 def test_capture_on_warp_1_12_1():
     from defects4warp.envs import ensure_env
+    from defects4warp.paths import child_pythonpath
 
     py = ensure_env("1.12.1")
     code = ("import json, numpy as np; from defects4warp.capture import ScriptSpec; "
@@ -320,7 +321,7 @@ def test_capture_on_warp_1_12_1():
             "print(json.dumps({'warp': wp.config.version, 'obj': p.objective(), "
             "'g': {k: v.tolist() for k, v in g.items()}, 'sites': [q['site'] for q in p.capture_summary()['params']]}))")
     out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, timeout=600,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                         env=dict(os.environ, PYTHONPATH=child_pythonpath({})))
     assert out.returncode == 0, out.stderr[-3000:]
     doc = json.loads(out.stdout.strip().splitlines()[-1])
     rng = np.random.default_rng(11)

@@ -145,7 +145,7 @@ def test_validate_scripts_with_the_oracle(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     [rel] = json.loads(out.read_text())["releases"].values()
     checks = {(c["case"], c["variant"]): c for c in rel["checks"]}
-    assert rel["counts"] == {"passed": 3, "failed": 0, "unresolved": 0, "skipped": 0}
+    assert rel["counts"] == {"passed": 3, "failed": 0, "unresolved": 0, "skipped": 0, "unsupported": 0}
     buggy = checks[("tiny-script-inplace", "buggy")]
     assert buggy["program"] == "script" and buggy["oracle"]["verdict"] == "wrong"
     assert buggy["pair"]["confirmed"] and buggy["pair"]["same_point"]
