@@ -90,9 +90,10 @@ def _side(kind: str, folder: Path, device: str, scale: str, spec: dict | None, t
     ``{"meta", "params": {name: array}, "grad": {name: array}}`` or ``{"error": str}``."""
     from .blind import neutral_copy
 
-    root = str(Path(__file__).resolve().parent.parent)
+    from .paths import child_pythonpath
+
     env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = child_pythonpath(env)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     with neutral_copy(folder, drop=("problem.py",) if kind == "script" else ()) as copy, \
             tempfile.TemporaryDirectory(prefix="d4w-conv-") as tmp:

@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import json
-import math
-import os
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass

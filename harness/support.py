@@ -65,9 +65,10 @@ def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFA
     """
     from .blind import neutral_copy
 
-    root = str(Path(__file__).resolve().parent.parent)
+    from .paths import child_pythonpath
+
     env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = child_pythonpath(env)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     t0 = time.perf_counter()
     with neutral_copy(path) as p:

@@ -33,7 +33,6 @@ BATCH_TIMEOUT_S = 900.0
 POINTS = 3
 SEED = 0
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def code_digest() -> str:
@@ -45,8 +44,10 @@ def code_digest() -> str:
 
 
 def _run(python: str, args: list, timeout_s: float, log=None):
+    from ..paths import child_pythonpath
+
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = child_pythonpath(env)
     with tempfile.TemporaryDirectory(prefix="d4w-bw-") as tmp:
         out = os.path.join(tmp, "out.json")
         env["TMPDIR"] = tmp
