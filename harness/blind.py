@@ -47,7 +47,9 @@ def hint_findings(folder: str | Path) -> list:
     Looks at comments, strings and names (tokenised, not regex over code).
     """
     found = []
-    for py in sorted(Path(folder).rglob("*.py")):
+    from .paths import program_files
+
+    for py in program_files(folder):
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(py.read_text(encoding="utf-8")).readline))
         except (tokenize.TokenError, SyntaxError, UnicodeDecodeError) as exc:

@@ -111,3 +111,56 @@ def child_pythonpath(env: dict) -> str:
     whatever ``env`` already had."""
     old = env.get("PYTHONPATH")
     return import_root() + (os.pathsep + old if old else "")
+
+
+#: Folder names that never hold the program's own sources: caches, installed
+#: packages and virtual environments (a folder holding ``pyvenv.cfg`` is one
+#: too, whatever its name). Hidden folders (``.venv``, ``.git``) are skipped as well.
+NOT_PROGRAM_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "node_modules"})
+
+
+def program_files(folder, pattern: str = "*.py") -> list:
+    """The program's own source files under ``folder``, sorted.
+
+    Walks ``folder`` recursively but never descends into hidden folders, the
+    folders of :data:`NOT_PROGRAM_DIRS` or a virtual environment (a folder
+    holding ``pyvenv.cfg``), so a script that sits next to its ``.venv`` or a
+    vendored ``site-packages`` is read as the user's few files, not as
+    thousands of installed modules.
+
+    Parameters
+    ----------
+    folder : path-like
+    pattern : str, default "*.py"
+        ``fnmatch`` pattern over file names.
+
+    Returns
+    -------
+    list[pathlib.Path]
+    """
+    import fnmatch
+
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in NOT_PROGRAM_DIRS
+                         and not os.path.isfile(os.path.join(root, d, "pyvenv.cfg")))
+        out += [Path(root) / f for f in files if fnmatch.fnmatch(f, pattern)]
+    return sorted(out)
+
+
+def is_program_file(path, folder) -> bool:
+    """True when ``path`` lies under ``folder`` and inside no folder that
+    :func:`program_files` skips (installed packages, environments, hidden folders)."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(folder))
+    except ValueError:
+        return False
+    parents = rel.parts[:-1]
+    if any(p.startswith(".") or p in NOT_PROGRAM_DIRS for p in parents):
+        return False
+    base = Path(os.path.abspath(folder))
+    for p in parents:
+        base = base / p
+        if (base / "pyvenv.cfg").is_file():
+            return False
+    return True

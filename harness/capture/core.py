@@ -679,10 +679,13 @@ class CapturedProblem:
     def _purge(self):
         """Forget the variant folder's own modules so a re-run imports them afresh (module-level state
         is then as in a fresh run; their kernels are found in the kernel cache)."""
-        root = str(self.folder) + os.sep
+        from ..paths import is_program_file
+
         for name, mod in list(sys.modules.items()):
             f = getattr(mod, "__file__", None)
-            if f and os.path.abspath(f).startswith(root):
+            # installed packages under the folder (a .venv next to the script) are not the user's modules:
+            # purging NumPy from a venv there makes its re-import fail ("cannot load module more than once")
+            if f and is_program_file(f, self.folder):
                 del sys.modules[name]
 
     def _rerun(self, mode, n_train=0):

@@ -117,7 +117,9 @@ def function_defs(path) -> dict:
     ``{name: (file name, ast.FunctionDef)}`` (first definition wins; files
     that do not parse are skipped)."""
     out = {}
-    for f in sorted(Path(path).rglob("*.py")):
+    from ..paths import program_files
+
+    for f in program_files(path):
         try:
             tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
         except SyntaxError:

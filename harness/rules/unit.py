@@ -59,7 +59,9 @@ class Project:
         (SyntaxError, bad encoding, NUL bytes) are skipped."""
         folder = Path(folder)
         parsed = []
-        for py in sorted(folder.rglob("*.py")):
+        from ..paths import program_files
+
+        for py in program_files(folder):
             try:
                 parsed.append((str(py.relative_to(folder)), ast.parse(py.read_text(encoding="utf-8"), filename=str(py))))
             except (SyntaxError, UnicodeDecodeError, ValueError):
