@@ -240,3 +240,25 @@ def test_jobs_default_is_the_cores_available(monkeypatch):
     assert default_jobs() == 7
     res = CliRunner().invoke(main, ["run", "--help"])
     assert "(the cores available to this process)" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize("value", ["cmd:", "cmd:   ", "cmd:'unterminated"])
+def test_a_malformed_cmd_engine_is_a_usage_error(value):
+    res = CliRunner().invoke(main, ["run", "--engine", value, "--cases", "ball-drag-identification"])
+    assert res.exit_code == 2, res.output
+    assert "--engine" in res.output and ("needs a command" in res.output or "cannot split" in res.output)
+
+
+def test_a_script_variant_reaches_a_cmd_engine_with_how_to_run_it(tmp_path):
+    from defects4warp.capture import ScriptSpec
+
+    eng = get_engine(_engine(tmp_path, "spec = os.environ.get('DEFECTS4WARP_SCRIPT')\n"
+                            "json.dump({'verdict': 'no_bug', 'classes': [], 'signature': None, 'cost': {},\n"
+                            "           'evidence': [{'probe': 'env', 'clean': True, 'finding': str(spec)}]},\n"
+                            "          open(os.environ['DEFECTS4WARP_ANSWER'], 'w'))\n"))
+    spec = ScriptSpec("train.py", ["--iters", "3"], 2)
+    d = eng.diagnose(str(tmp_path), "cpu", "small", script=spec)
+    assert json.loads(d["evidence"][0]["finding"]) == {"entry": "train.py", "args": ["--iters", "3"],
+                                                         "iteration": 2, "params": None}
+    d = eng.diagnose(str(tmp_path), "cpu", "small")
+    assert d["evidence"][0]["finding"] == "None"

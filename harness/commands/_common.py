@@ -50,7 +50,17 @@ def _fmt(x, digits=3):
 
 
 def _engine_name(value: str) -> str:
-    if value.startswith("cmd:") or value in engine_names():
+    if value.startswith("cmd:"):
+        import shlex
+
+        try:
+            argv = shlex.split(value[len("cmd:"):])
+        except ValueError as exc:
+            raise click.BadParameter(f"cannot split the command of {value!r}: {exc}") from None
+        if not argv:
+            raise click.BadParameter("cmd: needs a command, e.g. cmd:\"python my_engine.py\"")
+        return value
+    if value in engine_names():
         return value
     raise click.BadParameter(f"unknown engine {value!r}; known: {', '.join(engine_names())}, or cmd:\"<command>\"")
 

@@ -17,6 +17,10 @@ The contract (docs/engines.md, "Any command"):
   they are captured and their tails shown when something fails.
 * Legacy fallback: a tool that writes no answer file but prints exactly one
   JSON object on standard output (and nothing else) is still read.
+* A variant that is the user's training script (no ``problem.py``) comes
+  with :data:`SCRIPT_VAR` (``DEFECTS4WARP_SCRIPT``) set to how to run it
+  (JSON: ``entry``, ``args``, ``iteration``, ``params``); it is unset for an
+  adapter variant.
 * The tool runs in its own session (process group); on timeout the whole
   group is killed, and every process it started (found by a token in the
   environment, even one that left the group) is killed when it ends.
@@ -44,6 +48,12 @@ PREFIX = "cmd:"
 
 #: Environment variable holding the path of the file the tool writes its answer to.
 ANSWER_VAR = "DEFECTS4WARP_ANSWER"
+
+#: Environment variable holding, for a variant that is the user's training
+#: script (no ``problem.py``), how to run it: JSON ``{"entry", "args",
+#: "iteration", "params"}`` (:class:`defects4warp.capture.ScriptSpec`); unset for
+#: an adapter variant.
+SCRIPT_VAR = "DEFECTS4WARP_SCRIPT"
 
 #: Placeholder replaced by the answer file's path in the command's arguments.
 ANSWER_PLACEHOLDER = "{answer}"
@@ -140,7 +150,8 @@ class CommandEngine:
                 "command": self.argv}
         return error_diagnosis(full, wall, device, [ev("command", False, message, data)])
 
-    def diagnose(self, path, device: str = "cpu", scale: str = "small", summary: str | None = None) -> dict:
+    def diagnose(self, path, device: str = "cpu", scale: str = "small", summary: str | None = None,
+                 script=None) -> dict:
         from ..isolation import _ACTIVE, TOKEN_VAR, _kill, kill_token
 
         t0 = time.perf_counter()
@@ -151,6 +162,9 @@ class CommandEngine:
             argv = [a.replace(ANSWER_PLACEHOLDER, answer) for a in self.argv] + [str(path), device, scale] + extra
             env = dict(os.environ)
             env[ANSWER_VAR] = answer
+            env.pop(SCRIPT_VAR, None)
+            if script is not None:
+                env[SCRIPT_VAR] = script.to_json() if hasattr(script, "to_json") else json.dumps(script)
             token = uuid.uuid4().hex
             env[TOKEN_VAR] = token
             # output goes to files, not pipes: a grandchild that outlives the
