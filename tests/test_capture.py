@@ -330,3 +330,18 @@ def test_capture_on_warp_1_12_1():
     assert doc["warp"] == "1.12.1" and doc["sites"] == ["train.py:10", "train.py:10:2"]
     assert doc["obj"] == pytest.approx(float(np.sum(z ** 2)), rel=1e-12)
     np.testing.assert_allclose(doc["g"]["train.py:10"], 2 * z * x, rtol=1e-12)
+
+
+def test_a_case_folder_names_its_variants_and_a_variant_folder_takes_the_case_script_block(tmp_path):
+    from defects4warp.capture.targets import TargetError, resolve_target
+
+    case = tmp_path / "some-case"
+    (case / "buggy").mkdir(parents=True)
+    (case / "buggy" / "train.py").write_text("if __name__ == '__main__':\n    pass\n")
+    (case / "case.yaml").write_text("script:\n  entry: train.py\n  args: ['--iters', '3']\n  iteration: 2\n")
+    with pytest.raises(TargetError, match=r"is a case folder: its variants \(buggy/\) hold train.py"):
+        resolve_target(case)
+    folder, spec, assumed = resolve_target(case / "buggy")
+    assert folder == (case / "buggy").resolve()
+    assert (spec.entry, list(spec.args), spec.iteration) == ("train.py", ["--iters", "3"], 2)
+    assert any("--iters 3" in a for a in assumed)

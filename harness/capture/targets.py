@@ -89,9 +89,20 @@ def resolve_target(path, args=(), iteration: int | None = None, params=None) -> 
     elif p.is_dir():
         folder = p
         block = _case_script(folder) or {}
+        if block and not (folder / str(block["entry"])).is_file():
+            holders = sorted(d.name for d in folder.iterdir() if (d / str(block["entry"])).is_file())
+            raise TargetError(f"{folder} is a case folder: its variants ({', '.join(h + '/' for h in holders) or 'none'}) "
+                              f"hold {block['entry']}; diagnose one of them, e.g. defects4warp diagnose "
+                              f"{folder / (holders[0] if holders else 'VARIANT')}")
+        if not block and not (folder / "case.yaml").is_file():
+            # a variant folder of a case: the case's script: block says how to run it
+            up = _case_script(folder.parent) or {}
+            if up and (folder / str(up["entry"])).is_file():
+                block = up
         if block:
             entry = str(block["entry"])
-            assumed.append(f"entry point {entry} from case.yaml's script: block")
+            assumed.append(f"entry point {entry} from case.yaml's script: block"
+                           + (f" (arguments {' '.join(block.get('args') or [])})" if block.get("args") else ""))
         elif (folder / "problem.py").is_file():
             if args or iteration or params:
                 raise TargetError(f"{folder} holds problem.py (an adapter): script options (--param, --iteration, "
