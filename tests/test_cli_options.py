@@ -80,3 +80,18 @@ def test_unwritable_markdown_path_is_a_usage_error(tmp_path):
     r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", str(tmp_path / "no" / "a.md")])
     assert r.exit_code == 2
     assert f"cannot write {tmp_path / 'no' / 'a.md'}: the folder {tmp_path / 'no'} does not exist" in " ".join(r.output.split())
+
+
+def test_json_dash_prints_only_json_or_is_refused_where_the_file_is_written_as_it_goes(tmp_path):
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from defects4warp.cli import main
+
+    res = CliRunner().invoke(main, ["history", "--results", str(tmp_path), "--json", "-"])
+    assert res.exit_code == 0, res.output
+    assert _json.loads(res.stdout) == []
+    for verb in (["run", "--cases", "ball-drag-identification"], ["diagnose", str(tmp_path)]):
+        res = CliRunner().invoke(main, verb + ["--json", "-"])
+        assert res.exit_code == 2 and "--json" in res.output and "give a file" in res.output, res.output

@@ -7,7 +7,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import _fmt, _write_json, console, json_option, results_opt
+from ._common import _fmt, _write_json, console, err_console, json_option, results_opt
 
 
 @click.command()
@@ -29,7 +29,7 @@ def cmd(run_a, run_b, json_path, results_path):
 
         b = bundled_digest()
         ra, rb = get_run(run_a, results_path), get_run(run_b, results_path)
-        console.print("[yellow]" + escape(f"the runs differ in corpus or Warp release: run {run_a} on "
+        err_console.print("[yellow]" + escape(f"the runs differ in corpus or Warp release: run {run_a} on "
                                           f"{corpus_label(ra, b)}, Warp {ra['warp_version']}; run {run_b} on "
                                           f"{corpus_label(rb, b)}, Warp {rb['warp_version']}") + "[/yellow]")
     t = Table(title=f"run {run_a} -> run {run_b}")
@@ -37,10 +37,11 @@ def cmd(run_a, run_b, json_path, results_path):
         t.add_column(col)
     for m, v in c["metrics"].items():
         t.add_row(m, _fmt(v["a"]), _fmt(v["b"]), "n/a" if v["change"] is None else f"{v['change']:+.3f}")
-    console.print(t)
-    console.print(f"{len(c['flipped'])} variant run(s) flipped")
-    for f in c["flipped"]:
-        mark = "" if f["now_correct"] is None else (" (now right)" if f["now_correct"] else " (now wrong)")
-        console.print(escape(f"  {f['case']}/{f['variant']}@{f['scale']}: {f['a']} -> {f['b']}{mark}"))
+    if json_path != "-":  # with --json - stdout carries the JSON alone
+        console.print(t)
+        console.print(f"{len(c['flipped'])} variant run(s) flipped")
+        for f in c["flipped"]:
+            mark = "" if f["now_correct"] is None else (" (now right)" if f["now_correct"] else " (now wrong)")
+            console.print(escape(f"  {f['case']}/{f['variant']}@{f['scale']}: {f['a']} -> {f['b']}{mark}"))
     if json_path:
         _write_json(c, json_path)

@@ -29,6 +29,7 @@ def cmd(json_path, results_path):
         t.add_row(str(r["id"]), r["created"], f"{r['engine']} {r['engine_version'] or ''}", r["warp_version"], r["device"],
                   corpus_label(r, bundled), r["corpus_digest"][:10], (r["project_commit"] or "-")[:12],
                   _fmt(s.get("verdict_accuracy")), _fmt(s.get("class_accuracy")), _fmt(s.get("false_positive_rate")))
-    console.print(t)
+    if json_path != "-":  # with --json - stdout carries the JSON alone
+        console.print(t)
     if json_path:
         _write_json([{**r, "corpus": corpus_label(r, bundled)} for r in runs], json_path)

@@ -63,6 +63,9 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
     from ..runner import plan
     from ..runner import run as run_items
 
+    if json_path == "-":
+        raise click.BadParameter("this verb writes its JSON as it goes (a run killed midway keeps what finished): "
+                                 "give a file, not -", param_hint="'--json'")
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
     python, warp_version = _release(warp)
