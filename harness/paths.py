@@ -164,3 +164,15 @@ def is_program_file(path, folder) -> bool:
         if (base / "pyvenv.cfg").is_file():
             return False
     return True
+
+
+def installed_copy(folder) -> bool:
+    """True when ``folder`` is (inside) bundled data of an installed package
+    (``site-packages/defects4warp/_corpus``), which verbs that write must not
+    change: it belongs to the installation, and its digest names the bundled
+    corpus in every stored run."""
+    try:
+        Path(os.path.abspath(folder)).relative_to(PACKAGE_DIR)
+    except ValueError:
+        return False
+    return True

@@ -111,3 +111,17 @@ def test_the_wheel_installs_into_a_fresh_venv_and_diagnoses(tmp_path):
     # the worker imported the installed copy through the import folder, not the checkout
     (link,) = (tmp_path / "cache" / "defects4warp" / "import").glob(f"*/{IMPORT_NAME}")
     assert Path(os.readlink(link)).is_relative_to(env_dir)
+
+
+def test_verbs_that_write_leave_an_installed_bundled_corpus_alone(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from defects4warp import paths
+    from defects4warp.cli import main
+    from defects4warp.commands import new_case
+
+    assert paths.installed_copy(paths.PACKAGE_DIR / "_corpus" / "x") and not paths.installed_copy(tmp_path)
+    monkeypatch.setattr(new_case, "default_corpus", lambda: paths.PACKAGE_DIR / "_corpus")
+    res = CliRunner().invoke(main, ["new-case", "zz-probe"])
+    assert res.exit_code == 2 and "--corpus DIR" in res.output, res.output
+    assert not (paths.PACKAGE_DIR / "_corpus" / "zz-probe").exists()

@@ -18,6 +18,11 @@ from ..index import IndexError_, build
 def cmd(corpus, check):
     """Write the corpus index (one row per case, retired ids kept), or check it is current."""
     root = Path(corpus) if corpus else default_corpus()
+    from ..paths import installed_copy
+
+    if not check and installed_copy(root):
+        raise click.UsageError(f"{root} is the bundled corpus of the installed package: it is not rewritten "
+                               "(`index --check` reads it; `index --corpus DIR` writes a corpus of yours)")
     cases, errors = load_corpus(root)
     for e in errors:
         click.echo(f"case format error {e}", err=True)

@@ -15,8 +15,12 @@ from ._common import console, default_corpus, err_console
 def cmd(name, corpus):
     """Scaffold corpus/NAME/ with case.yaml and buggy/ and fixed/ variants
     that run as they are (a small correct fit to edit)."""
+    from ..paths import installed_copy
     from ..scaffold import scaffold
 
+    if corpus is None and installed_copy(default_corpus()):
+        raise click.UsageError("the bundled corpus is part of the installed package; scaffold the case in a "
+                               "corpus folder of yours: defects4warp new-case NAME --corpus DIR")
     try:
         path = scaffold(corpus or default_corpus(), name)
     except (ValueError, FileExistsError) as exc:
