@@ -95,3 +95,13 @@ def test_json_dash_prints_only_json_or_is_refused_where_the_file_is_written_as_i
     for verb in (["run", "--cases", "ball-drag-identification"], ["diagnose", str(tmp_path)]):
         res = CliRunner().invoke(main, verb + ["--json", "-"])
         assert res.exit_code == 2 and "--json" in res.output and "give a file" in res.output, res.output
+
+
+def test_a_results_home_that_cannot_be_created_is_a_usage_error():
+    from click.testing import CliRunner
+
+    from defects4warp.cli import main
+
+    for verb in (["run", "--cases", "ball-drag-identification", "--no-store"], ["history"]):
+        res = CliRunner().invoke(main, verb + ["--results", "/proc/defects4warp-results"])
+        assert res.exit_code == 2 and "cannot create the results home /proc/defects4warp-results" in res.output, res.output

@@ -204,7 +204,24 @@ def _read_json(path, key: str, what: str) -> dict:
 
 corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
                           help="Folder of cases (default: the bundled corpus/).")
+def _results_home(ctx, param, value):
+    """``--results``: the folder, created if missing; a folder that cannot be
+    created or written is a usage error naming it."""
+    if value is None:
+        return None
+    from pathlib import Path
+
+    try:
+        Path(value).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot create the results home {value}: {exc.strerror or exc}") from None
+    if not os.access(value, os.W_OK):
+        raise click.BadParameter(f"the results home {value} is not writable")
+    return value
+
+
 results_opt = click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
+                           callback=_results_home,
                            help="Results home holding history.sqlite (default $DEFECTS4WARP_RESULTS, else "
                                 "$XDG_DATA_HOME/defects4warp, else ~/.local/share/defects4warp).")
 split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=None,
@@ -299,7 +316,7 @@ __all__ = ['default_corpus', 'engine_names', 'get_engine', 'load_corpus', 'top_c
 def scale_opts(f):
     """The result-store and executor options shared by run, validate, matrix and audit."""
     opts = [
-        click.option("--results", "results_path", type=click.Path(file_okay=False), default=None,
+        click.option("--results", "results_path", type=click.Path(file_okay=False), default=None, callback=_results_home,
                      help="Results home holding history.sqlite and the result store (default $DEFECTS4WARP_RESULTS, "
                           "else $XDG_DATA_HOME/defects4warp, else ~/.local/share/defects4warp)."),
         click.option("--fresh", is_flag=True, help="Measure everything again instead of reusing stored results."),
