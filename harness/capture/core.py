@@ -512,15 +512,7 @@ def _from_user(run) -> bool:
     return False
 
 
-def _restore(saved):
-    for owner, name, orig, had in reversed(saved):
-        if had:
-            setattr(owner, name, orig)
-        else:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
+_restore = _trace.restore_patches
 
 
 def _dtype(dt) -> str:

@@ -1795,6 +1795,21 @@ class _Coverage:
 # ----------------------------------------------------------------------------
 
 
+
+def restore_patches(saved) -> None:
+    """Undo attribute patches recorded as ``(owner, name, original, had_attribute)``
+    tuples, newest first: the original is set back, or the attribute removed
+    where the owner had none (shared with :mod:`defects4warp.capture`)."""
+    for owner, name, orig, had in reversed(saved):
+        if had:
+            setattr(owner, name, orig)
+        else:
+            try:
+                delattr(owner, name)
+            except AttributeError:
+                pass
+
+
 def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_bytes=1 << 20,
                max_snapshot_bytes=256 << 20, reraise=True, result_rtol=1e-6):
     """Run ``fn()`` with Warp's public API wrapped and return its result and a trace.
@@ -1874,14 +1889,7 @@ def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_
         exc = e
         error = f"{type(e).__name__}: {e}"
     finally:
-        for owner, name, orig, had in reversed(saved):
-            if had:
-                setattr(owner, name, orig)
-            else:
-                try:
-                    delattr(owner, name)
-                except AttributeError:
-                    pass
+        restore_patches(saved)
         with _LOCK:
             _ACTIVE = None
     wall = time.perf_counter() - t0
