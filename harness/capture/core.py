@@ -704,12 +704,7 @@ class CapturedProblem:
         CaptureError
             When the re-run does not reach its k-th backward.
         """
-        run, stopped, vals = self._rerun("objective")
-        self._restore(vals)
-        if run.objective is None:
-            raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
-                               f"Tape.backward(); lower --iteration")
-        return float(run.objective)
+        return float(self._rerun_for("objective", "objective", "Tape.backward()"))
 
     def gradient(self) -> dict:
         """The params' ``.grad`` right after the script's own k-th backward, copied at that moment,
@@ -720,12 +715,18 @@ class CapturedProblem:
         CaptureError
             When the re-run does not reach its k-th backward.
         """
-        run, stopped, vals = self._rerun("gradient")
+        return self._rerun_for("gradient", "grad", "Tape.backward() finished")
+
+    def _rerun_for(self, mode: str, field: str, reached: str):
+        """Re-run the script in ``mode``, restore the params, and return the run's ``field``; a
+        :class:`CaptureError` when the run ended before its k-th backward (``reached`` says where)."""
+        run, stopped, vals = self._rerun(mode)
         self._restore(vals)
-        if run.grad is None:
+        value = getattr(run, field)
+        if value is None:
             raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
-                               f"Tape.backward() finished; lower --iteration")
-        return run.grad
+                               f"{reached}; lower --iteration")
+        return value
 
     def train(self, iterations: int) -> list:
         """Let the script run ``iterations`` iterations from ``params`` (its backwards k .. k+n-1 and the
