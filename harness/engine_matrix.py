@@ -163,7 +163,7 @@ def _cpu_s() -> float:
 
 def measure_release(release: str, cases: list, *, engine_name: str = "reference", device: str = "cpu",
                     jobs: int = 1, timeout_s: float = 300.0, store=None, fresh: bool = False, executor=None,
-                    on_result=None, programs: str = "auto", selection: str = "*", root: Path | None = None) -> dict:
+                    on_result=None, programs: str = "auto", selection: str = "*") -> dict:
     """Run ``engine_name`` over ``cases`` on Warp ``release`` (its cached
     environment) and return the engine-release document (module docstring).
 
@@ -171,6 +171,8 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     reused, and new ones stored as they finish, so a killed measurement
     resumes where it stopped. ``timeout_s`` is the per-variant limit of the
     engine; ``on_result(record)`` is called per finished run (progress).
+    ``commit`` is the git HEAD of the checkout this code runs from (None for
+    an installed package), whatever folder the file is written to.
 
     Raises
     ------
@@ -191,7 +193,7 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     s = doc["summary"]
     return {
         "format": FORMAT, "release": release, "warp_version": version, "engine": engine_identity(engine),
-        "commit": git_commit(root or Path(__file__).resolve().parent.parent), "device": device,
+        "commit": git_commit(Path(__file__).resolve().parent.parent), "device": device,
         "machine": describe(), "measured_on": datetime.date.today().isoformat(), "jobs": jobs,
         "wall_s": round(time.perf_counter() - t0, 1), "cpu_s": round(_cpu_s() - c0, 1),
         "measured": len(doc["results"]) - int(s.get("reused") or 0)

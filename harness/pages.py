@@ -66,7 +66,15 @@ def render_version_matrix(root: Path = ROOT) -> str:
     files = validation_files(root)
     if not files:
         raise PageSourceError(f"no validation JSON matches {', '.join(VALIDATION_GLOBS)} under {root}")
-    return version_matrix_markdown(merge_validations([_read(p, "releases") for p in files]))
+    from .envs import RELEASES
+
+    text = version_matrix_markdown(merge_validations([_read(p, "releases") for p in files]))
+    left = [r for r in RELEASES if r not in validated_releases(root)]
+    if left:
+        text += (f"\n## Not validated\n\nNo committed validation covers Warp {', '.join(left)}: "
+                 f"`defects4warp pages --measure --warp {','.join(left)}` validates them (one release at a time, "
+                 "writing `docs/data/validation-<release>.json`) and runs the engine there.\n")
+    return text
 
 
 #: Measured minimum releases (scripts/min_warp.py) and release boundaries (scripts/release_boundaries.py).
@@ -222,7 +230,7 @@ def _truth_counts(runs: list, truth: dict | None) -> str:
     return f"{len(have)} validated" + (f", {bad} contradict the labels" if bad else "") + (f", {miss} not" if miss else "")
 
 
-def render_release_matrix(root: Path = ROOT) -> str:
+def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, section by section
     """docs/release-matrix.md: per release the engine's accuracy and cost,
     per split, the release x case matrix of its answers, and every run it
     got wrong; releases without an engine file are listed as not measured."""
@@ -263,6 +271,10 @@ def render_release_matrix(root: Path = ROOT) -> str:
                  f"{_f(s['median_objective_evals'], 0)} | {per} | {_truth_counts(d['runs'], truth.get(r))} | "
                  f"{d.get('measured_on', '-')}, device `{d['device']}` |")
     L.append("")
+    subsets = [f"{r} (`--cases {docs[r]['corpus']['selection']}`)" for r in have
+               if (docs[r].get("corpus") or {}).get("selection", "*") != "*"]
+    if subsets:
+        L += ["Measured on a subset of the corpus only: " + ", ".join(subsets) + ".", ""]
     for m, rs in machines.items():
         L.append(f"Measured on {m}: {', '.join(rs)}.")
     if machines:
@@ -512,6 +524,9 @@ def render_results(root: Path = ROOT) -> str:
             split.append(f"| {name} | {g['scored']} | {_f(g['verdict_accuracy'])} | {_f(g['class_accuracy'])} | "
                          f"{_f(g['detection_rate'])} | {_f(g['false_positive_rate'])} | "
                          f"{_f(g['median_wall_s_per_run'], 2)} | {_f(g['median_objective_evals'], 0)} |")
+        sel = (d.get("corpus") or {}).get("selection", "*")
+        if sel != "*":
+            split += ["", f"Measured on a subset of the corpus only (`--cases {sel}`)."]
         block = text.rstrip("\n") + "\n" + "\n".join(split) + "\n"
     return _splice(_existing(root, "docs/results.md"), RESULTS_START, RESULTS_END, block, "docs/results.md")
 
@@ -686,7 +701,7 @@ def measure(cases: list, releases: list, root: Path = ROOT, *, engine_name: str 
         log(f"Warp {rel}: running {ident['name']} {ident['version']} on {len(cases)} cases ({why or '--fresh'})")
         doc = measure_release(rel, cases, engine_name=engine_name, device=device, jobs=jobs, timeout_s=timeout_s,
                               store=store, fresh=fresh, executor=executor, on_result=on_result, programs=programs,
-                              selection=selection, root=root)
+                              selection=selection)
         write(path, doc)
         per = f", {doc['cpu_s'] / doc['measured']:.1f} CPU s per diagnosed run" if doc["measured"] else ""
         log(f"Warp {rel}: wrote {path} ({len(doc['runs'])} runs: {doc['measured']} diagnosed, {doc['reused']} reused; "
