@@ -292,3 +292,22 @@ def test_measure_writes_engine_file_then_keeps_it_and_reuses_the_store(tmp_path)
     assert pages.check_pages(root) == []
     text = (root / "docs" / "release-matrix.md").read_text()
     assert "| tiny-factor-two | main | bug double_count | bug overwrite x |" in text
+
+
+def test_pages_verb_root_and_usage_errors(tmp_path):
+    root = _root(tmp_path)
+    _two_releases(root)
+    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root), "--warp", "1.18.0,1.19.0,1.17.0"])
+    assert res.exit_code == 1, res.output
+    assert "docs/release-matrix.md: DIFFERS" in res.output and "docs/version-matrix.md: matches" in res.output
+    assert "no engine file for Warp 1.17.0 (`defects4warp pages --measure --warp 1.17.0`)" in res.output
+    res = CliRunner().invoke(main, ["pages", "--root", str(root)])
+    assert res.exit_code == 0 and "docs/release-matrix.md: rewritten" in res.output
+    assert CliRunner().invoke(main, ["pages", "--check", "--root", str(root)]).exit_code == 0
+    res = CliRunner().invoke(main, ["pages", "--cases", "alpha*"])
+    assert res.exit_code == 2 and "give --measure too" in res.output
+    res = CliRunner().invoke(main, ["pages", "--check", "--measure"])
+    assert res.exit_code == 2 and "cannot be combined" in res.output
+    (root / "docs" / "data" / "engine-1.19.0.json").write_text("{}")
+    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root)])
+    assert res.exit_code == 1 and "engine-1.19.0.json: no 'format' field" in res.output
