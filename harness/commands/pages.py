@@ -8,7 +8,7 @@ import click
 
 from ._common import (
     _check_device, _executor, _load, _release, _releases, _store, cases_opt, console, corpus_opt, device_opt,
-    engine_opt, err_console, jobs_opt, scale_opts, timeout_opt,
+    err_console, jobs_opt, scale_opts, timeout_opt,
 )
 
 
@@ -32,18 +32,18 @@ from ._common import (
                    "outside the repository.")
 @corpus_opt
 @cases_opt
-@engine_opt
 @device_opt
 @jobs_opt
 @timeout_opt
 @scale_opts
-def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, engine_name, device, jobs, timeout_s,
+def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, jobs, timeout_s,
         results_path, fresh, executor_kind, scheduler, workers):
     """Regenerate every generated page of docs/ (version matrix, release
     matrix, upgrade audits, results, the generated parts of engines.md and
     builtins.md, old releases) from the committed data under docs/data/,
-    re-measuring only what is missing (with --measure). Parts of pages
-    without a committed source are listed."""
+    re-measuring only what is missing (with --measure; the engine of the
+    pages is the reference engine). Parts of pages without a committed
+    source are listed."""
     from pathlib import Path
 
     from ..pages import (
@@ -81,7 +81,7 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, engine_name
                 prog.update(state["task"], advance=1, description=f"{rec['case']}/{v} {rec['diagnosis']['verdict']}")
 
             try:
-                done = measure_pages(cases, releases, root, engine_name=engine_name, device=device, jobs=jobs,
+                done = measure_pages(cases, releases, root, engine_name="reference", device=device, jobs=jobs,
                                      timeout_s=timeout_s, store=store, fresh=fresh, executor=ex,
                                      validate=not no_validate, selection=cases_glob, on_result=tick,
                                      log=err_console.print)
