@@ -102,7 +102,8 @@ def full_record(run: dict) -> dict:
     rec = {"case": run["case"], "variant": run["variant"], "scale": run.get("scale", "small"),
            "program": run.get("program", "adapter"), "split": run.get("split"), "expected": run.get("expected"),
            "correct": run.get("correct"),
-           "diagnosis": {"verdict": run.get("verdict"), "classes": [{"id": c, "score": s} for c, s in run.get("top", [])],
+           "diagnosis": {"verdict": run.get("verdict"),
+                         "classes": [{"id": c, "score": s} for c, s in run.get("top", [])],
                          "signature": run.get("signature"),
                          "cost": {"wall_s": run.get("seconds") or 0.0, "objective_evals": run.get("evals")}}}
     if run.get("error"):

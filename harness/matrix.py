@@ -272,7 +272,8 @@ def truth_changes(va: dict, vb: dict) -> list:
         if "unsup" in (ta, tb):
             if ta != tb:
                 out.append({"case": k[0], "variant": k[1], "scale": k[2],
-                            "change": "now supported" if ta == "unsup" else "no longer supported", "from": ta, "to": tb})
+                            "change": "now supported" if ta == "unsup" else "no longer supported",
+                            "from": ta, "to": tb})
             continue
         wa, wb = ta.startswith("wrong"), tb.startswith("wrong")
         if wa != wb:

@@ -227,7 +227,8 @@ def _truth_counts(runs: list, truth: dict | None) -> str:
     have = [c for c in checked if c is not None]
     bad = sum(1 for c in have if c.get("status") == "failed")
     miss = len(checked) - len(have)
-    return f"{len(have)} validated" + (f", {bad} contradict the labels" if bad else "") + (f", {miss} not" if miss else "")
+    return (f"{len(have)} validated" + (f", {bad} contradict the labels" if bad else "")
+            + (f", {miss} not" if miss else ""))
 
 
 def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, section by section
@@ -282,8 +283,8 @@ def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, s
     if have:
         L += ["## Per split", "",
               "The `test` split was written without reading the engine; `dev` is what its rules were written from.",
-              "", "| release | split | scored | verdict accuracy | class accuracy | detection rate | false-positive rate "
-              "| harness errors |", "|---|---|---|---|---|---|---|---|"]
+              "", "| release | split | scored | verdict accuracy | class accuracy | detection rate "
+              "| false-positive rate | harness errors |", "|---|---|---|---|---|---|---|---|"]
         for r in have:
             runs = docs[r]["runs"]
             for split in sorted({x.get("split") or "-" for x in runs}):
