@@ -653,7 +653,8 @@ def measure_order(releases: list) -> list:
 
 def measure(cases: list, releases: list, root: Path = ROOT, *, engine_name: str = "reference", device: str = "cpu",
             jobs: int = 1, timeout_s: float = 300.0, store=None, fresh: bool = False, executor=None,
-            validate: bool = True, programs: str = "auto", selection: str = "*", on_result=None, log=None) -> list:
+            validate: bool = True, programs: str = "auto", selection: str = "*", on_result=None, on_start=None,
+            log=None) -> list:
     """Fill in, one release at a time, what the pages need for ``releases``.
 
     For each release (in the order given): when no committed validation
@@ -663,6 +664,9 @@ def measure(cases: list, releases: list, root: Path = ROOT, *, engine_name: str 
     engine and write ``docs/data/engine-<release>.json``. Each file is written
     atomically once its release is complete, so a killed measurement keeps
     whole releases; results in ``store`` are reused (a killed release resumes).
+    ``on_start(release, runs)`` is called before each engine run and
+    ``on_result(record)`` after each diagnosis (progress); ``log(text)`` gets
+    one line per step.
 
     Returns
     -------
@@ -700,6 +704,8 @@ def measure(cases: list, releases: list, root: Path = ROOT, *, engine_name: str 
             log(f"Warp {rel}: {path.name} is current (engine {ident['name']} {ident['version']}, same corpus); kept")
             continue
         log(f"Warp {rel}: running {ident['name']} {ident['version']} on {len(cases)} cases ({why or '--fresh'})")
+        if on_start:
+            on_start(rel, len(plan(cases, programs=programs)))
         doc = measure_release(rel, cases, engine_name=engine_name, device=device, jobs=jobs, timeout_s=timeout_s,
                               store=store, fresh=fresh, executor=executor, on_result=on_result, programs=programs,
                               selection=selection)

@@ -74,16 +74,18 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
                 progress("diagnosing", err_console) as prog:
             state = {}
 
+            def start(rel, total):
+                state["task"], state["rel"] = prog.add_task(f"Warp {rel}", total=total), rel
+
             def tick(rec):
-                if "task" not in state:
-                    state["task"] = prog.add_task("", total=None)
                 v = rec["variant"] + ("" if rec["scale"] == "small" else f"@{rec['scale']}")
-                prog.update(state["task"], advance=1, description=f"{rec['case']}/{v} {rec['diagnosis']['verdict']}")
+                prog.update(state["task"], advance=1,
+                            description=f"Warp {state['rel']} {rec['case']}/{v} {rec['diagnosis']['verdict']}")
 
             try:
                 done = measure_pages(cases, releases, root, engine_name="reference", device=device, jobs=jobs,
                                      timeout_s=timeout_s, store=store, fresh=fresh, executor=ex,
-                                     validate=not no_validate, selection=cases_glob, on_result=tick,
+                                     validate=not no_validate, selection=cases_glob, on_result=tick, on_start=start,
                                      log=err_console.print)
             except PageSourceError as exc:
                 raise click.ClickException(str(exc)) from None
