@@ -181,16 +181,18 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
         When the release's environment cannot be created.
     """
     from .engines import get_engine
-    from .envs import python_for
+    from .envs import _installed_or_none, python_for
     from .machine import describe
     from .runner import plan, run
 
-    python, version = python_for(release)
+    # the installed release runs in this interpreter (no per-release environment to create)
+    env_release = None if release == _installed_or_none() else release
+    python, version = python_for(env_release)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
     items = plan(cases, programs=programs)
     t0, c0 = time.perf_counter(), _cpu_s()
     doc = run(items, engine, device=device, jobs=jobs, warp_version=version, python=python, on_result=on_result,
-              store=store, fresh=fresh, executor=executor, release=release)
+              store=store, fresh=fresh, executor=executor, release=env_release)
     s = doc["summary"]
     return {
         "format": FORMAT, "release": release, "warp_version": version, "engine": engine_identity(engine),
