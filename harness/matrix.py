@@ -232,12 +232,13 @@ def _tracker(diag: dict) -> dict:
     return out
 
 
-def _noise(pairs: list) -> float:
+def _noise(pairs: list) -> float | None:
     """Robust spread of log wall-time ratios across variants (1.4826 x MAD):
-    the run-to-run noise against which a single variant's change is judged."""
+    the run-to-run noise against which a single variant's change is judged;
+    None when fewer than 3 pairs have both wall times (no estimate)."""
     logs = [math.log(b / a) for a, b in pairs if a and b and a > 0 and b > 0]
     if len(logs) < 3:
-        return float("inf")
+        return None
     med = statistics.median(logs)
     return 1.4826 * statistics.median(abs(x - med) for x in logs)
 
@@ -248,72 +249,141 @@ COST_SIGMAS = 3.0
 MIN_COST_CHANGE_S = 0.5
 
 
+def truth_changes(va: dict, vb: dict) -> list:
+    """Ground truth that changes between two releases.
+
+    Parameters
+    ----------
+    va, vb : dict
+        ``(case, variant label, scale)`` -> validation check dict, on the older
+        and the newer release.
+
+    Returns
+    -------
+    list[dict]
+        ``{"case", "variant", "scale", "change", "from", "to"}`` for every key
+        on both releases whose oracle cell (:func:`oracle_cell`) moves between
+        wrong and not wrong (``bug appeared`` / ``bug disappeared``) or between
+        supported and unsupported (``now supported`` / ``no longer supported``).
+    """
+    out = []
+    for k in sorted(set(va) & set(vb)):
+        ta, tb = _truth(va[k]), _truth(vb[k])
+        if "unsup" in (ta, tb):
+            if ta != tb:
+                out.append({"case": k[0], "variant": k[1], "scale": k[2],
+                            "change": "now supported" if ta == "unsup" else "no longer supported",
+                            "from": ta, "to": tb})
+            continue
+        wa, wb = ta.startswith("wrong"), tb.startswith("wrong")
+        if wa != wb:
+            out.append({"case": k[0], "variant": k[1], "scale": k[2],
+                        "change": "bug appeared" if wb else "bug disappeared", "from": ta, "to": tb})
+    return out
+
+
+def answer_changes(da: dict, db: dict) -> dict:
+    """The engine's answers that change between two releases.
+
+    Parameters
+    ----------
+    da, db : dict
+        ``(case, variant label, scale)`` -> ``{"top": "bug overwrite" (verdict and
+        top-1 class), "tracker": {warning label: call sites}, "wall_s": float | None,
+        "evals": int | None, "correct_class": bool | None}`` on the older and the
+        newer release; unsupported runs left out.
+
+    Returns
+    -------
+    dict
+        ``verdict_flips``, ``probe_changes`` (tracker warnings), ``cost_changes``
+        (objective evaluations that differ; wall time moved by more than
+        :data:`COST_SIGMAS` noise widths from the median ratio and by more than
+        :data:`MIN_COST_CHANGE_S`) and ``noise`` (``log_ratio_median``,
+        ``log_ratio_spread``: None when fewer than 3 variants are timed on both
+        releases, ``timed``: how many are).
+    """
+    out = {"verdict_flips": [], "probe_changes": [], "cost_changes": []}
+    pairs = []
+    for k in sorted(set(da) & set(db)):
+        x, y = da[k], db[k]
+        if x["top"] != y["top"]:
+            out["verdict_flips"].append({"case": k[0], "variant": k[1], "scale": k[2], "from": x["top"], "to": y["top"],
+                                         "now_correct": y.get("correct_class")})
+        tx, ty = x.get("tracker") or {}, y.get("tracker") or {}
+        for w in sorted(set(tx) | set(ty)):
+            if tx.get(w) != ty.get(w):
+                what = "appeared" if w not in tx else ("disappeared" if w not in ty else "call sites changed")
+                out["probe_changes"].append({"case": k[0], "variant": k[1], "probe": "tracker", "warning": w,
+                                             "change": what, "from": tx.get(w), "to": ty.get(w)})
+        pairs.append((k, x.get("wall_s"), y.get("wall_s"), x.get("evals"), y.get("evals")))
+    timed = [(p[1], p[2]) for p in pairs if p[1] and p[2] and p[1] > 0 and p[2] > 0]
+    noise = _noise(timed)
+    logs = [math.log(b / a) for a, b in timed]
+    med = statistics.median(logs) if logs else None
+    for k, wa, wb, ea, eb in pairs:
+        moved = []
+        if ea is not None and eb is not None and ea != eb:
+            moved.append(f"objective evaluations {ea} -> {eb}")
+        if noise is not None and wa and wb and wa > 0 and wb > 0 and abs(wb - wa) > MIN_COST_CHANGE_S \
+                and abs(math.log(wb / wa) - med) > COST_SIGMAS * noise:
+            moved.append(f"wall {wa:.1f} s -> {wb:.1f} s")
+        if moved:
+            out["cost_changes"].append({"case": k[0], "variant": k[1], "scale": k[2], "change": "; ".join(moved)})
+    out["noise"] = {"log_ratio_median": med, "log_ratio_spread": noise, "timed": len(timed)}
+    return out
+
+
+def _answers(results: list) -> dict:
+    """:func:`answer_changes` input from full run records (unsupported runs left out)."""
+    out = {}
+    for r in results:
+        if r.get("unsupported"):
+            continue
+        d = r["diagnosis"]
+        cost = d.get("cost") or {}
+        out[_key(r)] = {"top": _top(d), "tracker": _tracker(d), "wall_s": cost.get("wall_s"),
+                        "evals": cost.get("objective_evals"), "correct_class": (r.get("correct") or {}).get("class")}
+    return out
+
+
 def audit(doc: dict, a: str, b: str) -> dict:
     """Compare releases ``a`` and ``b`` of a matrix document.
 
     Returns
     -------
     dict
-        ``truth_changes`` (bug appeared/disappeared, with the relative errors),
-        ``verdict_flips``, ``probe_changes`` (tracker warnings), ``cost_changes``,
+        ``truth_changes`` (bug appeared/disappeared, with the relative errors;
+        :func:`truth_changes`), ``verdict_flips``, ``probe_changes`` (tracker
+        warnings), ``cost_changes``, ``noise`` (:func:`answer_changes`), and
         ``contradictions`` (a case whose ground truth contradicts its tags on
-        either release; the audit command then exits non-zero), ``noise``.
+        either release; the audit command then exits non-zero).
     """
     ra, rb = doc["releases"][a], doc["releases"][b]
     va = {_key(c): c for c in ra["validation"]}
     vb = {_key(c): c for c in rb["validation"]}
-    out = {"from": a, "to": b, "truth_changes": [], "verdict_flips": [], "probe_changes": [], "cost_changes": [],
-           "contradictions": []}
+    out = {"from": a, "to": b, "truth_changes": truth_changes(va, vb), "contradictions": []}
     for rel, v in ((a, va), (b, vb)):
         for k, c in v.items():
             if c.get("expected") and not c.get("ok"):
                 out["contradictions"].append({"release": rel, "case": k[0], "variant": k[1], "scale": k[2],
                                               "message": c.get("message")})
-    for k in sorted(set(va) & set(vb)):
-        ta, tb = _truth(va[k]), _truth(vb[k])
-        if "unsup" in (ta, tb):
-            if ta != tb:
-                out["truth_changes"].append({"case": k[0], "variant": k[1], "scale": k[2],
-                                             "change": "now supported" if ta == "unsup" else "no longer supported",
-                                             "from": ta, "to": tb})
-            continue
-        wa, wb = ta.startswith("wrong"), tb.startswith("wrong")
-        if wa != wb:
-            out["truth_changes"].append({"case": k[0], "variant": k[1], "scale": k[2],
-                                         "change": "bug appeared" if wb else "bug disappeared", "from": ta, "to": tb})
-    da = {_key(r): r for r in ra["run"]["results"]}
-    db = {_key(r): r for r in rb["run"]["results"]}
-    pairs = []
-    for k in sorted(set(da) & set(db)):
-        x, y = da[k]["diagnosis"], db[k]["diagnosis"]
-        if da[k].get("unsupported") or db[k].get("unsupported"):
-            continue
-        if _top(x) != _top(y):
-            out["verdict_flips"].append({"case": k[0], "variant": k[1], "scale": k[2], "from": _top(x), "to": _top(y),
-                                         "now_correct": (db[k].get("correct") or {}).get("class")})
-        tx, ty = _tracker(x), _tracker(y)
-        for w in sorted(set(tx) | set(ty)):
-            if tx.get(w) != ty.get(w):
-                what = "appeared" if w not in tx else ("disappeared" if w not in ty else "call sites changed")
-                out["probe_changes"].append({"case": k[0], "variant": k[1], "probe": "tracker",
-                                             "warning": w, "change": what,
-                                             "from": tx.get(w), "to": ty.get(w)})
-        pairs.append((k, (x.get("cost") or {}).get("wall_s"), (y.get("cost") or {}).get("wall_s"),
-                      (x.get("cost") or {}).get("objective_evals"), (y.get("cost") or {}).get("objective_evals")))
-    noise = _noise([(p[1], p[2]) for p in pairs])
-    logs = [math.log(p[2] / p[1]) for p in pairs if p[1] and p[2] and p[1] > 0 and p[2] > 0]
-    med = statistics.median(logs) if logs else 0.0
-    for k, wa, wb, ea, eb in pairs:
-        moved = []
-        if ea is not None and eb is not None and ea != eb:
-            moved.append(f"objective evaluations {ea} -> {eb}")
-        if wa and wb and wa > 0 and wb > 0 and abs(wb - wa) > MIN_COST_CHANGE_S \
-                and abs(math.log(wb / wa) - med) > COST_SIGMAS * noise:
-            moved.append(f"wall {wa:.1f} s -> {wb:.1f} s")
-        if moved:
-            out["cost_changes"].append({"case": k[0], "variant": k[1], "scale": k[2], "change": "; ".join(moved)})
-    out["noise"] = {"log_ratio_median": med, "log_ratio_spread": noise}
+    out.update(answer_changes(_answers(ra["run"]["results"]), _answers(rb["run"]["results"])))
     return out
+
+
+def noise_sentence(noise: dict) -> str:
+    """What the run-to-run noise of an audit is, in words (``noise`` as :func:`answer_changes` returns it)."""
+    n = noise.get("timed")
+    of = "" if n is None else f" over the {n} variants timed on both releases"
+    if noise.get("log_ratio_spread") is None or noise["log_ratio_spread"] == float("inf"):
+        return (f"Run-to-run noise of wall times: not estimated (it needs at least 3 variants timed on both "
+                f"releases{'' if n is None else f'; {n} are'}), so no wall-time change is reported; objective "
+                "evaluations are compared exactly.")
+    return (f"Run-to-run noise of wall times{of}: the median log ratio (newer / older) is "
+            f"{noise['log_ratio_median']:+.3f} and its robust spread (1.4826 x the median absolute deviation) "
+            f"{noise['log_ratio_spread']:.3f}; a variant's wall time counts as moved when its log ratio is more "
+            f"than {COST_SIGMAS:g} spreads from the median and it changed by over {MIN_COST_CHANGE_S} s.")
 
 
 def audit_markdown(report: dict) -> str:
@@ -335,12 +405,9 @@ def audit_markdown(report: dict) -> str:
     section("Probe outputs that changed", report["probe_changes"],
             lambda r: f"- {r['case']}/{r['variant']}: {r['probe']} warning {r['warning']} {r['change']}"
                       + (f" ({r['from']} -> {r['to']})" if r["change"] == "call sites changed" else ""))
-    n = report["noise"]
     section("Cost that moved beyond run-to-run noise", report["cost_changes"],
             lambda r: f"- {r['case']}/{r['variant']}: {r['change']}")
-    lines.append(f"Run-to-run noise: median log wall ratio {n['log_ratio_median']:+.3f}, robust spread "
-                 f"{n['log_ratio_spread']:.3f}; a variant's wall time counts as moved at {COST_SIGMAS:g} spreads "
-                 f"and over {MIN_COST_CHANGE_S} s.")
+    lines.append(noise_sentence(report["noise"]))
     lines.append("")
     section("Cases whose ground truth contradicts their tags", report["contradictions"],
             lambda r: f"- Warp {r['release']}: {r['case']}/{r['variant']}: {r['message']}")

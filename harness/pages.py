@@ -1,17 +1,19 @@
-"""Every generated page of docs/, rendered from the committed JSON it is made of.
+"""Every generated page of docs/, rendered from the committed data it is made of.
 
-One table, :data:`PAGES`, says for each generated page which files under
-``docs/data/`` it is rendered from and by which function. ``defects4warp
-pages`` rewrites the pages from those files (nothing is measured), ``--check``
-only compares (CI: the committed pages are what the committed JSON renders
-to), and ``--measure`` first validates, on the releases of
-:data:`defects4warp.envs.RELEASES` that no committed validation covers yet, the
-whole corpus with the independent oracle (reusing the result store, so an
-interrupted run resumes), writing ``docs/data/validation-<release>.json``.
+One table, :data:`PAGES`, says for each generated page (or generated block
+of a page with hand-written sections) which committed files it is rendered
+from and by which function. ``defects4warp pages`` rewrites the pages from
+those files (nothing is measured), ``--check`` only compares (CI: the
+committed pages are what the committed data renders to), and ``--measure``
+first fills in what is missing, one release at a time (:func:`measure`): the
+ground truth (``docs/data/validation-<release>.json``, the independent oracle)
+where no committed validation covers the release, and the engine's answers
+(``docs/data/engine-<release>.json``, :mod:`defects4warp.engine_matrix`)
+where no current engine file exists; the result store is reused, so an
+interrupted measurement resumes.
 
-Pages whose source JSON is not committed (``docs/results.md``, whose run JSON
-was never committed and which holds hand-written sections; the tables of
-``docs/engines.md``) are listed in :data:`NOT_GENERATED` with the reason.
+Parts of pages whose sources are not committed are listed in
+:data:`NOT_GENERATED` with the reason.
 """
 
 from __future__ import annotations
@@ -28,18 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Validation JSON files the version matrix merges (per-release files written by ``pages --measure``
 #: or ``validate --warp X --json docs/data/validation-X.json``, and the two-release file of 2026-12-01).
 VALIDATION_GLOBS = ("docs/data/oracle-validation-*.json", "docs/data/validation-*.json")
-
-#: Matrix JSON of the upgrade audit page (``defects4warp matrix --warp 1.16.0,1.19.0 --json``).
-AUDIT_MATRIX = "docs/data/matrix-1.16.0-1.19.0.json"
-
-#: Generated pages not rendered here, and why.
-NOT_GENERATED = {
-    "docs/results.md": "made by `defects4warp report` from a run JSON that is not committed; it also holds "
-                       "hand-written sections (splits, baselines, the generated tier)",
-    "docs/release-matrix.md": "made by `defects4warp matrix` from a matrix JSON that is not committed "
-                              "(the v2 engine on the 62-case corpus)",
-    "docs/engines.md": "its tables are measured by the commands it quotes; the page is mostly prose",
-}
 
 
 class PageSourceError(RuntimeError):
@@ -76,23 +66,15 @@ def render_version_matrix(root: Path = ROOT) -> str:
     files = validation_files(root)
     if not files:
         raise PageSourceError(f"no validation JSON matches {', '.join(VALIDATION_GLOBS)} under {root}")
-    return version_matrix_markdown(merge_validations([_read(p, "releases") for p in files]))
+    from .envs import RELEASES
 
-
-def render_upgrade_audit(root: Path = ROOT) -> str:
-    """docs/upgrade-audit.md: the audit from the oldest to the newest release of :data:`AUDIT_MATRIX`."""
-    from .matrix import audit, audit_markdown
-
-    doc = _read(root / AUDIT_MATRIX, "releases")
-
-    def key(r):
-        try:
-            return Version(r)
-        except InvalidVersion:
-            raise PageSourceError(f"{root / AUDIT_MATRIX}: release '{r}' is not a release number") from None
-
-    rels = sorted(doc["releases"], key=key)
-    return audit_markdown(audit(doc, rels[0], rels[-1]))
+    text = version_matrix_markdown(merge_validations([_read(p, "releases") for p in files]))
+    left = [r for r in RELEASES if r not in validated_releases(root)]
+    if left:
+        text += (f"\n## Not validated\n\nNo committed validation covers Warp {', '.join(left)}: "
+                 f"`defects4warp pages --measure --warp {','.join(left)}` validates them (one release at a time, "
+                 "writing `docs/data/validation-<release>.json`) and runs the engine there.\n")
+    return text
 
 
 #: Measured minimum releases (scripts/min_warp.py) and release boundaries (scripts/release_boundaries.py).
@@ -136,6 +118,454 @@ def render_old_releases(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# The engine across releases (docs/data/engine-<release>.json, :mod:`defects4warp.engine_matrix`)
+
+
+def _vkey(r: str):
+    try:
+        return (0, Version(r))
+    except InvalidVersion:
+        return (1, r)
+
+
+def engine_docs(root: Path = ROOT) -> dict:
+    """``{release: engine-release document}`` committed under ``root`` (see :mod:`defects4warp.engine_matrix`).
+
+    Raises
+    ------
+    PageSourceError
+        When a file is not a valid engine-release document (names the file and the field).
+    """
+    from .engine_matrix import EngineFileError, read_all
+
+    try:
+        return read_all(root)
+    except EngineFileError as exc:
+        raise PageSourceError(str(exc)) from None
+
+
+def page_releases(root: Path = ROOT, docs: dict | None = None) -> list:
+    """The supported releases (:data:`defects4warp.envs.RELEASES`) and any other
+    release an engine file holds, oldest first."""
+    from .envs import RELEASES
+
+    docs = engine_docs(root) if docs is None else docs
+    return sorted(set(RELEASES) | set(docs), key=_vkey)
+
+
+def truth_by_release(root: Path = ROOT) -> dict:
+    """``{release: {(case, variant label, scale): validation check}}`` merged from every committed validation JSON."""
+    from .matrix import _key
+    from .report import merge_validations
+
+    files = validation_files(root)
+    if not files:
+        return {}
+    merged = merge_validations([_read(p, "releases") for p in files])
+    return {rel: {_key(c): c for c in r["checks"]} for rel, r in merged["releases"].items()}
+
+
+def measure_command(release: str, what: str = "") -> str:
+    """The command that measures ``release`` (quoted in pages where data is missing)."""
+    return f"`defects4warp pages --measure --warp {release}{what}`"
+
+
+def _label(run: dict) -> str:
+    return run["variant"] + (" (script)" if run.get("program") == "script" else "")
+
+
+def _rkey(run: dict) -> tuple:
+    return (run["case"], _label(run), run.get("scale", "small"))
+
+
+def _exp_text(e: dict | None) -> str:
+    return "unscored" if not e else f"{e['verdict']} {'/'.join(e.get('classes') or [])}".strip()
+
+
+def answer_cell(run: dict) -> str:
+    """The engine's answer in one matrix cell: ``bug overwrite`` (verdict and
+    top-1 class) followed by `` x`` when the class is wrong, `` !`` when the
+    verdict is wrong; ``ERROR`` (the run ended in a harness or engine error),
+    ``unsup`` (older than the variant's ``min_warp``), ``skip`` (not diagnosed)."""
+    if run.get("unsupported"):
+        return "unsup"
+    if run.get("skipped"):
+        return "skip"
+    if run.get("verdict") == "error":
+        return "ERROR"
+    top = run["top"][0][0] if run.get("top") else ""
+    text = f"{run['verdict']} {top}".strip()
+    c = run.get("correct")
+    if c is None:
+        return text + " (unscored)"
+    return text + ("" if c["class"] else (" x" if c["verdict"] else " !"))
+
+
+def _summary(runs: list) -> dict:
+    from .engine_matrix import full_record
+    from .scoring import summarize
+
+    return summarize([full_record(r) for r in runs])
+
+
+def _f(x, digits=3):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _engine_text(doc: dict) -> str:
+    e = doc["engine"]
+    code = f", code {e['code']}" if e.get("code") else ""
+    commit = f", commit {doc['commit']}" if doc.get("commit") else ""
+    return f"`{e['name']}` {e.get('version', '')}{code}{commit}"
+
+
+def _truth_counts(runs: list, truth: dict | None) -> str:
+    if truth is None:
+        return "not validated"
+    checked = [truth.get(_rkey(r)) for r in runs if not r.get("unsupported")]
+    have = [c for c in checked if c is not None]
+    bad = sum(1 for c in have if c.get("status") == "failed")
+    miss = len(checked) - len(have)
+    return (f"{len(have)} validated" + (f", {bad} contradict the labels" if bad else "")
+            + (f", {miss} not" if miss else ""))
+
+
+def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, section by section
+    """docs/release-matrix.md: per release the engine's accuracy and cost,
+    per split, the release x case matrix of its answers, and every run it
+    got wrong; releases without an engine file are listed as not measured."""
+    from .machine import one_line
+
+    docs = engine_docs(root)
+    truth = truth_by_release(root)
+    rels = page_releases(root, docs)
+    have = [r for r in rels if r in docs]
+    L = ["# Release matrix: the engine on every supported release", "",
+         "Generated by `defects4warp pages` from `docs/data/engine-<release>.json` (the engine's answers, "
+         "`defects4warp pages --measure`) and the committed validation JSON (ground truth, as in "
+         "docs/version-matrix.md); do not edit by hand.", "",
+         "Scored against the case labels for each release (case.yaml); `ground truth` says how many runs the "
+         "independent oracle validated on that release and how many of those contradict the labels. Harness "
+         "errors are runs that ended in an `error` verdict (a crash, a timeout, a lost worker). Seconds and "
+         "objective evaluations are medians per run; CPU s is the CPU time of the measurement (harness and "
+         "workers) per run diagnosed, not reused from the result store.", "",
+         "## Per release", "",
+         "| release | engine | runs | scored | verdict accuracy | class accuracy | detection rate | false-positive "
+         "rate | harness errors | unsupported | median s / run | median objective evals | CPU s / run | ground "
+         "truth | measured |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    machines = {}
+    for r in rels:
+        if r not in docs:
+            L.append(f"| {r} | not measured: {measure_command(r)} | - | - | - | - | - | - | - | - | - | - | - | "
+                     f"{_truth_counts([], truth.get(r)) if r not in truth else 'validated'} | - |")
+            continue
+        d = docs[r]
+        s = _summary(d["runs"])
+        cpu = d.get("cpu_s")
+        per = "-" if not cpu or not d.get("measured") else f"{cpu / d['measured']:.1f}"
+        machines.setdefault(one_line(d["machine"]) if d.get("machine") else "unknown machine", []).append(r)
+        L.append(f"| {r} | {_engine_text(d)} | {s['runs']} | {s['scored']} | {_f(s['verdict_accuracy'])} | "
+                 f"{_f(s['class_accuracy'])} | {_f(s['detection_rate'])} | {_f(s['false_positive_rate'])} | "
+                 f"{s['errors']} | {s['unsupported']} | {_f(s['median_wall_s_per_run'], 2)} | "
+                 f"{_f(s['median_objective_evals'], 0)} | {per} | {_truth_counts(d['runs'], truth.get(r))} | "
+                 f"{d.get('measured_on', '-')}, device `{d['device']}` |")
+    L.append("")
+    subsets = [f"{r} (`--cases {docs[r]['corpus']['selection']}`)" for r in have
+               if (docs[r].get("corpus") or {}).get("selection", "*") != "*"]
+    if subsets:
+        L += ["Measured on a subset of the corpus only: " + ", ".join(subsets) + ".", ""]
+    for m, rs in machines.items():
+        L.append(f"Measured on {m}: {', '.join(rs)}.")
+    if machines:
+        L.append("")
+    if have:
+        L += ["## Per split", "",
+              "The `test` split was written without reading the engine; `dev` is what its rules were written from.",
+              "", "| release | split | scored | verdict accuracy | class accuracy | detection rate "
+              "| false-positive rate | harness errors |", "|---|---|---|---|---|---|---|---|"]
+        for r in have:
+            runs = docs[r]["runs"]
+            for split in sorted({x.get("split") or "-" for x in runs}):
+                s = _summary([x for x in runs if (x.get("split") or "-") == split])
+                L.append(f"| {r} | {split} | {s['scored']} | {_f(s['verdict_accuracy'])} | {_f(s['class_accuracy'])} "
+                         f"| {_f(s['detection_rate'])} | {_f(s['false_positive_rate'])} | {s['errors']} |")
+        L += ["", "## The engine's answer, case by case", "",
+              "Each cell: the engine's verdict and top-1 class; ` x` marks a wrong class, ` !` a wrong verdict, "
+              "`ERROR` a harness error, `unsup` a release older than the program's `min_warp`, ` ?` a run whose "
+              "labels the oracle contradicts on that release. `expected` is the label on the newest release "
+              "measured; a cell whose release expects something else says so in brackets.", "",
+              "| case | variant | expected | " + " | ".join(have) + " |", "|---|---|---|" + "---|" * len(have)]
+        rows = {}
+        for r in have:
+            for x in docs[r]["runs"]:
+                rows.setdefault(_rkey(x), {})[r] = x
+        for k in sorted(rows):
+            per = rows[k]
+            newest = next((per[r] for r in reversed(have) if r in per and per[r].get("expected")), None)
+            exp = newest.get("expected") if newest else None
+            cells = []
+            for r in have:
+                x = per.get(r)
+                if x is None:
+                    cells.append("-")
+                    continue
+                c = answer_cell(x)
+                if x.get("expected") and x["expected"] != exp:
+                    c += f" [exp {_exp_text(x['expected'])}]"
+                chk = (truth.get(r) or {}).get(k)
+                if chk is not None and chk.get("status") == "failed":
+                    c += " ?"
+                cells.append(c)
+            v = k[1] if k[2] == "small" else f"{k[1]} @{k[2]}"
+            L.append(f"| {k[0]} | {v} | {_exp_text(exp)} | " + " | ".join(cells) + " |")
+        L += ["", "## Runs the engine got wrong", ""]
+        for r in have:
+            bad = [x for x in docs[r]["runs"] if x.get("verdict") == "error"
+                   or (x.get("correct") is not None and not x["correct"]["class"])]
+            L.append(f"**Warp {r}** ({len(bad)})" + (":" if bad else ": none."))
+            for x in bad:
+                v = _label(x) + ("" if x.get("scale", "small") == "small" else f" @{x['scale']}")
+                if x.get("verdict") == "error":
+                    what = f"harness error: {x.get('error') or 'no message'}".replace("\n", " ")[:300]
+                else:
+                    top = ", ".join(f"{c} {s:.2f}" if s is not None else c for c, s in x.get("top", []))
+                    what = f"answered {x['verdict']} ({top or 'no class'})"
+                chk = (truth.get(r) or {}).get(_rkey(x))
+                gt = "" if chk is None else f"; oracle: {_oracle(chk)}"
+                L.append(f"- {x['case']}/{v}: expected {_exp_text(x.get('expected'))}; {what}{gt}")
+            L.append("")
+    missing = [r for r in rels if r not in docs]
+    if missing:
+        L += ["## Not measured", "",
+              f"No engine file for Warp {', '.join(missing)}. `defects4warp pages --measure --warp "
+              f"{','.join(missing)}` measures them one release at a time (validating first where no committed "
+              "validation covers the release), reusing the result store.", ""]
+    return "\n".join(L).rstrip("\n") + "\n"
+
+
+def _oracle(check: dict) -> str:
+    from .matrix import oracle_cell
+
+    return oracle_cell(check) + (" (contradicts the labels)" if check.get("status") == "failed" else "")
+
+
+def _answers(doc: dict) -> dict:
+    """:func:`defects4warp.matrix.answer_changes` input from an engine-release document."""
+    out = {}
+    for x in doc["runs"]:
+        if x.get("unsupported") or x.get("skipped"):
+            continue
+        top = f"{x['verdict']} {x['top'][0][0]}" if x.get("top") else x["verdict"]
+        out[_rkey(x)] = {"top": top, "tracker": x.get("tracker") or {}, "wall_s": x.get("seconds"),
+                         "evals": x.get("evals"), "correct_class": (x.get("correct") or {}).get("class")}
+    return out
+
+
+def _builtins_changes(a: str, b: str):
+    """(changes, docs) of the committed builtins conformance data between ``a`` and ``b``, or None when either
+    release is not measured."""
+    from .builtins import load
+    from .builtins.page import changes
+
+    da, db = load(a, "cpu"), load(b, "cpu")
+    if da is None or db is None:
+        return None
+    return changes({a: da, b: db}, a, b), {a: da, b: db}
+
+
+def render_upgrade_audit(root: Path = ROOT) -> str:
+    """docs/upgrade-audit.md: for each pair of consecutive releases, the ground
+    truth that changes (validation JSON), the engine's answers that change
+    (engine files) and the builtin adjoints that change (builtins data)."""
+    from .builtins.page import cell_text
+    from .matrix import answer_changes, noise_sentence, truth_changes
+
+    docs = engine_docs(root)
+    truth = truth_by_release(root)
+    rels = page_releases(root, docs)
+    pairs = list(zip(rels, rels[1:]))
+    L = ["# Upgrade audits: what changes from one Warp release to the next", "",
+         "Generated by `defects4warp pages` from the committed validation JSON (ground truth), "
+         "`docs/data/engine-<release>.json` (the engine's answers) and `harness/data/builtins/` (Warp's builtin "
+         "adjoints against finite differences, docs/builtins.md); do not edit by hand. For any two releases, "
+         "`defects4warp audit --from A --to B` measures the same comparison directly.", "",
+         "For each pair of consecutive supported releases: variants whose gradient becomes wrong or right "
+         "(measured by the independent oracle), the engine's answers that change (verdict or top-1 class, "
+         "overwrite-tracker warnings, cost), and builtin overloads whose adjoint changes state. A part whose data "
+         "is missing names the command that measures it.", "",
+         "## Summary", "",
+         "| from -> to | ground truth that changes | engine answers that change | builtin adjoints that change |",
+         "|---|---|---|---|"]
+    body = []
+    for a, b in pairs:
+        row = [f"{a} -> {b}"]
+        body += [f"## Warp {a} -> {b}", ""]
+        # ground truth
+        lack = [r for r in (a, b) if r not in truth]
+        if lack:
+            row.append("not validated on " + ", ".join(lack))
+            body += ["### Ground truth that changes", "",
+                     f"Not validated on Warp {', '.join(lack)}: {measure_command(','.join(lack))} validates "
+                     + ("it." if len(lack) == 1 else "them."), ""]
+        else:
+            tc = truth_changes(truth[a], truth[b])
+            row.append(str(len(tc)))
+            body += [f"### Ground truth that changes ({len(tc)})", ""]
+            body += [f"- {t['case']}/{t['variant']}" + ("" if t["scale"] == "small" else f" @{t['scale']}")
+                     + f": {t['change']} ({t['from']} -> {t['to']})" for t in tc] or ["None."]
+            body.append("")
+        # engine answers
+        lack = [r for r in (a, b) if r not in docs]
+        if lack:
+            row.append("not measured on " + ", ".join(lack))
+            body += ["### The engine's answers that change", "",
+                     f"No engine file for Warp {', '.join(lack)}: {measure_command(','.join(lack))} measures "
+                     + ("it." if len(lack) == 1 else "them."), ""]
+        else:
+            ch = answer_changes(_answers(docs[a]), _answers(docs[b]))
+            row.append(f"{len(ch['verdict_flips'])} verdict/class, {len(ch['probe_changes'])} tracker, "
+                       f"{len(ch['cost_changes'])} cost")
+            body += [f"### The engine's verdicts or classes that change ({len(ch['verdict_flips'])})", ""]
+            body += [f"- {r['case']}/{r['variant']}" + ("" if r["scale"] == "small" else f" @{r['scale']}")
+                     + f": {r['from']} -> {r['to']}"
+                     + ("" if r["now_correct"] is None else (" (now right)" if r["now_correct"] else " (now wrong)"))
+                     for r in ch["verdict_flips"]] or ["None."]
+            body += ["", f"### Overwrite-tracker warnings that change ({len(ch['probe_changes'])})", ""]
+            body += [f"- {r['case']}/{r['variant']}: {r['warning']} {r['change']}"
+                     + (f" ({r['from']} -> {r['to']})" if r["change"] == "call sites changed" else "")
+                     for r in ch["probe_changes"]] or ["None."]
+            body += ["", f"### Cost that moves ({len(ch['cost_changes'])})", ""]
+            body += [f"- {r['case']}/{r['variant']}: {r['change']}" for r in ch["cost_changes"]] or ["None."]
+            same = docs[a].get("machine") == docs[b].get("machine")
+            body += ["", noise_sentence(ch["noise"])
+                     + ("" if same else " The two releases were measured on different machines: wall times "
+                                        "compare machines as much as releases."), ""]
+        # builtins
+        bc = _builtins_changes(a, b)
+        if bc is None:
+            row.append("not measured")
+            body += ["### Builtin adjoints that change", "",
+                     f"Not measured by the builtins conformance suite on {a} or {b} "
+                     f"(`defects4warp builtins --warp {a},{b} --data`).", ""]
+        else:
+            ch, bdocs = bc
+            row.append(str(len(ch)))
+            body += [f"### Builtin adjoints that change ({len(ch)})", ""]
+            if ch:
+                body += ["| overload | " + a + " | " + b + " |", "|---|---|---|"]
+                body += [f"| `{c['id']}` | {cell_text(bdocs[a], c['id'])} | {cell_text(bdocs[b], c['id'])} |"
+                         for c in ch]
+            else:
+                body.append(f"None ({len(bdocs[a]['cells'])} and {len(bdocs[b]['cells'])} overloads measured on CPU).")
+            body.append("")
+        L.append("| " + " | ".join(row) + " |")
+    return "\n".join(L + [""] + body).rstrip("\n") + "\n"
+
+
+#: Markers of the generated block of docs/results.md (the hand-written sections around it are kept).
+RESULTS_START, RESULTS_END = "<!-- pages:engine-results:start -->", "<!-- pages:engine-results:end -->"
+
+
+def _splice(existing: str | None, start: str, end: str, block: str, path: str) -> str:
+    """``existing`` with the text between ``start`` and ``end`` replaced by ``block`` (markers kept).
+
+    Raises
+    ------
+    PageSourceError
+        When the page or one of its markers is missing (names the page).
+    """
+    if existing is None:
+        raise PageSourceError(f"{path}: missing (it holds hand-written sections around its generated block)")
+    if start not in existing or end not in existing.split(start, 1)[1]:
+        raise PageSourceError(f"{path}: no {start} ... {end} markers around the generated block")
+    pre, rest = existing.split(start, 1)
+    post = rest.split(end, 1)[1]
+    return f"{pre}{start}\n{block.rstrip()}\n{end}{post}"
+
+
+def _existing(root: Path, rel: str) -> str | None:
+    p = root / rel
+    return p.read_text() if p.is_file() else None
+
+
+def render_results(root: Path = ROOT) -> str:
+    """docs/results.md: its generated block (between :data:`RESULTS_START` and
+    :data:`RESULTS_END`) from the engine file of the newest release measured;
+    the hand-written sections around it are kept as they are."""
+    from .report import run_markdown
+
+    docs = engine_docs(root)
+    title = "Results: the reference engine on the bundled corpus"
+    if not docs:
+        block = (f"# {title}\n\nGenerated by `defects4warp pages`; no `docs/data/engine-<release>.json` is committed "
+                 f"yet: {measure_command('1.19.0')} measures the newest release.\n")
+    else:
+        from .engine_matrix import full_record
+        from .scoring import summarize
+
+        rel = max(docs, key=_vkey)
+        d = docs[rel]
+        recs = [full_record(x) for x in d["runs"]]
+        s = summarize(recs)
+        s.update({"engine": d["engine"]["name"], "engine_version": d["engine"].get("version", ""),
+                  "warp_version": d.get("warp_version", rel), "device": d["device"], "machine": d.get("machine"),
+                  "date": d.get("measured_on", "n/a"), "jobs": d.get("jobs", 1), "wall_s": d.get("wall_s") or 0.0,
+                  "complete": d.get("complete", True)})
+        text = run_markdown({"summary": s, "results": recs}, title=title,
+                            source=f"Generated by `defects4warp pages` from `docs/data/engine-{rel}.json` (the newest "
+                                   "release measured; docs/release-matrix.md has every release); do not edit between "
+                                   "the markers.")
+        split = ["", "## Per split (this run)", "",
+                 "| split | scored runs | verdict accuracy | class accuracy | detection rate | false-positive rate "
+                 "| median s / run | median objective evals |", "|---|---|---|---|---|---|---|---|"]
+        for name in sorted({x.get("split") or "-" for x in d["runs"]}):
+            g = summarize([x for x in recs if (x.get("split") or "-") == name])
+            split.append(f"| {name} | {g['scored']} | {_f(g['verdict_accuracy'])} | {_f(g['class_accuracy'])} | "
+                         f"{_f(g['detection_rate'])} | {_f(g['false_positive_rate'])} | "
+                         f"{_f(g['median_wall_s_per_run'], 2)} | {_f(g['median_objective_evals'], 0)} |")
+        sel = (d.get("corpus") or {}).get("selection", "*")
+        if sel != "*":
+            split += ["", f"Measured on a subset of the corpus only (`--cases {sel}`)."]
+        block = text.rstrip("\n") + "\n" + "\n".join(split) + "\n"
+    return _splice(_existing(root, "docs/results.md"), RESULTS_START, RESULTS_END, block, "docs/results.md")
+
+
+def render_engines(root: Path = ROOT) -> str:
+    """docs/engines.md: the source-rule table (between ``<!-- rules-table -->``
+    markers) from the rule registry (:func:`defects4warp.rules.registry_table`);
+    the rest of the page is kept."""
+    from .rules import registry_table
+    from .rules.__main__ import BEGIN, END
+
+    return _splice(_existing(root, "docs/engines.md"), BEGIN, END, registry_table(), "docs/engines.md")
+
+
+def render_builtins(root: Path = ROOT) -> str:
+    """docs/builtins.md: its generated part from the committed builtins conformance data
+    (``harness/data/builtins/*-cpu.json``, :func:`defects4warp.builtins.page.page_markdown`)."""
+    from .builtins import load, measured_releases
+    from .builtins.page import END, START, page_markdown, splice
+
+    existing = _existing(root, "docs/builtins.md")
+    _splice(existing, START, END, "", "docs/builtins.md")  # the page and its markers must be there
+    docs = {r: load.__wrapped__(r, "cpu") for r in measured_releases("cpu")}
+    return splice(existing, page_markdown(docs))
+
+
+#: Generated pages (or parts) not rendered here, and why.
+NOT_GENERATED = {
+    "docs/results.md (sections after the generated block)":
+        "the splits of every baseline engine and the generated tier (mutants) are written from run JSON and "
+        "`defects4warp mutate` output that is not committed",
+    "docs/engines.md (measured tables)":
+        "the dev/test/ablation, v4 fit and side-by-side tables come from `defects4warp run --json` files of six "
+        "engines, `fit-weights` and scripts/side_by_side.py, whose inputs are not committed (only "
+        "docs/data/fit-v4.json is); the rule table is generated",
+}
+
+
 @dataclass(frozen=True)
 class Page:
     """A generated page: its path (relative to the root), its renderer, and a description of its sources."""
@@ -148,13 +578,24 @@ class Page:
 #: The pages ``defects4warp pages`` writes and checks.
 PAGES = (
     Page("docs/version-matrix.md", render_version_matrix, " + ".join(VALIDATION_GLOBS)),
-    Page("docs/upgrade-audit.md", render_upgrade_audit, AUDIT_MATRIX),
+    Page("docs/release-matrix.md", render_release_matrix, "docs/data/engine-*.json + the validation JSON"),
+    Page("docs/upgrade-audit.md", render_upgrade_audit,
+         "the validation JSON + docs/data/engine-*.json + harness/data/builtins"),
+    Page("docs/results.md", render_results, "the newest docs/data/engine-*.json (generated block only)"),
+    Page("docs/engines.md", render_engines, "the rule registry (rules table only)"),
+    Page("docs/builtins.md", render_builtins, "harness/data/builtins/*-cpu.json (generated part only)"),
     Page("docs/old-releases.md", render_old_releases, f"{MIN_WARP_JSON} + {BOUNDARIES_JSON}"),
 )
 
 
 def check_pages(root: Path = ROOT) -> list:
-    """Names of the pages whose committed text differs from what their JSON renders to (empty: all current)."""
+    """Names of the pages whose committed text differs from what their JSON renders to (empty: all current).
+
+    Raises
+    ------
+    PageSourceError
+        When a source file is missing or malformed (names the file).
+    """
     stale = []
     for p in PAGES:
         path = root / p.path
@@ -190,23 +631,87 @@ def missing_releases(releases=None, root: Path = ROOT) -> list:
     return [r for r in (releases or RELEASES) if r not in have]
 
 
-def measure_missing(cases: list, releases=None, root: Path = ROOT, *, device: str = "cpu", jobs: int = 1,
-                    timeout_s: float = 300.0, store=None, executor=None, on_check=None, log=None) -> list:
-    """Validate ``cases`` on each release :func:`missing_releases` names, oldest
-    first, writing ``docs/data/validation-<release>.json`` after each (checks
-    in ``store`` are reused). Returns the releases measured."""
-    from .machine import describe
-    from .validate import validate_releases
+def unmeasured_releases(releases=None, root: Path = ROOT) -> list:
+    """The releases of ``releases`` (default :data:`defects4warp.envs.RELEASES`) with no engine file."""
+    from .envs import RELEASES
 
+    have = engine_docs(root)
+    return [r for r in (releases or RELEASES) if r not in have]
+
+
+def measure_order(releases: list) -> list:
+    """The order ``pages --measure`` takes ``releases`` in: the releases the
+    engine was built on (:data:`defects4warp.envs.ENGINE_MIN_RELEASE` and
+    newer) oldest first, then the older ones newest first, so that a
+    measurement cut short keeps the releases that matter most."""
+    from .envs import ENGINE_MIN_RELEASE
+
+    new = sorted((r for r in releases if _vkey(r) >= _vkey(ENGINE_MIN_RELEASE)), key=_vkey)
+    old = sorted((r for r in releases if _vkey(r) < _vkey(ENGINE_MIN_RELEASE)), key=_vkey, reverse=True)
+    return new + old
+
+
+def measure(cases: list, releases: list, root: Path = ROOT, *, engine_name: str = "reference", device: str = "cpu",
+            jobs: int = 1, timeout_s: float = 300.0, store=None, fresh: bool = False, executor=None,
+            validate: bool = True, programs: str = "auto", selection: str = "*", on_result=None, on_start=None,
+            log=None) -> list:
+    """Fill in, one release at a time, what the pages need for ``releases``.
+
+    For each release (in the order given): when no committed validation
+    covers it and ``validate`` is true, validate ``cases`` with the oracle
+    (``docs/data/validation-<release>.json``); then, when its engine file is
+    missing or stale (:func:`defects4warp.engine_matrix.stale_reason`), run the
+    engine and write ``docs/data/engine-<release>.json``. Each file is written
+    atomically once its release is complete, so a killed measurement keeps
+    whole releases; results in ``store`` are reused (a killed release resumes).
+    ``on_start(release, runs)`` is called before each engine run and
+    ``on_result(record)`` after each diagnosis (progress); ``log(text)`` gets
+    one line per step.
+
+    Returns
+    -------
+    list[tuple]
+        ``(release, what)`` for each file written (``"validation"`` or ``"engine"``).
+    """
     import datetime
 
+    from .engine_matrix import corpus_digest, data_path, engine_identity, measure_release, read, stale_reason, write
+    from .engines import get_engine
+    from .machine import describe
+    from .runner import plan
+    from .validate import validate_releases
+
+    log = log or (lambda _m: None)
+    ident = engine_identity(get_engine(engine_name, timeout_s=timeout_s))
+    digest = corpus_digest(plan(cases, programs=programs))
     done = []
-    for rel in sorted(missing_releases(releases, root), key=Version):
-        if log:
-            log(f"validating the corpus on Warp {rel}")
-        validate_releases(cases, [rel], device=device, jobs=jobs, timeout_s=timeout_s, store=store,
-                          executor=executor, on_check=on_check,
-                          json_path=str(root / "docs" / "data" / f"validation-{rel}.json"),
-                          meta={"machine": describe(), "measured_on": datetime.date.today().isoformat()})
-        done.append(rel)
+    for rel in releases:
+        if validate and rel not in validated_releases(root):
+            log(f"Warp {rel}: validating {len(cases)} cases with the oracle (no committed validation)")
+            validate_releases(cases, [rel], device=device, jobs=jobs, timeout_s=timeout_s, store=store, fresh=fresh,
+                              executor=executor, programs=programs,
+                              json_path=str(root / "docs" / "data" / f"validation-{rel}.json"),
+                              meta={"machine": describe(), "measured_on": datetime.date.today().isoformat()})
+            done.append((rel, "validation"))
+        path = data_path(root, rel)
+        try:
+            old = read(path) if path.is_file() else None
+        except Exception as exc:  # noqa: BLE001 - an unreadable file is measured again, saying why
+            old, why = None, f"unreadable ({exc})"
+        else:
+            why = stale_reason(old, ident, digest, device)
+        if why is None and not fresh:
+            log(f"Warp {rel}: {path.name} is current (engine {ident['name']} {ident['version']}, same corpus); kept")
+            continue
+        log(f"Warp {rel}: running {ident['name']} {ident['version']} on {len(cases)} cases ({why or '--fresh'})")
+        if on_start:
+            on_start(rel, len(plan(cases, programs=programs)))
+        doc = measure_release(rel, cases, engine_name=engine_name, device=device, jobs=jobs, timeout_s=timeout_s,
+                              store=store, fresh=fresh, executor=executor, on_result=on_result, programs=programs,
+                              selection=selection)
+        write(path, doc)
+        per = f", {doc['cpu_s'] / doc['measured']:.1f} CPU s per diagnosed run" if doc["measured"] else ""
+        log(f"Warp {rel}: wrote {path} ({len(doc['runs'])} runs: {doc['measured']} diagnosed, {doc['reused']} reused; "
+            f"{doc['wall_s']:.0f} s wall, {doc['cpu_s']:.0f} CPU s{per})")
+        done.append((rel, "engine"))
     return done

@@ -51,3 +51,19 @@ def test_matrix_table_marks_wrong_answers():
     d["releases"]["1.19.0"]["run"]["results"][0]["correct"] = {"verdict": False, "class": False}
     md = matrix_markdown(d)
     assert "| c1 | buggy | wrong 1 / bug copy_adjoint | right / no_bug correct ! |" in md
+
+
+def test_audit_of_two_variants_says_the_noise_was_not_estimated():
+    """With fewer than 3 variants timed on both releases there is no noise estimate: the audit says so
+    instead of printing 'spread inf' (a newcomer's finding), and judges no wall time."""
+    d = doc()
+    for rel in d["releases"].values():
+        rel["validation"] = rel["validation"][:2]
+        rel["run"]["results"] = rel["run"]["results"][:2]
+    rep = audit(d, "1.16.0", "1.19.0")
+    assert rep["noise"]["log_ratio_spread"] is None and rep["noise"]["timed"] == 2
+    assert [c["change"] for c in rep["cost_changes"]] == ["objective evaluations 30 -> 44"]  # no wall 3.0 -> 30.0
+    md = audit_markdown(rep)
+    assert "inf" not in md.replace("information", "")
+    assert "Run-to-run noise of wall times: not estimated (it needs at least 3 variants timed on both releases; " \
+           "2 are), so no wall-time change is reported" in md

@@ -16,8 +16,7 @@ def test_committed_pages_match_committed_json():
 
 def test_hand_edit_is_caught_and_rewritten(tmp_path):
     (tmp_path / "docs" / "data").mkdir(parents=True)
-    for p in pages.validation_files() + [pages.ROOT / pages.AUDIT_MATRIX, pages.ROOT / pages.MIN_WARP_JSON,
-                                         pages.ROOT / pages.BOUNDARIES_JSON]:
+    for p in pages.validation_files() + [pages.ROOT / pages.MIN_WARP_JSON, pages.ROOT / pages.BOUNDARIES_JSON]:
         shutil.copy(p, tmp_path / "docs" / "data" / p.name)
     for p in pages.PAGES:
         shutil.copy(pages.ROOT / p.path, tmp_path / p.path)
@@ -43,7 +42,8 @@ def test_pages_check_verb():
     res = CliRunner().invoke(main, ["pages", "--check", "--warp", "1.12.1,1.19.0"])
     assert res.exit_code == 0, res.output
     assert "docs/version-matrix.md: matches" in res.output
-    assert "docs/results.md: not checked" in res.output
+    assert "docs/release-matrix.md: matches" in res.output
+    assert "docs/results.md (sections after the generated block): not generated" in res.output
 
 
 def test_old_releases_page_from_its_json(tmp_path):
@@ -58,3 +58,256 @@ def test_old_releases_page_from_its_json(tmp_path):
     text = pages.render_old_releases(tmp_path)
     assert "| c/fixed | 1.5.1 | WarpCodegenError: Error while parsing \\| x | 1.0.2 fails, 1.5.1 ok, 1.12.1 ok |" in text
     assert "| d/fixed@small | 1.4.2 | 1.3.3 | wrong, relative error 1 |" in text
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The engine across releases: docs/data/engine-<release>.json -> release matrix, audits, results block
+
+from defects4warp import engine_matrix  # noqa: E402
+from defects4warp.matrix import answer_changes, noise_sentence  # noqa: E402
+
+
+def _rec(case, variant, expected, verdict, classes, *, split="dev", wall=1.0, evals=10, error=None,
+         tracker=None, unsupported=False):
+    """A result record as defects4warp.runner.run makes it (scored with defects4warp.scoring.judge)."""
+    from defects4warp.scoring import judge
+
+    diag = {"verdict": verdict, "classes": [{"id": c, "score": s} for c, s in classes], "signature": None,
+            "evidence": [], "cost": {"wall_s": wall, "objective_evals": evals}}
+    if error:
+        diag["error"] = error
+    if tracker:
+        diag["evidence"].append({"probe": "tracker", "clean": False, "data": tracker})
+    rec = {"case": case, "variant": variant, "scale": "small", "split": split, "program": "adapter",
+           "expected": expected, "diagnosis": diag, "correct": judge(expected, diag), "seconds": wall + 0.5}
+    if unsupported:
+        rec.update(expected=None, correct=None, unsupported=True, skipped="unsupported: needs Warp 1.19.0")
+        rec["diagnosis"]["verdict"] = "skipped"
+    return rec
+
+
+BUG = {"verdict": "bug", "classes": ["overwrite"]}
+OK = {"verdict": "no_bug", "classes": ["correct"]}
+
+
+def _doc(release, recs, *, version="0.1.0+v4", machine=None):
+    return {"format": engine_matrix.FORMAT, "release": release, "warp_version": release,
+            "engine": {"name": "reference", "version": version, "code": "0123456789abcdef"}, "commit": "abc",
+            "device": "cpu", "machine": machine or {"cpu": "Test CPU", "cores": 2, "memory_gib": 8.0,
+                                                     "os": "Linux", "python": "3.11"},
+            "measured_on": "2026-12-01", "jobs": 1, "wall_s": 30.0, "cpu_s": 40.0, "measured": 4, "reused": 0,
+            "complete": True, "corpus": {"cases": 3, "runs": len(recs), "selection": "*", "programs": "auto",
+                                         "digest": "d" * 16},
+            "runs": [engine_matrix.compact_record(r) for r in recs]}
+
+
+def _root(tmp_path):
+    """A copy of the committed docs (pages and their data) to render into."""
+    shutil.copytree(pages.ROOT / "docs", tmp_path / "docs")
+    return tmp_path
+
+
+def _two_releases(root):
+    old = [_rec("alpha", "buggy", BUG, "bug", [("missing_tape_zero", 0.6), ("overwrite", 0.3)], wall=2.0, evals=20,
+                tracker=[{"kernel": "step", "arg": "x", "sites": ["a.py:3"]}]),
+           _rec("alpha", "fixed", OK, "no_bug", [("correct", 0.9)], wall=2.0),
+           _rec("beta", "buggy", BUG, "no_bug", [("correct", 0.8)], split="test", wall=2.0),
+           _rec("beta", "fixed", OK, "error", [], split="test", error="timeout after 300 s")]
+    new = [_rec("alpha", "buggy", BUG, "bug", [("overwrite", 0.7)], wall=2.1, evals=30),
+           _rec("alpha", "fixed", OK, "no_bug", [("correct", 0.9)], wall=2.0),
+           _rec("beta", "buggy", BUG, "bug", [("overwrite", 0.8)], split="test", wall=2.0),
+           _rec("beta", "fixed", OK, "no_bug", [("correct", 0.9)], split="test", wall=2.0),
+           _rec("gamma", "fixed", None, "skipped", [], unsupported=True)]
+    engine_matrix.write(engine_matrix.data_path(root, "1.18.0"), _doc("1.18.0", old))
+    engine_matrix.write(engine_matrix.data_path(root, "1.19.0"), _doc("1.19.0", new))
+
+
+def test_engine_file_is_compact_strict_json_one_run_per_line(tmp_path):
+    rec = _rec("alpha", "buggy", BUG, "bug", [("overwrite", 0.61234), ("double_count", 0.2), ("truncation", 0.1),
+                                              ("tape_scope", 0.05)], wall=float("inf"),
+               tracker=[{"kernel": "step", "arg": "x", "sites": ["a.py:3", "a.py:9"]}])
+    doc = _doc("1.19.0", [rec] * 3)
+    path = engine_matrix.data_path(tmp_path, "1.19.0")
+    engine_matrix.write(path, doc)
+    text = path.read_text()
+    assert text.count('{"case":"alpha"') == 3 and len(text.splitlines()) == len(text.splitlines()[:-5]) + 5
+    back = engine_matrix.read(path)
+    run = back["runs"][0]
+    assert run["top"] == [["overwrite", 0.6123], ["double_count", 0.2], ["truncation", 0.1]]  # top-3, rounded
+    assert run["tracker"] == {"x in kernel step": ["a.py:3", "a.py:9"]}
+    assert run["correct"] == {"verdict": True, "class": True} and run["expected"] == BUG
+    json.loads(text)  # strict: inf was written as a string, not as Infinity
+    assert "Infinity" not in text
+    assert engine_matrix.full_record(run)["diagnosis"]["classes"][0] == {"id": "overwrite", "score": 0.6123}
+
+
+def test_engine_file_errors_name_file_and_field(tmp_path):
+    import pytest
+
+    path = engine_matrix.data_path(tmp_path, "1.19.0")
+    path.parent.mkdir(parents=True)
+    doc = _doc("1.19.0", [_rec("a", "buggy", BUG, "bug", [("overwrite", 1.0)])])
+    del doc["runs"][0]["verdict"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(engine_matrix.EngineFileError, match=r"engine-1.19.0.json: runs\[0\] has no 'verdict'"):
+        engine_matrix.read(path)
+    doc = _doc("1.18.0", [])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(engine_matrix.EngineFileError, match="holds release '1.18.0'"):
+        engine_matrix.read_all(tmp_path)
+    path.write_text("{")
+    with pytest.raises(pages.PageSourceError, match="engine-1.19.0.json: not readable JSON"):
+        pages.render_release_matrix(tmp_path)
+
+
+def test_stale_reason():
+    doc = _doc("1.19.0", [])
+    ident = dict(doc["engine"])
+    assert engine_matrix.stale_reason(doc, ident, "d" * 16, "cpu") is None
+    assert engine_matrix.stale_reason(None, ident, "d" * 16, "cpu") == "no engine file"
+    assert "engine version 0.1.0+v4 there, 0.2.0 now" == engine_matrix.stale_reason(doc, dict(ident, version="0.2.0"),
+                                                                                   "d" * 16, "cpu")
+    assert "engine code" in engine_matrix.stale_reason(doc, dict(ident, code="f" * 16), "d" * 16, "cpu")
+    assert "corpus" in engine_matrix.stale_reason(doc, ident, "e" * 16, "cpu")
+    assert "device" in engine_matrix.stale_reason(doc, ident, "d" * 16, "cuda:0")
+    assert engine_matrix.stale_reason(dict(doc, complete=False), ident, "d" * 16, "cpu") == "the file is incomplete"
+
+
+def test_release_matrix_from_engine_files(tmp_path):
+    root = _root(tmp_path)
+    _two_releases(root)
+    text = pages.render_release_matrix(root)
+    per_release = text.split("## Per release")[1].split("## Per split")[0]
+    rows = {line.split(" | ")[0][2:]: line for line in per_release.splitlines() if line.startswith("| 1.")}
+    # 1.18.0: 4 scored; verdicts right 2/4 (beta/buggy missed, beta/fixed errored), classes right 1/4
+    assert rows["1.18.0"].startswith("| 1.18.0 | `reference` 0.1.0+v4, code 0123456789abcdef, commit abc | 4 | 4 | "
+                                     "0.500 | 0.250 | 0.500 | 0.000 | 1 | 0 | 2.00 | 10 | 10.0 |")
+    assert rows["1.19.0"].startswith("| 1.19.0 | `reference` 0.1.0+v4, code 0123456789abcdef, commit abc | 5 | 4 | "
+                                     "1.000 | 1.000 | 1.000 | 0.000 | 0 | 1 |")
+    assert "| 1.17.0 | not measured: `defects4warp pages --measure --warp 1.17.0` |" in text
+    assert "| 1.18.0 | test | 2 | 0.000 | 0.000 | 0.000 | 0.000 | 1 |" in text
+    assert "| alpha | buggy | bug overwrite | bug missing_tape_zero x | bug overwrite |" in text
+    assert "| beta | buggy | bug overwrite | no_bug correct ! | bug overwrite |" in text
+    assert "| beta | fixed | no_bug correct | ERROR | no_bug correct |" in text
+    assert "| gamma | fixed | unscored | - | unsup |" in text
+    assert "- beta/fixed: expected no_bug correct; harness error: timeout after 300 s" in text
+    assert "- alpha/buggy: expected bug overwrite; answered bug (missing_tape_zero 0.60, overwrite 0.30)" in text
+    assert "**Warp 1.19.0** (0): none." in text
+
+
+def test_upgrade_audit_per_pair(tmp_path):
+    root = _root(tmp_path)
+    _two_releases(root)
+    text = pages.render_upgrade_audit(root)
+    assert "| 1.18.0 -> 1.19.0 | not validated on 1.18.0 | 3 verdict/class, 1 tracker, 2 cost | 0 |" in text
+    assert "| 1.17.0 -> 1.18.0 | not validated on 1.17.0, 1.18.0 | not measured on 1.17.0 | 4 |" in text
+    sec = text.split("## Warp 1.18.0 -> 1.19.0")[1]
+    assert "- alpha/buggy: bug missing_tape_zero -> bug overwrite (now right)" in sec
+    assert "- beta/buggy: no_bug correct -> bug overwrite (now right)" in sec
+    assert "- beta/fixed: error -> no_bug correct (now right)" in sec
+    assert "- alpha/buggy: x in kernel step disappeared" in sec
+    assert "- alpha/buggy: objective evaluations 20 -> 30" in sec
+    assert "Not validated on Warp 1.18.0: `defects4warp pages --measure --warp 1.18.0` validates it." in sec
+    assert "spread inf" not in text and "not estimated" not in sec  # 3 variants timed on both: a noise estimate
+
+
+def test_noise_sentence_says_what_is_meant():
+    few = answer_changes({("a", "v", "small"): {"top": "bug x", "wall_s": 1.0}},
+                         {("a", "v", "small"): {"top": "bug x", "wall_s": 9.0}})
+    assert few["noise"]["log_ratio_spread"] is None and few["cost_changes"] == []
+    assert noise_sentence(few["noise"]).startswith("Run-to-run noise of wall times: not estimated (it needs at least "
+                                                   "3 variants timed on both releases; 1 are)")
+    da = {(c, "v", "small"): {"top": "t", "wall_s": 1.0} for c in "abcd"}
+    db = {(c, "v", "small"): {"top": "t", "wall_s": w} for c, w in zip("abcd", (1.1, 1.0, 0.9, 5.0))}
+    ch = answer_changes(da, db)
+    assert ch["noise"]["timed"] == 4 and ch["noise"]["log_ratio_spread"] > 0
+    assert [c["case"] for c in ch["cost_changes"]] == ["d"]
+    assert "over the 4 variants timed on both releases" in noise_sentence(ch["noise"])
+
+
+def test_results_block_from_newest_engine_file_keeps_hand_written_sections(tmp_path):
+    root = _root(tmp_path)
+    before = (root / "docs" / "results.md").read_text()
+    hand = before.split(pages.RESULTS_END)[1]
+    assert "## Dev and test splits, and the baselines" in hand
+    _two_releases(root)
+    text = pages.render_results(root)
+    assert text.split(pages.RESULTS_END)[1] == hand
+    block = text.split(pages.RESULTS_START)[1].split(pages.RESULTS_END)[0]
+    assert "from `docs/data/engine-1.19.0.json`" in block and "Warp 1.19.0" in block
+    assert "| class accuracy (top-1 in the expected classes) | 1.000 |" in block
+    assert "| test | 2 | 1.000 | 1.000 | 1.000 | 0.000 |" in block
+    (root / "docs" / "results.md").write_text(before.replace(pages.RESULTS_START, ""))
+    import pytest
+
+    with pytest.raises(pages.PageSourceError, match="docs/results.md: no <!-- pages:engine-results:start -->"):
+        pages.render_results(root)
+
+
+def test_write_then_check_with_engine_files(tmp_path):
+    root = _root(tmp_path)
+    assert pages.check_pages(root) == []
+    _two_releases(root)
+    assert set(pages.check_pages(root)) == {"docs/release-matrix.md", "docs/upgrade-audit.md", "docs/results.md"}
+    pages.write_pages(root)
+    assert pages.check_pages(root) == []
+    assert pages.unmeasured_releases(["1.18.0", "1.19.0", "1.9.1"], root) == ["1.9.1"]
+
+
+def test_measure_order():
+    assert pages.measure_order(["1.0.2", "1.9.1", "1.12.1", "1.19.0", "1.13.0", "1.11.1"]) == \
+        ["1.12.1", "1.13.0", "1.19.0", "1.11.1", "1.9.1", "1.0.2"]
+
+
+def test_measure_writes_engine_file_then_keeps_it_and_reuses_the_store(tmp_path):
+    """The whole --measure path with a constant engine on the tiny corpus (no Warp program runs)."""
+    from defects4warp.case import load_corpus
+    from defects4warp.envs import installed_warp_version
+    from defects4warp.store import ResultStore
+
+    from tiny_corpus import make_tiny_corpus
+
+    rel = installed_warp_version()
+    root = _root(tmp_path / "repo")
+    cases, errors = load_corpus(make_tiny_corpus(tmp_path / "corpus"))
+    assert not errors
+    store = ResultStore(tmp_path / "store")
+    logs = []
+    done = pages.measure(cases, [rel], root, engine_name="always-bug", store=store, validate=False, log=logs.append)
+    assert done == [(rel, "engine")]
+    doc = engine_matrix.read(engine_matrix.data_path(root, rel))
+    assert doc["complete"] and doc["engine"]["name"] == "always-bug" and doc["measured"] == 3
+    assert [(r["case"], r["verdict"], r["correct"]["verdict"]) for r in doc["runs"]] == [
+        ("tiny-cubic", "bug", False), ("tiny-factor-two", "bug", True), ("tiny-growth", "bug", True)]
+    assert pages.measure(cases, [rel], root, engine_name="always-bug", store=store, validate=False,
+                         log=logs.append) == []
+    assert "is current" in logs[-1]
+    # one case fewer: the corpus digest moves, the release is measured again from the store
+    done = pages.measure(cases[:2], [rel], root, engine_name="always-bug", store=store, validate=False,
+                         log=logs.append)
+    assert done == [(rel, "engine")] and "corpus" in logs[-2]
+    doc = engine_matrix.read(engine_matrix.data_path(root, rel))
+    assert len(doc["runs"]) == 2 and doc["reused"] == 2 and doc["measured"] == 0
+    pages.write_pages(root)
+    assert pages.check_pages(root) == []
+    text = (root / "docs" / "release-matrix.md").read_text()
+    assert "| tiny-factor-two | main | bug double_count | bug overwrite x |" in text
+
+
+def test_pages_verb_root_and_usage_errors(tmp_path):
+    root = _root(tmp_path)
+    _two_releases(root)
+    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root), "--warp", "1.18.0,1.19.0,1.17.0"])
+    assert res.exit_code == 1, res.output
+    assert "docs/release-matrix.md: DIFFERS" in res.output and "docs/version-matrix.md: matches" in res.output
+    assert "no engine file for Warp 1.17.0 (`defects4warp pages --measure --warp 1.17.0`)" in res.output
+    res = CliRunner().invoke(main, ["pages", "--root", str(root)])
+    assert res.exit_code == 0 and "docs/release-matrix.md: rewritten" in res.output
+    assert CliRunner().invoke(main, ["pages", "--check", "--root", str(root)]).exit_code == 0
+    res = CliRunner().invoke(main, ["pages", "--cases", "alpha*"])
+    assert res.exit_code == 2 and "give --measure too" in res.output
+    res = CliRunner().invoke(main, ["pages", "--check", "--measure"])
+    assert res.exit_code == 2 and "cannot be combined" in res.output
+    (root / "docs" / "data" / "engine-1.19.0.json").write_text("{}")
+    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root)])
+    assert res.exit_code == 1 and "engine-1.19.0.json: no 'format' field" in res.output

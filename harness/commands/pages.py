@@ -6,44 +6,111 @@ import sys
 
 import click
 
-from ._common import _load, _releases, _store, console, err_console, jobs_opt, timeout_opt
+from ._common import (
+    _check_device, _executor, _load, _release, _releases, _store, cases_opt, console, corpus_opt, device_opt,
+    err_console, jobs_opt, scale_opts, timeout_opt,
+)
 
 
 @click.command()
 @click.option("--check", is_flag=True, help="Only compare: exit 1 naming every page that differs from what its "
-                                            "committed JSON renders to (nothing is written or measured).")
-@click.option("--measure", is_flag=True, help="First validate the corpus on the releases no committed validation "
-                                              "covers (result store reused), writing docs/data/validation-<release>.json.")
+                                            "committed data renders to (nothing is written or measured).")
+@click.option("--measure", is_flag=True,
+              help="First fill in what is missing for the --warp releases, one release at a time: the ground truth "
+                   "(docs/data/validation-<release>.json) where no committed validation covers the release, then the "
+                   "engine's answers (docs/data/engine-<release>.json) where the file is missing or stale (another "
+                   "engine version or code, device or corpus). The result store is reused, so a killed run resumes; "
+                   "each file is written when its release is complete.")
 @click.option("--warp", "warp", default="all", show_default=True, metavar="VERSION[,VERSION...]|all",
-              help="With --measure: the releases to fill in.")
+              help="With --measure: the releases to fill in, in this order ('all': 1.12.1 ... 1.19.0 first, "
+                   "then the older ones newest first); with --check: the releases to report as not measured.")
+@click.option("--no-validate", "no_validate", is_flag=True,
+              help="With --measure: run the engine only; releases without a committed validation stay "
+                   "'not validated' in the pages.")
+@click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder holding docs/ and docs/data/ (default: this checkout); for trial measurements "
+                   "outside the repository.")
+@corpus_opt
+@cases_opt
+@device_opt
 @jobs_opt
 @timeout_opt
-def cmd(check, measure, warp, jobs, timeout_s):
-    """Regenerate every generated page of docs/ (version matrix, upgrade audit)
-    from the committed JSON under docs/data/, re-measuring only what is missing
-    (with --measure). Pages without a committed source are listed."""
-    from ..pages import NOT_GENERATED, PAGES, check_pages, measure_missing, missing_releases, write_pages
+@scale_opts
+def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, jobs, timeout_s,
+        results_path, fresh, executor_kind, scheduler, workers):
+    """Regenerate every generated page of docs/ (version matrix, release
+    matrix, upgrade audits, results, the generated parts of engines.md and
+    builtins.md, old releases) from the committed data under docs/data/,
+    re-measuring only what is missing (with --measure; the engine of the
+    pages is the reference engine). Parts of pages without a committed
+    source are listed."""
+    from pathlib import Path
 
+    from ..pages import (
+        NOT_GENERATED, PAGES, ROOT, PageSourceError, check_pages, measure as measure_pages, measure_order,
+        missing_releases, unmeasured_releases, write_pages,
+    )
+
+    root = Path(root) if root else ROOT
     if check and measure:
         raise click.UsageError("--check compares only; it cannot be combined with --measure")
+    if (cases_glob != "*" or corpus) and not measure:
+        raise click.UsageError("--cases and --corpus choose what --measure measures; give --measure too")
+    releases = _releases(warp)
     if measure:
-        from ..executors import LocalExecutor
+        if warp == "all":
+            releases = measure_order(releases)
+        for rel in releases:
+            python, _ = _release(rel)
+            _check_device(device, python)
+        cases, errors = _load(corpus, cases_glob)
+        if errors:
+            raise click.UsageError(f"{len(errors)} case folder(s) have format errors; fix them before measuring "
+                                   "(a page would silently leave them out)")
+        from ..progress import progress
 
-        cases, _ = _load(None, "*")
-        with LocalExecutor(jobs) as ex:
-            done = measure_missing(cases, _releases(warp), jobs=jobs, timeout_s=timeout_s, store=_store(None),
-                                   executor=ex, log=err_console.print)
-        err_console.print(f"measured {', '.join(done) or 'nothing (every release is covered)'}")
+        store = _store(results_path)
+        with _executor(executor_kind, jobs, scheduler, workers) as ex, \
+                progress("diagnosing", err_console) as prog:
+            state = {}
+
+            def start(rel, total):
+                state["task"], state["rel"] = prog.add_task(f"Warp {rel}", total=total), rel
+
+            def tick(rec):
+                v = rec["variant"] + ("" if rec["scale"] == "small" else f"@{rec['scale']}")
+                prog.update(state["task"], advance=1,
+                            description=f"Warp {state['rel']} {rec['case']}/{v} {rec['diagnosis']['verdict']}")
+
+            try:
+                done = measure_pages(cases, releases, root, engine_name="reference", device=device, jobs=jobs,
+                                     timeout_s=timeout_s, store=store, fresh=fresh, executor=ex,
+                                     validate=not no_validate, selection=cases_glob, on_result=tick, on_start=start,
+                                     log=err_console.print)
+            except PageSourceError as exc:
+                raise click.ClickException(str(exc)) from None
+        err_console.print("measured: " + (", ".join(f"{w} {r}" for r, w in done) or "nothing (every file is current)"))
+    try:
+        if check:
+            stale = check_pages(root)
+        else:
+            changed = write_pages(root)
+    except PageSourceError as exc:
+        raise click.ClickException(str(exc)) from None
     if check:
-        stale = check_pages()
         for p in PAGES:
             console.print(f"{p.path}: {'DIFFERS from' if p.path in stale else 'matches'} {p.sources}")
-        for path, why in NOT_GENERATED.items():
-            console.print(f"{path}: not checked ({why})")
-        left = missing_releases(_releases(warp))
-        if left:
-            console.print(f"no committed validation for Warp {', '.join(left)} (`defects4warp pages --measure`)")
+    else:
+        for p in PAGES:
+            console.print(f"{p.path}: {'rewritten' if p.path in changed else 'unchanged'} (from {p.sources})")
+    for path, why in NOT_GENERATED.items():
+        console.print(f"{path}: not generated ({why})")
+    left = missing_releases(releases, root)
+    if left:
+        console.print(f"no committed validation for Warp {', '.join(left)} (`defects4warp pages --measure`)")
+    left = unmeasured_releases(releases, root)
+    if left:
+        console.print(f"no engine file for Warp {', '.join(left)} "
+                      f"(`defects4warp pages --measure --warp {','.join(left)}`)")
+    if check:
         sys.exit(1 if stale else 0)
-    changed = write_pages()
-    for p in PAGES:
-        console.print(f"{p.path}: {'rewritten' if p.path in changed else 'unchanged'} (from {p.sources})")

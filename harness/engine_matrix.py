@@ -1,0 +1,298 @@
+"""The engine across releases, as committed data: one compact file per release.
+
+``docs/data/engine-<release>.json`` holds one engine's answers on the whole
+corpus on one Warp release, small enough to commit (about 300 bytes a run)
+and to render the release matrix, the upgrade audits and the results page
+from (:mod:`defects4warp.pages`). Ground truth is not copied in: the pages
+join each run with the committed validation JSON of its release at render
+time, so a validation that lands later needs no new engine run.
+
+Format (``format`` = :data:`FORMAT`)::
+
+    {"format", "release", "warp_version" (imported), "engine": {"name", "version",
+     "code" (digest of the harness code the engine runs, defects4warp.store.code_digest;
+     None for a plugin)}, "commit" (git HEAD of the checkout, "+dirty" when
+     harness/ had uncommitted edits; None outside git), "device", "machine",
+     "measured_on" (ISO date), "jobs", "wall_s", "cpu_s" (CPU seconds of this
+     process and its workers while measuring), "measured" (runs diagnosed now),
+     "reused" (runs taken from the result store), "complete",
+     "corpus": {"cases", "runs", "selection" (the --cases glob), "programs", "digest"},
+     "runs": [run, ...]}
+
+and each run (:func:`compact_record`)::
+
+    {"case", "variant", "scale", "program" (only "script"), "split",
+     "expected": {"verdict", "classes"} | None (the case.yaml labels for this release and scale),
+     "verdict", "top": [[class, score], ...] (at most TOP_K), "signature",
+     "seconds" (the diagnosis' wall time), "evals" (objective evaluations),
+     "correct": {"verdict", "class"} | None,
+     optional: "error" (a harness or engine error message), "unsupported": true,
+     "skipped" (why it was not diagnosed), "tracker" ({warning: call sites})}
+
+Files are written atomically (temporary file + rename), one run per line so a
+re-measurement diffs line by line.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+#: Format tag of an engine-release file.
+FORMAT = "defects4warp-engine-release/1"
+
+#: Classes (with scores) kept per run: the top-3 the issue asks for.
+TOP_K = 3
+
+#: File name pattern under ``docs/data``.
+FILE_GLOB = "engine-*.json"
+
+
+class EngineFileError(RuntimeError):
+    """An engine-release file is missing a field or is not the JSON it should be (names the file)."""
+
+
+def data_path(root: Path, release: str) -> Path:
+    """``<root>/docs/data/engine-<release>.json``."""
+    return Path(root) / "docs" / "data" / f"engine-{release}.json"
+
+
+def compact_record(rec: dict) -> dict:
+    """The compact form of one result record of :func:`defects4warp.runner.run` (see the module docstring)."""
+    from .matrix import _tracker
+
+    d = rec.get("diagnosis") or {}
+    cost = d.get("cost") or {}
+    exp = rec.get("expected")
+    out = {"case": rec["case"], "variant": rec["variant"], "scale": rec.get("scale", "small")}
+    if rec.get("program") == "script":
+        out["program"] = "script"
+    out.update({
+        "split": rec.get("split"),
+        "expected": None if exp is None else {"verdict": exp["verdict"], "classes": list(exp.get("classes") or [])},
+        "verdict": d.get("verdict"),
+        "top": [[c["id"], None if c.get("score") is None else round(float(c["score"]), 4)]
+                for c in (d.get("classes") or [])[:TOP_K]],
+        "signature": d.get("signature"),
+        "seconds": None if cost.get("wall_s") is None else round(float(cost["wall_s"]), 3),
+        "evals": cost.get("objective_evals"),
+        "correct": rec.get("correct"),
+    })
+    if d.get("error"):
+        out["error"] = str(d["error"])[:500]
+    if rec.get("unsupported"):
+        out["unsupported"] = True
+    if rec.get("skipped"):
+        out["skipped"] = str(rec["skipped"])
+    tracker = _tracker(d)
+    if tracker:
+        out["tracker"] = tracker
+    return out
+
+
+def full_record(run: dict) -> dict:
+    """A result record (the shape :func:`defects4warp.scoring.summarize` reads) from a compact run."""
+    rec = {"case": run["case"], "variant": run["variant"], "scale": run.get("scale", "small"),
+           "program": run.get("program", "adapter"), "split": run.get("split"), "expected": run.get("expected"),
+           "correct": run.get("correct"),
+           "diagnosis": {"verdict": run.get("verdict"),
+                         "classes": [{"id": c, "score": s} for c, s in run.get("top", [])],
+                         "signature": run.get("signature"),
+                         "cost": {"wall_s": run.get("seconds") or 0.0, "objective_evals": run.get("evals")}}}
+    if run.get("error"):
+        rec["diagnosis"]["error"] = run["error"]
+    for k in ("unsupported", "skipped"):
+        if run.get(k):
+            rec[k] = run[k]
+    return rec
+
+
+def git_commit(root: Path) -> str | None:
+    """``git rev-parse HEAD`` of ``root`` (12 characters), with ``+dirty`` when
+    ``harness/`` has uncommitted changes; None when ``root`` is not a git checkout."""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=30)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "harness"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip()[:12] + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def engine_identity(engine) -> dict:
+    """``{"name", "version", "code"}`` of ``engine``: ``code`` is the digest of
+    the harness sources a built-in engine runs (:func:`defects4warp.store.code_digest`,
+    first 16 hex digits), None for a plugin or an outside tool."""
+    from .store import engine_identity as store_identity
+
+    ident = store_identity(engine) or {}
+    code = ident.get("code")
+    return {"name": engine.name, "version": str(getattr(engine, "version", "")), "code": code[:16] if code else None}
+
+
+def corpus_digest(items: list) -> str:
+    """SHA-256 (first 16 hex digits) over the run items' (case, variant, scale,
+    program) and the digest of each variant's files: a file that changes, or a
+    case added or removed, changes it."""
+    from .store import tree_digest
+
+    h = hashlib.sha256()
+    seen = {}
+    for it in items:
+        p = str(it.variant.path)
+        if p not in seen:
+            seen[p] = tree_digest(it.variant.path)
+        h.update(f"{it.case.id}\0{it.variant.name}\0{it.scale}\0{it.program}\0{seen[p]}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process and of its waited-for children."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def measure_release(release: str, cases: list, *, engine_name: str = "reference", device: str = "cpu",
+                    jobs: int = 1, timeout_s: float = 300.0, store=None, fresh: bool = False, executor=None,
+                    on_result=None, programs: str = "auto", selection: str = "*") -> dict:
+    """Run ``engine_name`` over ``cases`` on Warp ``release`` (its cached
+    environment) and return the engine-release document (module docstring).
+
+    Diagnoses found in ``store`` (:class:`defects4warp.store.ResultStore`) are
+    reused, and new ones stored as they finish, so a killed measurement
+    resumes where it stopped. ``timeout_s`` is the per-variant limit of the
+    engine; ``on_result(record)`` is called per finished run (progress).
+    ``commit`` is the git HEAD of the checkout this code runs from (None for
+    an installed package), whatever folder the file is written to.
+
+    Raises
+    ------
+    defects4warp.envs.ReleaseEnvError
+        When the release's environment cannot be created.
+    """
+    from .engines import get_engine
+    from .envs import _installed_or_none, python_for
+    from .machine import describe
+    from .runner import plan, run
+
+    # the installed release runs in this interpreter (no per-release environment to create)
+    env_release = None if release == _installed_or_none() else release
+    python, version = python_for(env_release)
+    engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
+    items = plan(cases, programs=programs)
+    t0, c0 = time.perf_counter(), _cpu_s()
+    doc = run(items, engine, device=device, jobs=jobs, warp_version=version, python=python, on_result=on_result,
+              store=store, fresh=fresh, executor=executor, release=env_release)
+    s = doc["summary"]
+    return {
+        "format": FORMAT, "release": release, "warp_version": version, "engine": engine_identity(engine),
+        "commit": git_commit(Path(__file__).resolve().parent.parent), "device": device,
+        "machine": describe(), "measured_on": datetime.date.today().isoformat(), "jobs": jobs,
+        "wall_s": round(time.perf_counter() - t0, 1), "cpu_s": round(_cpu_s() - c0, 1),
+        "measured": len(doc["results"]) - int(s.get("reused") or 0)
+        - sum(1 for r in doc["results"] if r.get("skipped") or r.get("unsupported")),
+        "reused": int(s.get("reused") or 0), "complete": bool(s.get("complete")),
+        "corpus": {"cases": len(cases), "runs": len(items), "selection": selection, "programs": programs,
+                   "digest": corpus_digest(items)},
+        "runs": [compact_record(r) for r in doc["results"]],
+    }
+
+
+def dumps(doc: dict) -> str:
+    """``doc`` as strict JSON text: the header indented, one run per line."""
+    from .jsonio import _strict
+
+    doc = _strict(doc)
+    head = {k: v for k, v in doc.items() if k != "runs"}
+    text = json.dumps(head, indent=1, sort_keys=False, allow_nan=False)
+    runs = ",\n".join("  " + json.dumps(r, separators=(",", ":"), allow_nan=False) for r in doc.get("runs", []))
+    return text[:-2] + ',\n "runs": [\n' + runs + "\n ]\n}\n"
+
+
+def write(path: Path, doc: dict) -> None:
+    """Write ``doc`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(dumps(doc))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+REQUIRED = ("format", "release", "engine", "device", "runs")
+
+
+def read(path: Path) -> dict:
+    """An engine-release file, checked.
+
+    Raises
+    ------
+    EngineFileError
+        When the file is not readable JSON, misses a field of :data:`REQUIRED`,
+        has another ``format``, or a run misses ``case``/``variant``/``verdict``
+        (the message names the file and the field).
+    """
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise EngineFileError(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise EngineFileError(f"{path}: not a JSON object")
+    for k in REQUIRED:
+        if k not in doc:
+            raise EngineFileError(f"{path}: no '{k}' field")
+    if doc["format"] != FORMAT:
+        raise EngineFileError(f"{path}: format '{doc['format']}', expected '{FORMAT}'")
+    for i, r in enumerate(doc["runs"]):
+        for k in ("case", "variant", "verdict"):
+            if k not in r:
+                raise EngineFileError(f"{path}: runs[{i}] has no '{k}' field")
+    return doc
+
+
+def read_all(root: Path) -> dict:
+    """``{release: document}`` of every ``docs/data/engine-*.json`` under ``root``."""
+    out = {}
+    for p in sorted((Path(root) / "docs" / "data").glob(FILE_GLOB)):
+        doc = read(p)
+        if p.name != f"engine-{doc['release']}.json":
+            raise EngineFileError(f"{p}: holds release '{doc['release']}', its name says another")
+        out[doc["release"]] = doc
+    return out
+
+
+def stale_reason(doc: dict | None, engine: dict, digest: str, device: str) -> str | None:
+    """Why an existing engine-release file must be measured again (None: it is current).
+
+    It is stale when missing, incomplete, or made by another engine identity
+    (name, version or harness code digest: :func:`engine_identity`), on
+    another device, or on another corpus (:func:`corpus_digest`).
+    """
+    if doc is None:
+        return "no engine file"
+    if not doc.get("complete", False):
+        return "the file is incomplete"
+    have = doc.get("engine") or {}
+    for k in ("name", "version", "code"):
+        if have.get(k) != engine.get(k):
+            return f"engine {k} {have.get(k)} there, {engine.get(k)} now"
+    if doc.get("device") != device:
+        return f"device {doc.get('device')} there, {device} now"
+    if (doc.get("corpus") or {}).get("digest") != digest:
+        return "the corpus (or the selection of cases) changed since"
+    return None
