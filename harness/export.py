@@ -44,6 +44,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .jsonio import normal_mode
 from .taxonomy import CLASSES, class_guide
 
 FORMAT = "defects4warp-skill-evals"
@@ -165,6 +166,7 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=out_dir.parent))
+    normal_mode(tmp, directory=True)  # the umask's mode (0755 under 022), not mkdtemp's 0700
     evals = []
     for case in sorted(cases, key=lambda c: c.id):
         for v in case.variants:

@@ -133,6 +133,9 @@ def _emit(text: str, path=None) -> None:
         d = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".part-", dir=d)
         try:
+            from ..jsonio import normal_mode
+
+            normal_mode(fd)  # the umask's mode (0644 under 022), not mkstemp's 0600
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, path)
