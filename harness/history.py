@@ -206,19 +206,44 @@ def list_runs(path: str | None = None) -> list:
     return [{**dict(r), "summary": json.loads(r["summary"])} for r in rows]
 
 
+def _id_ranges(ids: list) -> str:
+    """``[1, 2, 3, 7, 9, 10]`` as ``"1-3, 7, 9-10"``."""
+    parts, ids = [], sorted(ids)
+    i = 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        parts.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def missing_run_message(run_id: int, con: sqlite3.Connection, path: str | None = None) -> str:
+    """What to tell a user who asked for a run id the history does not hold: the database,
+    the ids it does hold (as ranges), and the verb that lists them."""
+    ids = [r[0] for r in con.execute("SELECT id FROM runs ORDER BY id").fetchall()]
+    where = results_dir(path) / "history.sqlite"
+    if not ids:
+        return f"no stored run {run_id}: {where} holds no runs yet (`defects4warp run` stores one)"
+    return (f"no stored run {run_id} in {where}; its runs are {_id_ranges(ids)} "
+            f"(`defects4warp history` lists them)")
+
+
 def get_run(run_id: int, path: str | None = None) -> dict:
     """One run with its outcomes.
 
     Raises
     ------
     KeyError
-        If there is no run with that id.
+        If there is no run with that id; its one argument is a message for the user
+        naming the ids there are (:func:`missing_run_message`).
     """
     with connect(path) as con:
         con.row_factory = sqlite3.Row
         run = con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if run is None:
-            raise KeyError(f"no stored run {run_id}")
+            raise KeyError(missing_run_message(run_id, con, path))
         outs = con.execute("SELECT * FROM outcomes WHERE run_id = ?", (run_id,)).fetchall()
     return {**dict(run), "summary": json.loads(run["summary"]), "outcomes": [dict(o) for o in outs]}
 

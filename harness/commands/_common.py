@@ -119,8 +119,8 @@ def _run_doc(arg: str, results_path=None) -> dict:
 
         try:
             return run_document(int(arg), results_path)
-        except KeyError as exc:
-            raise click.UsageError(str(exc)) from None
+        except KeyError as exc:  # str(KeyError) would quote the message
+            raise click.UsageError(exc.args[0]) from None
     raise click.UsageError(f"{arg}: neither a run JSON file nor a stored run id")
 
 
