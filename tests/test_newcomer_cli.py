@@ -47,3 +47,59 @@ def test_id_ranges():
 
     assert _id_ranges([9, 1, 2, 3, 7, 10]) == "1-3, 7, 9-10"
     assert _id_ranges([4]) == "4"
+
+
+def _fake_builtins(monkeypatch):
+    """Replace the measurement and the data writers of `builtins` by recorders."""
+    from defects4warp.builtins import conformance
+    import defects4warp.builtins as b
+    import defects4warp.envs as envs
+
+    seen = {"measured": [], "data": 0, "page": 0}
+
+    def measure_release(ver, py, **kw):
+        seen["measured"].append(ver)
+        return {"warp": ver, "cells": {"x": {"state": "agrees"}}, "reused_batches": 1, "batches": 1, "seconds": 0}
+
+    monkeypatch.setattr(envs, "python_for", lambda rel, log=None: ("python", rel))
+    monkeypatch.setattr(conformance, "measure_release", measure_release)
+    monkeypatch.setattr(conformance, "compact", lambda doc: doc)
+    monkeypatch.setattr(b, "write_data", lambda doc, device: seen.__setitem__("data", seen["data"] + 1) or "DATA")
+    monkeypatch.setattr(b, "write_page", lambda: seen.__setitem__("page", seen["page"] + 1) or "PAGE")
+    return seen
+
+
+def test_builtins_defaults_to_the_installed_release_and_writes_no_package_data(tmp_path, monkeypatch):
+    from defects4warp.runner import installed_warp_version
+
+    seen = _fake_builtins(monkeypatch)
+    r = CliRunner().invoke(main, ["builtins", "--results", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert seen == {"measured": [installed_warp_version()], "data": 0, "page": 0}
+    r = CliRunner().invoke(main, ["builtins", "--warp", "all", "--results", str(tmp_path)])
+    from defects4warp.builtins import ALL_RELEASES
+
+    assert seen["measured"][1:] == list(ALL_RELEASES) and seen["data"] == 0
+
+
+def test_builtins_help_names_the_package_data_flag_honestly():
+    r = CliRunner().invoke(main, ["builtins", "--help"])
+    out = _one_line(r.output)
+    assert "--data" not in out.replace("--write-package-data", "")
+    assert "--write-package-data" in out and "overwrite the package's committed results" in out
+    assert "Default: the installed release" in out
+
+
+def test_builtins_package_data_only_from_a_checkout(tmp_path, monkeypatch):
+    import defects4warp.commands.builtins as cb
+
+    seen = _fake_builtins(monkeypatch)
+    r = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert seen["data"] == 1 and seen["page"] == 1
+    r = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--data", "--results", str(tmp_path)])
+    assert r.exit_code == 0 and "--data is deprecated" in _one_line(r.output) and seen["data"] == 2
+    monkeypatch.setattr(cb, "checkout_root", lambda: None)
+    r = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
+    assert r.exit_code == 2
+    assert "is an installed package" in _one_line(r.output) and seen["data"] == 2
