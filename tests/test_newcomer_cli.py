@@ -103,3 +103,33 @@ def test_builtins_package_data_only_from_a_checkout(tmp_path, monkeypatch):
     r = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
     assert r.exit_code == 2
     assert "is an installed package" in _one_line(r.output) and seen["data"] == 2
+
+
+def test_bundled_case_ids_name_programs_from_any_folder(tmp_path, monkeypatch):
+    """`diagnose CASE/VARIANT` (and `mutate generate`) find the bundled corpus, as an
+    installed wheel needs: no checkout path is given, the working folder is elsewhere."""
+    import subprocess
+    import sys
+
+    from defects4warp.case import default_corpus
+    from defects4warp.commands._common import bundled_program
+
+    monkeypatch.chdir(tmp_path)
+    corpus = default_corpus()
+    assert bundled_program("projectile-launch-fit/buggy") == corpus / "projectile-launch-fit" / "buggy"
+    one = next(d for d in sorted(corpus.iterdir()) if (d / "case.yaml").is_file() and [p.name for p in d.iterdir()
+                                                                                          if p.is_dir()] == ["program"])
+    assert bundled_program(one.name) == one / "program"
+    assert bundled_program("no-such-case") is None and bundled_program("../corpus") is None
+    r = CliRunner().invoke(main, ["mutate", "generate", "projectile-launch-fit/buggy"])
+    assert r.exit_code == 0, r.output
+    assert "->" in r.output
+    for ref, text in [("projectile-launch-fit", "is a bundled case with variants buggy, fixed: name one"),
+                      ("projectile-launch-fit/nope", "has no variant 'nope' (its variants: buggy, fixed)"),
+                      ("no-such-case", "no such file or folder, and no bundled case of that id")]:
+        r = CliRunner().invoke(main, ["diagnose", ref])
+        assert r.exit_code == 2 and text in _one_line(r.output), r.output
+    r = subprocess.run([sys.executable, "-m", "defects4warp", "diagnose", "projectile-launch-fit/fixed",
+                        "--engine", "fd-only"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "verdict no_bug" in _one_line(r.stdout)

@@ -205,6 +205,90 @@ def _read_json(path, key: str, what: str) -> dict:
     return doc
 
 
+def bundled_program(ref: str):
+    """The folder of a bundled corpus variant named ``CASE`` or ``CASE/VARIANT``.
+
+    A case id alone stands for its only variant (``program/``); a case with
+    several variants must be given with one.
+
+    Parameters
+    ----------
+    ref : str
+        ``CASE`` or ``CASE/VARIANT`` (ids as ``defects4warp list`` shows them).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The variant folder; None when ``ref`` names no bundled case.
+
+    Raises
+    ------
+    ValueError
+        When the case exists but the variant does not, or several variants
+        could be meant (the message names them).
+    """
+    from pathlib import Path
+
+    from ..case import CaseFormatError, load_case
+
+    parts = ref.strip("/").split("/")
+    if len(parts) > 2 or not parts[0] or any(x in ("", ".", "..") for x in parts):
+        return None
+    try:
+        root = default_corpus()
+    except FileNotFoundError:
+        return None
+    case_dir = Path(root) / parts[0]
+    if not (case_dir / "case.yaml").is_file():
+        return None
+    try:
+        names = [v.name for v in load_case(case_dir).variants]
+    except CaseFormatError as exc:
+        raise ValueError(str(exc)) from None
+    if len(parts) == 2:
+        if parts[1] not in names:
+            raise ValueError(f"bundled case {parts[0]} has no variant '{parts[1]}' (its variants: {', '.join(names)})")
+        return case_dir / parts[1]
+    if len(names) == 1:
+        return case_dir / names[0]
+    raise ValueError(f"{parts[0]} is a bundled case with variants {', '.join(names)}: name one, "
+                     f"e.g. {parts[0]}/{names[0]}")
+
+
+class ProgramPath(click.ParamType):
+    """A program argument: a path that exists, else a bundled case id
+    (``CASE`` or ``CASE/VARIANT``, :func:`bundled_program`), so the corpus
+    that ships inside an installed package can be named without its path.
+    An existing path wins over a case id of the same name.
+
+    Parameters
+    ----------
+    file_okay : bool, default True
+        Whether a file (a training script) is accepted, or only a folder.
+    """
+
+    name = "path"
+
+    def __init__(self, file_okay: bool = True):
+        self.file_okay = file_okay
+
+    def convert(self, value, param, ctx):
+        from pathlib import Path
+
+        if Path(value).exists():
+            if not self.file_okay and not Path(value).is_dir():
+                self.fail(f"{value} is a file; give a folder (or a bundled case id)", param, ctx)
+            return str(value)
+        try:
+            folder = bundled_program(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if folder is None:
+            self.fail(f"{value}: no such file or folder, and no bundled case of that id "
+                      "(`defects4warp list` shows the ids; give CASE/VARIANT)", param, ctx)
+        return str(folder)
+
+
 corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
                           help="Folder of cases (default: the bundled corpus/).")
 def _results_home(ctx, param, value):
@@ -356,5 +440,5 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
+__all__ += ["bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
             "deprecated_alias", "WARP_HELP", "progress_opt"]
