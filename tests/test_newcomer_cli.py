@@ -133,3 +133,40 @@ def test_bundled_case_ids_name_programs_from_any_folder(tmp_path, monkeypatch):
                         "--engine", "fd-only"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "verdict no_bug" in _one_line(r.stdout)
+
+
+PROGRAMS = ROOT / "tests" / "programs"
+
+
+def test_param_file_missing_is_told_apart_before_the_script_runs():
+    import pytest
+
+    from defects4warp.capture.targets import TargetError, resolve_target
+
+    train = PROGRAMS / "script_two_params" / "train.py"
+    with pytest.raises(TargetError) as exc:
+        resolve_target(train, params=["nope.py:3"])
+    assert f"--param nope.py:3: there is no file nope.py in {train.parent}" in str(exc.value)
+    assert "its Python files: model.py, train.py" in str(exc.value)
+    folder, spec, _ = resolve_target(train, params=["model.py:5", str(train) + ":10"])
+    assert spec.params == ["model.py:5", str(train) + ":10"]
+    r = CliRunner().invoke(main, ["diagnose", str(train), "--param", "nope.py:3"])
+    assert r.exit_code == 2 and "there is no file nope.py" in _one_line(r.output), r.output
+
+
+def test_param_site_not_found_lists_the_tapes_allocations_not_kernel_annotations():
+    """A kernel's `a: wp.array(dtype=...)` annotation constructs an array at the
+    kernel's def line; those are not sites a user can name."""
+    import pytest
+
+    from defects4warp.capture import CaptureError, ScriptSpec
+    from defects4warp.capture.core import capture_problem
+
+    spec = ScriptSpec(entry="train.py", params=["train.py:99"])
+    with pytest.raises(CaptureError) as exc:
+        capture_problem(PROGRAMS / "script_two_params", spec, "cpu", timeout_s=60)
+    msg = str(exc.value)
+    assert "the script allocates no array at train.py:99 that the launches recorded for the 1st backward use" in msg
+    assert ("train.py:10 (requires_grad), train.py:10:2 (requires_grad), train.py:18 (requires_grad), "
+            "train.py:22 (requires_grad)") in msg
+    assert "model.py" not in msg  # the kernel's def lines (5, 6) were listed before
