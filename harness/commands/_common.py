@@ -65,6 +65,43 @@ def _engine_name(value: str) -> str:
     raise click.BadParameter(f"unknown engine {value!r}; known: {', '.join(engine_names())}, or cmd:\"<command>\"")
 
 
+def _preflight(engine, items, device, warp_version, python):
+    """An outside (``cmd:``) engine diagnoses the first item before a verb's work
+    starts (:func:`defects4warp.engines.command.preflight`); a broken command (not
+    found, not executable, non-zero exit, no answer, an answer against the schema)
+    is a usage error (exit 2) with the full message.
+
+    Returns
+    -------
+    dict
+        ``{index: record}`` that a run can reuse (empty for other engines).
+    """
+    from ..engines.command import EngineContractError, preflight
+
+    try:
+        first = preflight(engine, items, device, warp_version, python)
+    except EngineContractError as exc:
+        raise click.UsageError(f"{exc}\n(the contract of an outside engine: docs/engines.md, 'Any command')") from None
+    return dict([first]) if first else {}
+
+
+def _preflight_releases(engine_name, releases, cases, *, device, timeout_s, programs, skip=()):
+    """:func:`_preflight` for a verb that runs an engine on several releases (matrix,
+    audit): the first item, on the first release of ``releases`` not in ``skip``
+    (releases whose engine run is reused). Built-in engines are not checked."""
+    if not engine_name.startswith("cmd:"):
+        return
+    from ..runner import plan
+
+    items = plan(cases, programs=programs)
+    for rel in releases:
+        if rel in skip:
+            continue
+        python, version = _release(rel)
+        _preflight(get_engine(engine_name, timeout_s=timeout_s, python=python), items, device, version, python)
+        return
+
+
 def _release(warp):
     """(python, warp_version) for --warp, or a clean usage error."""
     from ..envs import ReleaseEnvError, python_for
@@ -440,5 +477,5 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
+__all__ += ["_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
             "deprecated_alias", "WARP_HELP", "progress_opt"]

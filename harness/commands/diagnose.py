@@ -97,6 +97,11 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
             d = diagnose_target(engine, str(folder), device, scale, script=spec)
         except TypeError as exc:
             raise click.UsageError(str(exc)) from None
+    from ..engines.command import contract_failure
+
+    if contract_failure(d):  # a broken cmd: engine (as the preflight of run, matrix and audit): exit 2
+        raise click.UsageError(f"the engine {engine.name} failed on {path}:\n{d.get('error')}\n"
+                               "(the contract of an outside engine: docs/engines.md, 'Any command')")
     if spec is not None:
         cap = d.get("capture")
         if cap:
