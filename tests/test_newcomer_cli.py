@@ -170,3 +170,42 @@ def test_param_site_not_found_lists_the_tapes_allocations_not_kernel_annotations
     assert ("train.py:10 (requires_grad), train.py:10:2 (requires_grad), train.py:18 (requires_grad), "
             "train.py:22 (requires_grad)") in msg
     assert "model.py" not in msg  # the kernel's def lines (5, 6) were listed before
+
+
+def _store_old_run(results):
+    """A run as stored before skipped runs had their own verdict: the skipped run is an
+    `inconclusive` outcome with no expectation and no cost, counted in both totals."""
+    from defects4warp.history import store
+
+    def rec(case, verdict, expected, wall, top=None):
+        return {"case": case, "variant": "fixed", "scale": "small",
+                "expected": expected, "correct": None if expected is None else {"verdict": True, "class": True},
+                "diagnosis": {"verdict": verdict, "classes": [{"id": top, "score": 1.0}] if top else [],
+                              "cost": {"wall_s": wall}}}
+
+    from defects4warp.scoring import summarize
+
+    results_ = [rec("needs-torch", "inconclusive", None, 0.0), rec("unlabelled-here", "inconclusive", None, 3.5),
+                rec("ok-case", "no_bug", {"verdict": "no_bug", "classes": ["correct"]}, 1.0, "correct")]
+    summary = summarize(results_)
+    summary.pop("skipped_runs")
+    summary.update(engine="reference", warp_version="1.19.0", device="cpu", skipped=1, inconclusive=2, wall_s=12.0)
+    return store({"summary": summary, "results": results_}, "d", str(results))
+
+
+def test_old_stored_skipped_runs_read_back_as_skipped(tmp_path):
+    from defects4warp.history import OLD_SKIP_REASON, list_runs, run_document
+
+    rid = _store_old_run(tmp_path)
+    doc = run_document(rid, str(tmp_path))
+    by_case = {r["case"]: r for r in doc["results"]}
+    assert by_case["needs-torch"]["diagnosis"]["verdict"] == "skipped"
+    assert by_case["needs-torch"]["skipped"] == OLD_SKIP_REASON
+    assert by_case["unlabelled-here"]["diagnosis"]["verdict"] == "inconclusive"  # a real one stays
+    assert doc["summary"]["inconclusive"] == 1 and doc["summary"]["skipped"] == 1
+    assert list_runs(str(tmp_path))[0]["summary"]["inconclusive"] == 1
+    r = CliRunner().invoke(main, ["report", str(rid), "--results", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    out = _one_line(r.output)
+    assert "1 inconclusive, 1 skipped" in out
+    assert f"| needs-torch | fixed | {OLD_SKIP_REASON} |" in r.output
