@@ -88,7 +88,9 @@ def _preflight(engine, items, device, warp_version, python):
 def _preflight_releases(engine_name, releases, cases, *, device, timeout_s, programs, skip=()):
     """:func:`_preflight` for a verb that runs an engine on several releases (matrix,
     audit): the first item, on the first release of ``releases`` not in ``skip``
-    (releases whose engine run is reused). Built-in engines are not checked."""
+    (releases whose engine run is reused). Built-in engines are not checked. The
+    checked item's diagnosis is not handed on: the verb measures it again (one
+    extra diagnosis, the price of stopping before hours of validation)."""
     if not engine_name.startswith("cmd:"):
         return
     from ..runner import plan
