@@ -1,7 +1,6 @@
 """The newcomer's findings in the command line (follow-up of issue 19): each
 test runs the CLI the way a user does and checks the message they get."""
 
-import json
 from pathlib import Path
 
 from click.testing import CliRunner
