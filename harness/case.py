@@ -55,16 +55,48 @@ class CaseFormatError(ValueError):
     Attributes
     ----------
     path : pathlib.Path
-        The offending file or folder.
+        The offending file or folder (of the first problem, when there are several).
     field : str
-        Dotted path of the offending field (``""`` for the file as a whole).
+        Dotted path of the offending field (``""`` for the file as a whole; the first
+        problem's, when there are several).
+    problems : list[CaseFormatError]
+        Every problem found in the case, each naming its own file and field
+        (``[self]`` for a single one); see :meth:`collect`.
     """
 
     def __init__(self, path: Path, field: str, message: str):
         self.path = Path(path)
         self.field = field
+        self.problems = [self]
+        self.message = message
         where = f"{self.path}" + (f": field '{field}'" if field else "")
         super().__init__(f"{where}: {message}")
+
+    @classmethod
+    def collect(cls, problems: list) -> "CaseFormatError":
+        """One error standing for several: its text lists each problem on its own
+        line (file and field), its ``path``/``field`` are the first one's.
+
+        Parameters
+        ----------
+        problems : list[CaseFormatError]
+            At least one; a single one is returned as it is.
+        """
+        if len(problems) == 1:
+            return problems[0]
+        first = problems[0]
+        err = cls.__new__(cls)
+        err.path, err.field, err.problems = first.path, first.field, list(problems)
+        err.message = f"{len(problems)} problems"
+
+        def line(e):
+            if e.path != first.path:
+                return str(e)
+            return (f"field '{e.field}': " if e.field else "") + e.message
+
+        ValueError.__init__(err, f"{len(problems)} problems in {first.path}:\n"
+                            + "\n".join(f"  - {line(e)}" for e in problems))
+        return err
 
 
 @dataclass(frozen=True)
@@ -289,17 +321,25 @@ def load_case(case_dir: str | Path) -> Case:
     if not isinstance(data, dict):
         raise CaseFormatError(yml, "", "top level must be a mapping")
 
+    # every problem is collected and shown, each with its field: the schema's first,
+    # then (when the schema holds, so the fields have their types) the checks across fields
     validator = jsonschema.Draft202012Validator(case_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.absolute_path), e.message))
-    if errors:
-        e = errors[0]
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise CaseFormatError(yml, _field_path(e), e.message + more)
+    schema = [CaseFormatError(yml, _field_path(e), e.message) for e in
+              sorted(validator.iter_errors(data), key=lambda e: ([str(p) for p in e.absolute_path], e.message))]
+    problems = []
+    if isinstance(data.get("id"), str) and data["id"] != case_dir.name:
+        problems.append(CaseFormatError(yml, "id", f"'{data['id']}' differs from the folder name '{case_dir.name}'"))
+    if schema:
+        raise CaseFormatError.collect(schema + problems)
 
-    if data["id"] != case_dir.name:
-        raise CaseFormatError(yml, "id", f"'{data['id']}' differs from the folder name '{case_dir.name}'")
+    def check(fn, *args):
+        try:
+            return fn(*args)
+        except CaseFormatError as exc:
+            problems.append(exc)
+            return None
 
-    script = _script_block(yml, data.get("script"))
+    script = check(_script_block, yml, data.get("script"))
     entry = script.entry if script else None
 
     def holds(p: Path) -> list:
@@ -310,17 +350,19 @@ def load_case(case_dir: str | Path) -> Case:
     what = "a problem.py" + (f" or the script entry {entry}" if entry else "")
     for name in declared:
         if name not in on_disk:
-            raise CaseFormatError(yml, f"variants.{name}", f"no folder {name}/ with {what} next to case.yaml")
+            problems.append(CaseFormatError(yml, f"variants.{name}", f"no folder {name}/ with {what} next to case.yaml"))
     for name in on_disk:
         if name not in declared:
             has = holds(case_dir / name)
             what_ = " and ".join(("a problem.py" if f == "problem.py" else f"the script entry {f}") for f in has)
-            raise CaseFormatError(yml, "variants", f"folder {name}/ holds {what_} but has no entry under variants")
+            problems.append(CaseFormatError(yml, "variants", f"folder {name}/ holds {what_} but has no entry under variants"))
     for name in declared:
-        _check_variant_files(case_dir / name, case_dir, f"variants.{name}")
-    form = _check_form(yml, data, script, {n: holds(case_dir / n) for n in declared})
+        if name in on_disk:
+            check(_check_variant_files, case_dir / name, case_dir, f"variants.{name}")
+    form = check(_check_form, yml, data, script, {n: holds(case_dir / n) for n in declared if n in on_disk}) \
+        if script is not None or data.get("script") is None else None
 
-    min_warp = _min_warp(data.get("min_warp"), declared, yml)
+    min_warp = check(_min_warp, data.get("min_warp"), declared, yml) or {}
     variants = []
     for name in declared:
         exps = []
@@ -329,18 +371,21 @@ def load_case(case_dir: str | Path) -> Case:
             try:
                 spec = SpecifierSet(raw.get("warp", ""))
             except InvalidSpecifier:
-                raise CaseFormatError(yml, f"{where}.warp", f"'{raw['warp']}' is not a PEP 440 specifier") from None
+                problems.append(CaseFormatError(yml, f"{where}.warp", f"'{raw['warp']}' is not a PEP 440 specifier"))
+                spec = SpecifierSet()
             for c in raw["classes"]:
                 if (raw["verdict"] in ("bug", "refused")) != CLASSES[c].is_bug:
-                    raise CaseFormatError(
+                    problems.append(CaseFormatError(
                         yml, f"{where}.classes", f"class '{c}' does not fit verdict '{raw['verdict']}'"
-                    )
+                    ))
             exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale"),
                                     raw.get("objectives_differ")))
         has = holds(case_dir / name)
         variants.append(Variant(name, case_dir / name, tuple(exps), script if entry in has else None,
                                 "problem.py" in has, min_warp.get(name)))
 
+    if problems:
+        raise CaseFormatError.collect(problems)
     tags = data["tags"]
     return Case(
         id=data["id"],

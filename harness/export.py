@@ -44,6 +44,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .jsonio import normal_mode
 from .taxonomy import CLASSES, class_guide
 
 FORMAT = "defects4warp-skill-evals"
@@ -97,13 +98,71 @@ def eval_id(case_id: str, variant: str, program: str = "adapter") -> str:
     return f"{case_id}-{hashlib.sha1(key.encode()).hexdigest()[:6]}"
 
 
+_NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def _simplify(clauses: list) -> str | None:
+    """``[(op, version)]`` of ``<``, ``<=``, ``>``, ``>=`` as one specifier text with the
+    tightest lower and upper bound (``""`` for no bound); None when the bounds exclude
+    every release."""
+    from packaging.version import Version
+
+    lo = hi = None
+    for op, v in clauses:
+        key = Version(v)
+        if op in (">", ">="):
+            if lo is None or key > Version(lo[1]) or (key == Version(lo[1]) and op == ">"):
+                lo = (op, v)
+        elif hi is None or key < Version(hi[1]) or (key == Version(hi[1]) and op == "<"):
+            hi = (op, v)
+    if lo and hi and (Version(lo[1]) > Version(hi[1]) or (lo[1] == hi[1] and (lo[0], hi[0]) != (">=", "<="))):
+        return None
+    return ",".join(f"{b[0]}{b[1]}" for b in (lo, hi) if b)
+
+
+def effective_releases(exps, i: int) -> tuple:
+    """The releases and scales where expectation ``exps[i]`` of a variant is the one that
+    applies (the first matching row wins, :meth:`defects4warp.case.Variant.expectation_for`).
+
+    A row without ``warp:`` after bounded rows applies only where they do not:
+    ``[<1.17 bug, (any) no_bug]`` makes the second ``>=1.17``.
+
+    Returns
+    -------
+    (warp, scales) : tuple[str | None, tuple[str, ...]]
+        ``warp`` a specifier text (``""``: every release; None when no release
+        is left); ``scales`` the scales where the row applies.
+    """
+    from .case import SCALES
+
+    e = exps[i]
+    scales = [s for s in ((e.scale,) if e.scale else SCALES)
+              if not any(not str(p.warp) and p.scale in (None, s) for p in exps[:i])]
+    earlier = [p for p in exps[:i] if str(p.warp) and (p.scale is None or p.scale in scales)]
+    own = [(c.operator, c.version) for c in e.warp]
+    negated = [(_NEGATE.get(c.operator), c.version) for p in earlier for c in p.warp]
+    if any(len(p.warp) != 1 for p in earlier) or any(op is None for op, _ in negated) \
+            or any(op not in _NEGATE for op, _ in own):
+        return str(e.warp), tuple(scales)  # a form not reduced here: the row's own text
+    return _simplify(own + negated), tuple(scales)
+
+
 def _caveat(case, variant) -> str | None:
+    from .case import SCALES
+
     exps = variant.expectations
     if len({(e.verdict, e.classes) for e in exps}) < 2:
         return None
-    parts = [f"{e.verdict} ({', '.join(e.classes)}) on Warp {str(e.warp) or 'all releases'}" + (f" at scale {e.scale}" if e.scale else "")
-             for e in exps]
-    return "Notes that the answer depends on the Warp release: " + "; ".join(parts)
+    parts, dims = [], []
+    for i, e in enumerate(exps):
+        warp, scales = effective_releases(exps, i)
+        if warp is None or not scales:
+            continue  # shadowed by the rows above
+        parts.append(f"{e.verdict} ({', '.join(e.classes)}) on " + (f"Warp {warp}" if warp else "every Warp release")
+                     + (f" at scale {scales[0]}" if len(scales) < len(SCALES) else ""))
+        dims += (["the Warp release"] if warp else []) + (["the scale"] if len(scales) < len(SCALES) else [])
+    dims = list(dict.fromkeys(dims)) or ["the Warp release"]
+    return f"Notes that the answer depends on {' and '.join(dims)}: " + "; ".join(parts)
 
 
 def _assertions(exp, caveat) -> list:
@@ -165,6 +224,7 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=out_dir.parent))
+    normal_mode(tmp, directory=True)  # the umask's mode (0755 under 022), not mkdtemp's 0700
     evals = []
     for case in sorted(cases, key=lambda c: c.id):
         for v in case.variants:

@@ -203,7 +203,68 @@ def list_runs(path: str | None = None) -> list:
     with connect(path) as con:
         con.row_factory = sqlite3.Row
         rows = con.execute("SELECT * FROM runs ORDER BY id DESC").fetchall()
-    return [{**dict(r), "summary": json.loads(r["summary"])} for r in rows]
+        out = []
+        for r in rows:
+            s = json.loads(r["summary"])
+            if s.get("skipped") and "skipped_runs" not in s:  # an older run: read its skips as skips
+                outs = [dict(o) for o in con.execute("SELECT * FROM outcomes WHERE run_id = ?", (r["id"],))]
+                s = _read_old_skips(s, outs)
+            out.append({**dict(r), "summary": s})
+    return out
+
+
+def _id_ranges(ids: list) -> str:
+    """``[1, 2, 3, 7, 9, 10]`` as ``"1-3, 7, 9-10"``."""
+    parts, ids = [], sorted(ids)
+    i = 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        parts.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def missing_run_message(run_id: int, con: sqlite3.Connection, path: str | None = None) -> str:
+    """What to tell a user who asked for a run id the history does not hold: the database,
+    the ids it does hold (as ranges), and the verb that lists them."""
+    ids = [r[0] for r in con.execute("SELECT id FROM runs ORDER BY id").fetchall()]
+    where = results_dir(path) / "history.sqlite"
+    if not ids:
+        return f"no stored run {run_id}: {where} holds no runs yet (`defects4warp run` stores one)"
+    return (f"no stored run {run_id} in {where}; its runs are {_id_ranges(ids)} "
+            f"(`defects4warp history` lists them)")
+
+
+#: The reason shown for a skipped run stored before runs kept their reasons.
+OLD_SKIP_REASON = "skipped (the reason was not stored by this older run)"
+
+
+def _read_old_skips(summary: dict, outcomes: list) -> dict:
+    """Runs stored before skipped runs had their own verdict recorded each one (a case
+    whose ``requires`` module was missing) as ``inconclusive`` with no expectation and
+    no cost, and their summary counted it in both ``skipped`` and ``inconclusive``.
+    Read those outcomes back as ``skipped`` (in place), and return the summary with
+    ``skipped_runs`` and the inconclusive count corrected.
+
+    An old summary is one with a ``skipped`` count and no ``skipped_runs`` list; its
+    outcomes are changed only when exactly that many are of the old form (inconclusive,
+    no expected verdict, no top class, wall time 0), so a genuine inconclusive
+    diagnosis is never taken for a skip.
+    """
+    n = summary.get("skipped") or 0
+    if "skipped_runs" in summary or not n:
+        return summary
+    old = [o for o in outcomes if o["verdict"] == "inconclusive" and o["expected_verdict"] is None
+           and o["top_class"] is None and not o["wall_s"]]
+    if len(old) != n:
+        return summary
+    for o in old:
+        o["verdict"] = "skipped"
+    return {**summary, "inconclusive": max(0, (summary.get("inconclusive") or 0) - n),
+            "skipped_runs": [{"case": o["case_id"], "variant": o["variant"], "scale": o["scale"],
+                              "reason": OLD_SKIP_REASON} for o in old]}
 
 
 def get_run(run_id: int, path: str | None = None) -> dict:
@@ -212,15 +273,18 @@ def get_run(run_id: int, path: str | None = None) -> dict:
     Raises
     ------
     KeyError
-        If there is no run with that id.
+        If there is no run with that id; its one argument is a message for the user
+        naming the ids there are (:func:`missing_run_message`).
     """
     with connect(path) as con:
         con.row_factory = sqlite3.Row
         run = con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if run is None:
-            raise KeyError(f"no stored run {run_id}")
+            raise KeyError(missing_run_message(run_id, con, path))
         outs = con.execute("SELECT * FROM outcomes WHERE run_id = ?", (run_id,)).fetchall()
-    return {**dict(run), "summary": json.loads(run["summary"]), "outcomes": [dict(o) for o in outs]}
+    outcomes = [dict(o) for o in outs]
+    summary = _read_old_skips(json.loads(run["summary"]), outcomes)
+    return {**dict(run), "summary": summary, "outcomes": outcomes}
 
 
 def run_document(run_id: int, path: str | None = None) -> dict:

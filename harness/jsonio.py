@@ -24,13 +24,51 @@ def _strict(x):
     return x
 
 
+def current_umask() -> int:
+    """The process's file mode creation mask (e.g. ``0o022``), read without changing it
+    where Linux shows it (``Umask:`` of ``/proc/self/status``, Linux >= 4.7); elsewhere it is
+    read by setting and restoring it, briefly as ``0o077`` so a concurrent creation is never
+    more open than intended."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o077)
+    os.umask(old)
+    return old
+
+
+def normal_mode(fd_or_path, *, directory: bool = False) -> None:
+    """Give a file made by :func:`tempfile.mkstemp` (mode 0600) or a folder made by
+    :func:`tempfile.mkdtemp` (0700) the mode an ordinary ``open``/``mkdir`` would have
+    given it: ``0o666`` (folders ``0o777``) less the umask, so 0644/0755 under umask 022.
+
+    Parameters
+    ----------
+    fd_or_path : int or str or os.PathLike
+        An open file descriptor, or a path.
+    directory : bool, default False
+        Use the folder base mode ``0o777``.
+    """
+    mode = (0o777 if directory else 0o666) & ~current_umask()
+    if isinstance(fd_or_path, int):
+        os.fchmod(fd_or_path, mode)
+    else:
+        os.chmod(fd_or_path, mode)
+
+
 def write_json_atomic(path: str, doc: dict) -> None:
     """Write ``doc`` as JSON to ``path`` through a temporary file and rename,
-    so readers never see a half-written file."""
+    so readers never see a half-written file. The file gets the umask's
+    normal mode (:func:`normal_mode`), not mkstemp's 0600."""
     d = os.path.dirname(os.path.abspath(path)) or "."
     os.makedirs(d, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=d)
     try:
+        normal_mode(fd)
         with os.fdopen(fd, "w") as f:
             json.dump(_strict(doc), f, indent=2, default=str, allow_nan=False)
             f.write("\n")

@@ -609,6 +609,8 @@ def write_pages(root: Path = ROOT) -> list:
     import os
     import tempfile
 
+    from .jsonio import normal_mode
+
     changed = []
     for p in PAGES:
         path = root / p.path
@@ -616,6 +618,7 @@ def write_pages(root: Path = ROOT) -> list:
         if path.is_file() and path.read_text() == text:
             continue
         fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".md", dir=path.parent)
+        normal_mode(fd)  # the umask's mode (0644 under 022), not mkstemp's 0600
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)

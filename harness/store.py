@@ -215,6 +215,9 @@ class ResultStore:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=p.parent)
         try:
+            from .jsonio import normal_mode
+
+            normal_mode(fd)  # the umask's mode (0644 under 022), not mkstemp's 0600
             with os.fdopen(fd, "w") as f:
                 json.dump({"key": key, "fields": fields, "value": _strict(value)}, f, default=str, allow_nan=False)
             os.replace(tmp, p)

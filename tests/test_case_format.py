@@ -149,3 +149,50 @@ def test_folder_with_variants_but_no_case_yaml_is_reported(tmp_path):
     (d / "case.yaml").rename(d / "case.yml")
     cases, errors = load_corpus(tmp_path)
     assert cases == [] and "no case.yaml" in str(errors[0])
+
+
+def test_every_schema_error_is_shown_with_its_field(tmp_path):
+    data = yaml.safe_load(yaml.safe_dump(VALID))
+    data.pop("summary")
+    data["provenance"] = "somewhere"
+    data["variants"]["fixed"][0]["verdict"] = "maybe"
+    data["id"] = "other-name"
+    d = make_case(tmp_path, data)
+    with pytest.raises(CaseFormatError) as exc:
+        load_case(d)
+    fields = [p.field for p in exc.value.problems]
+    assert sorted(fields) == sorted(["", "provenance", "variants.fixed.0.verdict", "id"])
+    text = str(exc.value)
+    assert text.startswith(f"4 problems in {d / 'case.yaml'}:")
+    for line, want in [("field 'provenance'", "does not match"), ("field 'variants.fixed.0.verdict'", "is not one of"),
+                       ("field 'id'", "differs from the folder name"), ("- 'summary'", "required property")]:
+        assert any(line in ln and want in ln for ln in text.splitlines()), (line, text)
+
+
+def test_every_cross_field_error_is_shown(tmp_path):
+    data = yaml.safe_load(yaml.safe_dump(VALID))
+    data["variants"]["fixed"][0]["classes"] = ["overwrite"]
+    data["variants"]["buggy"][0]["warp"] = "~=banana"
+    data["variants"]["gone"] = [{"verdict": "no_bug", "classes": ["correct"]}]
+    data["min_warp"] = {"nosuch": "1.2.0"}
+    d = make_case(tmp_path, data, variants=("buggy", "fixed", "extra"))
+    with pytest.raises(CaseFormatError) as exc:
+        load_case(d)
+    assert sorted(p.field for p in exc.value.problems) == sorted(
+        ["variants.gone", "variants", "min_warp.nosuch", "variants.buggy.0.warp", "variants.fixed.0.classes"])
+    assert all(p.path == d / "case.yaml" for p in exc.value.problems)
+
+
+def test_cli_lists_each_problem(tmp_path):
+    from click.testing import CliRunner
+
+    from defects4warp.cli import main
+
+    data = yaml.safe_load(yaml.safe_dump(VALID))
+    data["provenance"] = "somewhere"
+    data["variants"]["fixed"][0]["verdict"] = "maybe"
+    make_case(tmp_path, data)
+    r = CliRunner().invoke(main, ["list", "--corpus", str(tmp_path)])
+    out = " ".join(r.output.split())
+    assert "2 problems in" in out
+    assert "field 'provenance'" in out and "field 'variants.fixed.0.verdict'" in out

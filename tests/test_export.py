@@ -71,3 +71,29 @@ def test_prompts_are_true_of_every_variant(tmp_path):
         prompts.setdefault(case.id, set()).add(e["prompt"].replace(e["id"], "<id>"))
     assert no_bug > 100
     assert all(len(p) == 1 for p in prompts.values())
+
+
+def test_caveat_names_the_release_range_a_row_really_covers(tmp_path):
+    """A row without `warp:` after bounded rows applies only where they do not (first match
+    wins): its caveat names that range, never "all releases" (a newcomer's finding)."""
+    from packaging.specifiers import SpecifierSet
+
+    from defects4warp.case import Expectation
+    from defects4warp.export import effective_releases
+
+    def rows(*spec):
+        return tuple(Expectation("bug", ("overwrite",), SpecifierSet(w), s) for w, s in spec)
+
+    assert effective_releases(rows(("<1.4.2", None), ("", None)), 1) == (">=1.4.2", ("small", "production"))
+    ex = rows(("<1.1.0", None), ("<1.13", None), ("", None))
+    assert [effective_releases(ex, i)[0] for i in range(3)] == ["<1.1.0", ">=1.1.0,<1.13", ">=1.13"]
+    assert effective_releases(rows(("<1.13", None), ("<1.10", None)), 1)[0] is None  # shadowed
+    ex = rows(("<1.13", None), ("", "production"), ("", "small"))
+    assert effective_releases(ex, 1) == (">=1.13", ("production",))
+    assert effective_releases(rows(("", "production"), ("", None)), 1) == ("", ("small",))
+
+    cases, _ = load_corpus(default_corpus(), "anchor-stiffness-calibration")
+    doc = export_skill_evals(cases, tmp_path / "ev", "1.19.0")
+    text = " ".join(a for e in doc["evals"] for a in e["assertions"])
+    assert "all releases" not in text
+    assert "on Warp <1.4.2; no_bug (correct) on Warp >=1.4.2" in text

@@ -108,6 +108,13 @@ def test_the_wheel_installs_into_a_fresh_venv_and_diagnoses(tmp_path):
     assert "bug inplace_math │ bug inplace_math │ yes" in run.stdout
     assert "no_bug correct   │ no_bug correct   │ yes" in run.stdout
     assert "class accuracy 1.000" in run.stdout
+    # a bundled case is named by its id from anywhere (the wheel has no corpus/ folder to give a path in)
+    diag = cli("diagnose", "ball-drag-identification/fixed", "--engine", "fd-only")
+    assert diag.returncode == 0, diag.stderr[-3000:]
+    assert "verdict no_bug" in diag.stdout
+    # the committed builtins data belongs to a checkout: an installed package refuses to overwrite it
+    bi = cli("builtins", "--warp", "1.19.0", "--write-package-data")
+    assert bi.returncode == 2 and "is an installed package" in " ".join(bi.stderr.split()), bi.stderr[-3000:]
     # the worker imported the installed copy through the import folder, not the checkout
     (link,) = (tmp_path / "cache" / "defects4warp" / "import").glob(f"*/{IMPORT_NAME}")
     assert Path(os.readlink(link)).is_relative_to(env_dir)

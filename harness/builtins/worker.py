@@ -23,6 +23,9 @@ import tempfile
 
 def _write(path, doc):
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".part-")
+    from ..jsonio import normal_mode
+
+    normal_mode(fd)  # the umask's mode, not mkstemp's 0600
     with os.fdopen(fd, "w") as f:
         json.dump(doc, f, allow_nan=False, default=str)
     os.replace(tmp, path)

@@ -970,9 +970,16 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         for want in spec.params:
             hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
             if not hit:
-                seen = sorted({format_site(*s) for s in run.site_of.values() if s})[:12]
-                raise CaptureError(f"{spec.entry}: --param {want}: no array allocated at that site reached the "
-                                   f"{_ordinal(k)} backward's tape (sites seen: {', '.join(seen)})")
+                # only arrays the k-th tape's launches used: a kernel's annotation `wp.array(dtype=...)` also
+                # constructs an array (no data) at its `def` line, which is no allocation a user could mean
+                used = sorted({site_of[lab] for lab in reads | writes if site_of.get(lab)})
+                seen = [format_site(*s) + (" (requires_grad)" if any(
+                    site_of.get(lab) == s and getattr(objs.get(lab), "requires_grad", False) for lab in reads | writes)
+                    else "") for s in used][:16]
+                raise CaptureError(f"{spec.entry}: --param {want}: the script allocates no array at "
+                                   f"{want} that the launches recorded for the "
+                                   f"{_ordinal(k)} backward use (they use arrays allocated at: "
+                                   f"{', '.join(seen) or 'none seen'})")
             lab, o = hit[0]
             if not getattr(o, "requires_grad", False):
                 raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")

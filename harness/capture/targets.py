@@ -50,6 +50,24 @@ def _case_script(folder: Path):
     return block
 
 
+def _check_param_file(want: str, folder: Path) -> None:
+    """Raise :class:`TargetError` when the file of the ``--param`` site ``want`` is not one of
+    the program's files (before the script runs, so a missing file is told apart from a
+    site where no array was allocated). As :func:`defects4warp.capture.spec.site_matches`,
+    the file is a path relative to ``folder``, an absolute path, or a base name."""
+    from ..paths import program_files
+    from .spec import parse_site
+
+    f = parse_site(want)[0]
+    path = Path(f)
+    if (path.is_absolute() and path.is_file()) or (folder / f).is_file():
+        return
+    if "/" not in f and any(p.name == f for p in program_files(folder)):
+        return
+    raise TargetError(f"--param {want}: there is no file {f} in {folder} (FILE is relative to the script's "
+                      f"folder; its Python files: {', '.join(p.relative_to(folder).as_posix() for p in program_files(folder)[:12]) or 'none'})")
+
+
 def resolve_target(path, args=(), iteration: int | None = None, params=None) -> tuple:
     """``(folder, ScriptSpec or None, assumptions)`` for ``defects4warp diagnose PATH [-- ARGS]``.
 
@@ -124,6 +142,8 @@ def resolve_target(path, args=(), iteration: int | None = None, params=None) -> 
                       args=list(args) if args else list(block.get("args") or []),
                       iteration=iteration or int(block.get("iteration") or 1),
                       params=list(params) if params else (list(block.get("params") or []) or None))
+    for want in spec.params or ():
+        _check_param_file(want, folder)
     if not args and not block.get("args"):
         assumed.append("the script runs with no arguments (give them after --)")
     if (iteration or block.get("iteration") or 1) == 1:

@@ -65,6 +65,45 @@ def _engine_name(value: str) -> str:
     raise click.BadParameter(f"unknown engine {value!r}; known: {', '.join(engine_names())}, or cmd:\"<command>\"")
 
 
+def _preflight(engine, items, device, warp_version, python):
+    """An outside (``cmd:``) engine diagnoses the first item before a verb's work
+    starts (:func:`defects4warp.engines.command.preflight`); a broken command (not
+    found, not executable, non-zero exit, no answer, an answer against the schema)
+    is a usage error (exit 2) with the full message.
+
+    Returns
+    -------
+    dict
+        ``{index: record}`` that a run can reuse (empty for other engines).
+    """
+    from ..engines.command import EngineContractError, preflight
+
+    try:
+        first = preflight(engine, items, device, warp_version, python)
+    except EngineContractError as exc:
+        raise click.UsageError(f"{exc}\n(the contract of an outside engine: docs/engines.md, 'Any command')") from None
+    return dict([first]) if first else {}
+
+
+def _preflight_releases(engine_name, releases, cases, *, device, timeout_s, programs, skip=()):
+    """:func:`_preflight` for a verb that runs an engine on several releases (matrix,
+    audit): the first item, on the first release of ``releases`` not in ``skip``
+    (releases whose engine run is reused). Built-in engines are not checked. The
+    checked item's diagnosis is not handed on: the verb measures it again (one
+    extra diagnosis, the price of stopping before hours of validation)."""
+    if not engine_name.startswith("cmd:"):
+        return
+    from ..runner import plan
+
+    items = plan(cases, programs=programs)
+    for rel in releases:
+        if rel in skip:
+            continue
+        python, version = _release(rel)
+        _preflight(get_engine(engine_name, timeout_s=timeout_s, python=python), items, device, version, python)
+        return
+
+
 def _release(warp):
     """(python, warp_version) for --warp, or a clean usage error."""
     from ..envs import ReleaseEnvError, python_for
@@ -119,8 +158,8 @@ def _run_doc(arg: str, results_path=None) -> dict:
 
         try:
             return run_document(int(arg), results_path)
-        except KeyError as exc:
-            raise click.UsageError(str(exc)) from None
+        except KeyError as exc:  # str(KeyError) would quote the message
+            raise click.UsageError(exc.args[0]) from None
     raise click.UsageError(f"{arg}: neither a run JSON file nor a stored run id")
 
 
@@ -133,6 +172,9 @@ def _emit(text: str, path=None) -> None:
         d = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".part-", dir=d)
         try:
+            from ..jsonio import normal_mode
+
+            normal_mode(fd)  # the umask's mode (0644 under 022), not mkstemp's 0600
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, path)
@@ -200,6 +242,90 @@ def _read_json(path, key: str, what: str) -> dict:
     if not isinstance(doc, dict) or key not in doc:
         raise click.UsageError(f"{path}: not the JSON of {what} (no '{key}' key)")
     return doc
+
+
+def bundled_program(ref: str):
+    """The folder of a bundled corpus variant named ``CASE`` or ``CASE/VARIANT``.
+
+    A case id alone stands for its only variant (``program/``); a case with
+    several variants must be given with one.
+
+    Parameters
+    ----------
+    ref : str
+        ``CASE`` or ``CASE/VARIANT`` (ids as ``defects4warp list`` shows them).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The variant folder; None when ``ref`` names no bundled case.
+
+    Raises
+    ------
+    ValueError
+        When the case exists but the variant does not, or several variants
+        could be meant (the message names them).
+    """
+    from pathlib import Path
+
+    from ..case import CaseFormatError, load_case
+
+    parts = ref.strip("/").split("/")
+    if len(parts) > 2 or not parts[0] or any(x in ("", ".", "..") for x in parts):
+        return None
+    try:
+        root = default_corpus()
+    except FileNotFoundError:
+        return None
+    case_dir = Path(root) / parts[0]
+    if not (case_dir / "case.yaml").is_file():
+        return None
+    try:
+        names = [v.name for v in load_case(case_dir).variants]
+    except CaseFormatError as exc:
+        raise ValueError(str(exc)) from None
+    if len(parts) == 2:
+        if parts[1] not in names:
+            raise ValueError(f"bundled case {parts[0]} has no variant '{parts[1]}' (its variants: {', '.join(names)})")
+        return case_dir / parts[1]
+    if len(names) == 1:
+        return case_dir / names[0]
+    raise ValueError(f"{parts[0]} is a bundled case with variants {', '.join(names)}: name one, "
+                     f"e.g. {parts[0]}/{names[0]}")
+
+
+class ProgramPath(click.ParamType):
+    """A program argument: a path that exists, else a bundled case id
+    (``CASE`` or ``CASE/VARIANT``, :func:`bundled_program`), so the corpus
+    that ships inside an installed package can be named without its path.
+    An existing path wins over a case id of the same name.
+
+    Parameters
+    ----------
+    file_okay : bool, default True
+        Whether a file (a training script) is accepted, or only a folder.
+    """
+
+    name = "path"
+
+    def __init__(self, file_okay: bool = True):
+        self.file_okay = file_okay
+
+    def convert(self, value, param, ctx):
+        from pathlib import Path
+
+        if Path(value).exists():
+            if not self.file_okay and not Path(value).is_dir():
+                self.fail(f"{value} is a file; give a folder (or a bundled case id)", param, ctx)
+            return str(value)
+        try:
+            folder = bundled_program(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if folder is None:
+            self.fail(f"{value}: no such file or folder, and no bundled case of that id "
+                      "(`defects4warp list` shows the ids; give CASE/VARIANT)", param, ctx)
+        return str(folder)
 
 
 corpus_opt = click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
@@ -353,5 +479,5 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
+__all__ += ["_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
             "deprecated_alias", "WARP_HELP", "progress_opt"]

@@ -7,6 +7,7 @@ import sys
 import click
 
 from ._common import (
+    _preflight_releases,
     _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt, device_opt, engine_opt,
     err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt,
 )
@@ -46,6 +47,7 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
         cases, _ = _load(corpus, cases_glob)
         for rel in (from_, to):
             _release(rel)
+        _preflight_releases(engine_name, [from_, to], cases, device=device, timeout_s=timeout_s, programs=programs)
         store = _store(results_path)
         with _executor(executor_kind, jobs, scheduler, workers) as ex:
             releases = measure_releases([from_, to], cases,

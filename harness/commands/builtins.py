@@ -4,39 +4,62 @@ from __future__ import annotations
 
 import click
 
-from ._common import _store, err_console, results_opt
+from ._common import _check_writable, _store, err_console, results_opt, warp_option
 
 
-def _releases(spec: str) -> list:
-    from ..builtins import ALL_RELEASES
+def checkout_root():
+    """The source checkout this package runs from (the folder holding ``pyproject.toml``
+    and ``docs/builtins.md`` next to ``harness/``), or None for an installed package,
+    whose data folder belongs to the installation."""
+    from ..paths import PACKAGE_DIR
 
-    if spec == "all":
-        return list(ALL_RELEASES)
-    return [r.strip() for r in spec.split(",") if r.strip()]
+    root = PACKAGE_DIR.parent
+    if (root / "pyproject.toml").is_file() and (root / "docs" / "builtins.md").is_file():
+        return root
+    return None
 
 
 @click.command()
-@click.option("--warp", "warp_spec", default="all", show_default=True, metavar="all|X.Y.Z[,..]",
-              help="Releases to measure (all: defects4warp.builtins.ALL_RELEASES, newest first).")
+@warp_option(many=True, default_help="the installed release. `all` measures every supported release "
+                                     "(20; each compiles several hundred kernels at about 1 s per kernel on a CPU "
+                                     "core: hours), newest first")
 @click.option("--device", default="cpu", show_default=True, help="Warp device.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write {release: release document} here.")
-@click.option("--data/--no-data", "write_data", default=False, show_default=True,
-              help="Also write the compact result of each release to harness/data/builtins/<release>-<device>.json "
-                   "and regenerate docs/builtins.md (maintainers, before committing).")
+@click.option("--write-package-data", "write_package_data", is_flag=True, default=False,
+              help="Maintainers, in a source checkout, before committing: also overwrite the package's committed "
+                   "results harness/data/builtins/<release>-<device>.json (what the engine's release probe reads) "
+                   "and regenerate docs/builtins.md. Refused for an installed package.")
+@click.option("--data/--no-data", "old_data", default=None, hidden=True,
+              help="Old name of --write-package-data.")
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing batches from the result store.")
 @results_opt
-def cmd(warp_spec, device, json_path, write_data, fresh, results_path):
+def cmd(warp, device, json_path, write_package_data, old_data, fresh, results_path):
     """Compare the tape's adjoint of every float builtin overload with finite
     differences, on each release: agrees, wrong, zero, build_error or absent.
     Releases already in the result store are reused (--fresh to measure again)."""
-    from ..builtins import conformance, write_data, write_page
+    from ..builtins import ALL_RELEASES, conformance, write_data, write_page
     from ..envs import ReleaseEnvError, python_for
-    from ..runner import write_json_atomic
+    from ..runner import installed_warp_version, write_json_atomic
 
+    if old_data is not None:
+        err_console.print("[yellow]--data is deprecated: it writes the package's committed data; "
+                          "use --write-package-data[/yellow]")
+        write_package_data = write_package_data or old_data
+    if write_package_data and checkout_root() is None:
+        from ..paths import PACKAGE_DIR
+
+        raise click.UsageError(f"--write-package-data overwrites the committed results of a source checkout; "
+                               f"{PACKAGE_DIR} is an installed package (its data belongs to the installation). "
+                               "Use --json FILE to keep the results")
+    if json_path:
+        _check_writable(json_path)
+    releases = warp or [installed_warp_version()]
+    if set(releases) == set(ALL_RELEASES):
+        releases = list(ALL_RELEASES)  # newest and most used first, so an interrupted run has the useful ones
     store = _store(results_path)
     out = {}
-    for rel in _releases(warp_spec):
+    for rel in releases:
         try:
             py, ver = python_for(rel, log=err_console.print)
         except ReleaseEnvError as exc:
@@ -50,9 +73,9 @@ def cmd(warp_spec, device, json_path, write_data, fresh, results_path):
         err_console.print(f"Warp {doc['warp']}: {len(doc['cells'])} overloads {states} "
                           f"({doc['reused_batches']}/{doc['batches']} batches reused, {doc['seconds']} s)")
         out[doc["warp"]] = doc
-        if write_data:
+        if write_package_data:
             err_console.print(f"wrote {write_data(conformance.compact(doc), device)}")
-    if write_data:
+    if write_package_data:
         err_console.print(f"wrote {write_page()}")
     if json_path:
         write_json_atomic(json_path, out)

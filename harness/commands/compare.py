@@ -22,8 +22,8 @@ def cmd(run_a, run_b, json_path, results_path):
 
     try:
         c = compare(run_a, run_b, results_path)
-    except KeyError as exc:
-        raise click.UsageError(str(exc)) from None
+    except KeyError as exc:  # str(KeyError) would quote the message
+        raise click.UsageError(exc.args[0]) from None
     if not c["comparable"]:
         from ..history import bundled_digest, corpus_label, get_run
 

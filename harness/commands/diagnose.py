@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
+    ProgramPath,
     _check_writable,
     _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, timeout_opt,
     warp_opt,
@@ -49,7 +50,7 @@ def print_capture(cap: dict, spec, assumed) -> None:
 
 
 @click.command(context_settings={"ignore_unknown_options": False})
-@click.argument("path", type=click.Path(exists=True))
+@click.argument("path", type=ProgramPath())
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @engine_opt
 @device_opt
@@ -63,7 +64,8 @@ def print_capture(cap: dict, spec, assumed) -> None:
 @warp_opt
 def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iteration, json_path, warp):
     """Diagnose one program. PATH is a training script (`diagnose train.py -- --iters 3`,
-    run unmodified with the arguments after --), or a folder holding problem.py
+    run unmodified with the arguments after --), a bundled case as CASE/VARIANT
+    (ids from `defects4warp list`), or a folder holding problem.py
     (a make_problem adapter, docs/case-format.md), a case.yaml with a script:
     block, or one .py file with `if __name__ == "__main__":`. For a script it first
     prints what it captured (params by allocation site, dtype and shape; the
@@ -95,6 +97,11 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
             d = diagnose_target(engine, str(folder), device, scale, script=spec)
         except TypeError as exc:
             raise click.UsageError(str(exc)) from None
+    from ..engines.command import contract_failure
+
+    if contract_failure(d):  # a broken cmd: engine (as the preflight of run, matrix and audit): exit 2
+        raise click.UsageError(f"the engine {engine.name} failed on {path}:\n{d.get('error')}\n"
+                               "(the contract of an outside engine: docs/engines.md, 'Any command')")
     if spec is not None:
         cap = d.get("capture")
         if cap:

@@ -7,6 +7,7 @@ import sys
 import click
 
 from ._common import (
+    _preflight_releases,
     _check_writable, _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt,
     device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, scale_opts, timeout_opt,
     markdown_option, warp_option,
@@ -63,6 +64,8 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
         if json_path:
             write_json_atomic(json_path, doc)
 
+    _preflight_releases(engine_name, releases, cases, device=device, timeout_s=timeout_s, programs=programs,
+                        skip=reused)
     store = _store(results_path)
     with _executor(executor_kind, jobs, scheduler, workers) as ex:
         by_release = measure_releases(

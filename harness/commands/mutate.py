@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ._common import _emit, _write_json, deprecated_alias, json_option, markdown_option, warp_option
+from ._common import ProgramPath, _emit, _write_json, deprecated_alias, json_option, markdown_option, warp_option
 
 
 #: The old single-command flags and the subcommand that replaced each (for a clear usage error).
@@ -72,12 +72,12 @@ def list_cmd():
 
 
 @cmd.command("generate")
-@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.argument("path", type=ProgramPath(file_okay=False))
 @operators_opt
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Write one folder per mutant here (default: print each mutant's diff).")
 def generate_cmd(path, operators, out):
-    """Apply operators to the program in PATH (a folder with problem.py)."""
+    """Apply operators to the program in PATH (a folder with problem.py, or a bundled case as CASE/VARIANT)."""
     from ..mutate import OPERATORS, get_operator
     from ..mutate.admit import write_program
     from ..mutate.sources import Parent

@@ -9,24 +9,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
+    _preflight,
     _check_device, _check_writable, _executor, _fmt, default_corpus, _load, _progress, _release, _store, cases_opt, console,
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
 from ..scoring import is_skipped
-
-
-def _preflight(engine, items, device, warp_version, python):
-    """An outside (``cmd:``) engine diagnoses the first item before the run
-    starts; a broken command is a usage error (exit 2) with the full message.
-    Returns ``{index: record}`` for the run to reuse (empty for other engines)."""
-    from ..engines.command import EngineContractError, preflight
-
-    try:
-        first = preflight(engine, items, device, warp_version, python)
-    except EngineContractError as exc:
-        raise click.UsageError(f"{exc}\n(the contract of an outside engine: docs/engines.md, 'Any command')") from None
-    return dict([first]) if first else {}
 
 
 @click.command()
@@ -79,7 +67,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
     n_script = sum(it.program == "script" for it in items)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
                       f"{len(cases)} cases, {len(items)} runs ({n_script} of them scripts) | {jobs} jobs")
-    prefilled = _preflight(engine, items, device, warp_version, python)
+    prefilled = _preflight(engine, items, device, warp_version, python)  # before any work: a broken cmd: exits 2
     with _progress(len(items), "diagnosing", every_s=progress_every) as prog:
         task = prog.add_task("", total=len(items))
 

@@ -347,6 +347,9 @@ def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: st
            "fit": fit_meta, "rows": rows}
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".table-", suffix=".yaml", dir=d)
+    from ..jsonio import normal_mode
+
+    normal_mode(fd)  # the umask's mode (0644 under 022), not mkstemp's 0600
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         yaml.safe_dump(doc, f, sort_keys=False, width=160)
     os.replace(tmp, path)

@@ -44,6 +44,9 @@ def atomic_write(path: str, doc: dict) -> None:
     ``os.replace``, so a reader never sees half a document."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".part-", dir=d)
+    from ..jsonio import normal_mode
+
+    normal_mode(fd)  # the umask's mode, not mkstemp's 0600
     with os.fdopen(fd, "w") as f:
         json.dump(doc, f, indent=1, default=json_default)
     os.replace(tmp, path)
