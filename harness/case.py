@@ -260,6 +260,9 @@ class Case:
     objectives_differ: str | None = None
     form: str = "adapter"
     script: ScriptBlock | None = None
+    #: ``tags.builtins``: Warp builtins whose own adjoint defect the buggy program hits (names as in
+    #: the builtins conformance data); read by the builtin -> case table of docs/builtins.md.
+    builtins: tuple = ()
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -402,6 +405,7 @@ def load_case(case_dir: str | Path) -> Case:
         objectives_differ=data.get("objectives_differ"),
         form=form,
         script=script,
+        builtins=tuple(tags.get("builtins", ())),
     )
 
 

@@ -241,7 +241,10 @@ def _check_unsupported(item, device, warp_version, timeout_s, python, knobs, rep
     missing = missing_modules(item.case.requires, python)
     if missing:
         return _check(item, None, "skipped", f"skipped: requires {', '.join(missing)}, not installed")
-    doc, _ = MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, repeat=rep)
+    # a script item is run as its script here too: measured as an adapter, a variant without a
+    # problem.py "failed to build" on every release (ProblemError: problem.py not found)
+    doc, _ = MEASUREMENTS.get(item.variant.path, item.scale, python, device, timeout_s, knobs, repeat=rep,
+                              script=_script(item))
     seconds = float((doc.get("cost") or {}).get("wall_s") or 0.0)
     verdict = doc.get("verdict")
     first = ((doc.get("failure") or {}).get("first_line") or doc.get("message") or "").strip()

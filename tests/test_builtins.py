@@ -194,3 +194,90 @@ def test_an_agreement_resting_only_on_zero_fd_with_skipped_kinks_is_inconclusive
     ok = {"state": "agrees", "coords": 8, "skipped": 2, "noise": 1e-5, "rel_err": 2e-5}
     assert conformance.finalize(ok)["state"] == "agrees"
     assert conformance.finalize(dict(cell, skipped=0))["state"] == "agrees"  # e.g. floor: FD 0, AD 0
+
+
+def test_tile_inputs_keep_every_pair_of_elements_apart_so_max_and_min_are_measurable():
+    from defects4warp.builtins import suite
+
+    gaps = []
+    for seed in range(200):
+        v = suite.tile_values(np.random.default_rng([0, seed])).ravel()
+        assert v.shape == (suite.TILE_N,) and np.all(np.abs(v) <= 1.5)
+        d = np.diff(np.sort(v))
+        gaps.append(d.min())
+    # at least TILE_GAP between any two elements: the top two never sit within a float32 FD step
+    assert min(gaps) >= suite.TILE_GAP
+    assert suite.TILE_GAP > 2 * suite.STEPS["float32"] * 1.5
+
+
+@pytest.mark.slow
+def test_tile_max_and_min_are_measured_zero_on_the_installed_release():
+    from defects4warp.builtins import suite
+
+    specs = {s["id"]: s for s in suite.enumerate_specs()}
+    cells = suite.measure([specs["tile_max(tile8f)"], specs["tile_min(tile8f)"], specs["tile_sum(tile8f)"]])
+    assert cells["tile_sum(tile8f)"]["state"] == "agrees"
+    for oid in ("tile_max(tile8f)", "tile_min(tile8f)"):
+        # no warning, no error: the adjoint of the selected element is 0 where FD is the seed
+        assert cells[oid]["state"] == "zero" and cells[oid]["skipped"] == 0, cells[oid]
+        assert cells[oid]["rel_err"] == pytest.approx(1.0)
+
+
+def test_merge_data_replaces_the_measured_cells_and_keeps_the_others(data):
+    part = {"warp": "1.19.0", "device": "cpu", "registry": {"names": 1, "overloads": 1, "differentiable": 1},
+            "cells": {"sign(vec3f)": {"builtin": "sign", "state": "wrong", "rel_err": 3.0}}}
+    merged = builtins.merge_data(part)
+    assert merged["registry"] == DOCS["1.19.0"]["registry"]
+    assert merged["cells"]["sign(vec3f)"]["state"] == "wrong"
+    assert set(merged["cells"]) == set(DOCS["1.19.0"]["cells"])
+    with pytest.raises(FileNotFoundError, match="1.5.1-cpu.json"):
+        builtins.merge_data(dict(part, warp="1.5.1"))
+
+
+def test_defective_builtins_table_names_the_releases_and_the_tagged_cases():
+    docs = dict(DOCS)
+    docs["1.0.2"] = {"warp": "1.0.2", "device": "cpu", "registry": {},
+                     "cells": {"sign(vec3f)": {"builtin": "sign", "state": "wrong", "rel_err": 2.0}}}
+    rows = {b["builtin"]: b for b in page.defective_builtins(docs)}
+    assert set(rows) == {"sign", "tile_reduce"}
+    assert rows["sign"]["releases"] == ["1.0.2", "1.12.1"] and rows["sign"]["not_differentiable"] == []
+    assert rows["tile_reduce"]["declared"] == ["1.12.1"] and rows["tile_reduce"]["not_differentiable"] == ["1.19.0"]
+    lines = page.cases_table(docs, {"tile_reduce": ["channel-energy-calibration"]})
+    assert "| `sign` | wrong: 1.0.2-1.12.1 | - | none |" in lines
+    assert "| `tile_reduce` | zero: 1.12.1-1.19.0 | 1.19.0 | `channel-energy-calibration` |" in lines
+    md = page.page_markdown(docs, cases={})
+    assert "### Defective builtins and their corpus cases" in md and "### Defective builtins" not in page.page_markdown(docs)
+
+
+def test_every_tagged_builtin_of_the_bundled_corpus_is_one_the_data_measures_defective():
+    tagged = builtins.corpus_builtins()
+    assert {"tile_min", "tile_reduce", "div", "curlnoise"} <= set(tagged)
+    defective = set()
+    for r in builtins.measured_releases():
+        defective |= {c["builtin"] for c in builtins.load(r)["cells"].values() if c["state"] in ("wrong", "zero")}
+    assert set(tagged) <= defective, set(tagged) - defective
+
+
+def test_builtins_command_writes_no_data_without_the_data_flag(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from defects4warp.builtins import conformance
+    from defects4warp.cli import main
+    from defects4warp import envs
+
+    written = []
+    monkeypatch.setattr(envs, "python_for", lambda rel, log=None: ("python", rel))
+    monkeypatch.setattr(conformance, "measure_release", lambda ver, py, **kw: {
+        "warp": ver, "device": "cpu", "registry": {}, "seconds": 0.0, "reused_batches": 0, "batches": 1,
+        "cells": {"tile_max(tile8f)": {"builtin": "tile_max", "family": "tile", "dtype": "float32",
+                                       "differentiable": False, "state": "zero", "rel_err": 1.0}}
+        if kw["only"] is None or kw["only"]({"builtin": "tile_max", "id": "tile_max(tile8f)"}) else {}})
+    monkeypatch.setattr(builtins, "write_data", lambda doc, device="cpu": written.append(doc) or "x.json")
+    monkeypatch.setattr(builtins, "write_page", lambda path=None: written.append("page") or "page.md")
+    res = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--only", "tile_max",
+                                    "--results", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    assert written == []
+    res = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--only", "frac",
+                                    "--results", str(tmp_path / "r")])
+    assert res.exit_code == 0 and "matches no overload" in res.output

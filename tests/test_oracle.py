@@ -358,3 +358,26 @@ def test_release_not_installed_is_skipped_not_passed(tmp_path, programs, monkeyp
     assert "not installed" in checks[0]["message"]
     bad = CliRunner().invoke(main, ["validate", "--corpus", str(tmp_path), "--warp", "not-a-release"])
     assert bad.exit_code == 2
+
+
+def test_worker_uses_a_private_kernel_cache_only_where_warp_names_objects_without_a_hash(monkeypatch, tmp_path):
+    import os
+    import sys
+    import types
+
+    from defects4warp.oracle import worker
+
+    def fake(version):
+        mod = types.ModuleType("warp")
+        mod.config = types.SimpleNamespace(version=version, kernel_cache_dir=None)
+        monkeypatch.setitem(sys.modules, "warp", mod)
+        return mod
+
+    old = fake("1.0.2")
+    d = worker.private_kernel_cache()
+    assert d is not None and os.path.isdir(d.name) and old.config.kernel_cache_dir == d.name
+    d.cleanup()
+    assert not os.path.exists(d.name)
+    assert worker.private_kernel_cache.__doc__ and worker.SHARED_CACHE_BEFORE == (1, 2)
+    new = fake("1.2.2")
+    assert worker.private_kernel_cache() is None and new.config.kernel_cache_dir is None

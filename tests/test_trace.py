@@ -444,3 +444,34 @@ def test_findings_on_warp_1_12_1():
     expected.update({silent: [] for _, _, silent in rows})
     expected["trace_clean"] = []
     assert res["ids"] == expected
+
+
+def test_restoring_a_patched_new_on_a_class_without_one_keeps_its_constructor_working():
+    from defects4warp.measure.trace import restore_patches
+
+    class Plain:
+        def __init__(self, x=None):
+            self.x = x
+
+    def patched(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    Plain.__new__ = patched
+    restore_patches([(Plain, "__new__", None, False)])
+    # deleting the patch alone leaves CPython calling object.__new__ with the arguments (a TypeError)
+    assert Plain(3).x == 3 and Plain(x=4).x == 4
+
+    class Base:
+        def __new__(cls, *args, **kwargs):
+            obj = object.__new__(cls)
+            obj.made_by_base = True
+            return obj
+
+    class Child(Base):
+        def __init__(self, x=None):
+            self.x = x
+
+    Child.__new__ = patched
+    restore_patches([(Child, "__new__", None, False)])
+    c = Child(5)
+    assert c.x == 5 and c.made_by_base

@@ -119,3 +119,22 @@ def test_audit_reports_support_changes_not_bug_changes():
                                      "from": "unsup", "to": "wrong 1"}]
     assert rep["verdict_flips"] == [] and rep["contradictions"] == []
     assert "| c | buggy | unsup | wrong 1 / inconclusive |" in matrix_markdown(doc)
+
+
+def test_a_script_variant_below_min_warp_is_measured_as_its_script(monkeypatch):
+    from defects4warp.case import default_corpus
+
+    c = load_case(default_corpus() / "cold-store-pallet-probes")
+    item = RunItem(c, c.variant("buggy"), "small", "script")
+    seen = []
+
+    def fake(*a, **k):
+        seen.append(k.get("script"))
+        return {"verdict": "refused", "warp_version": "1.6.2", "cost": {"wall_s": 0.5},
+                "failure": {"first_line": "Exception: CPU kernel build failed with error code -1"}}, {}
+
+    monkeypatch.setattr(V.MEASUREMENTS, "get", fake)
+    chk = V.validate_item(item, "cpu", "1.6.2")
+    # measured as an adapter, a folder without problem.py "fails to build" on every release
+    assert len(seen) == 1 and seen[0] is not None and seen[0]["entry"] == "calibrate.py"
+    assert chk.status == "unsupported" and "CPU kernel build failed" in chk.message

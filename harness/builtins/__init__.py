@@ -137,13 +137,60 @@ def write_data(doc: dict, device: str = "cpu") -> Path:
     return path
 
 
+def merge_data(doc: dict, device: str = "cpu") -> dict:
+    """The committed data of ``doc``'s release with the cells of ``doc`` replacing or adding to its own.
+
+    For a partial measurement (``defects4warp builtins --only ...``): every cell the
+    committed file holds and ``doc`` does not is kept as it is; the header (registry
+    counts) is the committed one.
+
+    Parameters
+    ----------
+    doc : dict
+        A compact release document (:func:`conformance.compact`) with a subset of the cells.
+    device : str
+        Device of the committed file (``<release>-<device>.json``).
+
+    Returns
+    -------
+    dict
+        The merged compact document, ready for :func:`write_data`.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the release has no committed data on ``device`` (a partial file would read as a
+        release whose other builtins are absent); the message names the file.
+    """
+    old = load.__wrapped__(doc["warp"], device)
+    if old is None:
+        raise FileNotFoundError(f"{data_dir() / (doc['warp'] + '-' + device + '.json')}: no committed data to merge "
+                                f"a partial measurement into; measure the whole release first (without --only)")
+    cells = dict(old["cells"])
+    cells.update(doc["cells"])
+    return dict(old, cells=cells)
+
+
+def corpus_builtins(corpus=None) -> dict:
+    """``{builtin: [case id, ...]}`` from the ``tags.builtins`` of the cases of ``corpus`` (default: the
+    bundled corpus). Cases that fail to load are left out (``defects4warp validate`` reports them)."""
+    from ..case import default_corpus, load_corpus
+
+    cases, _ = load_corpus(corpus or default_corpus())
+    out = {}
+    for c in cases:
+        for b in c.builtins:
+            out.setdefault(b, []).append(c.id)
+    return {b: sorted(ids) for b, ids in out.items()}
+
+
 def write_page(path=None) -> Path:
     """Regenerate ``docs/builtins.md`` from the committed data; returns its path."""
     from .page import page_markdown, splice
 
     path = Path(path) if path else Path(__file__).resolve().parents[2] / "docs" / "builtins.md"
     docs = {r: load.__wrapped__(r, "cpu") for r in measured_releases("cpu")}
-    text = splice(path.read_text() if path.is_file() else None, page_markdown(docs))
+    text = splice(path.read_text() if path.is_file() else None, page_markdown(docs, cases=corpus_builtins()))
     tmp = path.with_suffix(".md.part")
     tmp.write_text(text)
     tmp.replace(path)

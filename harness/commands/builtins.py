@@ -33,12 +33,16 @@ def checkout_root():
 @click.option("--data/--no-data", "old_data", default=None, hidden=True,
               help="Old name of --write-package-data.")
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing batches from the result store.")
+@click.option("--only", "only_spec", default=None, metavar="NAME[,..]",
+              help="Measure only these builtins (names as in docs/builtins.md: tile_max, div, [component_add]) "
+                   "or overload ids (div(float32,vec4f)); with --write-package-data their cells replace those of the committed "
+                   "data of each release, the other cells are kept.")
 @results_opt
-def cmd(warp, device, json_path, write_package_data, old_data, fresh, results_path):
+def cmd(warp, device, json_path, write_package_data, old_data, fresh, only_spec, results_path):
     """Compare the tape's adjoint of every float builtin overload with finite
     differences, on each release: agrees, wrong, zero, build_error or absent.
     Releases already in the result store are reused (--fresh to measure again)."""
-    from ..builtins import ALL_RELEASES, conformance, write_data, write_page
+    from ..builtins import ALL_RELEASES, conformance, merge_data, write_data, write_page
     from ..envs import ReleaseEnvError, python_for
     from ..runner import installed_warp_version, write_json_atomic
 
@@ -57,6 +61,14 @@ def cmd(warp, device, json_path, write_package_data, old_data, fresh, results_pa
     releases = warp or [installed_warp_version()]
     if set(releases) == set(ALL_RELEASES):
         releases = list(ALL_RELEASES)  # newest and most used first, so an interrupted run has the useful ones
+    only = None
+    if only_spec is not None:
+        names = {n.strip() for n in only_spec.split(",") if n.strip()}
+        if not names:
+            raise click.UsageError("--only: no builtin name or overload id given")
+
+        def only(spec, names=frozenset(names)):
+            return spec["builtin"] in names or spec["id"] in names
     store = _store(results_path)
     out = {}
     for rel in releases:
@@ -66,7 +78,12 @@ def cmd(warp, device, json_path, write_package_data, old_data, fresh, results_pa
             err_console.print(f"[red]Warp {rel}: no environment ({exc})[/red]")
             continue
         err_console.print(f"Warp {ver} on {device}: measuring builtin adjoints")
-        doc = conformance.measure_release(ver, py, device=device, store=store, fresh=fresh, log=err_console.print)
+        doc = conformance.measure_release(ver, py, device=device, store=store, fresh=fresh, only=only,
+                                          log=err_console.print)
+        if only is not None and not doc["cells"]:
+            err_console.print(f"[yellow]Warp {doc['warp']}: --only {only_spec} matches no overload of this "
+                              f"release[/yellow]")
+            continue
         states = {}
         for c in doc["cells"].values():
             states[c["state"]] = states.get(c["state"], 0) + 1
@@ -74,7 +91,13 @@ def cmd(warp, device, json_path, write_package_data, old_data, fresh, results_pa
                           f"({doc['reused_batches']}/{doc['batches']} batches reused, {doc['seconds']} s)")
         out[doc["warp"]] = doc
         if write_package_data:
-            err_console.print(f"wrote {write_data(conformance.compact(doc), device)}")
+            compact = conformance.compact(doc)
+            if only is not None:
+                try:
+                    compact = merge_data(compact, device)
+                except FileNotFoundError as exc:
+                    raise click.UsageError(str(exc))
+            err_console.print(f"wrote {write_data(compact, device)}")
     if write_package_data:
         err_console.print(f"wrote {write_page()}")
     if json_path:

@@ -1808,6 +1808,29 @@ def restore_patches(saved) -> None:
                 delattr(owner, name)
             except AttributeError:
                 pass
+            if name == "__new__" and isinstance(owner, type):
+                _reinherit_new(owner)
+
+
+def _reinherit_new(cls) -> None:
+    """Make ``cls(...)`` construct again after a patched ``__new__`` was deleted from a class that had none.
+
+    CPython leaves the deleted slot calling ``object.__new__`` with the constructor's arguments,
+    which raises "object.__new__() takes exactly one argument" for every later ``cls(x)`` (seen
+    with ``wp.array`` on Warp 1.0.2, which defines no ``__new__``: every ``wp.array(data)`` after
+    a capture run failed). The inherited ``__new__`` is set back explicitly: the next one in the
+    MRO, called without the arguments when it is ``object.__new__``.
+    """
+    base_new = next((k.__dict__["__new__"] for k in cls.__mro__[1:] if "__new__" in k.__dict__), object.__new__)
+    if base_new is object.__new__:
+        def __new__(c, *args, **kwargs):
+            return object.__new__(c)
+    else:
+        fn = base_new.__func__ if isinstance(base_new, staticmethod) else base_new
+
+        def __new__(c, *args, **kwargs):
+            return fn(c, *args, **kwargs)
+    cls.__new__ = staticmethod(__new__)
 
 
 def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_bytes=1 << 20,
