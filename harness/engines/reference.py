@@ -52,7 +52,7 @@ from ..probes import release as release_probe
 from ..probes import source as source_probe
 from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import WorkerEngine, ev as _ev
-from .evidence import EvidenceTable, explain, fold, fold_nobug, load_table, rank
+from .evidence import EvidenceTable, evidence_classes, explain, fold, fold_nobug, load_table, rank
 
 #: The worker-side probes the reference engine runs, in order. The overwrite
 #: tracker is left out: the runtime trace sees write-after-read directly, and
@@ -303,8 +303,8 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     trace = doc.get("trace") or {}
     tfind = trace.get("findings") or []
     for f in tfind:
-        evidence.append(_ev("trace", False, f"trace: {f.get('detail')}", {"id": f.get("id"), "classes": f.get("classes"),
-                                                                          "data": f.get("data")}))
+        evidence.append(_ev("trace", False, f"trace: {f.get('detail')}",
+                            {"id": f.get("id"), "classes": finding_classes(f, table), "data": f.get("data")}))
     if "findings" in trace and not tfind:
         evidence.append(_ev("trace", True, "runtime trace of the first gradient() call: no taping finding", None))
     if trace.get("error"):
@@ -498,6 +498,16 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kerne
             cited.append(Evidence(eid, "release", data=names, strength=float(len(names))))
     cited += diff_a.cited
     return cited
+
+
+def finding_classes(finding: dict, table: EvidenceTable | None = None) -> list:
+    """Classes a trace finding points at, as measured: the evidence table's rows for
+    ``trace:<id>`` (``trace:offtape_write_after_read:inside_tape`` for a write the trace
+    probe saw inside the with-tape block, :func:`defects4warp.probes.trace.refine`)."""
+    eid = f"trace:{finding.get('id')}"
+    if finding.get("id") == "offtape_write_after_read" and (finding.get("data") or {}).get("inside_tape_block"):
+        eid += ":inside_tape"
+    return list(evidence_classes(eid, table))
 
 
 def inplace_kernel(finding: dict, scopes: set) -> bool:

@@ -12,6 +12,11 @@ the dataflow path; ``call`` detectors run once per trace, after them.
 :func:`trace_findings` runs them all in registration order and returns the
 findings sorted by id then detail.
 
+A finding is ``{"id", "detail", "data"}``: a measured fact and its id. It
+names no class: the classes of ``trace:<id>`` are the evidence table's rows
+(:data:`FINDING_CLASSES` reads them, in the parent process; the measurement
+worker that runs the detectors has no YAML reader and needs none).
+
 Pure functions of the document: standard library only (no Warp, no NumPy),
 so that findings can be recomputed from a stored trace anywhere.
 """
@@ -22,33 +27,13 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["trace_findings", "detector", "Detector", "DETECTORS", "FINDING_CLASSES"]
-
-#: Finding id -> taxonomy class ids (docs/taxonomy.md).
-FINDING_CLASSES = {
-    "write_after_read": ["overwrite"],
-    "write_after_loss": ["overwrite"],
-    "struct_write_after_read": ["struct_overwrite"],
-    "struct_field_rebound": ["struct_overwrite"],
-    "inplace_read_write": ["inplace_math"],
-    "rng_state_overwrite": ["rng_replay"],
-    "zero_seed": ["stale_gradient_read"],
-    "offtape_write_after_read": ["offtape_mutation"],
-    "missing_requires_grad": ["missing_requires_grad"],
-    "forward_outside_tape": ["tape_scope"],
-    "grad_nonzero_at_backward": ["missing_tape_zero"],
-    "stale_gradient_read": ["stale_gradient_read"],
-    "multiple_backward": ["double_count"],
-    "duplicate_launch": ["double_count"],
-    "seed_scale": ["seed_mismatch"],
-    "seed_accumulated": ["seed_mismatch"],
-    "backward_disabled": ["backward_disabled"],
-    "window_handoff": ["truncation"],
-}
+__all__ = ["trace_findings", "detector", "Detector", "DETECTORS", "FINDING_IDS", "FINDING_CLASSES"]
 
 
 #: name -> :class:`Detector`, in registration order (the order detectors run in).
 DETECTORS: dict = {}
+#: Every finding id a registered detector declares, in registration order.
+FINDING_IDS: list = []
 
 
 @dataclass(frozen=True)
@@ -86,7 +71,9 @@ def detector(name: str, *, evidence, scope: str = "backward", summary: str = "")
     name : str
         Unique detector id.
     evidence : sequence of str
-        Finding ids it emits (non-empty; each must have a :data:`FINDING_CLASSES` entry).
+        Finding ids it emits (non-empty; no other detector may declare one of them;
+        each needs a row ``trace:<id>`` in the evidence table, which
+        ``tests/test_engine_v4.py`` checks).
     scope : {"backward", "call"}, default "backward"
         When it runs (see :class:`Detector`).
     summary : str, default ""
@@ -95,15 +82,15 @@ def detector(name: str, *, evidence, scope: str = "backward", summary: str = "")
     Raises
     ------
     ValueError
-        When ``name`` is registered twice, ``evidence`` is empty or names an
-        unknown finding id, or ``scope`` is not one of the two.
+        When ``name`` is registered twice, ``evidence`` is empty or names a
+        finding id another detector declares, or ``scope`` is not one of the two.
     """
     evidence = tuple(evidence)
     if not evidence:
         raise ValueError(f"detector {name!r} declares no evidence")
-    unknown = [e for e in evidence if e not in FINDING_CLASSES]
-    if unknown:
-        raise ValueError(f"detector {name!r}: unknown finding id(s) {unknown}")
+    taken = [e for e in evidence if e in FINDING_IDS]
+    if taken:
+        raise ValueError(f"detector {name!r}: finding id(s) {taken} declared by another detector")
     if scope not in ("backward", "call"):
         raise ValueError(f"detector {name!r}: scope must be backward or call, not {scope!r}")
 
@@ -112,6 +99,7 @@ def detector(name: str, *, evidence, scope: str = "backward", summary: str = "")
             raise ValueError(f"detector {name!r} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()
         DETECTORS[name] = Detector(name, evidence, scope, summary or (doc[0] if doc else ""), fn)
+        FINDING_IDS.extend(evidence)
         return fn
 
     return deco
@@ -120,6 +108,16 @@ def detector(name: str, *, evidence, scope: str = "backward", summary: str = "")
 def evidence_ids() -> list:
     """Every finding id a registered detector may emit, in registration order."""
     return [e for d in DETECTORS.values() for e in d.evidence]
+
+
+def __getattr__(name):
+    """``FINDING_CLASSES``: finding id -> list of the classes the evidence table's rows
+    ``trace:<id>`` name (row order), read on access (parent process only: needs PyYAML)."""
+    if name == "FINDING_CLASSES":
+        from ..engines.evidence import evidence_classes
+
+        return {fid: list(evidence_classes(f"trace:{fid}")) for fid in FINDING_IDS}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- dataflow helpers --------------------------------------------------------
@@ -199,7 +197,9 @@ def _close(a, b, rtol):
 
 
 def _finding(fid, detail, **data):
-    return {"id": fid, "classes": list(FINDING_CLASSES[fid]), "detail": detail, "data": data}
+    if fid not in FINDING_IDS:
+        raise ValueError(f"finding id {fid!r} is declared by no registered detector")
+    return {"id": fid, "detail": detail, "data": data}
 
 
 class _Scan:
@@ -685,7 +685,7 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
     Returns
     -------
     list of dict
-        ``{"id", "classes", "detail", "data"}`` per finding (ids and classes in
+        ``{"id", "detail", "data"}`` per finding (ids in
         :mod:`defects4warp.measure.trace`), sorted by id then detail; ``[]``
         when nothing fires. Every finding is a fact measured in this run.
     """

@@ -183,7 +183,12 @@ the root.
 Findings (``trace_findings``)
 -----------------------------
 
-Each finding is ``{"id", "classes", "detail", "data"}``; ids and classes:
+Each finding is ``{"id", "detail", "data"}``. A finding names no class: the
+engine cites it as evidence ``trace:<id>`` and the evidence table
+(``harness/engines/evidence_table.yaml``) says which classes that supports
+(``FINDING_CLASSES`` reads the table). The ids, the detector
+(:mod:`defects4warp.measure.detectors`) that emits each, and the class the
+table's row names at the time of writing:
 
 =============================== ====================== =========================================
 id                              classes                fact
@@ -249,7 +254,7 @@ from __future__ import annotations
 from . import recorder as _recorder
 from .access import (_access_mask, _analyse_function, _eval_index, _func_name, _index_info,  # noqa: F401
                      _root_path, _subscript_root, _values_needed)
-from .detectors import (DETECTORS, FINDING_CLASSES, _close, _edges, _finding, _label_key,  # noqa: F401
+from .detectors import (DETECTORS, FINDING_IDS, _close, _edges, _finding, _label_key,  # noqa: F401
                         _last_write, _launch_signature, _path, _release, detector, trace_findings)
 from .recorder import _Coverage, _Recorder, restore_patches, trace_call  # noqa: F401
 
@@ -260,7 +265,12 @@ _RECORDER_STATE = ("_ACTIVE", "_KERNEL_CACHE", "_NEEDS_CACHE", "_LOCK")
 
 
 def __getattr__(name):
-    """``trace._ACTIVE`` and the recorder's caches: the recorder module's current values."""
+    """``trace._ACTIVE`` and the recorder's caches: the recorder module's current values;
+    ``FINDING_CLASSES``: :data:`defects4warp.measure.detectors.FINDING_CLASSES` (read from the evidence table)."""
     if name in _RECORDER_STATE:
         return getattr(_recorder, name)
+    if name == "FINDING_CLASSES":
+        from . import detectors
+
+        return detectors.FINDING_CLASSES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -60,7 +60,7 @@ def seed_consistency(trace: dict, objective, *, rtol: float = SEED_RTOL) -> dict
     if abs(total - f) <= rtol * max(abs(f), abs(total), 1e-300):
         return None
     desc = ", ".join(f"{sd.get('target')} ({sd.get('target_size')} elements) with {float(sd['constant']):.4g}" for sd in seeds)
-    return {"id": "seed_weights", "classes": ["seed_mismatch"],
+    return {"id": "seed_weights",
             "detail": f"backward seeds {desc}: the seed-weighted sum of the seeded arrays is {total:.6g} while the "
                       f"objective is {f:.6g}, so the backward pass differentiates another objective",
             "data": {"weighted_sum": total, "objective": f, "seeds": len(seeds)}}
@@ -73,7 +73,9 @@ def refine(finding: dict, trace: dict) -> dict:
     ``with tape:`` block that recorded the read, e.g. clearing an accumulator
     at the top of each substep, is ``overwrite``; a change after the block,
     before ``backward()`` (an optimiser step, a rendering step) is
-    ``offtape_mutation``."""
+    ``offtape_mutation``. Marks the finding's ``data["inside_tape_block"]``;
+    the engine cites a marked one as ``trace:offtape_write_after_read:inside_tape``
+    (the evidence table's rows say which class each supports)."""
     if finding.get("id") != "offtape_write_after_read":
         return finding
     data = finding.get("data") or {}
@@ -84,7 +86,7 @@ def refine(finding: dict, trace: dict) -> dict:
         if isinstance(w, int) and 0 <= w < len(events):
             inside.append(events[w].get("active_tape") == tape and tape is not None)
     if inside and all(inside):
-        return dict(finding, classes=["overwrite"], data=dict(data, inside_tape_block=True),
+        return dict(finding, data=dict(data, inside_tape_block=True),
                     detail=finding.get("detail", "") + " (inside the with-tape block)")
     return dict(finding, data=dict(data, inside_tape_block=False))
 
@@ -120,7 +122,10 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
             if call > 1:
                 f["detail"] = f"(call {call}) " + f["detail"]
             findings.append(f)
-    if not any("seed_mismatch" in (f.get("classes") or []) for f in findings):
+    from ..measure.detectors import DETECTORS
+
+    # seed_weights only where the seed detector itself found nothing
+    if not any(f["id"] in DETECTORS["seeds"].evidence for f in findings):
         extra = seed_consistency(traces[1], ctx.f0)
         if extra:
             findings.append(extra)
