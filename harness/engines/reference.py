@@ -46,13 +46,14 @@ from __future__ import annotations
 import re
 
 from .. import __version__
-from ..measure.judge import comparisons, signature_of
+from ..measure.judge import signature_of
 from ..probes import ASSESSORS, Evidence, load as _load_probes
 from ..probes import release as release_probe
 from ..probes import source as source_probe
+from ..probes.tracker import TRACKER_STAGES  # noqa: F401  (kept importable here: the baselines read it)
 from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import WorkerEngine, ev as _ev
-from .evidence import EvidenceTable, evidence_classes, explain, fold, fold_nobug, load_table, rank
+from .evidence import EvidenceTable, explain, fold, fold_nobug, load_table, rank
 
 #: The worker-side probes the reference engine runs, in order. The overwrite
 #: tracker is left out: the runtime trace sees write-after-read directly, and
@@ -73,8 +74,9 @@ def priors(table: EvidenceTable | None = None) -> dict:
 #: Signature -> {class id: weight} of the default evidence table (kept under its v3 name for the baselines).
 PRIORS = priors()
 
-#: Tracker warnings raised in these stages count.
-TRACKER_STAGES = ("load", "objective", "gradient_1")
+#: The probes whose assessors (:func:`defects4warp.probes.assessor`) turn the document into
+#: evidence entries and facts, in the order their entries appear in a diagnosis.
+ASSESSED = ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horizon", "train", "launches", "trace")
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
 ARTEFACTS = ("kink", "kink_nearby", "staircase")
@@ -198,117 +200,20 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     """
     table = table or load_table()
     _load_probes()
-    evidence = []
-    det = doc.get("determinism", {})
-    nan = doc.get("nan_scan", {})
     version = doc.get("warp_version")
 
-    weights_from = {}
-    for name in ("determinism", "noise"):
-        if name in ASSESSORS:
-            a = ASSESSORS[name](doc)
-            evidence += a.evidence
-            weights_from[name] = a
-
-    # NaN scan
-    if nan:
-        bad = nan.get("gradient_nonfinite") or {}
-        if bad:
-            evidence.append(_ev("nan_scan", False, "NaN/inf in the gradient of " + ", ".join(sorted(bad)) +
-                                (" while the objective is finite" if nan.get("objective_finite") else ""), bad))
-        else:
-            evidence.append(_ev("nan_scan", True, "gradient is finite", None))
-
-    # end-to-end comparisons
-    comps = comparisons(doc)
-    for label, c in comps:
-        probe = "fd" if "finite" in label else "reference"
-        if c["signature"] == "agrees":
-            extra = f", {c['n_unresolved']} below resolution" if c.get("n_unresolved") else ""
-            evidence.append(_ev(probe, True, f"{label}: agrees on {c['n'] - c.get('n_unresolved', 0)} checked{extra} "
-                                f"(relative error {c['relative_error']:.2g})", None))
-        elif c["signature"] == "unresolved":
-            evidence.append(_ev(probe, True, f"{label}: all {c['n']} items below the finite-difference resolution "
-                                "(unresolved, not agreement)", None))
-        else:
-            text = (f"{label}: {c['n_mismatch']} of {c['n'] - c.get('n_unresolved', 0)} resolved items disagree, "
-                    f"relative error {c['relative_error']:.3g}, signature {c['signature']}")
-            if c.get("factor") is not None:
-                text += f" (factor {c['factor']:.6g})"
-            evidence.append(_ev(probe, False, text, {k: c.get(k) for k in ("mismatched", "factor", "zero_fraction")}))
+    # what each probe's data says, in words and as facts (the probes' assessors)
+    assessed = {name: ASSESSORS[name](doc, table=table) for name in ASSESSED}
+    evidence = [e for a in assessed.values() for e in a.evidence]
+    weights_from = {name: assessed[name] for name in ("determinism", "noise")}
+    comps = assessed["fd"].facts["comparisons"]
+    fd_vs_ref = assessed["fd"].facts["fd_vs_reference"]
     ref = doc.get("reference") or {}
-    fd_vs_ref = ref.get("fd_vs_reference")
-    if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
-        evidence.append(_ev("reference", False, f"finite differences disagree with reference_gradient() (relative error "
-                            f"{fd_vs_ref['relative_error']:.3g}): FD cannot judge here", None))
-
-    # step sweep
-    sweeps = list((doc.get("sweep") or {}).get("items", [])) + [dict(r, point="after train()") for r in
-                                                             (doc.get("train") or {}).get("sweep", [])]
-    for r in sweeps:
-        where = f"{r['param']}[{r['index']}]" if r.get("kind") == "coord" else "a random direction"
-        evidence.append(_ev("sweep", r["verdict"] != "confirmed",
-                            f"step sweep at {where} ({r['point']} point): autodiff {r['autodiff']:.4g}, one-sided "
-                            f"{r['forward'][0]:.4g} / {r['backward'][0]:.4g} at the smallest step, central "
-                            + ", ".join(f"{c:.4g}" for c in r["central"]) + f": {r['verdict']}", r))
-    unswept = (doc.get("sweep") or {}).get("unswept", 0)
-    if unswept:
-        evidence.append(_ev("sweep", True, f"{unswept} further disagreeing item(s) not swept (budget): not counted", None))
-
-    # tracker (only when the tracker probe ran)
-    tracker = doc.get("tracker") or {}
-    warns = [w for w in tracker.get("warnings", []) if set(w.get("stages", [])) & set(TRACKER_STAGES)]
-    if tracker.get("enabled"):
-        if warns:
-            desc = "; ".join(f"{w.get('arg') or w.get('operation') or 'array'} in {w.get('kernel') or '?'} at "
-                             f"{', '.join(w['sites']) or '?'}" for w in warns[:5])
-            evidence.append(_ev("tracker", False, f"overwrite tracker: {len(warns)} write-after-read warning(s): {desc}", warns))
-        else:
-            evidence.append(_ev("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None))
-
-    # horizon
-    hz = doc.get("horizon")
-    if hz:
-        if hz["first_disagreement"] is None:
-            evidence.append(_ev("horizon", True, f"with steps={hz['steps']} set again the directional check agrees", hz))
-        else:
-            evidence.append(_ev("horizon", False, f"autodiff and finite differences first part at steps="
-                                f"{hz['first_disagreement']} of {hz['steps']} (bisection over the horizon)", hz))
-
-    # train
-    tr = doc.get("train")
-    if tr:
-        evidence.append(_ev("train", "comparison" not in tr or all(
-            (tr["comparison"].get(k) or {}).get("signature", "agrees") in ("agrees", "unresolved") for k in ("elements", "directions")),
-            f"re-measured after {tr['iterations']} iterations of train() (params moved {tr.get('moved', 0):.3g} relative)", None))
-
-    # per-launch check
-    kernels = (doc.get("launches") or {}).get("kernels", [])
-    failing = [k for k in kernels if k.get("ok") is False]
-    passing = [k for k in kernels if k.get("ok") is True]
-    no_adjoint = [k for k in kernels if (k.get("skipped") or "").startswith("compiled with enable_backward=False")]
-    for k in failing:
-        w = k.get("worst") or {}
-        evidence.append(_ev("launches", False, f"kernel {k['kernel']} disagrees with finite differences in isolation: "
-                            f"d {w.get('output')} / d {w.get('input')} relative error {w.get('relative_error', float('nan')):.3g} "
-                            f"({w.get('signature')})", k))
-    if passing:
-        evidence.append(_ev("launches", True, f"{len(passing)} kernel(s) agree with finite differences in isolation: "
-                            + ", ".join(k["kernel"] for k in passing), None))
-    for k in kernels:
-        if k.get("skipped"):
-            evidence.append(_ev("launches", k not in no_adjoint, f"kernel {k['kernel']} not checked: {k['skipped']}", None))
-
-    # runtime trace
-    trace = doc.get("trace") or {}
-    tfind = trace.get("findings") or []
-    for f in tfind:
-        evidence.append(_ev("trace", False, f"trace: {f.get('detail')}",
-                            {"id": f.get("id"), "classes": finding_classes(f, table), "data": f.get("data")}))
-    if "findings" in trace and not tfind:
-        evidence.append(_ev("trace", True, "runtime trace of the first gradient() call: no taping finding", None))
-    if trace.get("error"):
-        evidence.append(_ev("trace", True, f"runtime trace unavailable: {trace['error']}", None))
+    sweeps = assessed["sweep"].facts["sweeps"]
+    warns = assessed["tracker"].facts["warnings"]
+    kernels, failing, passing, no_adjoint = (assessed["launches"].facts[k] for k in
+                                             ("kernels", "failing", "passing", "no_adjoint"))
+    tfind, trace = assessed["trace"].facts["findings"], assessed["trace"].facts["trace"]
 
     # source evidence (only code that ran)
     if findings is not None:
@@ -498,16 +403,6 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kerne
             cited.append(Evidence(eid, "release", data=names, strength=float(len(names))))
     cited += diff_a.cited
     return cited
-
-
-def finding_classes(finding: dict, table: EvidenceTable | None = None) -> list:
-    """Classes a trace finding points at, as measured: the evidence table's rows for
-    ``trace:<id>`` (``trace:offtape_write_after_read:inside_tape`` for a write the trace
-    probe saw inside the with-tape block, :func:`defects4warp.probes.trace.refine`)."""
-    eid = f"trace:{finding.get('id')}"
-    if finding.get("id") == "offtape_write_after_read" and (finding.get("data") or {}).get("inside_tape_block"):
-        eid += ":inside_tape"
-    return list(evidence_classes(eid, table))
 
 
 def inplace_kernel(finding: dict, scopes: set) -> bool:

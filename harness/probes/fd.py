@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ..measure import compare
-from . import probe
+from . import Assessment, assessor, probe
 from .context import finite_or_str
 
 #: Multiple of the noise-derived standard deviation that an FD item must
@@ -205,3 +205,43 @@ def measure(ctx, *, coords: int = 5, dirs: int = 2, perturbed_coords: int = 0, p
             ctx.stage(None)
         ctx.save()
     return res
+
+
+@assessor("fd")
+def assess(doc: dict, **_) -> Assessment:
+    """Evidence entries of every autodiff-vs-truth comparison measured
+    (:func:`defects4warp.measure.judge.comparisons`: finite differences, and the
+    problem's ``reference_gradient()`` where it has one; entries of the latter
+    are the ``reference`` probe's), and finite differences that disagree with
+    the reference gradient.
+
+    Facts: ``comparisons`` (the list of (label, signature dict)) and
+    ``fd_vs_reference`` (the reference probe's comparison of finite
+    differences with ``reference_gradient()``, or None).
+    """
+    from ..measure.judge import comparisons
+
+    a = Assessment()
+    comps = comparisons(doc)
+    for label, c in comps:
+        probe_name = "fd" if "finite" in label else "reference"
+        if c["signature"] == "agrees":
+            extra = f", {c['n_unresolved']} below resolution" if c.get("n_unresolved") else ""
+            a.add(probe_name, True, f"{label}: agrees on {c['n'] - c.get('n_unresolved', 0)} checked{extra} "
+                  f"(relative error {c['relative_error']:.2g})", None)
+        elif c["signature"] == "unresolved":
+            a.add(probe_name, True, f"{label}: all {c['n']} items below the finite-difference resolution "
+                  "(unresolved, not agreement)", None)
+        else:
+            text = (f"{label}: {c['n_mismatch']} of {c['n'] - c.get('n_unresolved', 0)} resolved items disagree, "
+                    f"relative error {c['relative_error']:.3g}, signature {c['signature']}")
+            if c.get("factor") is not None:
+                text += f" (factor {c['factor']:.6g})"
+            a.add(probe_name, False, text, {k: c.get(k) for k in ("mismatched", "factor", "zero_fraction")})
+    ref = doc.get("reference") or {}
+    fd_vs_ref = ref.get("fd_vs_reference")
+    if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
+        a.add("reference", False, f"finite differences disagree with reference_gradient() (relative error "
+              f"{fd_vs_ref['relative_error']:.3g}): FD cannot judge here", None)
+    a.facts.update(comparisons=comps, fd_vs_reference=fd_vs_ref)
+    return a

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure import compare
-from . import probe
+from . import Assessment, assessor, probe
 from .context import step_size
 
 
@@ -125,3 +125,29 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024) -> dict | Non
     ctx.stage(None)
     ctx.save()
     return out
+
+
+@assessor("launches")
+def assess(doc: dict, **_) -> Assessment:
+    """Evidence entries of the per-launch check: kernels that disagree with
+    finite differences in isolation, those that agree, and those not checked.
+    Facts: ``kernels`` (every entry), ``failing``, ``passing``, ``no_adjoint``
+    (compiled with ``enable_backward=False``)."""
+    a = Assessment()
+    kernels = (doc.get("launches") or {}).get("kernels", [])
+    failing = [k for k in kernels if k.get("ok") is False]
+    passing = [k for k in kernels if k.get("ok") is True]
+    no_adjoint = [k for k in kernels if (k.get("skipped") or "").startswith("compiled with enable_backward=False")]
+    for k in failing:
+        w = k.get("worst") or {}
+        a.add("launches", False, f"kernel {k['kernel']} disagrees with finite differences in isolation: "
+              f"d {w.get('output')} / d {w.get('input')} relative error {w.get('relative_error', float('nan')):.3g} "
+              f"({w.get('signature')})", k)
+    if passing:
+        a.add("launches", True, f"{len(passing)} kernel(s) agree with finite differences in isolation: "
+              + ", ".join(k["kernel"] for k in passing), None)
+    for k in kernels:
+        if k.get("skipped"):
+            a.add("launches", k not in no_adjoint, f"kernel {k['kernel']} not checked: {k['skipped']}", None)
+    a.facts.update(kernels=kernels, failing=failing, passing=passing, no_adjoint=no_adjoint)
+    return a

@@ -13,7 +13,7 @@ iteration leaves to the next: a ``.grad`` not zeroed, a seed accumulated).
 
 from __future__ import annotations
 
-from . import probe
+from . import Assessment, assessor, probe
 
 
 def traced_call(ctx, call: int = 1):
@@ -148,3 +148,40 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
     ctx.doc["trace"] = out
     ctx.save()
     return out
+
+
+def measured_id(finding: dict) -> str:
+    """The evidence id of a trace finding as the trace probe measured it: ``trace:<id>``, and
+    ``trace:offtape_write_after_read:inside_tape`` for a write :func:`refine` saw inside the
+    with-tape block."""
+    eid = f"trace:{finding.get('id')}"
+    if finding.get("id") == "offtape_write_after_read" and (finding.get("data") or {}).get("inside_tape_block"):
+        eid += ":inside_tape"
+    return eid
+
+
+@assessor("trace")
+def assess(doc: dict, *, table=None, **_) -> Assessment:
+    """Evidence entries of the runtime trace: one per finding (its ``data`` names the
+    classes the evidence table's rows for :func:`measured_id` give), none found, or why
+    the trace is unavailable. Facts: ``findings``, ``trace`` (the probe's document).
+
+    Parameters
+    ----------
+    table : defects4warp.engines.evidence.EvidenceTable, optional
+        The table the classes are read from (default: the engine's).
+    """
+    from ..engines.evidence import evidence_classes
+
+    a = Assessment()
+    trace = doc.get("trace") or {}
+    tfind = trace.get("findings") or []
+    for f in tfind:
+        a.add("trace", False, f"trace: {f.get('detail')}",
+              {"id": f.get("id"), "classes": list(evidence_classes(measured_id(f), table)), "data": f.get("data")})
+    if "findings" in trace and not tfind:
+        a.add("trace", True, "runtime trace of the first gradient() call: no taping finding", None)
+    if trace.get("error"):
+        a.add("trace", True, f"runtime trace unavailable: {trace['error']}", None)
+    a.facts.update(findings=tfind, trace=trace)
+    return a
