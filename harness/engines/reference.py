@@ -227,7 +227,8 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     builtins = release_probe.builtin_findings(path, kernel_names, version) if path is not None else None
     if builtins is not None:
         evidence += builtins.evidence
-    diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"))
+    diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"),
+                                               table=table)
     evidence += diff_a.evidence
 
     # -- verdict ---------------------------------------------------------
@@ -415,7 +416,6 @@ def inplace_kernel(finding: dict, scopes: set) -> bool:
 
 def _assess_given_findings(findings: list, version):
     """An assessment from explicitly given source findings (tests; no coverage gating)."""
-    from ..measure import source as rules
     from ..probes import Assessment
 
     a = Assessment()
@@ -427,8 +427,6 @@ def _assess_given_findings(findings: list, version):
     if not findings:
         a.add("source", True, "no source pattern found", None)
     for rule in sorted({f["rule"] for f in live}):
-        for c in rules.RULES[rule]:
-            a.weigh(c, rules.SPECIFICITY.get(rule, rules.DEFAULT_SPECIFICITY))
         a.cite(f"rule:{rule}", "source", f"source rule {rule}", {"rule": rule})
     a.facts["rules"] = sorted({f["rule"] for f in live})
     a.facts["inplace_scopes"] = sorted({f.get("scope") for f in live if f["rule"] == "inplace_array_op"})
