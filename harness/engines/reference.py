@@ -43,14 +43,17 @@ gradient agrees it is reported as a smell in the evidence.
 
 from __future__ import annotations
 
-import re
 
 from .. import __version__
 from ..measure.judge import signature_of
 from ..probes import ASSESSORS, Evidence, load as _load_probes
 from ..probes import release as release_probe
 from ..probes import source as source_probe
-from ..probes.tracker import TRACKER_STAGES  # noqa: F401  (kept importable here: the baselines read it)
+from ..probes import launches as launches_probe
+from ..probes import trace as trace_probe
+from ..probes import tracker as tracker_probe
+from ..probes.trace import DOUBLE_COUNT_FINDINGS, inplace_kernel  # noqa: F401  (importable here as before)
+from ..probes.tracker import TRACKER_STAGES  # noqa: F401  (importable here as before: the baselines read it)
 from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import WorkerEngine, ev as _ev
 from .evidence import EvidenceTable, explain, fold, fold_nobug, load_table, rank
@@ -80,9 +83,6 @@ ASSESSED = ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horiz
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
 ARTEFACTS = ("kink", "kink_nearby", "staircase")
-#: Trace findings that say two backward passes (or one launch recorded twice) double count:
-#: with one of them, several backward tapes are not read as windows (``trace_backward_windows``).
-DOUBLE_COUNT_FINDINGS = ("multiple_backward", "duplicate_launch")
 
 
 def _rank(weights: dict) -> list:
@@ -211,8 +211,6 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     ref = doc.get("reference") or {}
     sweeps = assessed["sweep"].facts["sweeps"]
     warns = assessed["tracker"].facts["warnings"]
-    kernels, failing, passing, no_adjoint = (assessed["launches"].facts[k] for k in
-                                             ("kernels", "failing", "passing", "no_adjoint"))
     tfind, trace = assessed["trace"].facts["findings"], assessed["trace"].facts["trace"]
 
     # source evidence (only code that ran)
@@ -239,8 +237,8 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         return _diagnosis(verdict, classes, sig, evidence, nobug_ev, support, table)
 
     # -- classes of a bug: a fold over the structured evidence -------------
-    cited = _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kernels, failing, passing,
-                          no_adjoint, builtins, diff_a, evidence)
+    cited = _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, assessed["launches"].facts,
+                          builtins, diff_a, evidence)
     allowed = [c for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures]
     weights, support = fold(cited, table, allowed, restrict=set(BUG_CLASSES))
     return _diagnosis("bug", rank(weights, table.scores), sig, evidence, cited, support, table)
@@ -340,18 +338,19 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
     return "no_bug", "agrees", ev
 
 
-def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kernels, failing, passing, no_adjoint,
-                  builtins, diff_a, evidence) -> list:
-    """The structured evidence behind the class of a bug (the fold's input).
-    Appends sentences for the derived facts to ``evidence``."""
+def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, launch_facts, builtins, diff_a,
+                  evidence) -> list:
+    """The structured evidence behind the class of a bug (the fold's input), in the order v3
+    added its weights: the signature's rows, the probes' own (tracker, trace, launches:
+    their ``bug_evidence``), the size of an exact factor, the source rules, builtins and the
+    release differential. Appends sentences for the derived facts to ``evidence``."""
     det = doc.get("determinism", {})
+    failing = launch_facts["failing"]
     cited = [Evidence(f"signature:{sig if sig in SIGNATURE_ROWS else 'subtly_wrong'}", "fd"), Evidence("candidate", "fd")]
     for a in weights_from.values():
         cited += a.cited
     inplace = set(src.facts.get("inplace_scopes", [])) if src is not None else set()
-    for w in warns:
-        eid = "tracker_warning:inplace_kernel" if w.get("kernel") in inplace else "tracker_warning"
-        cited.append(Evidence(eid, "tracker", data=w, strength=1.0 / len(warns)))
+    cited += tracker_probe.bug_evidence(warns, inplace)
     if det.get("stochastic") and det.get("seed_pinned"):
         cited.append(Evidence("stochastic_pinned_disagrees", "determinism"))
     factor = _factor(comps) if sig == "exact_factor" else None
@@ -370,30 +369,12 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kerne
         cited.append(Evidence("param_gradient_zero", "fd", data={"params": zero_params}))
         evidence.append(_ev("fd", False, "autodiff is exactly zero for param(s) " + ", ".join(zero_params) +
                             " where finite differences are not", {"params": zero_params}))
-    for f in tfind:
-        fid = f"trace:{f.get('id')}"
-        if f.get("id") == "inplace_read_write" and not inplace_kernel(f, inplace):
-            # one launch reads and stores the same array: `*=`/`/=` is inplace_math, any other
-            # read-then-store of the same element is a write-after-read within the kernel
-            fid += ":not_inplace"
-        elif f.get("id") == "offtape_write_after_read" and (f.get("data") or {}).get("inside_tape_block"):
-            fid += ":inside_tape"  # defects4warp.probes.trace.refine: a host write inside the with-tape block
-        cited.append(Evidence(fid, "trace", f.get("detail") or "", f.get("data")))
-    n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
-    if n_tapes >= 2 and not any(f.get("id") in DOUBLE_COUNT_FINDINGS for f in tfind):
-        cited.append(Evidence("trace_backward_windows", "trace", data={"backward_tapes": n_tapes}))
-        evidence.append(_ev("trace", False, f"trace: one gradient() call ran backward on {n_tapes} separate tapes "
-                            "(windows): the gradient through the state carried between them depends on seeding each "
-                            "window from the next", {"backward_tapes": n_tapes}))
+    tcited, tsentences = trace_probe.bug_evidence(trace, inplace)
+    cited += tcited
+    evidence += tsentences
     if src is not None:
         cited += src.cited
-    unchecked = [k for k in kernels if k.get("ok") is None and k not in no_adjoint]
-    if failing:
-        cited.append(Evidence("launch_kernel_fails_alone", "launches", data=[k["kernel"] for k in failing]))
-    elif passing and not unchecked:
-        cited.append(Evidence("launch_all_kernels_pass", "launches", data=[k["kernel"] for k in passing]))
-    if no_adjoint:
-        cited.append(Evidence("kernel_compiled_without_adjoint", "launches", data=[k["kernel"] for k in no_adjoint]))
+    cited += launches_probe.bug_evidence(launch_facts)
     if builtins is not None:
         per_id = {}
         for e in builtins.evidence:
@@ -404,14 +385,6 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kerne
             cited.append(Evidence(eid, "release", data=names, strength=float(len(names))))
     cited += diff_a.cited
     return cited
-
-
-def inplace_kernel(finding: dict, scopes: set) -> bool:
-    """Whether a trace finding's kernel is one where a source finding saw ``*=``/``/=`` (``scopes``)."""
-    text = finding.get("detail") or ""
-    data = finding.get("data") or {}
-    names = {str(data.get(k)) for k in ("kernel", "name") if data.get(k)}
-    return any(s and (s in names or re.search(rf"\b{re.escape(s)}\b", text)) for s in scopes)
 
 
 def _assess_given_findings(findings: list, version):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure import compare
-from . import Assessment, assessor, probe
+from . import Assessment, Evidence, assessor, probe
 from .context import step_size
 
 
@@ -151,3 +151,20 @@ def assess(doc: dict, **_) -> Assessment:
             a.add("launches", k not in no_adjoint, f"kernel {k['kernel']} not checked: {k['skipped']}", None)
     a.facts.update(kernels=kernels, failing=failing, passing=passing, no_adjoint=no_adjoint)
     return a
+
+
+def bug_evidence(facts: dict) -> list:
+    """The per-launch check's evidence behind the class of a bug, from :func:`assess`'s facts:
+    ``launch_kernel_fails_alone`` (a kernel disagrees with finite differences alone), else
+    ``launch_all_kernels_pass`` (every kernel checked, all agree); and
+    ``kernel_compiled_without_adjoint``."""
+    kernels, failing, passing, no_adjoint = (facts[k] for k in ("kernels", "failing", "passing", "no_adjoint"))
+    cited = []
+    unchecked = [k for k in kernels if k.get("ok") is None and k not in no_adjoint]
+    if failing:
+        cited.append(Evidence("launch_kernel_fails_alone", "launches", data=[k["kernel"] for k in failing]))
+    elif passing and not unchecked:
+        cited.append(Evidence("launch_all_kernels_pass", "launches", data=[k["kernel"] for k in passing]))
+    if no_adjoint:
+        cited.append(Evidence("kernel_compiled_without_adjoint", "launches", data=[k["kernel"] for k in no_adjoint]))
+    return cited

@@ -13,7 +13,9 @@ iteration leaves to the next: a ``.grad`` not zeroed, a seed accumulated).
 
 from __future__ import annotations
 
-from . import Assessment, assessor, probe
+import re
+
+from . import Assessment, Evidence, assessor, probe
 
 
 def traced_call(ctx, call: int = 1):
@@ -185,3 +187,57 @@ def assess(doc: dict, *, table=None, **_) -> Assessment:
         a.add("trace", True, f"runtime trace unavailable: {trace['error']}", None)
     a.facts.update(findings=tfind, trace=trace)
     return a
+
+
+#: Findings that say two backward passes (or one launch recorded twice) double count:
+#: with one of them, several backward tapes are not read as windows (``trace_backward_windows``).
+DOUBLE_COUNT_FINDINGS = ("multiple_backward", "duplicate_launch")
+
+
+def inplace_kernel(finding: dict, scopes: set) -> bool:
+    """Whether a trace finding's kernel is one where a source finding saw ``*=``/``/=`` (``scopes``)."""
+    text = finding.get("detail") or ""
+    data = finding.get("data") or {}
+    names = {str(data.get(k)) for k in ("kernel", "name") if data.get(k)}
+    return any(s and (s in names or re.search(rf"\b{re.escape(s)}\b", text)) for s in scopes)
+
+
+def bug_evidence(trace: dict, inplace_scopes: set) -> tuple:
+    """The structured evidence of the trace behind the class of a bug.
+
+    Parameters
+    ----------
+    trace : dict
+        The trace probe's document (``doc["trace"]``).
+    inplace_scopes : set[str]
+        Kernels where a counted source finding saw ``*=``/``/=``.
+
+    Returns
+    -------
+    (list[Evidence], list[dict])
+        ``trace:<id>`` per finding (``:not_inplace`` for a kernel that reads and stores one
+        array without ``*=``/``/=``, ``:inside_tape`` for a write :func:`refine` saw inside the
+        with-tape block) and ``trace_backward_windows`` when one call ran backward on two or
+        more tapes and no finding says they double count; the evidence entries (sentences)
+        of the derived facts.
+    """
+    tfind = trace.get("findings") or []
+    cited, sentences = [], []
+    for f in tfind:
+        fid = f"trace:{f.get('id')}"
+        if f.get("id") == "inplace_read_write" and not inplace_kernel(f, inplace_scopes):
+            # one launch reads and stores the same array: `*=`/`/=` is inplace_math, any other
+            # read-then-store of the same element is a write-after-read within the kernel
+            fid += ":not_inplace"
+        elif f.get("id") == "offtape_write_after_read" and (f.get("data") or {}).get("inside_tape_block"):
+            fid += ":inside_tape"  # refine(): a host write inside the with-tape block
+        cited.append(Evidence(fid, "trace", f.get("detail") or "", f.get("data")))
+    n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
+    if n_tapes >= 2 and not any(f.get("id") in DOUBLE_COUNT_FINDINGS for f in tfind):
+        cited.append(Evidence("trace_backward_windows", "trace", data={"backward_tapes": n_tapes}))
+        a = Assessment()
+        a.add("trace", False, f"trace: one gradient() call ran backward on {n_tapes} separate tapes "
+              "(windows): the gradient through the state carried between them depends on seeding each "
+              "window from the next", {"backward_tapes": n_tapes})
+        sentences += a.evidence
+    return cited, sentences

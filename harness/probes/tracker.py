@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from . import Assessment, assessor, probe
+from . import Assessment, Evidence, assessor, probe
 
 TRACKER_PATTERNS = [
     (
@@ -97,3 +97,10 @@ def assess(doc: dict, *, stages=TRACKER_STAGES, **_) -> Assessment:
             a.add("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None)
     a.facts["warnings"] = warns
     return a
+
+
+def bug_evidence(warnings: list, inplace_scopes: set) -> list:
+    """``tracker_warning`` per counted warning (``tracker_warning:inplace_kernel`` in a kernel
+    where a counted source finding saw ``*=``/``/=``), each of strength 1/n over the n warnings."""
+    return [Evidence("tracker_warning:inplace_kernel" if w.get("kernel") in inplace_scopes else "tracker_warning",
+                     "tracker", data=w, strength=1.0 / len(warnings)) for w in warnings]
