@@ -105,3 +105,23 @@ def test_every_finding_id_has_one_detector_and_fires_in_the_sample():
     fired = {f["id"] for r in TRACES for f in r["findings"]}
     assert fired == set(FINDING_CLASSES) - {"struct_field_rebound"}  # no trace program rebinds a struct field
     assert all(d.scope in ("backward", "call") and d.summary for d in DETECTORS.values())
+
+
+def test_reinterpret_compare_reports_each_difference(tmp_path):
+    """scripts/reinterpret.py --compare: equal files give nothing; a changed score, a changed
+    verdict and a record missing on one side are each reported."""
+    mod = _reinterpret_module()
+    rec = {"key": ["c", "buggy", "small"], "result": {"verdict": "bug", "classes": [["overwrite", 0.9]]}}
+    other = {"key": ["d", "fixed", "small"], "result": {"verdict": "no_bug", "classes": [["correct", 1.0]]}}
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps(rec) + "\n" + json.dumps(other) + "\n")
+    b.write_text(json.dumps(rec) + "\n" + json.dumps(other) + "\n")
+    assert mod.compare(str(a), str(b)) == []
+    changed = {"key": rec["key"], "result": {"verdict": "no_bug", "classes": [["overwrite", 0.8]]}}
+    b.write_text(json.dumps(changed) + "\n")
+    got = mod.compare(str(a), str(b))
+    assert [(k, f) for k, f, _, _ in got] == [(("c", "buggy", "small"), "classes"), (("c", "buggy", "small"), "verdict"),
+                                              (("d", "fixed", "small"), "record")]
+    assert mod.main([str(a), str(b), "--compare"]) == 1
+    assert mod.remap_path("/old/corpus/x/buggy", [("/old/corpus", "/new")]) == "/new/x/buggy"
+    assert mod.remap_path("/old/corpusx/y", [("/old/corpus", "/new")]) == "/old/corpusx/y"
