@@ -125,3 +125,23 @@ def test_reinterpret_compare_reports_each_difference(tmp_path):
     assert mod.main([str(a), str(b), "--compare"]) == 1
     assert mod.remap_path("/old/corpus/x/buggy", [("/old/corpus", "/new")]) == "/new/x/buggy"
     assert mod.remap_path("/old/corpusx/y", [("/old/corpus", "/new")]) == "/old/corpusx/y"
+
+
+def test_a_refit_keeps_the_classes_rules_and_detectors_point_at(tmp_path):
+    """Rules and detectors declare evidence ids only, so their classes must survive a refit:
+    fit.write_table keeps a fitted id's rows for classes the fit never weighs (no_bug classes
+    a rule names), with weight 0, in their place; every rule:/trace: id then names the same
+    classes in the same order as in the engine's table."""
+    from defects4warp.engines import fit as F
+    from defects4warp.engines.evidence import evidence_classes, load_table
+
+    hand = load_table(F.HANDSET_PATH)
+    design = F.Design(hand)
+    out = tmp_path / "refit.yaml"
+    F.write_table(out, hand, design, design.theta0, scores="softmax", fit_meta={}, source="test")
+    refit, current = load_table(out), load_table()
+    ids = [k for k in current.rows if k.startswith(("rule:", "trace:"))]
+    assert len(ids) > 50
+    assert [evidence_classes(k, refit) for k in ids] == [evidence_classes(k, current) for k in ids]
+    assert refit.rows["rule:host_rng"]["stochastic_forward"] == 0.0
+    assert evidence_classes("rule:host_rng", refit) == ("stochastic_forward", "rng_replay")
