@@ -49,7 +49,9 @@ from ..measure.judge import signature_of
 from ..probes import ASSESSORS, Evidence, load as _load_probes
 from ..probes import release as release_probe
 from ..probes import source as source_probe
+from ..probes import fd as fd_probe
 from ..probes import launches as launches_probe
+from ..probes.fd import factor_evidence  # noqa: F401  (importable here as before)
 from ..probes import trace as trace_probe
 from ..probes import tracker as tracker_probe
 from ..probes.trace import DOUBLE_COUNT_FINDINGS, inplace_kernel  # noqa: F401  (importable here as before)
@@ -87,80 +89,6 @@ ARTEFACTS = ("kink", "kink_nearby", "staircase")
 
 def _rank(weights: dict) -> list:
     return rank(weights, "normalised")
-
-
-def _zero_params(doc: dict) -> list:
-    """Params whose checked elements are all exactly zero in call 1 while finite differences are not."""
-    calls = (doc.get("fd") or {}).get("calls") or []
-    if not calls or doc.get("reference") or not calls[0].get("elements"):
-        return []
-    per = calls[0]["elements"].get("per_param", {})
-    return sorted(k for k, s in per.items() if s["signature"] == "zero")
-
-
-def _flat_params(doc: dict) -> list:
-    """Params whose autodiff and finite differences are both exactly zero."""
-    calls = (doc.get("fd") or {}).get("calls") or []
-    per = (calls[0].get("elements") or {}).get("per_param", {}) if calls else {}
-    return sorted(k for k, s in per.items() if s["ad_zero"] and s["fd_zero"])
-
-
-def _factor(comps) -> float | None:
-    for label, c in comps:
-        if c.get("factor") is not None:
-            return c["factor"]
-    return None
-
-
-def _joint_factor(doc: dict) -> float | None:
-    calls = (doc.get("fd") or {}).get("calls") or []
-    if calls:
-        return (calls[0].get("joint") or {}).get("factor")
-    return None
-
-
-def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True,
-                    max_reduction: int = 10**6) -> tuple:
-    """Structured evidence from the size of an exact factor.
-
-    Parameters
-    ----------
-    factor : float or None
-        autodiff / truth, constant over the items.
-    seeds : list[int]
-        Element counts of the arrays the trace saw seeded by ``backward()``.
-    reduction : bool
-        Cite ``factor_reduction_size`` for an integer > 2 (v3: not when a kernel fails alone).
-    max_reduction : int
-        Largest factor read as the size of a reduction (default 10^6: a
-        blown-up gradient, e.g. 2.8e7 x, is not a mean over that many elements).
-
-    Returns
-    -------
-    (list[Evidence], note)
-        ``factor_2_or_3`` (2 or 3, >= 1), ``factor_reduction_size`` (an integer
-        > 2 or its reciprocal, within 1 %), ``factor_equals_seed_size`` (once
-        per seeded array of that many elements); note: one sentence or None.
-    """
-    ev, note = [], None
-    if factor is None or factor == 0:
-        return ev, note
-    mag = abs(factor) if abs(factor) >= 1 else 1.0 / abs(factor)
-    near = round(mag)
-    # a reduction over at most max_reduction elements; past that every number is "an integer within 1 %"
-    integral = 2 <= near <= max_reduction and abs(mag - near) <= 1e-2 * mag
-    if integral and near in (2, 3) and abs(factor) >= 1:
-        ev.append(Evidence("factor_2_or_3", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
-    if integral and near > 2:
-        if reduction:
-            ev.append(Evidence("factor_reduction_size", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
-        note = f"the factor is {near if abs(factor) >= 1 else '1/' + str(near)}: the size of a reduction"
-    for n in seeds:
-        if n > 1 and integral and abs(near - n) <= max(1e-2 * n, 0.5):
-            ev.append(Evidence("factor_equals_seed_size", "fd", f"factor {factor:.6g} = {n} seeded elements",
-                               {"factor": factor, "seed_size": n}))
-            note = f"the factor equals the {n} elements of the array the backward pass was seeded over"
-    return ev, note
 
 
 def factor_weights(factor: float | None, seeds: list, *, table: EvidenceTable | None = None, **kw) -> tuple:
@@ -306,7 +234,7 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
         evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
                             "step): not counted", None))
     ev = [Evidence("agrees", "fd")]
-    flat = _flat_params(doc)
+    flat = fd_probe.flat_params(doc)
     n_params = len(doc.get("protocol", {}).get("params", {})) or 1
     piecewise = src is not None and "piecewise_constant_op" in src.facts.get("rules", [])
     if flat and (piecewise or len(flat) == n_params):
@@ -353,22 +281,16 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, launc
     cited += tracker_probe.bug_evidence(warns, inplace)
     if det.get("stochastic") and det.get("seed_pinned"):
         cited.append(Evidence("stochastic_pinned_disagrees", "determinism"))
-    factor = _factor(comps) if sig == "exact_factor" else None
-    if factor is None and sig in ("exact_factor", "subtly_wrong", "sparse"):
-        factor = _joint_factor(doc)
     seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
     seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
-    fev, note = factor_evidence(factor, seeds, reduction=not failing)
-    cited += fev
-    if note:
-        evidence.append(_ev("fd", False, f"exact factor {factor:.6g}: {note}", {"factor": factor}))
+    fcited, fsentences = fd_probe.factor_bug_evidence(doc, comps, sig, seeds, reduction=not failing)
+    cited += fcited
+    evidence += fsentences
     if det.get("first_call_differs") and sig not in ("growth", "iteration"):
         cited.append(Evidence("first_call_differs", "determinism"))
-    zero_params = _zero_params(doc)
-    if zero_params and sig != "zero":
-        cited.append(Evidence("param_gradient_zero", "fd", data={"params": zero_params}))
-        evidence.append(_ev("fd", False, "autodiff is exactly zero for param(s) " + ", ".join(zero_params) +
-                            " where finite differences are not", {"params": zero_params}))
+    zcited, zsentences = fd_probe.zero_params_bug_evidence(doc, sig)
+    cited += zcited
+    evidence += zsentences
     tcited, tsentences = trace_probe.bug_evidence(trace, inplace)
     cited += tcited
     evidence += tsentences
