@@ -135,11 +135,11 @@ def test_release_probe_reads_the_measured_data(data, tmp_path):
         "@wp.kernel\ndef advect(x: wp.array(dtype=wp.vec3), y: wp.array(dtype=wp.vec3)):\n"
         "    i = wp.tid()\n    y[i] = field(x[i])\n    y[i].x += x[i].y\n")
     a = release.builtin_findings(tmp_path, ["advect"], "1.12.1")
-    assert a.weights == {"warp_adjoint_bug": release.BUILTIN_WEIGHT}
+    assert [e["data"]["evidence"] for e in a.evidence] == ["builtin_adjoint_defect"]
     f = a.evidence[0]["finding"]
     assert "kernel code field uses wp.sign" in f and "sign(vec3f) wrong (relative error 2)" in f
-    assert release.builtin_findings(tmp_path, ["advect"], "1.19.0").weights == {}
-    assert release.builtin_findings(tmp_path, [], "1.12.1").weights == {}
+    assert release.builtin_findings(tmp_path, ["advect"], "1.19.0").evidence == []
+    assert release.builtin_findings(tmp_path, [], "1.12.1").evidence == []
 
 
 def test_audit_section_lists_the_changed_builtins(data):
@@ -161,8 +161,11 @@ def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
         return [{"id": "[component_mul](vec3f)", "builtin": "[component_mul]", "state": "zero", "rel_err": 1.0}
                 for n in names if n == "[component_mul]"]
 
+    from defects4warp.engines.evidence import evidence_classes
+
     a = release.builtin_findings(tmp_path, ["scale"], "1.12.1", lookup=fake)
-    assert a.weights == {"inplace_math": release.BUILTIN_WEIGHT}
+    assert [e["data"]["evidence"] for e in a.evidence] == ["builtin_component_mul_defect"]
+    assert evidence_classes("builtin_component_mul_defect") == ("inplace_math",)
     assert "the access pattern [component_mul]" in a.evidence[0]["finding"]
 
 

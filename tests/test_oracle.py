@@ -309,8 +309,8 @@ def test_oracle_shares_no_module_with_the_engine():
     # the capture the oracle uses for script variants is protocol infrastructure:
     # it imports nothing from the engine (engines, probes, isolation, the
     # measurement worker) except the runtime trace it is built on
-    # (harness/measure/trace.py: the instrumentation of Warp's public API,
-    # which itself imports no harness module and passes no judgement)
+    # (harness/measure/trace.py: the instrumentation of Warp's public API and the
+    # findings read from it, which import no other harness module)
     allowed_measure = {"measure.trace"}
     for f in sorted((root / "capture").glob("*.py")) if (root / "capture").is_dir() else []:
         for node in ast.walk(ast.parse(f.read_text())):
@@ -331,9 +331,28 @@ def test_oracle_shares_no_module_with_the_engine():
                     parts = a.name.split(".")
                     assert not (parts[0] == "harness" and len(parts) > 1 and parts[1] in forbidden
                                 and ".".join(parts[1:]) not in allowed_measure), f"capture/{f.name} imports {a.name}"
-    trace_src = ast.parse((root / "measure" / "trace.py").read_text())
-    assert not [n for n in ast.walk(trace_src) if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "")
-                                                                                     .startswith("harness"))]
+    # the runtime trace is three modules (recorder, access analysis, detectors) and trace.py,
+    # which re-exports them: at module level they import one another and no other harness module
+    trio = {"trace", "recorder", "access", "detectors"}
+    for name in sorted(trio):
+        tree = ast.parse((root / "measure" / f"{name}.py").read_text())
+        for n in tree.body:
+            if isinstance(n, ast.ImportFrom):
+                assert not (n.module or "").startswith(("harness", "defects4warp")), f"measure/{name}.py imports {n.module}"
+                if n.level:
+                    assert n.level == 1 and ((n.module in trio) or (n.module is None and
+                                                                   {a.name for a in n.names} <= trio)), \
+                        f"measure/{name}.py imports .{n.module}"
+    # and importing the capture (the oracle's) loads no module of the engine
+    import subprocess
+    import sys
+
+    code = ("import sys, defects4warp.capture.core, defects4warp.oracle.api; "
+            "print(sorted(m for m in sys.modules if m.startswith('defects4warp.') "
+            "and m.split('.')[1] in ('engines', 'probes', 'isolation')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
 
 
 def test_release_not_installed_is_skipped_not_passed(tmp_path, programs, monkeypatch):

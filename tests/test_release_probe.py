@@ -22,14 +22,21 @@ def test_differential_names_the_first_release_and_its_classes():
     diff = {"current": "1.12.1", "other": "1.19.0", "direction": "newer", "first_change": "1.17.0",
             "compared": {"1.19.0": {"objective_same": True, "gradient_changed": True, "b_agrees": True,
                                     "relative_change": 1.0}}}
+    from defects4warp.engines.evidence import evidence_classes
+
     a = release.assess_differential(diff, copies=2)
-    assert set(a.weights) == {"copy_adjoint", "warp_adjoint_bug"}
-    assert a.weights["copy_adjoint"] > a.weights["warp_adjoint_bug"]
+    assert [e.id for e in a.cited] == ["release_first_change:1.17.0"]
+    assert evidence_classes("release_first_change:1.17.0") == ("copy_adjoint", "warp_adjoint_bug")
     assert "first release where it changes: 1.17.0" in a.evidence[0]["finding"]
     # no copy in the traced call: the copy-adjoint entry of 1.17.0 cannot explain it
-    assert set(release.assess_differential(diff, copies=0).weights) == {"warp_adjoint_bug"}
+    assert [e.id for e in release.assess_differential(diff, copies=0).cited] == ["release_first_change:1.17.0:no_copies"]
+    assert evidence_classes("release_first_change:1.17.0:no_copies") == ("warp_adjoint_bug",)
+    # 1.15.0's entry is about copy adjoints only: the table has no no_copies row for it
+    assert [e.id for e in release.assess_differential(dict(diff, first_change="1.15.0"), copies=0).cited] == [
+        "release_first_change:1.15.0"]
+    assert [e.id for e in release.assess_differential(dict(diff, first_change=None)).cited] == ["release_changed"]
     same = dict(diff, compared={"1.19.0": dict(diff["compared"]["1.19.0"], gradient_changed=False)})
-    assert release.assess_differential(same).weights == {}
+    assert release.assess_differential(same).cited == [] and release.assess_differential(same).evidence[0]["clean"]
 
 
 def _fake_lookup(release_, device, names):
@@ -45,11 +52,11 @@ def test_builtin_measured_defective_in_a_launched_kernel(tmp_path):
         "@wp.kernel\ndef advect(x: wp.array(dtype=wp.vec3)):\n    i = wp.tid()\n    x[i] = x[i] + field(x[i])\n\n"
         "@wp.kernel\ndef unused(x: wp.array(dtype=wp.vec3)):\n    i = wp.tid()\n    x[i] = wp.curlnoise(wp.uint32(1), x[i])\n")
     a = release.builtin_findings(tmp_path, ["advect"], "1.13.0", lookup=_fake_lookup)
-    assert a.weights == {"warp_adjoint_bug": release.BUILTIN_WEIGHT}
+    assert [e["data"]["evidence"] for e in a.evidence] == ["builtin_adjoint_defect"]
     assert "kernel code field uses wp.curlnoise" in a.evidence[0]["finding"]
     assert "curlnoise(uint32,vec3f,uint32,float32,float32) zero" in a.evidence[0]["finding"]
-    assert release.builtin_findings(tmp_path, ["advect"], "1.14.0", lookup=_fake_lookup).weights == {}
-    assert release.builtin_findings(tmp_path, [], "1.13.0", lookup=_fake_lookup).weights == {}
+    assert release.builtin_findings(tmp_path, ["advect"], "1.14.0", lookup=_fake_lookup).evidence == []
+    assert release.builtin_findings(tmp_path, [], "1.13.0", lookup=_fake_lookup).evidence == []
 
 
 

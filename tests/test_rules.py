@@ -612,11 +612,25 @@ def test_compatibility_layer_matches_registry():
 def test_decorator_rejects_bad_declarations():
     with pytest.raises(ValueError, match="twice"):
         registry.rule("nonsmooth_op", classes=("nonsmooth_nan",))(lambda unit: [])
-    with pytest.raises(ValueError, match="no classes"):
-        registry.rule("x_empty", classes=())
     with pytest.raises(ValueError, match="outside"):
-        registry.rule("x_heavy", classes=("overwrite",), specificity=1.5)
-    assert "x_empty" not in registry.REGISTRY and "x_heavy" not in registry.REGISTRY
+        registry.rule("x_heavy", specificity=1.5)
+    assert "x_heavy" not in registry.REGISTRY
+
+
+def test_rule_classes_are_the_evidence_tables():
+    """A rule declares its evidence id only; its classes are the table's rows for it, in row order
+    (a rule without rows has none, which test_rule_declaration refuses for every registered rule)."""
+    from defects4warp.engines.evidence import EvidenceTable
+
+    r = registry.REGISTRY["backward_in_loop"]
+    assert r.evidence == "rule:backward_in_loop" and r.classes == ("truncation", "missing_tape_zero")
+    assert registry.REGISTRY["nonsmooth_op"].classes == ("nonsmooth_nan", "nonsmooth_tie")
+    unregistered = registry.Rule("x_unlisted", 0.5, None, False, "", lambda unit: [])
+    assert unregistered.classes == ()
+    from defects4warp.engines.evidence import evidence_classes
+
+    t = EvidenceTable(rows={"rule:x": {"b": 1.0, "*": 0.5, "a": 2.0}})
+    assert evidence_classes("rule:x", t) == ("b", "a")
 
 
 def test_docs_table_matches_registry():

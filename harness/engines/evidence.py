@@ -124,6 +124,31 @@ def _load(path: str) -> EvidenceTable:
     return t
 
 
+def evidence_classes(eid: str, table: EvidenceTable | None = None) -> tuple:
+    """The classes the table's rows for evidence ``eid`` name, in row order (``*`` left out).
+
+    This is what a source rule's or a trace finding's ``classes`` are: the
+    rules and detectors declare only their evidence id (``rule:<name>``,
+    ``trace:<finding id>``); which classes that evidence points at, and how
+    much, is the table's (its class names checked against the taxonomy when
+    it is loaded).
+
+    Parameters
+    ----------
+    eid : str
+        Evidence id.
+    table : EvidenceTable, optional
+        Default: the engine's table (:data:`TABLE_PATH`).
+
+    Returns
+    -------
+    tuple[str, ...]
+        Empty when the table has no row for ``eid``.
+    """
+    t = table or load_table()
+    return tuple(c for c in t.rows.get(eid, {}) if c != "*")
+
+
 def fold(evidence: list, table: EvidenceTable, allowed: list, *, restrict: set | None = None) -> tuple:
     """Fold structured evidence into class weights with ``table``.
 

@@ -327,7 +327,11 @@ def cross_validate(samples: list, design: Design, *, groups_prefix: str, lam: fl
 
 def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: str, fit_meta: dict,
                 source: str) -> None:
-    """Write a table with ``theta``'s weights (atomically); no_bug rows unchanged."""
+    """Write a table with ``theta``'s weights (atomically); no_bug rows unchanged. The rows of a
+    fitted evidence id for a class the fit has no weight for (a no_bug class a source rule
+    names: the fold and the fit weigh bug classes only) are kept in their place among that
+    id's rows with weight 0: they say which classes the evidence points at
+    (:func:`defects4warp.engines.evidence.evidence_classes`) and move no score."""
     import os
     import tempfile
 
@@ -342,6 +346,16 @@ def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: st
         rows.append({"id": eid, "class": c, "weight": round(float(w), 6), "mode": table.modes[eid],
                      "source": f"{source}; prior: {r0['source']}" if r0 else source})
         done.add(eid)
+    fitted = set(design.pairs)
+    for i, r in enumerate(base["rows"]):
+        if r["id"] in done and r["class"] != "*" and (r["id"], r["class"]) not in fitted:
+            # before the first fitted row of its id whose class comes after it in the base table
+            later = {x["class"] for x in base["rows"][i + 1:] if x["id"] == r["id"]}
+            at = next((k for k, x in enumerate(rows) if x["id"] == r["id"] and x["class"] in later), None)
+            if at is None:
+                at = max(k for k, x in enumerate(rows) if x["id"] == r["id"]) + 1
+            rows.insert(at, dict(r, weight=0.0, source=f"{r['source']}; not fitted, weight 0 (a class the fold and "
+                                 "the fit never weigh; the row says which classes the evidence points at)"))
     rows += [r for r in base["rows"] if r["id"] not in done]
     doc = {"version": base.get("version", 1), "scores": scores, "description": base.get("description"),
            "fit": fit_meta, "rows": rows}

@@ -43,13 +43,19 @@ gradient agrees it is reported as a smell in the evidence.
 
 from __future__ import annotations
 
-import re
 
 from .. import __version__
-from ..measure.judge import comparisons, signature_of
+from ..measure.judge import signature_of
 from ..probes import ASSESSORS, Evidence, load as _load_probes
 from ..probes import release as release_probe
 from ..probes import source as source_probe
+from ..probes import fd as fd_probe
+from ..probes import launches as launches_probe
+from ..probes.fd import factor_evidence  # noqa: F401  (importable here as before)
+from ..probes import trace as trace_probe
+from ..probes import tracker as tracker_probe
+from ..probes.trace import DOUBLE_COUNT_FINDINGS, inplace_kernel  # noqa: F401  (importable here as before)
+from ..probes.tracker import TRACKER_STAGES  # noqa: F401  (importable here as before: the baselines read it)
 from ..taxonomy import BUG_CLASSES, CLASSES
 from .base import WorkerEngine, ev as _ev
 from .evidence import EvidenceTable, explain, fold, fold_nobug, load_table, rank
@@ -73,92 +79,16 @@ def priors(table: EvidenceTable | None = None) -> dict:
 #: Signature -> {class id: weight} of the default evidence table (kept under its v3 name for the baselines).
 PRIORS = priors()
 
-#: Tracker warnings raised in these stages count.
-TRACKER_STAGES = ("load", "objective", "gradient_1")
+#: The probes whose assessors (:func:`defects4warp.probes.assessor`) turn the document into
+#: evidence entries and facts, in the order their entries appear in a diagnosis.
+ASSESSED = ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horizon", "train", "launches", "trace")
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
 ARTEFACTS = ("kink", "kink_nearby", "staircase")
-#: Trace findings that say two backward passes (or one launch recorded twice) double count:
-#: with one of them, several backward tapes are not read as windows (``trace_backward_windows``).
-DOUBLE_COUNT_FINDINGS = ("multiple_backward", "duplicate_launch")
 
 
 def _rank(weights: dict) -> list:
     return rank(weights, "normalised")
-
-
-def _zero_params(doc: dict) -> list:
-    """Params whose checked elements are all exactly zero in call 1 while finite differences are not."""
-    calls = (doc.get("fd") or {}).get("calls") or []
-    if not calls or doc.get("reference") or not calls[0].get("elements"):
-        return []
-    per = calls[0]["elements"].get("per_param", {})
-    return sorted(k for k, s in per.items() if s["signature"] == "zero")
-
-
-def _flat_params(doc: dict) -> list:
-    """Params whose autodiff and finite differences are both exactly zero."""
-    calls = (doc.get("fd") or {}).get("calls") or []
-    per = (calls[0].get("elements") or {}).get("per_param", {}) if calls else {}
-    return sorted(k for k, s in per.items() if s["ad_zero"] and s["fd_zero"])
-
-
-def _factor(comps) -> float | None:
-    for label, c in comps:
-        if c.get("factor") is not None:
-            return c["factor"]
-    return None
-
-
-def _joint_factor(doc: dict) -> float | None:
-    calls = (doc.get("fd") or {}).get("calls") or []
-    if calls:
-        return (calls[0].get("joint") or {}).get("factor")
-    return None
-
-
-def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True,
-                    max_reduction: int = 10**6) -> tuple:
-    """Structured evidence from the size of an exact factor.
-
-    Parameters
-    ----------
-    factor : float or None
-        autodiff / truth, constant over the items.
-    seeds : list[int]
-        Element counts of the arrays the trace saw seeded by ``backward()``.
-    reduction : bool
-        Cite ``factor_reduction_size`` for an integer > 2 (v3: not when a kernel fails alone).
-    max_reduction : int
-        Largest factor read as the size of a reduction (default 10^6: a
-        blown-up gradient, e.g. 2.8e7 x, is not a mean over that many elements).
-
-    Returns
-    -------
-    (list[Evidence], note)
-        ``factor_2_or_3`` (2 or 3, >= 1), ``factor_reduction_size`` (an integer
-        > 2 or its reciprocal, within 1 %), ``factor_equals_seed_size`` (once
-        per seeded array of that many elements); note: one sentence or None.
-    """
-    ev, note = [], None
-    if factor is None or factor == 0:
-        return ev, note
-    mag = abs(factor) if abs(factor) >= 1 else 1.0 / abs(factor)
-    near = round(mag)
-    # a reduction over at most max_reduction elements; past that every number is "an integer within 1 %"
-    integral = 2 <= near <= max_reduction and abs(mag - near) <= 1e-2 * mag
-    if integral and near in (2, 3) and abs(factor) >= 1:
-        ev.append(Evidence("factor_2_or_3", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
-    if integral and near > 2:
-        if reduction:
-            ev.append(Evidence("factor_reduction_size", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
-        note = f"the factor is {near if abs(factor) >= 1 else '1/' + str(near)}: the size of a reduction"
-    for n in seeds:
-        if n > 1 and integral and abs(near - n) <= max(1e-2 * n, 0.5):
-            ev.append(Evidence("factor_equals_seed_size", "fd", f"factor {factor:.6g} = {n} seeded elements",
-                               {"factor": factor, "seed_size": n}))
-            note = f"the factor equals the {n} elements of the array the backward pass was seeded over"
-    return ev, note
 
 
 def factor_weights(factor: float | None, seeds: list, *, table: EvidenceTable | None = None, **kw) -> tuple:
@@ -198,117 +128,18 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     """
     table = table or load_table()
     _load_probes()
-    evidence = []
-    det = doc.get("determinism", {})
-    nan = doc.get("nan_scan", {})
     version = doc.get("warp_version")
 
-    weights_from = {}
-    for name in ("determinism", "noise"):
-        if name in ASSESSORS:
-            a = ASSESSORS[name](doc)
-            evidence += a.evidence
-            weights_from[name] = a
-
-    # NaN scan
-    if nan:
-        bad = nan.get("gradient_nonfinite") or {}
-        if bad:
-            evidence.append(_ev("nan_scan", False, "NaN/inf in the gradient of " + ", ".join(sorted(bad)) +
-                                (" while the objective is finite" if nan.get("objective_finite") else ""), bad))
-        else:
-            evidence.append(_ev("nan_scan", True, "gradient is finite", None))
-
-    # end-to-end comparisons
-    comps = comparisons(doc)
-    for label, c in comps:
-        probe = "fd" if "finite" in label else "reference"
-        if c["signature"] == "agrees":
-            extra = f", {c['n_unresolved']} below resolution" if c.get("n_unresolved") else ""
-            evidence.append(_ev(probe, True, f"{label}: agrees on {c['n'] - c.get('n_unresolved', 0)} checked{extra} "
-                                f"(relative error {c['relative_error']:.2g})", None))
-        elif c["signature"] == "unresolved":
-            evidence.append(_ev(probe, True, f"{label}: all {c['n']} items below the finite-difference resolution "
-                                "(unresolved, not agreement)", None))
-        else:
-            text = (f"{label}: {c['n_mismatch']} of {c['n'] - c.get('n_unresolved', 0)} resolved items disagree, "
-                    f"relative error {c['relative_error']:.3g}, signature {c['signature']}")
-            if c.get("factor") is not None:
-                text += f" (factor {c['factor']:.6g})"
-            evidence.append(_ev(probe, False, text, {k: c.get(k) for k in ("mismatched", "factor", "zero_fraction")}))
+    # what each probe's data says, in words and as facts (the probes' assessors)
+    assessed = {name: ASSESSORS[name](doc, table=table) for name in ASSESSED}
+    evidence = [e for a in assessed.values() for e in a.evidence]
+    weights_from = {name: assessed[name] for name in ("determinism", "noise")}
+    comps = assessed["fd"].facts["comparisons"]
+    fd_vs_ref = assessed["fd"].facts["fd_vs_reference"]
     ref = doc.get("reference") or {}
-    fd_vs_ref = ref.get("fd_vs_reference")
-    if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
-        evidence.append(_ev("reference", False, f"finite differences disagree with reference_gradient() (relative error "
-                            f"{fd_vs_ref['relative_error']:.3g}): FD cannot judge here", None))
-
-    # step sweep
-    sweeps = list((doc.get("sweep") or {}).get("items", [])) + [dict(r, point="after train()") for r in
-                                                             (doc.get("train") or {}).get("sweep", [])]
-    for r in sweeps:
-        where = f"{r['param']}[{r['index']}]" if r.get("kind") == "coord" else "a random direction"
-        evidence.append(_ev("sweep", r["verdict"] != "confirmed",
-                            f"step sweep at {where} ({r['point']} point): autodiff {r['autodiff']:.4g}, one-sided "
-                            f"{r['forward'][0]:.4g} / {r['backward'][0]:.4g} at the smallest step, central "
-                            + ", ".join(f"{c:.4g}" for c in r["central"]) + f": {r['verdict']}", r))
-    unswept = (doc.get("sweep") or {}).get("unswept", 0)
-    if unswept:
-        evidence.append(_ev("sweep", True, f"{unswept} further disagreeing item(s) not swept (budget): not counted", None))
-
-    # tracker (only when the tracker probe ran)
-    tracker = doc.get("tracker") or {}
-    warns = [w for w in tracker.get("warnings", []) if set(w.get("stages", [])) & set(TRACKER_STAGES)]
-    if tracker.get("enabled"):
-        if warns:
-            desc = "; ".join(f"{w.get('arg') or w.get('operation') or 'array'} in {w.get('kernel') or '?'} at "
-                             f"{', '.join(w['sites']) or '?'}" for w in warns[:5])
-            evidence.append(_ev("tracker", False, f"overwrite tracker: {len(warns)} write-after-read warning(s): {desc}", warns))
-        else:
-            evidence.append(_ev("tracker", True, "overwrite tracker raised no warning during the first gradient() call", None))
-
-    # horizon
-    hz = doc.get("horizon")
-    if hz:
-        if hz["first_disagreement"] is None:
-            evidence.append(_ev("horizon", True, f"with steps={hz['steps']} set again the directional check agrees", hz))
-        else:
-            evidence.append(_ev("horizon", False, f"autodiff and finite differences first part at steps="
-                                f"{hz['first_disagreement']} of {hz['steps']} (bisection over the horizon)", hz))
-
-    # train
-    tr = doc.get("train")
-    if tr:
-        evidence.append(_ev("train", "comparison" not in tr or all(
-            (tr["comparison"].get(k) or {}).get("signature", "agrees") in ("agrees", "unresolved") for k in ("elements", "directions")),
-            f"re-measured after {tr['iterations']} iterations of train() (params moved {tr.get('moved', 0):.3g} relative)", None))
-
-    # per-launch check
-    kernels = (doc.get("launches") or {}).get("kernels", [])
-    failing = [k for k in kernels if k.get("ok") is False]
-    passing = [k for k in kernels if k.get("ok") is True]
-    no_adjoint = [k for k in kernels if (k.get("skipped") or "").startswith("compiled with enable_backward=False")]
-    for k in failing:
-        w = k.get("worst") or {}
-        evidence.append(_ev("launches", False, f"kernel {k['kernel']} disagrees with finite differences in isolation: "
-                            f"d {w.get('output')} / d {w.get('input')} relative error {w.get('relative_error', float('nan')):.3g} "
-                            f"({w.get('signature')})", k))
-    if passing:
-        evidence.append(_ev("launches", True, f"{len(passing)} kernel(s) agree with finite differences in isolation: "
-                            + ", ".join(k["kernel"] for k in passing), None))
-    for k in kernels:
-        if k.get("skipped"):
-            evidence.append(_ev("launches", k not in no_adjoint, f"kernel {k['kernel']} not checked: {k['skipped']}", None))
-
-    # runtime trace
-    trace = doc.get("trace") or {}
-    tfind = trace.get("findings") or []
-    for f in tfind:
-        evidence.append(_ev("trace", False, f"trace: {f.get('detail')}", {"id": f.get("id"), "classes": f.get("classes"),
-                                                                          "data": f.get("data")}))
-    if "findings" in trace and not tfind:
-        evidence.append(_ev("trace", True, "runtime trace of the first gradient() call: no taping finding", None))
-    if trace.get("error"):
-        evidence.append(_ev("trace", True, f"runtime trace unavailable: {trace['error']}", None))
+    sweeps = assessed["sweep"].facts["sweeps"]
+    warns = assessed["tracker"].facts["warnings"]
+    tfind, trace = assessed["trace"].facts["findings"], assessed["trace"].facts["trace"]
 
     # source evidence (only code that ran)
     if findings is not None:
@@ -322,7 +153,8 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     builtins = release_probe.builtin_findings(path, kernel_names, version) if path is not None else None
     if builtins is not None:
         evidence += builtins.evidence
-    diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"))
+    diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"),
+                                               table=table)
     evidence += diff_a.evidence
 
     # -- verdict ---------------------------------------------------------
@@ -333,8 +165,8 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         return _diagnosis(verdict, classes, sig, evidence, nobug_ev, support, table)
 
     # -- classes of a bug: a fold over the structured evidence -------------
-    cited = _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kernels, failing, passing,
-                          no_adjoint, builtins, diff_a, evidence)
+    cited = _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, assessed["launches"].facts,
+                          builtins, diff_a, evidence)
     allowed = [c for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures]
     weights, support = fold(cited, table, allowed, restrict=set(BUG_CLASSES))
     return _diagnosis("bug", rank(weights, table.scores), sig, evidence, cited, support, table)
@@ -402,7 +234,7 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
         evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
                             "step): not counted", None))
     ev = [Evidence("agrees", "fd")]
-    flat = _flat_params(doc)
+    flat = fd_probe.flat_params(doc)
     n_params = len(doc.get("protocol", {}).get("params", {})) or 1
     piecewise = src is not None and "piecewise_constant_op" in src.facts.get("rules", [])
     if flat and (piecewise or len(flat) == n_params):
@@ -434,60 +266,37 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
     return "no_bug", "agrees", ev
 
 
-def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kernels, failing, passing, no_adjoint,
-                  builtins, diff_a, evidence) -> list:
-    """The structured evidence behind the class of a bug (the fold's input).
-    Appends sentences for the derived facts to ``evidence``."""
+def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, launch_facts, builtins, diff_a,
+                  evidence) -> list:
+    """The structured evidence behind the class of a bug (the fold's input), in the order v3
+    added its weights: the signature's rows, the probes' own (tracker, trace, launches:
+    their ``bug_evidence``), the size of an exact factor, the source rules, builtins and the
+    release differential. Appends sentences for the derived facts to ``evidence``."""
     det = doc.get("determinism", {})
+    failing = launch_facts["failing"]
     cited = [Evidence(f"signature:{sig if sig in SIGNATURE_ROWS else 'subtly_wrong'}", "fd"), Evidence("candidate", "fd")]
     for a in weights_from.values():
         cited += a.cited
     inplace = set(src.facts.get("inplace_scopes", [])) if src is not None else set()
-    for w in warns:
-        eid = "tracker_warning:inplace_kernel" if w.get("kernel") in inplace else "tracker_warning"
-        cited.append(Evidence(eid, "tracker", data=w, strength=1.0 / len(warns)))
+    cited += tracker_probe.bug_evidence(warns, inplace)
     if det.get("stochastic") and det.get("seed_pinned"):
         cited.append(Evidence("stochastic_pinned_disagrees", "determinism"))
-    factor = _factor(comps) if sig == "exact_factor" else None
-    if factor is None and sig in ("exact_factor", "subtly_wrong", "sparse"):
-        factor = _joint_factor(doc)
     seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
     seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
-    fev, note = factor_evidence(factor, seeds, reduction=not failing)
-    cited += fev
-    if note:
-        evidence.append(_ev("fd", False, f"exact factor {factor:.6g}: {note}", {"factor": factor}))
+    fcited, fsentences = fd_probe.factor_bug_evidence(doc, comps, sig, seeds, reduction=not failing)
+    cited += fcited
+    evidence += fsentences
     if det.get("first_call_differs") and sig not in ("growth", "iteration"):
         cited.append(Evidence("first_call_differs", "determinism"))
-    zero_params = _zero_params(doc)
-    if zero_params and sig != "zero":
-        cited.append(Evidence("param_gradient_zero", "fd", data={"params": zero_params}))
-        evidence.append(_ev("fd", False, "autodiff is exactly zero for param(s) " + ", ".join(zero_params) +
-                            " where finite differences are not", {"params": zero_params}))
-    for f in tfind:
-        fid = f"trace:{f.get('id')}"
-        if f.get("id") == "inplace_read_write" and not inplace_kernel(f, inplace):
-            # one launch reads and stores the same array: `*=`/`/=` is inplace_math, any other
-            # read-then-store of the same element is a write-after-read within the kernel
-            fid += ":not_inplace"
-        elif f.get("id") == "offtape_write_after_read" and (f.get("data") or {}).get("inside_tape_block"):
-            fid += ":inside_tape"  # defects4warp.probes.trace.refine: a host write inside the with-tape block
-        cited.append(Evidence(fid, "trace", f.get("detail") or "", f.get("data")))
-    n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
-    if n_tapes >= 2 and not any(f.get("id") in DOUBLE_COUNT_FINDINGS for f in tfind):
-        cited.append(Evidence("trace_backward_windows", "trace", data={"backward_tapes": n_tapes}))
-        evidence.append(_ev("trace", False, f"trace: one gradient() call ran backward on {n_tapes} separate tapes "
-                            "(windows): the gradient through the state carried between them depends on seeding each "
-                            "window from the next", {"backward_tapes": n_tapes}))
+    zcited, zsentences = fd_probe.zero_params_bug_evidence(doc, sig)
+    cited += zcited
+    evidence += zsentences
+    tcited, tsentences = trace_probe.bug_evidence(trace, inplace)
+    cited += tcited
+    evidence += tsentences
     if src is not None:
         cited += src.cited
-    unchecked = [k for k in kernels if k.get("ok") is None and k not in no_adjoint]
-    if failing:
-        cited.append(Evidence("launch_kernel_fails_alone", "launches", data=[k["kernel"] for k in failing]))
-    elif passing and not unchecked:
-        cited.append(Evidence("launch_all_kernels_pass", "launches", data=[k["kernel"] for k in passing]))
-    if no_adjoint:
-        cited.append(Evidence("kernel_compiled_without_adjoint", "launches", data=[k["kernel"] for k in no_adjoint]))
+    cited += launches_probe.bug_evidence(launch_facts)
     if builtins is not None:
         per_id = {}
         for e in builtins.evidence:
@@ -500,17 +309,8 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, kerne
     return cited
 
 
-def inplace_kernel(finding: dict, scopes: set) -> bool:
-    """Whether a trace finding's kernel is one where a source finding saw ``*=``/``/=`` (``scopes``)."""
-    text = finding.get("detail") or ""
-    data = finding.get("data") or {}
-    names = {str(data.get(k)) for k in ("kernel", "name") if data.get(k)}
-    return any(s and (s in names or re.search(rf"\b{re.escape(s)}\b", text)) for s in scopes)
-
-
 def _assess_given_findings(findings: list, version):
     """An assessment from explicitly given source findings (tests; no coverage gating)."""
-    from ..measure import source as rules
     from ..probes import Assessment
 
     a = Assessment()
@@ -522,8 +322,6 @@ def _assess_given_findings(findings: list, version):
     if not findings:
         a.add("source", True, "no source pattern found", None)
     for rule in sorted({f["rule"] for f in live}):
-        for c in rules.RULES[rule]:
-            a.weigh(c, rules.SPECIFICITY.get(rule, rules.DEFAULT_SPECIFICITY))
         a.cite(f"rule:{rule}", "source", f"source rule {rule}", {"rule": rule})
     a.facts["rules"] = sorted({f["rule"] for f in live})
     a.facts["inplace_scopes"] = sorted({f.get("scope") for f in live if f["rule"] == "inplace_array_op"})

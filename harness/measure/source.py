@@ -5,7 +5,7 @@ registered function declaring its classes, specificity, release gate and
 whether the runtime trace observes it (docs/engines.md, "Source rules",
 lists the registry). The names other modules import stay here:
 
-``RULES``                rule -> classes it supports
+``RULES``                rule -> classes it points at (the evidence table's rows ``rule:<name>``)
 ``SPECIFICITY``          rule -> weight (0..1) a finding adds to its classes
 ``DEFAULT_SPECIFICITY``  the weight of a rule that declares none
 ``Finding``              one finding (rule, file, line, detail, classes, scope)
@@ -19,8 +19,14 @@ from __future__ import annotations
 from ..rules import (DEFAULT_SPECIFICITY, REGISTRY, Finding, classes_of, kernel_access,  # noqa: F401
                      kernel_access_detail, scan, specificities)
 
-#: rule -> tuple of the classes it supports (from the registry).
-RULES = classes_of()
+
+def __getattr__(name):
+    """``RULES``: rule -> tuple of the classes it points at, read from the evidence table on
+    access (not at import: the measurement worker imports this module without the table's reader)."""
+    if name == "RULES":
+        return classes_of()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: rule -> specificity in [0, 1] (every rule; from the registry).
 SPECIFICITY = specificities()

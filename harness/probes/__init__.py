@@ -10,9 +10,11 @@ A probe is a small named unit with two halves:
     overrides them per probe: ``{"knobs": {"fd": {"coords": 8}}}``.
 ``assess(doc, **info) -> Assessment``
     a pure function of the measurement document (run in the parent, tested on
-    synthetic documents): the evidence entries the data supports and the
-    weight it adds to each class. The engine sums the weights; which probes
-    run and which are assessed is the engine's list.
+    synthetic documents): the evidence entries (sentences) the data supports,
+    the facts other parts of the engine read, and the structured evidence it
+    cites (:class:`Evidence`: an id, no class). Which classes an id supports,
+    and how much, is the engine's evidence table; which probes run and which
+    are assessed is the engine's list.
 
 Registering: decorate ``measure`` with :func:`probe` and ``assess`` with
 :func:`assessor`. The worker-side registry imports only NumPy (and Warp
@@ -72,7 +74,9 @@ class Assessment:
         ``{"probe", "clean", "finding", "data"}`` entries (see
         :func:`defects4warp.engines.base.ev`), clean checks included.
     weights : dict[str, float]
-        Weight added to each class id (relative; the engine normalises).
+        Class weights an outside assessor may add with :meth:`weigh`; the
+        reference engine reads none (its weights are the evidence table's,
+        keyed by the ids in ``cited``), and no assessor of this package adds any.
     facts : dict
         Named conclusions other parts of the engine read (e.g.
         ``{"artefact": "kink"}``).

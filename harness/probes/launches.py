@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure import compare
-from . import probe
+from . import Assessment, Evidence, assessor, probe
 from .context import step_size
 
 
@@ -23,7 +23,7 @@ def _written_suffix(kernel, n_args: int):
     import ast
     import textwrap
 
-    from ..measure.source import kernel_access
+    from ..measure.access import kernel_access
 
     try:
         tree = ast.parse(textwrap.dedent(kernel.adj.source))
@@ -125,3 +125,46 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024) -> dict | Non
     ctx.stage(None)
     ctx.save()
     return out
+
+
+@assessor("launches")
+def assess(doc: dict, **_) -> Assessment:
+    """Evidence entries of the per-launch check: kernels that disagree with
+    finite differences in isolation, those that agree, and those not checked.
+    Facts: ``kernels`` (every entry), ``failing``, ``passing``, ``no_adjoint``
+    (compiled with ``enable_backward=False``)."""
+    a = Assessment()
+    kernels = (doc.get("launches") or {}).get("kernels", [])
+    failing = [k for k in kernels if k.get("ok") is False]
+    passing = [k for k in kernels if k.get("ok") is True]
+    no_adjoint = [k for k in kernels if (k.get("skipped") or "").startswith("compiled with enable_backward=False")]
+    for k in failing:
+        w = k.get("worst") or {}
+        a.add("launches", False, f"kernel {k['kernel']} disagrees with finite differences in isolation: "
+              f"d {w.get('output')} / d {w.get('input')} relative error {w.get('relative_error', float('nan')):.3g} "
+              f"({w.get('signature')})", k)
+    if passing:
+        a.add("launches", True, f"{len(passing)} kernel(s) agree with finite differences in isolation: "
+              + ", ".join(k["kernel"] for k in passing), None)
+    for k in kernels:
+        if k.get("skipped"):
+            a.add("launches", k not in no_adjoint, f"kernel {k['kernel']} not checked: {k['skipped']}", None)
+    a.facts.update(kernels=kernels, failing=failing, passing=passing, no_adjoint=no_adjoint)
+    return a
+
+
+def bug_evidence(facts: dict) -> list:
+    """The per-launch check's evidence behind the class of a bug, from :func:`assess`'s facts:
+    ``launch_kernel_fails_alone`` (a kernel disagrees with finite differences alone), else
+    ``launch_all_kernels_pass`` (every kernel checked, all agree); and
+    ``kernel_compiled_without_adjoint``."""
+    kernels, failing, passing, no_adjoint = (facts[k] for k in ("kernels", "failing", "passing", "no_adjoint"))
+    cited = []
+    unchecked = [k for k in kernels if k.get("ok") is None and k not in no_adjoint]
+    if failing:
+        cited.append(Evidence("launch_kernel_fails_alone", "launches", data=[k["kernel"] for k in failing]))
+    elif passing and not unchecked:
+        cited.append(Evidence("launch_all_kernels_pass", "launches", data=[k["kernel"] for k in passing]))
+    if no_adjoint:
+        cited.append(Evidence("kernel_compiled_without_adjoint", "launches", data=[k["kernel"] for k in no_adjoint]))
+    return cited

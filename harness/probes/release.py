@@ -32,39 +32,28 @@ from packaging.version import InvalidVersion, Version
 
 from . import Assessment
 
-#: First release with a change to adjoints -> (changelog entry, classes a
-#: program whose gradient changes at that release most likely has, weight).
+#: First release with a change to adjoints -> its changelog entry. Which classes a program whose
+#: gradient changes at that release most likely has, and how much, are the evidence table's rows
+#: ``release_first_change:<release>`` (and ``...:no_copies`` where the entry is also about copy
+#: adjoints and the traced call made no copy; ``release_changed`` without a first release).
 RELEASE_CHANGES = {
-    "1.13.0": ("array-store adjoints read and zero the output adjoint: backward() consumes the adjoints of "
-               "written arrays (retain_grad opts out)", {"overwrite": 0.6, "double_count": 0.5, "stale_gradient_read": 0.5}),
-    "1.14.0": ("adjoints of component writes to array elements and struct fields fixed; wp.curlnoise and "
-               "vector wp.sign adjoints", {"warp_adjoint_bug": 1.0}),
-    "1.15.0": ("wp.copy adjoint with differing source and destination offsets fixed", {"copy_adjoint": 1.0}),
-    "1.16.0": ("a @wp.func shared by kernels with and without backward no longer loses its adjoint",
-               {"backward_disabled": 0.6, "warp_adjoint_bug": 0.6}),
-    "1.17.0": ("taped wp.copy/wp.clone/assign accumulate into the source; conditional expressions over array "
-               "elements fixed", {"copy_adjoint": 1.0, "warp_adjoint_bug": 0.6}),
-    "1.18.0": ("kernel-level enable_backward=True reaches called functions; array-rooted composite += fixed; "
-               "composite *= refused with backward enabled", {"backward_disabled": 0.7, "warp_adjoint_bug": 0.7,
-                                                              "inplace_math": 0.3}),
-    "1.19.0": ("loop adjoints fixed: trip counts of strided and reversed ranges, sibling inner loops",
-               {"dynamic_loop": 1.0, "warp_adjoint_bug": 0.5}),
+    "1.13.0": "array-store adjoints read and zero the output adjoint: backward() consumes the adjoints of "
+              "written arrays (retain_grad opts out)",
+    "1.14.0": "adjoints of component writes to array elements and struct fields fixed; wp.curlnoise and "
+              "vector wp.sign adjoints",
+    "1.15.0": "wp.copy adjoint with differing source and destination offsets fixed",
+    "1.16.0": "a @wp.func shared by kernels with and without backward no longer loses its adjoint",
+    "1.17.0": "taped wp.copy/wp.clone/assign accumulate into the source; conditional expressions over array "
+              "elements fixed",
+    "1.18.0": "kernel-level enable_backward=True reaches called functions; array-rooted composite += fixed; "
+              "composite *= refused with backward enabled",
+    "1.19.0": "loop adjoints fixed: trip counts of strided and reversed ranges, sibling inner loops",
 }
 
-#: Weight of a builtin measured ``wrong`` or ``zero`` on the running release (harness/data/builtins) in a
-#: launched kernel, when at least half of its measured overloads are defective; half of it otherwise
-#: (the kernel may call an overload that agrees: argument types are not known from the source).
-BUILTIN_WEIGHT = 0.8
-
-#: Class a defective builtin or access pattern is evidence for (default ``warp_adjoint_bug``): an
-#: augmented ``*=`` on a component of an array element is ``inplace_math`` in docs/taxonomy.md (P19).
 #: The evidence id a measured defect of a builtin or access pattern is cited under (default
 #: ``builtin_adjoint_defect``); the evidence table says which class each supports (``y[i].x *= ...``
 #: is the taxonomy's ``inplace_math``, not a defect of Warp's adjoint).
 BUILTIN_EVIDENCE = {"[component_mul]": "builtin_component_mul_defect"}
-BUILTIN_CLASS = {"[component_mul]": "inplace_math"}
-#: Weight of a release differential (autodiff changes, FD does not) spread over the first changing release's classes.
-DIFFERENTIAL_WEIGHT = 1.5
 
 #: Probes the differential runs on the other release (cheap: one gradient call, a few FD items).
 DIFFERENTIAL_PROBES = {"probes": ["determinism", "noise", "fd"],
@@ -212,12 +201,22 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     return out
 
 
-def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGHT, copies: int | None = None) -> Assessment:
-    """Evidence and class weights from :func:`differential`'s result.
+def assess_differential(diff: dict | None, *, copies: int | None = None, table=None) -> Assessment:
+    """Evidence from :func:`differential`'s result: a sentence and, when autodiff changes
+    between the releases while finite differences do not, the structured evidence
+    ``release_first_change:<release>`` (``release_changed`` without a first release).
 
-    ``copies``: the number of ``wp.copy``/``wp.clone`` calls the trace saw in
-    the gradient call; when it is 0, changelog entries about copy adjoints
-    cannot explain the change and ``copy_adjoint`` is dropped."""
+    Parameters
+    ----------
+    diff : dict or None
+    copies : int, optional
+        The number of ``wp.copy``/``wp.clone`` calls the trace saw in the gradient call;
+        when it is 0 and the evidence table has a row ``release_first_change:<release>:no_copies``
+        (a changelog entry also about copy adjoints, which cannot explain the change then),
+        that id is cited instead.
+    table : defects4warp.engines.evidence.EvidenceTable, optional
+        The table whose rows are looked up (default: the engine's).
+    """
     a = Assessment()
     if not diff:
         return a
@@ -234,23 +233,20 @@ def assess_differential(diff: dict | None, *, weight: float = DIFFERENTIAL_WEIGH
               "no release differential", c)
         return a
     first = diff.get("first_change")
-    entry, classes = RELEASE_CHANGES.get(first, ("", {"warp_adjoint_bug": 1.0})) if first else ("", {"warp_adjoint_bug": 1.0})
-    if copies == 0 and len(classes) > 1:
-        classes = {k: v for k, v in classes.items() if k != "copy_adjoint"}
+    entry = RELEASE_CHANGES.get(first, "") if first else ""
     txt = (f"autodiff changes between Warp {diff['current']} and {diff['other']} while finite differences do not "
            f"(relative change {c['relative_change']:.3g}" + ("; the other release agrees with FD" if c.get("b_agrees") else "") + ")")
     if first:
         txt += f"; first release where it changes: {first}" + (f" ({entry})" if entry else "")
     a.add("release", False, txt, diff)
-    total = sum(classes.values()) or 1.0
-    for k, w in classes.items():
-        a.weigh(k, weight * w / total * len(classes) ** 0.5)
     # structured evidence: its class weights are the rows release_first_change:<release>[:no_copies]
     # (or release_changed when no first release was found) of harness/engines/evidence_table.yaml
     eid = f"release_first_change:{first}" if first in RELEASE_CHANGES else "release_changed"
-    if first in RELEASE_CHANGES and copies == 0 and "copy_adjoint" in RELEASE_CHANGES[first][1] \
-            and len(RELEASE_CHANGES[first][1]) > 1:
-        eid += ":no_copies"
+    if first in RELEASE_CHANGES and copies == 0:
+        from ..engines.evidence import load_table
+
+        if f"{eid}:no_copies" in (table or load_table()).rows:
+            eid += ":no_copies"
     a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
     a.facts["first_change"] = first
     return a
@@ -309,8 +305,8 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
     -------
     Assessment
         One ``release`` finding per (function, builtin) with the measured overloads and numbers;
-        ``warp_adjoint_bug`` (or :data:`BUILTIN_CLASS`) weighed :data:`BUILTIN_WEIGHT` (half when
-        fewer than half of the builtin's measured overloads are defective).
+        its ``data["evidence"]`` is the id the engine cites it under (:data:`BUILTIN_EVIDENCE`,
+        default ``builtin_adjoint_defect``; the evidence table's rows give the classes).
     """
     a = Assessment()
     if _v(warp_version) is None or not kernels:
@@ -338,8 +334,6 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
             by.setdefault(c["builtin"], []).append(c)
         for b, cs in sorted(by.items()):
             n = (totals or {}).get(b, len(cs))
-            frac = len(cs) / max(n, 1)
-            w = BUILTIN_WEIGHT if frac >= 0.5 else BUILTIN_WEIGHT / 2
             what = f"wp.{b}" if not b.startswith("[") else f"the access pattern {b}"
             on = (f"Warp {warp_version}" if not cs[0].get("bracket") else
                   f"Warp {cs[0]['bracket'][0]} and {cs[0]['bracket'][1]}, the measured releases around {warp_version}")
@@ -348,7 +342,6 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
                   f"overloads: {_describe(cs)}; docs/builtins.md)",
                   {"builtin": b, "function": name, "overloads": [c["id"] for c in cs],
                    "evidence": BUILTIN_EVIDENCE.get(b, "builtin_adjoint_defect")})
-            a.weigh(BUILTIN_CLASS.get(b, "warp_adjoint_bug"), w)
     return a
 
 

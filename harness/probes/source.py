@@ -189,8 +189,9 @@ def scan(path, doc: dict) -> tuple:
 
 def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT,
            observed=OBSERVED_RULES) -> Assessment:
-    """Evidence entries for every finding (counted or not, and why) and the
-    weights of those counted (rule specificity, :data:`defects4warp.measure.source.SPECIFICITY`).
+    """Evidence entries for every finding (counted or not, and why) and the structured
+    evidence ``rule:<name>`` of each rule with a counted finding (strength 1, or
+    ``no_coverage_weight`` without line coverage; the evidence table holds its class weights).
     Where the runtime trace ran, findings of the ``observed`` rules
     (:data:`OBSERVED_RULES`) are reported but not counted."""
     a = Assessment()
@@ -222,8 +223,6 @@ def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO
               "the runtime trace observes instead", None)
     scale = 1.0 if available else no_coverage_weight
     for rule in sorted({f["rule"] for f in counted}):
-        for c in rules.RULES[rule]:
-            a.weigh(c, scale * rules.SPECIFICITY.get(rule, rules.DEFAULT_SPECIFICITY))
         # structured evidence: the rule's class weights are the rows rule:<name> of the evidence table
         a.cite(f"rule:{rule}", "source", f"source rule {rule} in code that ran", {"rule": rule}, strength=scale)
     a.facts["rules"] = sorted({f["rule"] for f in counted})

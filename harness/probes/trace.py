@@ -13,7 +13,9 @@ iteration leaves to the next: a ``.grad`` not zeroed, a seed accumulated).
 
 from __future__ import annotations
 
-from . import probe
+import re
+
+from . import Assessment, Evidence, assessor, probe
 
 
 def traced_call(ctx, call: int = 1):
@@ -60,7 +62,7 @@ def seed_consistency(trace: dict, objective, *, rtol: float = SEED_RTOL) -> dict
     if abs(total - f) <= rtol * max(abs(f), abs(total), 1e-300):
         return None
     desc = ", ".join(f"{sd.get('target')} ({sd.get('target_size')} elements) with {float(sd['constant']):.4g}" for sd in seeds)
-    return {"id": "seed_weights", "classes": ["seed_mismatch"],
+    return {"id": "seed_weights",
             "detail": f"backward seeds {desc}: the seed-weighted sum of the seeded arrays is {total:.6g} while the "
                       f"objective is {f:.6g}, so the backward pass differentiates another objective",
             "data": {"weighted_sum": total, "objective": f, "seeds": len(seeds)}}
@@ -73,7 +75,9 @@ def refine(finding: dict, trace: dict) -> dict:
     ``with tape:`` block that recorded the read, e.g. clearing an accumulator
     at the top of each substep, is ``overwrite``; a change after the block,
     before ``backward()`` (an optimiser step, a rendering step) is
-    ``offtape_mutation``."""
+    ``offtape_mutation``. Marks the finding's ``data["inside_tape_block"]``;
+    the engine cites a marked one as ``trace:offtape_write_after_read:inside_tape``
+    (the evidence table's rows say which class each supports)."""
     if finding.get("id") != "offtape_write_after_read":
         return finding
     data = finding.get("data") or {}
@@ -84,7 +88,7 @@ def refine(finding: dict, trace: dict) -> dict:
         if isinstance(w, int) and 0 <= w < len(events):
             inside.append(events[w].get("active_tape") == tape and tape is not None)
     if inside and all(inside):
-        return dict(finding, classes=["overwrite"], data=dict(data, inside_tape_block=True),
+        return dict(finding, data=dict(data, inside_tape_block=True),
                     detail=finding.get("detail", "") + " (inside the with-tape block)")
     return dict(finding, data=dict(data, inside_tape_block=False))
 
@@ -120,7 +124,10 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
             if call > 1:
                 f["detail"] = f"(call {call}) " + f["detail"]
             findings.append(f)
-    if not any("seed_mismatch" in (f.get("classes") or []) for f in findings):
+    from ..measure.detectors import DETECTORS
+
+    # seed_weights only where the seed detector itself found nothing
+    if not any(f["id"] in DETECTORS["seeds"].evidence for f in findings):
         extra = seed_consistency(traces[1], ctx.f0)
         if extra:
             findings.append(extra)
@@ -143,3 +150,94 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
     ctx.doc["trace"] = out
     ctx.save()
     return out
+
+
+def measured_id(finding: dict) -> str:
+    """The evidence id of a trace finding as the trace probe measured it: ``trace:<id>``, and
+    ``trace:offtape_write_after_read:inside_tape`` for a write :func:`refine` saw inside the
+    with-tape block."""
+    eid = f"trace:{finding.get('id')}"
+    if finding.get("id") == "offtape_write_after_read" and (finding.get("data") or {}).get("inside_tape_block"):
+        eid += ":inside_tape"
+    return eid
+
+
+@assessor("trace")
+def assess(doc: dict, *, table=None, **_) -> Assessment:
+    """Evidence entries of the runtime trace: one per finding (its ``data`` names the
+    classes the evidence table's rows for :func:`measured_id` give), none found, or why
+    the trace is unavailable. Facts: ``findings``, ``trace`` (the probe's document).
+
+    Parameters
+    ----------
+    table : defects4warp.engines.evidence.EvidenceTable, optional
+        The table the classes are read from (default: the engine's).
+    """
+    from ..engines.evidence import evidence_classes
+
+    a = Assessment()
+    trace = doc.get("trace") or {}
+    tfind = trace.get("findings") or []
+    for f in tfind:
+        a.add("trace", False, f"trace: {f.get('detail')}",
+              {"id": f.get("id"), "classes": list(evidence_classes(measured_id(f), table)), "data": f.get("data")})
+    if "findings" in trace and not tfind:
+        a.add("trace", True, "runtime trace of the first gradient() call: no taping finding", None)
+    if trace.get("error"):
+        a.add("trace", True, f"runtime trace unavailable: {trace['error']}", None)
+    a.facts.update(findings=tfind, trace=trace)
+    return a
+
+
+#: Findings that say two backward passes (or one launch recorded twice) double count:
+#: with one of them, several backward tapes are not read as windows (``trace_backward_windows``).
+DOUBLE_COUNT_FINDINGS = ("multiple_backward", "duplicate_launch")
+
+
+def inplace_kernel(finding: dict, scopes: set) -> bool:
+    """Whether a trace finding's kernel is one where a source finding saw ``*=``/``/=`` (``scopes``)."""
+    text = finding.get("detail") or ""
+    data = finding.get("data") or {}
+    names = {str(data.get(k)) for k in ("kernel", "name") if data.get(k)}
+    return any(s and (s in names or re.search(rf"\b{re.escape(s)}\b", text)) for s in scopes)
+
+
+def bug_evidence(trace: dict, inplace_scopes: set) -> tuple:
+    """The structured evidence of the trace behind the class of a bug.
+
+    Parameters
+    ----------
+    trace : dict
+        The trace probe's document (``doc["trace"]``).
+    inplace_scopes : set[str]
+        Kernels where a counted source finding saw ``*=``/``/=``.
+
+    Returns
+    -------
+    (list[Evidence], list[dict])
+        ``trace:<id>`` per finding (``:not_inplace`` for a kernel that reads and stores one
+        array without ``*=``/``/=``, ``:inside_tape`` for a write :func:`refine` saw inside the
+        with-tape block) and ``trace_backward_windows`` when one call ran backward on two or
+        more tapes and no finding says they double count; the evidence entries (sentences)
+        of the derived facts.
+    """
+    tfind = trace.get("findings") or []
+    cited, sentences = [], []
+    for f in tfind:
+        fid = f"trace:{f.get('id')}"
+        if f.get("id") == "inplace_read_write" and not inplace_kernel(f, inplace_scopes):
+            # one launch reads and stores the same array: `*=`/`/=` is inplace_math, any other
+            # read-then-store of the same element is a write-after-read within the kernel
+            fid += ":not_inplace"
+        elif f.get("id") == "offtape_write_after_read" and (f.get("data") or {}).get("inside_tape_block"):
+            fid += ":inside_tape"  # refine(): a host write inside the with-tape block
+        cited.append(Evidence(fid, "trace", f.get("detail") or "", f.get("data")))
+    n_tapes = (trace.get("summary") or {}).get("backward_tapes") or 0
+    if n_tapes >= 2 and not any(f.get("id") in DOUBLE_COUNT_FINDINGS for f in tfind):
+        cited.append(Evidence("trace_backward_windows", "trace", data={"backward_tapes": n_tapes}))
+        a = Assessment()
+        a.add("trace", False, f"trace: one gradient() call ran backward on {n_tapes} separate tapes "
+              "(windows): the gradient through the state carried between them depends on seeding each "
+              "window from the next", {"backward_tapes": n_tapes})
+        sentences += a.evidence
+    return cited, sentences

@@ -10,6 +10,9 @@ from __future__ import annotations
 import ast
 import re
 
+# the kernel access analysis is one module, shared with the runtime trace
+from ..measure.access import kernel_access, kernel_access_detail  # noqa: F401
+
 _KERNEL_DECOS = {"kernel", "func", "func_grad", "func_replay", "func_native"}
 #: Builtins whose adjoint is singular somewhere (wp.length/normalize are
 #: guarded at the zero vector on every release, so they are not listed).
@@ -129,49 +132,6 @@ def is_tape_with(w: ast.With) -> bool:
         if (isinstance(e, ast.Call) and _tail(e) == "Tape") or "tape" in _dotted(e).lower():
             return True
     return False
-
-
-def kernel_access(fn) -> tuple:
-    """(params, read, written) of a kernel: parameter names in order, the
-    params it reads, and those it writes (assignment to an element, field or
-    component, augmented assignment, or the first argument of an atomic).
-    A struct parameter counts as read or written through its fields."""
-    params, read, written, _ = kernel_access_detail(fn)
-    return params, read, written
-
-
-def kernel_access_detail(fn) -> tuple:
-    """:func:`kernel_access` plus the params it *assigns* (plain ``=``, as
-    opposed to accumulating with ``+=`` or an atomic)."""
-    params = [a.arg for a in fn.args.args]
-    pset = set(params)
-    read, written, assigned = set(), set(), set()
-    for n in ast.walk(fn):
-        if isinstance(n, (ast.Assign, ast.AugAssign)):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            for t in targets:
-                b = _base_name(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else None
-                if b in pset:
-                    written.add(b)
-                    if isinstance(n, ast.AugAssign):
-                        read.add(b)
-                    else:
-                        assigned.add(b)
-        if isinstance(n, ast.Call) and _tail(n).startswith("atomic_") and n.args:
-            b = _base_name(n.args[0])
-            if b in pset:
-                written.add(b)
-        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Load):
-            if any(isinstance(x, ast.Attribute) and x.attr in _METADATA for x in (n, getattr(n, "value", None))):
-                continue
-            b = _base_name(n)
-            if b in pset:
-                read.add(b)
-    return params, read, written, assigned
-
-
-#: Array attributes that are metadata, not data (reading them is not a read).
-_METADATA = {"shape", "ndim", "size", "strides", "dtype"}
 
 
 def _struct_params(fn) -> set:

@@ -51,7 +51,7 @@ def _of(unit, name):
             yield line, detail, "", where
 
 
-@rule("static_write_after_read", classes=("overwrite",), observed=True,
+@rule("static_write_after_read", observed=True,
       summary="within one host function, a launch writes an array that an earlier launch read")
 def static_write_after_read(unit):
     """Write-after-read between launches: backward() replays the reader
@@ -59,28 +59,28 @@ def static_write_after_read(unit):
     yield from _of(unit, "static_write_after_read")
 
 
-@rule("struct_write_after_read", classes=("struct_overwrite",), observed=True,
+@rule("struct_write_after_read", observed=True,
       summary="static_write_after_read for an array reached through a struct")
 def struct_write_after_read(unit):
     """Write-after-read through a ``@wp.struct`` field."""
     yield from _of(unit, "struct_write_after_read")
 
 
-@rule("host_write_after_read", classes=("overwrite",), observed=True,
+@rule("host_write_after_read", observed=True,
       summary="`.zero_()` / `.fill_()` / wp.copy on an array an earlier launch read (loop bodies count twice)")
 def host_write_after_read(unit):
     """An in-place host write after a launch read the array."""
     yield from _of(unit, "host_write_after_read")
 
 
-@rule("host_assign_after_read", classes=("offtape_mutation",), observed=True,
+@rule("host_assign_after_read", observed=True,
       summary="`.assign()` on an array an earlier launch read (values replaced from the host)")
 def host_assign_after_read(unit):
     """Values replaced from the host after a launch read them; not recorded as a kernel write."""
     yield from _of(unit, "host_assign_after_read")
 
 
-@rule("write_after_write", classes=("overwrite",), specificity=0.2, observed=True,
+@rule("write_after_write", specificity=0.2, observed=True,
       summary="two launches in one host function assign one array")
 def write_after_write(unit):
     """A second kernel assigns (not accumulates) an array another already wrote."""

@@ -25,7 +25,7 @@ def _loops(fn):
 _RNG_TAILS = ("standard_normal", "normal", "uniform", "integers", "random", "randn", "rand")
 
 
-@rule("host_rng", classes=("stochastic_forward", "rng_replay"), specificity=0.2, observed=True,
+@rule("host_rng", specificity=0.2, observed=True,
       summary="NumPy/random draws outside construction")
 def host_rng(unit):
     """``np.random.*`` / ``random.*`` / ``rng.normal(...)`` in a host function
@@ -41,7 +41,7 @@ def host_rng(unit):
                 yield n, f"random draw '{ast.unparse(n.func)}' in {fn.name}", fn.name
 
 
-@rule("grad_buffer_reuse", classes=("stale_gradient_read",), gate=">=1.13",
+@rule("grad_buffer_reuse", gate=">=1.13",
       summary="`x.grad = self.buf`: a persistent buffer used as an adjoint (consumed by backward() from Warp 1.13)")
 def grad_buffer_reuse(unit):
     """A ``.grad`` assigned an attribute or an upper-case global (a buffer
@@ -54,7 +54,7 @@ def grad_buffer_reuse(unit):
                     yield n, f"'{ast.unparse(n)}' hands a persistent buffer to backward() as an adjoint in {fn.name}", fn.name
 
 
-@rule("repeated_backward", classes=("double_count",), observed=True,
+@rule("repeated_backward", observed=True,
       summary="`.backward(` called more than once in one function")
 def repeated_backward(unit):
     """Two backward passes in one function accumulate into the same adjoints."""
@@ -64,7 +64,7 @@ def repeated_backward(unit):
             yield calls[1], f".backward() called {len(calls)} times in {fn.name}", fn.name
 
 
-@rule("backward_in_loop", classes=("truncation", "missing_tape_zero"), specificity=0.2, observed=True,
+@rule("backward_in_loop", specificity=0.2, observed=True,
       summary="`.backward(` inside a Python loop")
 def backward_in_loop(unit):
     """A backward pass per loop iteration (windowed/truncated gradients, or
@@ -75,7 +75,7 @@ def backward_in_loop(unit):
                 yield loop, f".backward() inside a loop in {fn.name}", fn.name
 
 
-@rule("tape_per_window", classes=("truncation",), observed=True,
+@rule("tape_per_window", observed=True,
       summary="a wp.Tape() created inside a loop")
 def tape_per_window(unit):
     """A fresh tape per iteration: the gradient stops at each window's start."""
@@ -89,7 +89,7 @@ def _has_mod(node) -> bool:
     return any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) for b in ast.walk(node))
 
 
-@rule("buffer_swap", classes=("overwrite",), observed=True,
+@rule("buffer_swap", observed=True,
       summary="two names swapped (`a, b = b, a`) or buffers indexed by parity in a loop")
 def buffer_swap(unit):
     """Ping-pong buffers inside a loop: a later step overwrites what an
@@ -112,7 +112,7 @@ def buffer_swap(unit):
                         yield n, f"'{ast.unparse(n)}' swaps buffers inside a loop in {fn.name}", fn.name
 
 
-@rule("copy_on_tape", classes=("copy_adjoint",), gate="<1.17",
+@rule("copy_on_tape", gate="<1.17",
       summary="wp.copy / wp.clone in a host function (recorded when under a tape)")
 def copy_on_tape(unit):
     """``wp.copy``/``wp.clone`` whose adjoint was wrong before Warp 1.17
@@ -126,7 +126,7 @@ def copy_on_tape(unit):
                 yield n, f"wp.{_tail(n)}() in {fn.name} {where}", fn.name
 
 
-@rule("mutation_on_tape", classes=("overwrite",), observed=True,
+@rule("mutation_on_tape", observed=True,
       summary="`.zero_()` / `.fill_()` inside a tape block")
 def mutation_on_tape(unit):
     """An in-place host write the tape does not record, inside its block."""
@@ -176,28 +176,28 @@ def _after_tape_rule(unit, name):
                 yield n, detail, fn.name
 
 
-@rule("grad_read_before_backward", classes=("stale_gradient_read",), observed=True,
+@rule("grad_read_before_backward", observed=True,
       summary="`.grad` read (directly or by a helper) between the tape block and backward()")
 def grad_read_before_backward(unit):
     """A gradient read before this call's backward() wrote it (last call's value)."""
     yield from _after_tape_rule(unit, "grad_read_before_backward")
 
 
-@rule("loss_after_tape", classes=("tape_scope",), observed=True,
+@rule("loss_after_tape", observed=True,
       summary="a launch after the tape block writes the array that backward() then seeds")
 def loss_after_tape(unit):
     """The loss is computed off the tape, so its seed reaches nothing."""
     yield from _after_tape_rule(unit, "loss_after_tape")
 
 
-@rule("launch_after_tape", classes=("offtape_mutation",), observed=True,
+@rule("launch_after_tape", observed=True,
       summary="a launch or in-place write after a `with tape:` block and before `.backward(`")
 def launch_after_tape(unit):
     """An array mutated between recording and replay: backward() sees the new contents."""
     yield from _after_tape_rule(unit, "launch_after_tape")
 
 
-@rule("launch_before_tape", classes=("tape_scope",), specificity=0.4, observed=True,
+@rule("launch_before_tape", specificity=0.4, observed=True,
       summary="a value computed by launches before the `with tape:` block and used inside it")
 def launch_before_tape(unit):
     """Work done before the tape starts is not recorded: no gradient flows through it."""

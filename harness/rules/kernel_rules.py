@@ -16,7 +16,7 @@ def _walk_kernels(unit, kinds=None):
             yield fn, kind
 
 
-@rule("inplace_array_op", classes=("inplace_math",),
+@rule("inplace_array_op",
       summary="`*=` / `/=` on an array element in a kernel")
 def inplace_array_op(unit):
     """``*=`` / ``/=`` on an element or field of an array parameter."""
@@ -36,7 +36,7 @@ def _calls_named(unit, names):
                 yield fn, kind, node, _tail(node)
 
 
-@rule("nonsmooth_op", classes=("nonsmooth_nan", "nonsmooth_tie"), specificity=0.1,
+@rule("nonsmooth_op", specificity=0.1,
       summary="sqrt / pow / log / atan2 / acos / asin in a kernel")
 def nonsmooth_op(unit):
     """A builtin whose adjoint is singular somewhere (wp.length/normalize are
@@ -45,7 +45,7 @@ def nonsmooth_op(unit):
         yield node, f"{t}() in {kind} {fn.name}", fn.name
 
 
-@rule("piecewise_constant_op", classes=("piecewise_constant",), specificity=0.3,
+@rule("piecewise_constant_op", specificity=0.3,
       summary="round / floor / ceil / sign / trunc / int() in a kernel")
 def piecewise_constant_op(unit):
     """A builtin with zero derivative almost everywhere."""
@@ -53,7 +53,7 @@ def piecewise_constant_op(unit):
         yield node, f"{t}() in {kind} {fn.name}", fn.name
 
 
-@rule("device_rng", classes=("stochastic_forward", "rng_replay"), specificity=0.2,
+@rule("device_rng", specificity=0.2,
       summary="wp.rand_init / wp.randn / wp.randf / wp.randi / wp.noise in a kernel")
 def device_rng(unit):
     """Random numbers drawn on the device (replayed by the adjoint)."""
@@ -61,7 +61,7 @@ def device_rng(unit):
         yield node, f"{t}() in {kind} {fn.name}", fn.name
 
 
-@rule("where_overflow", classes=("where_nan",),
+@rule("where_overflow",
       summary="wp.where/wp.select operand with exp, log, division or pow (both sides are evaluated)")
 def where_overflow(unit):
     """An operand of ``wp.where``/``wp.select`` (followed through local
@@ -75,7 +75,7 @@ def where_overflow(unit):
             yield node, f"wp.{t}() operand computes {', '.join(sorted(set(risky)))} in {kind} {fn.name}", fn.name
 
 
-@rule("atomic_index", classes=("replay_side_effect",), specificity=0.9,
+@rule("atomic_index", specificity=0.9,
       summary="the return of wp.atomic_add/atomic_sub used as an index without @wp.func_replay")
 def atomic_index(unit):
     """The value an atomic counter returns (directly or through a
@@ -109,7 +109,7 @@ def _element_writes(unit):
                         yield fn, kind, node, tg
 
 
-@rule("array_component_write", classes=("warp_adjoint_bug",), gate="<1.14",
+@rule("array_component_write", gate="<1.14",
       summary="`a[i].x = ...` / `a[i][k] = ...` on an array element (adjoint wrong before Warp 1.14)")
 def array_component_write(unit):
     """A component of an array element written in place (Warp changelog
@@ -119,7 +119,7 @@ def array_component_write(unit):
             yield node, f"component write '{ast.unparse(tg)}' to an array element in {fn.name}", fn.name
 
 
-@rule("struct_array_write", classes=("struct_overwrite",),
+@rule("struct_array_write",
       summary="a kernel writes into an array field of a struct argument")
 def struct_array_write(unit):
     """``s.field[i] = ...`` where ``s`` is a ``@wp.struct`` parameter."""
@@ -130,7 +130,7 @@ def struct_array_write(unit):
             yield node, f"kernel {fn.name} writes '{ast.unparse(tg)}' (array in struct '{base}')", fn.name
 
 
-@rule("component_reassign", classes=("component_reassign",),
+@rule("component_reassign",
       summary="a local vector/matrix component assigned twice, or assigned inside a loop")
 def component_reassign(unit):
     """``v[0] = ...`` / ``v.x = ...`` on a local (not a parameter) more than
@@ -152,7 +152,7 @@ def component_reassign(unit):
                                   f"{' inside a loop' if in_loop else ''} in {fn.name}"), fn.name
 
 
-@rule("kernel_read_write", classes=("overwrite", "inplace_math"), specificity=0.15,
+@rule("kernel_read_write", specificity=0.15,
       summary="a kernel reads and writes the same array argument")
 def kernel_read_write(unit):
     """An array parameter both read and assigned in one ``@wp.kernel``."""
@@ -206,7 +206,7 @@ def _loop_reasons(unit, fn, loop):
     return reasons
 
 
-@rule("dynamic_loop", classes=("dynamic_loop",),
+@rule("dynamic_loop",
       summary="a loop with a runtime bound whose carried value is updated non-additively, "
               "used after the loop, or left with continue/break")
 def dynamic_loop(unit):
@@ -222,7 +222,7 @@ def dynamic_loop(unit):
                 yield loop, f"runtime-bound {what} in {fn.name}: " + "; ".join(dict.fromkeys(reasons)), fn.name
 
 
-@rule("custom_adjoint", classes=("custom_adjoint_error",), specificity=0.3,
+@rule("custom_adjoint", specificity=0.3,
       summary="a @wp.func_grad is defined (hand-written adjoint)")
 def custom_adjoint(unit):
     """A hand-written adjoint exists (a place where adjoints go wrong)."""
@@ -230,7 +230,7 @@ def custom_adjoint(unit):
         yield fn, f"hand-written adjoint {fn.name}", fn.name
 
 
-@rule("func_grad_assign", classes=("custom_adjoint_error",),
+@rule("func_grad_assign",
       summary="`wp.adjoint[x] = ...` in a @wp.func_grad body")
 def func_grad_assign(unit):
     """A custom adjoint assigns an input's adjoint instead of accumulating
@@ -242,7 +242,7 @@ def func_grad_assign(unit):
                 yield node, f"'{ast.unparse(node.targets[0])} = ...' assigns instead of accumulating", fn.name
 
 
-@rule("func_native_no_adjoint", classes=("native_no_adjoint",),
+@rule("func_native_no_adjoint",
       summary="@wp.func_native without adj_snippet")
 def func_native_no_adjoint(unit):
     """A native snippet function with no adjoint snippet: its inputs get no gradient."""
@@ -252,7 +252,7 @@ def func_native_no_adjoint(unit):
                 yield fn, f"@wp.func_native {fn.name} has no adj_snippet", fn.name
 
 
-@rule("backward_disabled", classes=("backward_disabled",),
+@rule("backward_disabled",
       summary="enable_backward=False (decorator, module option or wp.config)")
 def backward_disabled(unit):
     """Backward code generation switched off for a kernel or module."""

@@ -8,7 +8,7 @@ from ._ast import _is_true, _kw, _tail
 from .registry import rule
 
 
-@rule("retain_grad", classes=("double_count",), specificity=0.8,
+@rule("retain_grad", specificity=0.8,
       summary="retain_grad used")
 def retain_grad(unit):
     """``retain_grad=True`` / ``x.retain_grad = True`` / ``retain_grad()``:
@@ -21,7 +21,7 @@ def retain_grad(unit):
             yield n, f"'{ast.unparse(n)}'", ""
 
 
-@rule("array_ptr_alias", classes=("overwrite",),
+@rule("array_ptr_alias",
       summary="wp.array(ptr=...)")
 def array_ptr_alias(unit):
     """An array aliasing existing memory: writes through one name change the other."""
@@ -30,7 +30,7 @@ def array_ptr_alias(unit):
             yield n, "wp.array(ptr=...) aliases existing memory", ""
 
 
-@rule("no_requires_grad", classes=("missing_requires_grad",), specificity=0.4, observed=True,
+@rule("no_requires_grad", specificity=0.4, observed=True,
       summary="an array allocated without requires_grad=True whose name is passed as a launch output")
 def no_requires_grad(unit):
     """In a program that uses ``requires_grad=True`` somewhere: a float
@@ -47,7 +47,7 @@ def no_requires_grad(unit):
                          "next to allocations with it, in the same function"), ""
 
 
-@rule("no_grad_zeroing", classes=("missing_tape_zero",), observed=True,
+@rule("no_grad_zeroing", observed=True,
       summary="backward() is called but nothing in the folder zeroes gradients")
 def no_grad_zeroing(unit):
     """No ``tape.zero()``, ``.grad.zero_()`` or ``tape.reset()`` anywhere in

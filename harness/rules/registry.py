@@ -1,7 +1,11 @@
 """The source-rule registry: :func:`rule`, :class:`Rule`, :class:`Finding`.
 
-Standard library only (the rules run in the parent process, next to the
-harness, never inside a variant's interpreter).
+Standard library only at import (the rules run in the parent process, next
+to the harness, never inside a variant's interpreter). A rule declares its
+evidence id (``rule:<name>``), not classes: which classes a finding of it
+points at is the evidence table's (``harness/engines/evidence_table.yaml``,
+read on first use of :attr:`Rule.classes`; its class names are checked
+against the taxonomy when it is loaded).
 """
 
 from __future__ import annotations
@@ -23,9 +27,7 @@ class Rule:
     Attributes
     ----------
     name : str
-        Rule id (the ``rule`` of its findings).
-    classes : tuple[str, ...]
-        Bug classes (ids of :data:`defects4warp.taxonomy.CLASSES`) a finding supports.
+        Rule id (the ``rule`` of its findings; its evidence id is ``rule:<name>``).
     specificity : float
         Weight in [0, 1] a finding adds to each of ``classes``; rules that also
         fire on correct code (a sqrt, a kernel updating its own array) weigh little.
@@ -45,15 +47,27 @@ class Rule:
     """
 
     name: str
-    classes: tuple
     specificity: float
     gate: str | None
     observed: bool
     summary: str
     fn: Callable
 
+    @property
+    def evidence(self) -> str:
+        """The evidence id the engine cites a finding of this rule as."""
+        return f"rule:{self.name}"
 
-def rule(name: str, *, classes, specificity: float = DEFAULT_SPECIFICITY, gate: str | None = None,
+    @property
+    def classes(self) -> tuple:
+        """Classes (ids of :data:`defects4warp.taxonomy.CLASSES`) a finding points at:
+        the evidence table's rows for :attr:`evidence`, in row order."""
+        from ..engines.evidence import evidence_classes
+
+        return evidence_classes(self.evidence)
+
+
+def rule(name: str, *, classes=None, specificity: float = DEFAULT_SPECIFICITY, gate: str | None = None,
          observed: bool = False, summary: str = ""):
     """Decorator registering a detecting function as source rule ``name``.
 
@@ -61,8 +75,11 @@ def rule(name: str, *, classes, specificity: float = DEFAULT_SPECIFICITY, gate: 
     ----------
     name : str
         Unique rule id.
-    classes : sequence of str
-        Bug classes the rule supports (non-empty).
+    classes : sequence of str, optional
+        Not stored: the classes are the evidence table's rows for
+        ``rule:<name>`` (:attr:`Rule.classes`). Accepted so that a rule
+        written with it still registers; ``tests/test_rules.py`` checks that
+        no registered rule's table rows are missing.
     specificity : float, default :data:`DEFAULT_SPECIFICITY` (0.5)
         Weight in [0, 1].
     gate : str, optional
@@ -76,12 +93,8 @@ def rule(name: str, *, classes, specificity: float = DEFAULT_SPECIFICITY, gate: 
     Raises
     ------
     ValueError
-        When ``name`` is already registered, ``classes`` is empty or
-        ``specificity`` lies outside [0, 1].
+        When ``name`` is already registered or ``specificity`` lies outside [0, 1].
     """
-    classes = tuple(classes)
-    if not classes:
-        raise ValueError(f"rule {name!r} declares no classes")
     if not 0.0 <= float(specificity) <= 1.0:
         raise ValueError(f"rule {name!r}: specificity {specificity} outside [0, 1]")
 
@@ -89,7 +102,7 @@ def rule(name: str, *, classes, specificity: float = DEFAULT_SPECIFICITY, gate: 
         if name in REGISTRY:
             raise ValueError(f"rule {name!r} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()
-        REGISTRY[name] = Rule(name, classes, float(specificity), gate, bool(observed),
+        REGISTRY[name] = Rule(name, float(specificity), gate, bool(observed),
                               summary or (doc[0] if doc else ""), fn)
         return fn
 
@@ -111,7 +124,7 @@ class Finding:
     detail : str
         What was seen, in words.
     classes : tuple[str, ...]
-        Classes the finding supports.
+        Classes the finding points at (its rule's :attr:`Rule.classes`).
     scope : str
         The kernel or function the finding sits in ("" at module level).
     """
