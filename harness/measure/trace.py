@@ -249,6 +249,8 @@ import time
 import numpy as np
 import warp as wp
 
+from . import aliasing as _aliasing
+
 __all__ = ["trace_call", "trace_findings", "FINDING_CLASSES"]
 
 #: Finding id -> taxonomy class ids (docs/taxonomy.md).
@@ -271,6 +273,7 @@ FINDING_CLASSES = {
     "seed_accumulated": ["seed_mismatch"],
     "backward_disabled": ["backward_disabled"],
     "window_handoff": ["truncation"],
+    _aliasing.FINDING_ID: ["stale_gradient_read"],
 }
 
 _ATOMIC_PREFIXES = ("atomic_",)
@@ -1204,6 +1207,7 @@ class _Recorder:
             "tapes": {r["label"]: {"created": r["created"]} for r in self.tapes.values()},
             "events": self.events,
             "result": self.result_check(result),
+            "aliases": _aliasing.returned_aliases(result, self, rtol=self.result_rtol),
             "coverage": coverage,
             "functions": functions,
         }
@@ -2376,6 +2380,9 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
             add(_finding("stale_gradient_read",
                          f"the gradient returned for {name} was read from .grad but no backward ran in this call",
                          param=name, returned_zero=r["returned_zero"], grad_reads_before_backward=reads_before), name)
+
+    for f in _aliasing.alias_findings(trace):  # a returned view of a .grad buffer overwritten after backward
+        add(f, f["data"]["param"])
 
     for g in groups_war.values():
         d = g["data"]
