@@ -246,10 +246,30 @@ import textwrap
 import threading
 import time
 
+import importlib
+import importlib.util
+
 import numpy as np
 import warp as wp
 
-from . import aliasing as _aliasing
+
+def _sibling(name):
+    """A detector module of this folder (this file imports no harness module with a relative
+    import, so that it also runs as a lone file in another release's environment)."""
+    if __package__:
+        try:
+            return importlib.import_module(f"{__package__}.{name}")
+        except ImportError:
+            pass
+    spec = importlib.util.spec_from_file_location(f"_d4w_trace_{name}",
+                                                  os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_aliasing = _sibling("aliasing")
+_tape_sessions = _sibling("tape_sessions")
 
 __all__ = ["trace_call", "trace_findings", "FINDING_CLASSES"]
 
@@ -274,6 +294,7 @@ FINDING_CLASSES = {
     "backward_disabled": ["backward_disabled"],
     "window_handoff": ["truncation"],
     _aliasing.FINDING_ID: ["stale_gradient_read"],
+    _tape_sessions.FINDING_ID: ["double_count"],
 }
 
 _ATOMIC_PREFIXES = ("atomic_",)
@@ -1471,6 +1492,7 @@ def _install(st):
             r = s.tape(self)
             s.active.append(r["label"])
             s.event("tape_enter", tape=r["label"])
+            _tape_sessions.on_enter(r, self)
         return res
 
     def __exit__(self, *a, **k):
@@ -1549,6 +1571,7 @@ def _install(st):
         try:
             r = s.tape(self)
             ev = _begin_backward(s, r, loss, grads)
+            _tape_sessions.on_backward(s, r, self, ev)  # launches carried over from an earlier recording
         except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's backward
             s.note("backward", exc)
             return o_bw(self, loss, grads, *a, **k)
@@ -2383,6 +2406,8 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
 
     for f in _aliasing.alias_findings(trace):  # a returned view of a .grad buffer overwritten after backward
         add(f, f["data"]["param"])
+    for f in _tape_sessions.rerecord_findings(trace):  # a tape recorded again without reset()
+        add(f, f["data"]["tape"])
 
     for g in groups_war.values():
         d = g["data"]
