@@ -238,6 +238,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
+import importlib.util
 import inspect
 import math
 import os
@@ -245,9 +247,6 @@ import sys
 import textwrap
 import threading
 import time
-
-import importlib
-import importlib.util
 
 import numpy as np
 import warp as wp
