@@ -171,6 +171,23 @@ def k(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
     v = wp.vec3(x[i], 0.0, 0.0)
     y[i] = v * 2.0
 """),
+    "component_write_after_init": ("""
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v = wp.vec3(2.0 * x[i], x[i], 1.0)
+    v[0] = 2.0 * x[i]  # here
+    y[i] = v
+""", """
+@wp.kernel
+def k(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v = wp.vec3(0.0)
+    v[0] = 2.0 * x[i]
+    w = wp.vec3(x[i], x[i], 0.0)
+    w[2] = 3.0 * x[i]
+    y[i] = v + w
+"""),
     "kernel_read_write": ("""
 @wp.kernel
 def k(x: wp.array(dtype=float)):

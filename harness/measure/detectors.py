@@ -665,6 +665,26 @@ def _stale_gradient_read(scan):
                          param=name, returned_zero=r["returned_zero"], grad_reads_before_backward=reads_before), name)
 
 
+@detector("returned_grad_overwritten", scope="call", evidence=("returned_grad_overwritten",))
+def _returned_grad_overwritten(scan):
+    """A returned gradient that is a view of a .grad buffer overwritten after the backward
+    (:mod:`defects4warp.measure.aliasing`; the recorder stores the document's ``aliases``)."""
+    from .aliasing import alias_findings
+
+    for f in alias_findings(scan.trace):
+        scan.add(_finding(f["id"], f["detail"], **f["data"]), f["data"]["param"])
+
+
+@detector("tape_rerecorded", scope="call", evidence=("tape_rerecorded",))
+def _tape_rerecorded(scan):
+    """A tape recorded again without reset(): its backward replays launches of an earlier recording
+    (:mod:`defects4warp.measure.tape_sessions`; the recorder stores ``sessions`` on backward events)."""
+    from .tape_sessions import rerecord_findings
+
+    for f in rerecord_findings(scan.trace):
+        scan.add(_finding(f["id"], f["detail"], **f["data"]), f["data"]["tape"])
+
+
 def trace_findings(trace, *, objective=None, rtol=1e-4):
     """Direct evidence in a trace document, as a list of findings: every
     registered detector (:data:`DETECTORS`) run over it.

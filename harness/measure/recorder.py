@@ -28,6 +28,8 @@ import time
 import numpy as np
 import warp as wp
 
+from . import aliasing as _aliasing
+from . import tape_sessions as _tape_sessions
 from .access import _access_mask, _analyse_function, _index_info, _values_needed
 from .detectors import _last_write
 
@@ -454,6 +456,7 @@ class _Recorder:
             "tapes": {r["label"]: {"created": r["created"]} for r in self.tapes.values()},
             "events": self.events,
             "result": self.result_check(result),
+            "aliases": _aliasing.returned_aliases(result, self, rtol=self.result_rtol),
             "coverage": coverage,
             "functions": functions,
         }
@@ -707,6 +710,7 @@ def _install(st):
             r = s.tape(self)
             s.active.append(r["label"])
             s.event("tape_enter", tape=r["label"])
+            _tape_sessions.on_enter(r, self)
         return res
 
     def __exit__(self, *a, **k):
@@ -785,6 +789,7 @@ def _install(st):
         try:
             r = s.tape(self)
             ev = _begin_backward(s, r, loss, grads)
+            _tape_sessions.on_backward(s, r, self, ev)  # launches carried over from an earlier recording
         except Exception as exc:  # noqa: BLE001 - tracing never breaks the user's backward
             s.note("backward", exc)
             return o_bw(self, loss, grads, *a, **k)

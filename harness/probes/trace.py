@@ -19,18 +19,28 @@ from . import Assessment, Evidence, assessor, probe
 
 
 def traced_call(ctx, call: int = 1):
-    """Call ``ctx.gradient()`` under the trace; keep the trace on ``ctx.traces[call]``.
-    Falls back to a plain call (and records why) when the trace cannot be set up."""
+    """Call the problem's ``gradient()`` under the trace (its dict, so the trace can check the
+    returned arrays); keep the trace on ``ctx.traces[call]``; return the flat gradient as
+    ``ctx.gradient()`` does. Falls back to a plain call (and records why) when the trace cannot be set up."""
     try:
         from ..measure.trace import trace_call
     except Exception as exc:  # noqa: BLE001 - the trace is evidence, never a reason to fail the measurement
         ctx.doc["trace"] = {"error": f"{type(exc).__name__}: {exc}"}
         return ctx.gradient()
-    result, tr = trace_call(ctx.gradient, params=ctx.p.params, coverage_root=ctx.path)
+
+    def raw():
+        # the problem's own return (a dict of arrays), not ctx.gradient()'s flattened copy: the trace
+        # compares it with the .grad buffers and checks whether it is a view of one (measure.aliasing)
+        if ctx.pinned:
+            ctx.p.set_seed(ctx.pinned_seed)
+        ctx.n_grad += 1
+        return ctx.p.gradient()
+
+    result, tr = trace_call(raw, params=ctx.p.params, coverage_root=ctx.path)
     if not hasattr(ctx, "traces"):
         ctx.traces = {}
     ctx.traces[call] = tr
-    return result
+    return ctx.flat.flatten_gradient(result)
 
 
 #: Relative difference between the objective and the seed-weighted sum of the

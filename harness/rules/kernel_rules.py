@@ -4,6 +4,7 @@ generated adjoint, which the runtime trace cannot see)."""
 from __future__ import annotations
 
 import ast
+import re
 
 from ._ast import (_NONSMOOTH, _OVERFLOW, _PIECEWISE, _base_name, _dotted, _is_false, _kw, _names_in, _resolve_locals,
                    _tail, inside_loop, kernel_access)
@@ -150,6 +151,137 @@ def component_reassign(unit):
             if len(nodes) > 1 or in_loop:
                 yield nodes[-1], (f"local component '{text}' assigned {len(nodes)} time(s)"
                                   f"{' inside a loop' if in_loop else ''} in {fn.name}"), fn.name
+
+
+#: Constructors whose positional arguments are the components, in order (matrices row-major).
+_COMPONENT_CTOR = re.compile(r"^(vec\d[a-z]{0,2}|mat\d\d[a-z]{0,2}|quat[a-z]?|spatial_(vector|matrix)[a-z]?|vector|matrix"
+                             r"|transform[a-z]?)$")
+_SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
+_LITERAL_CASTS = {"float", "int", "float16", "float32", "float64", "int32", "int64", "uint32"}
+
+
+def _const_expr(node, constants) -> bool:
+    """True when ``node`` depends on no runtime data: literals, compile-time constants, arithmetic and
+    casts/constructors of them."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in constants
+    if isinstance(node, ast.UnaryOp):
+        return _const_expr(node.operand, constants)
+    if isinstance(node, ast.BinOp):
+        return _const_expr(node.left, constants) and _const_expr(node.right, constants)
+    if isinstance(node, ast.Call) and not node.keywords:
+        tail = _tail(node)
+        if tail in _LITERAL_CASTS or _COMPONENT_CTOR.match(tail):
+            return all(_const_expr(a, constants) for a in node.args)
+    return False
+
+
+def _component_state(value, constants):
+    """``(per-component data dependence {index: bool}, default for other indices, columns or None)``
+    of a local just assigned ``value`` as a whole."""
+    if isinstance(value, ast.Call) and not value.keywords and _COMPONENT_CTOR.match(_tail(value)) \
+            and not any(isinstance(a, ast.Starred) for a in value.args):
+        tail, args = _tail(value), value.args
+        digits = [int(c) for c in tail if c.isdigit()]
+        cols = digits[1] if tail.startswith("mat") and len(digits) >= 2 else None
+        rows = digits[0] if tail.startswith("mat") and digits else None
+        if not args:
+            return {}, False, cols
+        if len(args) == 1:
+            return {}, not _const_expr(args[0], constants), cols
+        if cols and rows and len(args) == rows:  # wp.mat22(row0, row1): one vector per row
+            return ({r * cols + c: not _const_expr(a, constants) for r, a in enumerate(args) for c in range(cols)},
+                    False, cols)
+        return {k: not _const_expr(a, constants) for k, a in enumerate(args)}, False, cols
+    return {}, not _const_expr(value, constants), None
+
+
+def _component_indices(tg, cols):
+    """Flat component indices a component store writes (None: not known statically)."""
+    if isinstance(tg, ast.Attribute):
+        return [_SWIZZLE[tg.attr]] if tg.attr in _SWIZZLE else None
+    sl = tg.slice
+    if isinstance(sl, ast.Constant) and isinstance(sl.value, int):
+        return list(range(sl.value * cols, (sl.value + 1) * cols)) if cols else [sl.value]
+    if isinstance(sl, ast.Tuple) and len(sl.elts) == 2 and cols \
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in sl.elts):
+        return [sl.elts[0].value * cols + sl.elts[1].value]
+    return None
+
+
+def _reads_after(fn, base, idx, cols, node) -> bool:
+    """Whether a component in ``idx`` (None: any) of local ``base`` is read after the store ``node``
+    (a whole-value read, or a read of that component): only then does the wrong adjoint reach anything."""
+    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    parents = {}
+    for p in ast.walk(fn):
+        for c in ast.iter_child_nodes(p):
+            parents[c] = p
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Name) and n.id == base and isinstance(n.ctx, ast.Load)
+                and (n.lineno, n.col_offset) > end):
+            continue
+        p = parents.get(n)
+        if isinstance(p, (ast.Subscript, ast.Attribute)) and p.value is n and isinstance(p.ctx, ast.Load):
+            got = _component_indices(p, cols)
+            if got is None or idx is None or set(got) & set(idx):
+                return True
+            continue
+        if isinstance(p, (ast.Subscript, ast.Attribute)) and p.value is n:
+            continue  # a store into another component
+        return True
+    return False
+
+
+@rule("component_write_after_init",
+      summary="a component of a local vector/matrix/quaternion written once, after its construction gave it a "
+              "non-literal value")
+def component_write_after_init(unit):
+    """``v = wp.vec3(a, b, c)`` then ``v[0] = ...``: the component already holds a value computed from
+    runtime data when it is written, and Warp's adjoint of the store does not remove that value's share
+    (Warp docs, Limitations: each component may only be assigned once; measured on 1.19.0: ``v =
+    wp.vec3(2a, a, 1); v[0] = 2a`` gives d/da 5 for 3). A store over a literal component (``v =
+    wp.vec3(0.0); v[0] = x``, ``wp.vec3(x, y, 0.0)`` then ``v[2] = z``) has the right adjoint and does not
+    fire. Only the first store of a component outside loops is reported here; repeated stores and stores
+    in loops are :func:`component_reassign`'s."""
+    constants = unit.project.constants
+    for fn, kind in _walk_kernels(unit):
+        params = unit.kernel_info(fn)["params"]
+        assigns = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Assign)), key=lambda n: (n.lineno, n.col_offset))
+        texts, flagged = {}, set()  # flagged: locals component_reassign reports (a store repeated or in a loop)
+        for n in assigns:
+            for tg in n.targets:
+                if isinstance(tg, (ast.Subscript, ast.Attribute)) and isinstance(tg.value, ast.Name):
+                    texts[ast.unparse(tg)] = texts.get(ast.unparse(tg), 0) + 1
+                    if texts[ast.unparse(tg)] > 1 or inside_loop(fn, n):
+                        flagged.add(tg.value.id)
+        state = {}
+        for n in assigns:
+            for tg in n.targets:
+                if isinstance(tg, ast.Name):
+                    state[tg.id] = (_component_state(n.value, constants), ast.unparse(n.value))
+                    continue
+                if not (isinstance(tg, (ast.Subscript, ast.Attribute)) and isinstance(tg.value, ast.Name)):
+                    continue
+                base = tg.value.id
+                if base in params or base not in state or base in flagged:
+                    continue
+                if isinstance(tg, ast.Attribute) and tg.attr not in _SWIZZLE:
+                    continue  # a struct field, not a component
+                (comps, default, cols), origin = state[base]
+                idx = _component_indices(tg, cols)
+                held = any(comps.get(i, default) for i in idx) if idx is not None else (default or any(comps.values()))
+                text = ast.unparse(tg)
+                if held and _reads_after(fn, base, idx, cols, n):
+                    yield n, (f"local component '{text}' written after '{base} = {origin[:60]}' gave it a "
+                              f"non-literal value in {fn.name}"), fn.name
+                dep = not _const_expr(n.value, constants)
+                for i in idx or []:
+                    comps[i] = dep
+                if idx is None and dep:
+                    state[base] = ((comps, True, cols), origin)
 
 
 @rule("kernel_read_write", specificity=0.15,
