@@ -162,11 +162,55 @@ def test_seeded_backward_objective_and_printed_loss_mismatch():
     p = capture("script_seeds")
     t = np.array([1.0, -1.0, 0.5, 2.0])
     s = p.capture_summary()
-    assert s["objective"]["kind"] == "seeded" and "seed-weighted sum" in s["objective"]["description"]
-    assert p.objective() == pytest.approx(float(np.sum(t ** 2)))  # sum(1 * (w - t)^2) at w = 0
-    np.testing.assert_allclose(p.gradient()["w"], -2 * t)
+    # the script prints mean((w - t)^2) and seeds the sum: the objective is the loss it prints
+    assert s["objective"]["kind"] == "seeded" and s["objective"]["reported"] == "mean"
+    assert "the loss the script prints" in s["objective"]["description"]
+    assert p.objective_reduction == "mean" and p.stochastic is False
+    assert p.objective() == pytest.approx(float(np.mean(t ** 2)))  # mean at w = 0
+    assert s["objective"]["value"] == pytest.approx(float(np.mean(t ** 2)))
+    np.testing.assert_allclose(p.gradient()["w"], -2 * t)  # the gradient of the seeded sum: 4x the mean's
     f = [x for x in s["findings"] if x["id"] == "seed_objective_mismatch"]
     assert f and f[0]["data"]["matches"] == "mean" and f[0]["data"]["printed"] == [pytest.approx(np.mean(t ** 2))]
+
+
+def test_seeds_matching_the_printed_mean_keep_the_seeded_objective():
+    p = capture("script_seeds_fixed")
+    t = np.array([1.0, -1.0, 0.5, 2.0])
+    s = p.capture_summary()
+    assert s["findings"] == [] and p.objective_reduction is None and "reported" not in s["objective"]
+    assert "seed-weighted sum" in s["objective"]["description"]
+    assert p.objective() == pytest.approx(float(np.mean(t ** 2)), rel=1e-6)  # sum(0.25 * (w - t)^2)
+    np.testing.assert_allclose(p.gradient()["w"], -2 * t / 4, rtol=1e-6)
+
+
+def test_carried_grad_repeated_calls_continue_the_script():
+    p = capture("script_carry")
+    t = np.array([1.0, -2.0, 0.5])
+    s = p.capture_summary()
+    assert p.carried == ["w"] and [f["id"] for f in s["findings"]] == ["grad_carried"]
+    assert any("continue the script" in a for a in s["assumptions"])
+    g = [p.gradient()["w"] for _ in range(3)]
+    for m, gm in enumerate(g, 1):  # the script's m-th iteration from the same point adds onto the carried .grad
+        np.testing.assert_allclose(gm, m * -2 * t, rtol=1e-12)
+    np.testing.assert_array_equal(p.params["w"].numpy(), np.zeros(3))  # params left at the point
+    # another point starts again from the k-th iteration
+    p.params["w"].assign(np.ones(3))
+    np.testing.assert_allclose(p.gradient()["w"], 2 * (1 - t), rtol=1e-12)
+    np.testing.assert_allclose(p.gradient()["w"], 4 * (1 - t), rtol=1e-12)
+    p.params["w"].assign(np.zeros(3))
+    # a script with fewer iterations than calls: the last call returns what its last iteration left
+    q = capture("script_carry", args=["--iters", "2"])
+    g = [q.gradient()["w"] for _ in range(3)]
+    np.testing.assert_allclose(g[2], 2 * -2 * t, rtol=1e-12)
+    assert q.chain_short == 2 and any("stopped" in a for a in q.capture_summary()["assumptions"])
+
+
+@pytest.mark.parametrize("name,args", [("script_carry", ["--zero"]), ("script_carry_minibatch", [])])
+def test_zeroed_grad_repeated_calls_restart(name, args):
+    p = capture(name, args=args)
+    assert p.carried == [] and p.capture_summary()["findings"] == []
+    g = [p.gradient()["w"] for _ in range(3)]
+    assert all(np.array_equal(g[0], x) for x in g[1:]) and np.any(g[0])
 
 
 def test_two_params_by_site_and_requires_grad_input_left_out():

@@ -167,6 +167,13 @@ class _Run:
         self.next_site = {}  # id(new object) -> its site, from __new__ to __init__
         self.backwards = 0  # backward() calls completed (or reached, for the stop)
         self.injected = False
+        # gradient() continuing the script (a .grad carried across iterations): the param values are set again
+        # at the first tape start after each of these backward counts, and the .grad is read after backward
+        # ``grad_target`` (``None``: the single-iteration re-run)
+        self.inject_after = {cap.k - 1}
+        self.injected_at = set()
+        self.grad_target = None
+        self.chain_reached = 0  # iterations of the chain whose gradient was read
         self.pending = {}  # name -> values, params not yet allocated when the injection happened
         self.found = {}  # param name -> array this run
         self.losses = []
@@ -204,6 +211,7 @@ class _Run:
     # -- injection ----------------------------------------------------------------
     def do_inject(self):
         self.injected = True
+        self.injected_at.add(self.backwards)
         with _quiet(self):
             if self.mode == "discover":
                 for a in self.rg:
@@ -329,7 +337,8 @@ def _install(run):
                     and r.backwards >= r.k + r.n_train - 1:
                 r.stopped = "tape"
                 raise _Stop()
-            if not r.injected and r.backwards == r.k - 1:
+            if r.backwards in r.inject_after and r.backwards not in r.injected_at \
+                    and (r.mode != "train" or not r.injected):
                 r.do_inject()
         return cur_enter(self, *a, **k)
 
@@ -362,6 +371,11 @@ def _install(run):
         if r.mode == "train" and n >= r.k + r.n_train:
             r.stopped = "backward"
             raise _Stop()
+        if r.mode == "gradient" and n > r.k and (n - 1) in r.inject_after and (n - 1) not in r.injected_at:
+            # a continued iteration whose tape started before the params could be set again: its gradient
+            # would be at the point the script's update reached, not at the requested one
+            r.stopped = f"no tape start before backward {n}"
+            raise _Stop()
         if n < r.k:
             r.backwards = n
             return cur_bw(self, loss, grads, *a, **k)
@@ -387,14 +401,16 @@ def _install(run):
                 r.kth["seq"] = len(_trace._ACTIVE.events) if _trace._ACTIVE is not None else None
         res = cur_bw(self, loss, grads, *a, **k)
         r.backwards = n
-        if r.mode == "gradient" and n >= r.cap.grad_after:
+        if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % r.cap.per_iteration == 0:
             with _quiet(r):
                 r.grad = {}
                 for name, P in r.cap.params.items():
                     g = _grad(P)
                     r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
-            r.stopped = "gradient"
-            raise _Stop()
+            r.chain_reached += 1
+            if r.grad_target is None or n >= r.grad_target:
+                r.stopped = "gradient"
+                raise _Stop()
         return res
 
     patch(T, "__enter__", __enter__)
@@ -542,6 +558,10 @@ def _objective_at(r, loss, grads, n):
                 if yv.size != sv.size:
                     raise _Limit(f"backward {n}: seed of shape {sv.shape} for an array of shape {yv.shape}")
                 total += float(np.sum(yv.ravel() * sv.ravel()))
+                red = getattr(r.cap, "objective_reduction", None)
+                if red is not None and len(grads) == 1:
+                    # the loss the script reports (a reduction of the seeded array), not the seeded sum
+                    total = float(np.mean(yv)) if red == "mean" else float(np.sum(yv))
                 arrays.append(y)
                 seeds.append({"sum": float(np.sum(sv)), "size": int(sv.size),
                               "constant": float(sv.ravel()[0]) if sv.size and np.all(sv == sv.ravel()[0]) else None,
@@ -582,6 +602,12 @@ class CapturedProblem:
         self.sites = {}  # name -> (file, line, occ)
         self.stochastic = False
         self.grad_after = self.k  # gradient() copies .grad after this backward (where the script first uses it)
+        self.per_iteration = 1  # backwards per iteration of the script (grad_after - k + 1)
+        self.carried = []  # params whose .grad the script carries into its next iteration (never zeroed)
+        self.chain = None  # (point, calls so far) of consecutive gradient() calls at one point, when carried
+        self.chain_short = None  # calls the script's own iterations could serve, when it ended first
+        self.objective_reduction = None  # "mean" | "sum": the reported loss of a single seeded array, when it
+        # is identified from what the script prints and differs from the seed-weighted sum
         self.summary = {}
         self.reruns = []  # seconds per re-run
         self._rel = {}
@@ -680,9 +706,13 @@ class CapturedProblem:
             if f and is_program_file(f, self.folder):
                 del sys.modules[name]
 
-    def _rerun(self, mode, n_train=0):
+    def _rerun(self, mode, n_train=0, chain=1):
         vals = {k: _np(a) for k, a in self.params.items()}
         run = _Run(self, mode, inject=vals, n_train=n_train)
+        if chain > 1:
+            per = self.per_iteration
+            run.inject_after = {self.k - 1 + j * per for j in range(chain)}
+            run.grad_target = self.grad_after + (chain - 1) * per
         t0 = time.perf_counter()
         _, stopped = self._execute(run)
         self.reruns.append(time.perf_counter() - t0)
@@ -710,12 +740,42 @@ class CapturedProblem:
         """The params' ``.grad`` right after the script's own k-th backward, copied at that moment,
         ``{name: ndarray of the param's numpy() shape}``. Params are left unchanged.
 
+        When the script carries a param's ``.grad`` into its next iteration (the capture saw it
+        nonzero when backward k+1 started, after the script had used it: ``carried``), repeated
+        calls at the same point continue the script instead of restarting it: the m-th consecutive
+        call at one point returns the ``.grad`` after the script's own m-th iteration from k, with
+        the params set to the point again when each of those iterations' tape starts recording.
+        What the script does with ``.grad`` between its iterations (zeroing nothing, zeroing part,
+        scaling) is then in the result, as it would be in a loop that calls the gradient m times.
+        A call at another point starts again from the k-th iteration. When the script ends (or
+        starts no tape before a continued backward) first, the call returns the ``.grad`` after
+        the last iteration it reached and ``chain_short`` records how many calls were served.
+
         Raises
         ------
         CaptureError
             When the re-run does not reach its k-th backward.
         """
-        return self._rerun_for("gradient", "grad", "Tape.backward() finished")
+        if not self.carried:
+            return self._rerun_for("gradient", "grad", "Tape.backward() finished")
+        point = {k: _np(a) for k, a in self.params.items()}
+        m = 1
+        if self.chain is not None and all(np.array_equal(point[k], v) for k, v in self.chain[0].items()):
+            m = self.chain[1] + 1
+        run, stopped, vals = self._rerun("gradient", chain=m)
+        self._restore(vals)
+        if run.grad is None:
+            raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
+                               f"Tape.backward() finished; lower --iteration")
+        if run.chain_reached < m:
+            self.chain_short = run.chain_reached if self.chain_short is None else min(self.chain_short,
+                                                                                      run.chain_reached)
+            self.summary.setdefault("assumptions", []).append(
+                f"gradient() call {m} at one point should continue the script to its {_ordinal(m)} iteration from "
+                f"{self.k}, but the run stopped ({stopped}) after {run.chain_reached}: the call returned the .grad "
+                f"after that iteration")
+        self.chain = (point, m)
+        return run.grad
 
     def _rerun_for(self, mode: str, field: str, reached: str):
         """Re-run the script in ``mode``, restore the params, and return the run's ``field``; a
@@ -991,6 +1051,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     firsts = [c["first_use"] for c in chosen if c.get("first_use") is not None]
     if firsts:
         cap.grad_after = k + sum(1 for e in backs[k:] if e["seq"] < min(firsts))
+    cap.per_iteration = cap.grad_after - k + 1
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -1021,7 +1082,17 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
             if g is not None:
                 g.zero_()
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
+    cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
+    if cap.carried:
+        cap.summary["assumptions"].append(
+            f"the script carries the .grad of {', '.join(cap.carried)} into its next iteration: repeated "
+            f"gradient() calls at one point continue the script (call m returns the .grad after its m-th "
+            f"iteration from {k}, the params set to the point when each iteration's tape starts)")
     cap.summary["capture_s"] = time.perf_counter() - t0
+    if cap.objective_reduction is not None:
+        s0 = run.kth["seeds"][0]
+        run.objective = s0["array_" + cap.objective_reduction]
+        cap.summary["objective"]["value"] = run.objective
     if check_determinism:
         vals = [float(run.objective)]
         for _ in range(2):
@@ -1092,14 +1163,25 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                 for red in ("array_mean", "array_sum"):
                     if s0.get(red) is not None and any(_matches_printed(s0[red], tok) for _, tok in printed):
                         alt = red.split("_")[1]
+                        break
+            if alt is not None:
+                cap.objective_reduction = alt
+                obj["reported"] = alt
+                obj["description"] = (f"the {alt} of the array seeded at the {_ordinal(k)} backward "
+                                      f"({arrays[0]['array_site']}): the loss the script prints; the backward "
+                                      f"differentiates the seed-weighted sum instead")
             findings.append({
                 "id": "seed_objective_mismatch", "classes": ["seed_mismatch"],
                 "detail": (f"backward {k} is seeded so that it differentiates {run.objective:.6g} (the seed-weighted "
                            f"sum), but the loss the script prints is {', '.join(f'{v:.6g}' for v in vals[:3])}"
                            + (f", the {alt} of the seeded array" if alt else "")),
                 "data": {"weighted_sum": run.objective, "printed": vals, "matches": alt}})
-        assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
-                           "(the function whose gradient that backward computes)")
+        if cap.objective_reduction is None:
+            assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
+                               "(the function whose gradient that backward computes)")
+        else:
+            assumptions.append(f"the objective is the loss the script prints, the {cap.objective_reduction} of "
+                               f"the seeded array (it matches the printed value; the seed-weighted sum does not)")
     if run.next_backward_grads:
         for c in chosen:
             g = run.next_backward_grads.get(id(c["obj"]))
