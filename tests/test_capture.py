@@ -205,6 +205,49 @@ def test_carried_grad_repeated_calls_continue_the_script():
     assert q.chain_short == 2 and any("stopped" in a for a in q.capture_summary()["assumptions"])
 
 
+def test_seeds_set_by_hand_on_grad_are_the_objective():
+    t = np.array([1.0, -1.0, 0.5])
+    wts = np.array([0.5, 0.25, 0.25])
+    for args in (["--copy"], []):
+        p = capture("script_hand_seed", args=args)
+        s = p.capture_summary()
+        assert s["objective"]["kind"] == "seeded" and ".grad set by hand" in s["objective"]["description"]
+        assert p.hand_seed_sites == {("train.py", 22, 1)}
+        assert p.objective() == pytest.approx(float(np.dot(wts, t ** 2)), rel=1e-12)  # at w = 0
+        np.testing.assert_allclose(p.gradient()["w"], -2 * wts * t, rtol=1e-12)
+
+
+def test_a_hand_set_seed_buffer_emptied_and_reused_continues_the_script():
+    t = np.array([1.0, -1.0, 0.5])
+    wts = np.array([0.5, 0.25, 0.25])
+    p = capture("script_hand_seed")  # e.grad = weights each iteration; tape.zero() empties weights
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_buffer_reused"]
+    assert p.stale_seed is True and f and f[0]["data"]["seed_sum_next"] == 0.0
+    g = [p.gradient()["w"] for _ in range(3)]
+    np.testing.assert_allclose(g[0], -2 * wts * t, rtol=1e-12)
+    assert not np.any(g[1]) and not np.any(g[2])  # the script's own later iterations are seeded with zeros
+    q = capture("script_hand_seed", args=["--copy"])  # a fresh copy each iteration
+    assert q.stale_seed is False and q.capture_summary()["findings"] == []
+    g = [q.gradient()["w"] for _ in range(3)]
+    assert all(np.array_equal(g[0], x) for x in g[1:])
+
+
+@pytest.mark.parametrize("args", [[], ["--copy"]])
+def test_param_reaching_the_tape_only_through_clone_or_copy(args):
+    p = capture("script_clone", args=args)
+    v = np.array([0.5, 1.0, 2.0])
+    t = np.array([1.0, 4.0, 0.25])
+    assert list(p.params) == ["v0"] and p.capture_summary()["params"][0]["site"] == "train.py:20"
+    assert p.objective() == pytest.approx(float(np.sum((v * v - t) ** 2)), rel=1e-12)
+    np.testing.assert_allclose(p.gradient()["v0"], 4 * v * (v * v - t), rtol=1e-12)
+
+
+def test_clone_outside_the_tape_is_not_a_param():
+    with pytest.raises(CaptureError, match=r"no parameter found.*seen: train.py:23 \(its .grad is not used after the backward\)\)"):
+        capture("script_clone", args=["--outside"])
+
+
 @pytest.mark.parametrize("name,args", [("script_carry", ["--zero"]), ("script_carry_minibatch", [])])
 def test_zeroed_grad_repeated_calls_restart(name, args):
     p = capture(name, args=args)

@@ -184,6 +184,7 @@ class _Run:
         self.kth = None  # discovery: info about the k-th backward
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
         self.next_objective = None
+        self.next_info = None  # discovery: _objective_at's info for the backward it stopped at
         self.stop_seeds = set()  # discovery: trace labels of the seed buffers of the backward it stopped at  # discovery: the objective of the (k+1)-th backward (a print may follow an update)
         self.interop = []  # [(function, site)]
         self.interop_ids = set()
@@ -358,7 +359,7 @@ def _install(run):
                         g = _grad(P)
                         r.next_backward_grads[id(P)] = None if g is None else _np(g)
                 try:
-                    r.next_objective = _objective_at(r, loss, grads, n)[0]
+                    r.next_objective, r.next_info = _objective_at(r, loss, grads, n, self)
                 except _Limit:
                     r.next_objective = None
                 if st is not None and grads:
@@ -388,7 +389,7 @@ def _install(run):
                 raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
                              f"re-run (allocated at import time of a module outside the variant folder?): write a "
                              f"make_problem adapter, or allocate them in the script")
-            value, info = _objective_at(r, loss, grads, n)
+            value, info = _objective_at(r, loss, grads, n, self)
             if n == r.k:
                 r.objective = value
             if r.mode == "train":
@@ -535,9 +536,48 @@ def _dtype(dt) -> str:
     return getattr(dt, "__name__", str(dt))
 
 
-def _objective_at(r, loss, grads, n):
+def _tape_arrays(tape):
+    """The ``wp.array`` arguments (inputs and outputs) of the launches recorded on ``tape``, in order, once each
+    (``Tape.launches`` entries ``[kernel, dim, max_blocks, inputs, outputs, ...]`` on 1.12.1 to 1.19.0; recorded
+    functions and other entries are skipped)."""
+    out = {}
+    for e in getattr(tape, "launches", None) or []:
+        if isinstance(e, (list, tuple)) and len(e) >= 5:
+            for a in list(e[3] or []) + list(e[4] or []):
+                if isinstance(a, wp.array) and id(a) not in out:
+                    out[id(a)] = a
+    return list(out.values())
+
+
+def _hand_seeds(r, tape, n):
+    """The seeds of a ``backward()`` given neither a loss nor ``grads=``: the arrays a launch on ``tape`` wrote
+    whose ``.grad`` the script set by hand (nonzero when the backward is called). In the discovery run "wrote"
+    comes from the runtime trace; a re-run takes the arrays allocated at the sites the discovery run found."""
+    arrays = [a for a in _tape_arrays(tape) if getattr(a, "requires_grad", False) and _grad(a) is not None]
+    if r.mode == "discover":
+        st = _trace._ACTIVE
+        if st is None:
+            return []
+        written = {lab for ev in st.events if ev["kind"] == "launch" for lab in ev["writes"]}
+        # a .grad attached by assignment counts also when it holds zeros (a buffer emptied since it was set)
+        attached = {ev["array"] for ev in st.events if ev["kind"] == "grad_assign"}
+        labels = {id(a): (st.arrays.get(id(a)) or {}).get("label") for a in arrays}
+        seeds = [a for a in arrays if labels[id(a)] in written
+                 and (labels[id(a)] in attached or np.any(np.asarray(_grad(a).numpy()) != 0))]
+    else:
+        want = r.cap.hand_seed_sites
+        seeds = [a for a in arrays if r.site_of.get(id(a)) in want]
+    return seeds
+
+
+def _objective_at(r, loss, grads, n, tape=None):
     """(value, info) of the objective a backward differentiates, read before it runs."""
     with _quiet(r):
+        hand = None
+        if loss is None and not grads and tape is not None:
+            hand = _hand_seeds(r, tape, n)
+            if hand:
+                grads = {a: _grad(a) for a in hand}
         if loss is not None and not grads:
             if not isinstance(loss, wp.array):
                 raise _Limit(f"backward {n} was given loss={type(loss).__name__}, not a wp.array")
@@ -566,10 +606,15 @@ def _objective_at(r, loss, grads, n):
                 seeds.append({"sum": float(np.sum(sv)), "size": int(sv.size),
                               "constant": float(sv.ravel()[0]) if sv.size and np.all(sv == sv.ravel()[0]) else None,
                               "array_sum": float(np.sum(yv)), "array_mean": float(np.mean(yv)) if yv.size else None})
-            return total, {"kind": "seeded", "arrays": arrays, "seeds": seeds}
-        raise _Limit(f"backward {n} was called without a loss or grads={{...}}: the seeds are the .grad the script "
-                     f"set by hand, which the capture does not follow. Pass the loss to backward(loss) or the seeds "
-                     f"as grads={{array: seed}}, or write a make_problem adapter")
+            info = {"kind": "seeded", "arrays": arrays, "seeds": seeds}
+            if hand:
+                info["hand"] = True
+                info["hand_sites"] = [r.site_of.get(id(a)) for a in hand]
+                info["buffers"] = [(_grad(a), _np(_grad(a))) for a in hand]
+            return total, info
+        raise _Limit(f"backward {n} was called without a loss or grads={{...}}, and no array written by a launch on "
+                     f"its tape has a nonzero .grad set by hand: the backward has no seed. Pass the loss to "
+                     f"backward(loss) or the seeds as grads={{array: seed}}, or write a make_problem adapter")
 
 
 class CapturedProblem:
@@ -606,6 +651,8 @@ class CapturedProblem:
         self.carried = []  # params whose .grad the script carries into its next iteration (never zeroed)
         self.chain = None  # (point, calls so far) of consecutive gradient() calls at one point, when carried
         self.chain_short = None  # calls the script's own iterations could serve, when it ended first
+        self.hand_seed_sites = set()  # sites of the arrays whose .grad the script sets by hand as the seeds
+        self.stale_seed = False  # the hand-set seed buffer of backward k is reused, changed, at backward k+1
         self.objective_reduction = None  # "mean" | "sum": the reported loss of a single seeded array, when it
         # is identified from what the script prints and differs from the seed-weighted sum
         self.summary = {}
@@ -756,7 +803,7 @@ class CapturedProblem:
         CaptureError
             When the re-run does not reach its k-th backward.
         """
-        if not self.carried:
+        if not (self.carried or self.stale_seed):
             return self._rerun_for("gradient", "grad", "Tape.backward() finished")
         point = {k: _np(a) for k, a in self.params.items()}
         m = 1
@@ -1003,6 +1050,14 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     rec = [e for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
     reads = {a for e in rec for a in e["reads"]}
     writes = {a for e in rec for a in e["writes"]}
+    # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
+    # source is read on the tape (its adjoint receives the copy's), their destination written
+    for e in events[: b["seq"]]:
+        if e["kind"] == "host" and e.get("tape") == T and e.get("epoch") == E and e.get("op") in ("clone", "copy"):
+            if e.get("src"):
+                reads.add(e["src"])
+            if e.get("dest"):
+                writes.add(e["dest"])
     sinks = {s["target"] for s in b["seeds"] if s["target"]}
     needed = _reachable(events, sinks, b["seq"])
     objs = _label_objects(tr, run)
@@ -1081,6 +1136,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
             g = _grad(c["obj"])
             if g is not None:
                 g.zero_()
+    cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
     cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
     if cap.carried:
@@ -1146,8 +1202,9 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                               f"(allocated at {first.get('array_site')})")
     else:
         obj["seeds"] = info["seeds"]
-        obj["description"] = ("the seed-weighted sum sum(seed * array) over the grads={...} of the "
-                              f"{_ordinal(k)} backward: " + ", ".join(
+        obj["description"] = ("the seed-weighted sum sum(seed * array) over the "
+                              + (".grad set by hand before the " if info.get("hand") else "grads={...} of the ")
+                              + f"{_ordinal(k)} backward: " + ", ".join(
                                   f"{a['array_site']} (seed " + (f"{s['constant']:g}" if s['constant'] is not None
                                                                  else f"sum {s['sum']:g}") + ")"
                                   for a, s in zip(arrays, info["seeds"])))
@@ -1182,6 +1239,24 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
         else:
             assumptions.append(f"the objective is the loss the script prints, the {cap.objective_reduction} of "
                                f"the seeded array (it matches the printed value; the seed-weighted sum does not)")
+    nxt = run.next_info or {}
+    for (buf, before), a_site in zip(info.get("buffers") or [], info.get("hand_sites") or []):
+        for buf2, now in nxt.get("buffers") or []:
+            if buf2 is buf and not np.array_equal(before, now):
+                cap.stale_seed = True
+                where = format_site(*a_site) if a_site else "?"
+                findings.append({
+                    "id": "seed_buffer_reused", "classes": ["stale_gradient_read"],
+                    "detail": (f"the .grad set by hand on the array allocated at {where} seeds backward {k} and the "
+                               f"same buffer, changed since (sum {float(np.sum(before)):.6g} -> "
+                               f"{float(np.sum(now)):.6g}), seeds backward {k + cap.per_iteration}: the next "
+                               f"iteration reads what this one left in it"),
+                    "data": {"array_site": where, "seed_sum_before": float(np.sum(before)),
+                             "seed_sum_next": float(np.sum(now))}})
+    if cap.stale_seed:
+        assumptions.append(f"the seed buffer of backward {k} is reused, changed, by the next iteration: repeated "
+                           f"gradient() calls at one point continue the script (call m returns the .grad after its "
+                           f"m-th iteration from {k}, the params set to the point when each iteration's tape starts)")
     if run.next_backward_grads:
         for c in chosen:
             g = run.next_backward_grads.get(id(c["obj"]))
