@@ -205,6 +205,23 @@ def test_carried_grad_repeated_calls_continue_the_script():
     assert q.chain_short == 2 and any("stopped" in a for a in q.capture_summary()["assumptions"])
 
 
+def test_reported_loss_of_several_seeded_terms_is_fitted_from_its_prints():
+    t = np.array([1.0, -2.0, 0.5, 3.0])
+    w = np.array([0.2, 0.1, -0.3, 0.4])
+    truth = float(np.mean((w - t) ** 2) + 0.3 * np.sum(w ** 2))
+    p = capture("script_seed_terms")  # prints mean(fit) + 0.3 * sum(reg), seeds reg with 1
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_objective_mismatch"]
+    assert f and f[0]["data"]["weights"] == [0.25, 0.3] and f[0]["data"]["seeded_weights"] == [0.25, 1.0]
+    assert s["objective"]["reported"] == "weighted" and p.stochastic is False
+    assert p.objective() == pytest.approx(truth, rel=1e-12)
+    np.testing.assert_allclose(p.gradient()["w"], 0.5 * (w - t) + 2 * w, rtol=1e-12)  # the seeded function's
+    q = capture("script_seed_terms", args=["--match"])
+    assert q.capture_summary()["findings"] == [] and q.objective_weights is None
+    assert q.objective() == pytest.approx(truth, rel=1e-12)
+    np.testing.assert_allclose(q.gradient()["w"], 0.5 * (w - t) + 0.6 * w, rtol=1e-12)
+
+
 def test_seeds_set_by_hand_on_grad_are_the_objective():
     t = np.array([1.0, -1.0, 0.5])
     wts = np.array([0.5, 0.25, 0.25])

@@ -191,6 +191,7 @@ class _Run:
         self.in_interop = 0
         self.launch_sites = {}  # trace event seq -> (file, line) of the wp.launch call
         self.out_mark = None
+        self.out = None  # the run's stdout buffer
         self.tapes = 0
         self.launches = 0
 
@@ -334,6 +335,9 @@ def _install(run):
         if r is not None and not r.quiet:
             r.check_time()
             r.tapes += 1
+            if r.mode == "observe" and r.backwards >= r.cap.grad_after:
+                r.stopped = "tape"
+                raise _Stop()
             if r.mode == "train" and r.injected and len(r.losses) >= r.n_train \
                     and r.backwards >= r.k + r.n_train - 1:
                 r.stopped = "tape"
@@ -372,6 +376,9 @@ def _install(run):
         if r.mode == "train" and n >= r.k + r.n_train:
             r.stopped = "backward"
             raise _Stop()
+        if r.mode == "observe" and n > r.cap.grad_after:
+            r.stopped = "backward"
+            raise _Stop()
         if r.mode == "gradient" and n > r.k and (n - 1) in r.inject_after and (n - 1) not in r.injected_at:
             # a continued iteration whose tape started before the params could be set again: its gradient
             # would be at the point the script's update reached, not at the requested one
@@ -397,6 +404,9 @@ def _install(run):
             if r.mode == "objective":
                 r.stopped = "objective"
                 raise _Stop()
+            if r.mode == "observe":
+                r.kth = info
+                r.out_mark = len(r.out.getvalue()) if r.out is not None else 0
             if r.mode == "discover":
                 r.kth = info
                 r.kth["seq"] = len(_trace._ACTIVE.events) if _trace._ACTIVE is not None else None
@@ -598,14 +608,14 @@ def _objective_at(r, loss, grads, n, tape=None):
                 if yv.size != sv.size:
                     raise _Limit(f"backward {n}: seed of shape {sv.shape} for an array of shape {yv.shape}")
                 total += float(np.sum(yv.ravel() * sv.ravel()))
-                red = getattr(r.cap, "objective_reduction", None)
-                if red is not None and len(grads) == 1:
-                    # the loss the script reports (a reduction of the seeded array), not the seeded sum
-                    total = float(np.mean(yv)) if red == "mean" else float(np.sum(yv))
                 arrays.append(y)
                 seeds.append({"sum": float(np.sum(sv)), "size": int(sv.size),
                               "constant": float(sv.ravel()[0]) if sv.size and np.all(sv == sv.ravel()[0]) else None,
                               "array_sum": float(np.sum(yv)), "array_mean": float(np.mean(yv)) if yv.size else None})
+            wts = getattr(r.cap, "objective_weights", None)
+            if wts is not None and len(wts) == len(seeds):
+                # the loss the script reports: sum_i w_i * sum(array_i), not the seed-weighted sum
+                total = float(sum(w * sd["array_sum"] for w, sd in zip(wts, seeds)))
             info = {"kind": "seeded", "arrays": arrays, "seeds": seeds}
             if hand:
                 info["hand"] = True
@@ -653,6 +663,7 @@ class CapturedProblem:
         self.chain_short = None  # calls the script's own iterations could serve, when it ended first
         self.hand_seed_sites = set()  # sites of the arrays whose .grad the script sets by hand as the seeds
         self.stale_seed = False  # the hand-set seed buffer of backward k is reused, changed, at backward k+1
+        self.objective_weights = None  # per seeded array: the weight of its sum in the reported loss
         self.objective_reduction = None  # "mean" | "sum": the reported loss of a single seeded array, when it
         # is identified from what the script prints and differs from the seed-weighted sum
         self.summary = {}
@@ -683,6 +694,7 @@ class CapturedProblem:
         run.deadline = time.perf_counter() + self.timeout_s
         out = io.StringIO()
         sink = out if silent else _Tee(out, sys.stdout)
+        run.out = out
         old_alarm = None
         use_alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
         saved = []
@@ -1145,9 +1157,11 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
             f"gradient() calls at one point continue the script (call m returns the .grad after its m-th "
             f"iteration from {k}, the params set to the point when each iteration's tape starts)")
     cap.summary["capture_s"] = time.perf_counter() - t0
-    if cap.objective_reduction is not None:
-        s0 = run.kth["seeds"][0]
-        run.objective = s0["array_" + cap.objective_reduction]
+    mism = [f for f in cap.summary["findings"] if f["id"] == "seed_objective_mismatch"]
+    if mism and cap.objective_weights is None and len(kth["seeds"]) >= 2:
+        _fit_reported_weights(cap, mism[0])
+    if cap.objective_weights is not None:
+        run.objective = float(sum(w * sd["array_sum"] for w, sd in zip(cap.objective_weights, kth["seeds"])))
         cap.summary["objective"]["value"] = run.objective
     if check_determinism:
         vals = [float(run.objective)]
@@ -1162,6 +1176,102 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
                 f"re-runs at the same params gave objectives {', '.join(f'{v:.9g}' for v in vals)}: the script is "
                 f"stochastic (unseeded randomness); nothing was pinned")
     return cap
+
+
+#: Observations (re-runs to the first loss the script prints after its k-th backward) beyond the number of
+#: seeded arrays when the weights of the reported loss are fitted, and the relative perturbation of their points.
+WEIGHT_FIT_EXTRA = 3
+WEIGHT_FIT_PERTURB = 0.1
+
+
+def _first_printed_loss(text):
+    """(value, token) of the first number after a loss word on the first line that has one, else None."""
+    for line in text.splitlines():
+        m = _LOSS_WORDS.search(line)
+        if not m:
+            continue
+        for t in _NUM.finditer(line, m.end()):
+            tok = t.group(0)
+            if "." in tok or "e" in tok.lower():
+                return float(tok), tok
+    return None
+
+
+def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_FIT_PERTURB):
+    """Weights ``w_i`` with ``printed loss = sum_i w_i * sum(array_i)`` over the arrays seeded at the k-th backward,
+    from the first loss the script prints after that backward at ``len(seeds) + extra`` points (the given one and
+    points ``x0 + perturb * (|x0| + 0.1 max|x0|) * N(0, 1)``, seed 0). Accepted only when the fit reproduces every
+    printed value within its printed precision (:func:`_matches_printed`); each weight is then snapped to its seed's
+    constant, ``1 / size`` or 1 when the snapped weights still reproduce them, else rounded to the fewest significant
+    digits that still do. Sets ``cap.objective_weights`` and
+    records the fit on the capture summary and on ``finding``; leaves everything as it was when the fit fails."""
+    x0 = {k: _np(a) for k, a in cap.params.items()}
+    rng = np.random.default_rng(0)
+    rows, printed, meta = [], [], None
+    want = len(cap.summary["objective"].get("seeds") or []) + extra
+    try:
+        for j in range(want):
+            if j > 0:
+                with _quiet():
+                    for k, v in x0.items():
+                        sc = np.abs(v) + 0.1 * (float(np.max(np.abs(v))) if v.size else 0.0)
+                        cap.params[k].assign((v + perturb * sc * rng.standard_normal(v.shape)).astype(v.dtype))
+            run, stopped, vals = cap._rerun("observe")
+            if run.kth is None or run.kth.get("kind") != "seeded":
+                return
+            got = _first_printed_loss(run.out.getvalue()[run.out_mark or 0:])
+            if got is None:
+                return
+            meta = run.kth["seeds"]
+            rows.append([sd["array_sum"] for sd in meta])
+            printed.append(got)
+    finally:
+        cap._restore(x0)
+    A = np.array(rows, dtype=np.float64)
+    P = np.array([v for v, _ in printed])
+    if np.linalg.matrix_rank(A) < A.shape[1]:
+        return
+    w = np.linalg.lstsq(A, P, rcond=None)[0]
+
+    def fits(ws):
+        return all(_matches_printed(float(A[i] @ ws), tok) for i, (_, tok) in enumerate(printed))
+
+    if not fits(w):
+        return
+    snapped = w.copy()
+    for i, sd in enumerate(meta):
+        for c in (sd["constant"], 1.0 / sd["size"] if sd["size"] else None, 1.0):
+            if c is not None and abs(w[i] - c) <= 10 * PRINT_RTOL * max(abs(c), abs(w[i])):
+                snapped[i] = c
+                break
+    if fits(snapped):
+        w = snapped
+    for i in range(len(w)):
+        # the shortest decimal that still reproduces every printed value (the precision the prints allow)
+        for d in range(1, 8):
+            trial = w.copy()
+            trial[i] = float(f"{w[i]:.{d - 1}e}")
+            if fits(trial):
+                w = trial
+                break
+    seeded = [sd["constant"] if sd["constant"] is not None else sd["sum"] / max(sd["size"], 1) for sd in meta]
+    cap.objective_weights = [float(x) for x in w]
+    obj = cap.summary["objective"]
+    obj["reported"] = "weighted"
+    obj["weights"] = cap.objective_weights
+    obj["description"] = ("the loss the script prints, sum_i w_i * sum(array_i) over the arrays seeded at the "
+                          f"{_ordinal(cap.k)} backward with w = " + ", ".join(f"{x:.6g}" for x in w)
+                          + f" (fitted to the printed loss at {len(P)} points); the backward seeds "
+                          + ", ".join(f"{x:.6g}" for x in seeded))
+    finding["data"]["weights"] = cap.objective_weights
+    finding["data"]["seeded_weights"] = seeded
+    finding["detail"] += (f"; the printed loss is sum_i w_i * sum(array_i) with w = "
+                          + ", ".join(f"{x:.6g}" for x in w) + " where the seeds weight "
+                          + ", ".join(f"{x:.6g}" for x in seeded))
+    assumptions = cap.summary["assumptions"]
+    assumptions[:] = [a for a in assumptions if not a.startswith("the objective is the seed-weighted sum")]
+    assumptions.append(f"the objective is the loss the script prints, fitted as a weighted sum of the seeded arrays' "
+                       f"sums at {len(P)} points (it matches every printed value; the seed-weighted sum does not)")
 
 
 def _label_objects(tr, run):
@@ -1223,6 +1333,7 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                         break
             if alt is not None:
                 cap.objective_reduction = alt
+                cap.objective_weights = [1.0 / s0["size"] if alt == "mean" else 1.0]
                 obj["reported"] = alt
                 obj["description"] = (f"the {alt} of the array seeded at the {_ordinal(k)} backward "
                                       f"({arrays[0]['array_site']}): the loss the script prints; the backward "
