@@ -350,8 +350,12 @@ def test_script_failing_after_the_backward_is_captured(tmp_path):
 def test_no_backward_within_time_limit(tmp_path):
     from defects4warp.capture.core import capture_problem
 
-    (tmp_path / "train.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
-    with pytest.raises(CaptureError, match="within the time limit"):
+    (tmp_path / "train.py").write_text("import time\nimport numpy as np\nimport warp as wp\n\n"
+                                       "x = wp.array(np.ones(3), dtype=float)\n"
+                                       "while True:\n    time.sleep(0.01)\n")
+    with pytest.raises(CaptureError, match=r"no 1st Tape.backward\(\) was reached in 0.5 s \(the time limit\); by "
+                                           r"then it had allocated 1 array\(s\), entered 0 tape block\(s\), made 0 "
+                                           r"launch\(es\) and finished 0 backward\(s\); it was running train.py:[67]"):
         capture_problem(tmp_path, ScriptSpec("train.py"), timeout_s=0.5)
 
 
@@ -376,6 +380,20 @@ def test_worker_runs_probes_on_a_script(tmp_path):
     assert doc["capture"]["params"][0]["site"] == "train.py:23"
     assert doc["protocol"]["params"] == {"w": {"shape": [4], "dtype": "float32", "size": 4}}
     assert doc["fd"]["calls"][0]["elements"]["signature"] == "agrees"
+
+
+@pytest.mark.slow
+def test_worker_hang_before_the_backward_says_what_ran(tmp_path):
+    from defects4warp.isolation import run_worker
+
+    (tmp_path / "train.py").write_text("import time\nimport numpy as np\nimport warp as wp\n\n"
+                                       "x = wp.array(np.ones(3), dtype=float)\n"
+                                       "while True:\n    time.sleep(0.01)\n")
+    res = run_worker(tmp_path, options={"probes": ["determinism"]}, script=ScriptSpec("train.py"), timeout_s=20)
+    assert not res.timed_out  # the capture's own limit (20 s - 10 s margin) ended it, not the kill
+    err = res.doc["errors"][0]["error"]
+    assert "no 1st Tape.backward() was reached in 10 s" in err and "allocated 1 array(s)" in err
+    assert "it was running train.py:" in err
 
 
 @pytest.mark.slow

@@ -542,6 +542,27 @@ def _from_user(run) -> bool:
 _restore = _trace.restore_patches
 
 
+def _user_frame(run, frame):
+    """(file, line, source text) of the innermost frame of ``frame``'s stack in the script's own files (outside
+    Warp, the harness and the standard library), else of the innermost one outside Warp and the harness; None
+    when there is none."""
+    import linecache
+
+    first_outside = None
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename or ""
+        ab = os.path.abspath(fn)
+        if not fn.startswith("<") and not ab.startswith(_WARP) and not ab.startswith(_HARNESS):
+            hit = (run.cap.rel(fn), f.f_lineno, linecache.getline(fn, f.f_lineno).strip())
+            if ab.startswith(str(run.cap.folder) + os.sep):
+                return hit
+            if first_outside is None:
+                first_outside = hit
+        f = f.f_back
+    return first_outside
+
+
 def _dtype(dt) -> str:
     return getattr(dt, "__name__", str(dt))
 
@@ -704,6 +725,7 @@ class CapturedProblem:
             _ACTIVE_RUN = run
             if use_alarm:
                 def on_alarm(signum, frame):
+                    run.hang_at = _user_frame(run, frame)
                     raise _Timeout()
                 old_alarm = signal.signal(signal.SIGALRM, on_alarm)
                 signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
@@ -742,9 +764,16 @@ class CapturedProblem:
             kind, exc = error
             what = _ordinal(self.k) + " Tape.backward()"
             if kind == "timeout":
-                raise CaptureError(f"{self.spec.entry}: no {what} within the time limit ({self.timeout_s:g} s). "
-                                   f"Make the run reach its backward sooner (fewer steps through the script's own "
-                                   f"arguments after --), lower --iteration, or write a make_problem adapter")
+                ran = (f"by then it had allocated {sum(run.counts.values())} array(s), entered {run.tapes} tape "
+                       f"block(s)" + (f", made {run.launches} launch(es)" if run.mode == "discover" else "")
+                       + f" and finished {run.backwards} backward(s)")
+                at = getattr(run, "hang_at", None)
+                if at is not None:
+                    ran += f"; it was running {format_site(at[0], at[1])}" + (f" ({at[2]})" if at[2] else "")
+                raise CaptureError(f"{self.spec.entry}: no {what} was reached in {self.timeout_s:g} s (the time "
+                                   f"limit); {ran}. Make the run reach its backward sooner (fewer steps through "
+                                   f"the script's own arguments after --), lower --iteration, give the capture "
+                                   f"more time (--timeout), or write a make_problem adapter")
             if kind == "limit":
                 raise CaptureError(f"{self.spec.entry}: {exc}") from None
             if isinstance(exc, KeyboardInterrupt):
