@@ -105,6 +105,11 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
                 console.print(escape(f"  assumed: {a}"))
     console.print(f"[bold]verdict[/bold] {d['verdict']}" + (f"  signature {d['signature']}" if d.get("signature") else "")
                   + (escape(f"  ({d['error']})") if d.get("error") else ""))
+    if any(c.get("id") == "stochastic_unpinned" for c in d.get("cited") or []):
+        console.print(escape("  the objective changed between re-runs at the same params and no seed could be pinned "
+                             "(nothing was pinned): this run cannot tell whether the gradient is right. Seed the "
+                             "program's random draws (e.g. np.random.default_rng(SEED)) or give it set_seed, and "
+                             "diagnose again"))
     if d["classes"]:
         t = Table(title="classes, best first")
         for col in ("class", "score", "what it means"):
