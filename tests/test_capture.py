@@ -347,6 +347,21 @@ def test_script_failing_after_the_backward_is_captured(tmp_path):
     assert "no display" in p.capture_summary()["stopped"]
 
 
+def test_exit_before_the_first_backward_says_where_and_what_it_printed(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    (tmp_path / "train.py").write_text("import argparse\n\nimport warp as wp\n\n\ndef main():\n"
+                                       "    ap = argparse.ArgumentParser()\n"
+                                       "    ap.add_argument('--data', required=True)\n"
+                                       "    ap.parse_args()\n\n\nmain()\n")
+    with pytest.raises(CaptureError) as e:
+        capture_problem(tmp_path, ScriptSpec("train.py", ["--iters", "3"]))
+    msg = str(e.value)
+    assert "exited (exit 2) at train.py:9 (ap.parse_args()) before its first Tape.backward()" in msg
+    assert "the following arguments are required: --data" in msg and "python train.py --iters 3" in msg
+    assert "make_problem" not in msg
+
+
 def test_no_backward_within_time_limit(tmp_path):
     from defects4warp.capture.core import capture_problem
 

@@ -716,6 +716,8 @@ class CapturedProblem:
         out = io.StringIO()
         sink = out if silent else _Tee(out, sys.stdout)
         run.out = out
+        run.err = io.StringIO()  # the script's stderr (an argparse usage error), kept as well as passed on
+        err_sink = run.err if silent else _Tee(run.err, sys.stderr)
         old_alarm = None
         use_alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
         saved = []
@@ -730,7 +732,8 @@ class CapturedProblem:
                 old_alarm = signal.signal(signal.SIGALRM, on_alarm)
                 signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
             os.chdir(self.folder)
-            with contextlib.redirect_stdout(sink), wp.ScopedDevice(self.device):
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err_sink), \
+                    wp.ScopedDevice(self.device):
                 runpy.run_path(str(self.entry), run_name="__main__")
             run.stopped = run.stopped or "end"
         except _Stop:
@@ -741,6 +744,10 @@ class CapturedProblem:
             error = ("limit", exc)
         except SystemExit as exc:
             run.stopped = f"exit {exc.code}"
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            run.exit_at = _user_frame(run, tb.tb_frame) if tb is not None else None
         except BaseException as exc:  # noqa: BLE001 - the script's own error
             error = ("raised", exc)
         finally:
@@ -1077,6 +1084,18 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
                                f"hands arrays to another framework ({fn}), which then owns the training loop and its "
                                f"gradients. Write a make_problem adapter around the Warp part")
         seen = run.backwards
+        exit_at = getattr(run, "exit_at", None)
+        if stopped.startswith("exit") and not seen:
+            # the script stopped itself before any backward (an argument check, a usage message, a missing file)
+            err = run.err.getvalue() if getattr(run, "err", None) is not None else ""
+            said = [ln.strip() for ln in ((text or "") + "\n" + err).splitlines() if ln.strip()][-2:]
+            where = (f" at {format_site(exit_at[0], exit_at[1])}" + (f" ({exit_at[2]})" if exit_at[2] else "")
+                     if exit_at else "")
+            raise CaptureError(f"{spec.entry}: the script exited ({stopped}){where} before its first "
+                               f"Tape.backward()" + (f", after printing: {' | '.join(said)}" if said else "")
+                               + f". It was run as: python {spec.entry} {' '.join(spec.args)}".rstrip()
+                               + ". Give it the arguments (after --) or the files it needs so that it reaches its "
+                                 "training loop")
         raise CaptureError(f"{spec.entry}: the script ended ({stopped}) after {seen} Tape.backward() call(s), so it "
                            f"has no {_ordinal(k)} backward" + (f"; use --iteration {seen} or lower" if seen else
                            "; a script whose gradient is not taken with wp.Tape().backward() needs a make_problem "
