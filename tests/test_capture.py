@@ -374,6 +374,22 @@ def test_no_backward_within_time_limit(tmp_path):
         capture_problem(tmp_path, ScriptSpec("train.py"), timeout_s=0.5)
 
 
+def test_source_evidence_only_from_the_files_the_script_ran(tmp_path):
+    from defects4warp.capture.core import capture_problem
+    from defects4warp.probes.source import scan
+
+    (tmp_path / "train.py").write_text((PROGRAMS / "script_assign" / "train.py").read_text())
+    draw = "import numpy as np\n\n\ndef noise():\n    return np.random.normal(size=3)\n"
+    (tmp_path / "old_experiment.py").write_text(draw)  # a sibling script that never runs
+    (tmp_path / "vendor" / "helpers").mkdir(parents=True)
+    (tmp_path / "vendor" / "helpers" / "__init__.py").write_text(draw)  # a vendored copy the script never loads
+    files = capture_problem(tmp_path, ScriptSpec("train.py"), check_determinism=False).capture_summary()["files"]
+    assert files == ["train.py"]
+    everything = {f["file"] for f in scan(tmp_path, {})[0]}
+    assert {"old_experiment.py", "vendor/helpers/__init__.py"} <= everything
+    assert {f["file"] for f in scan(tmp_path, {"capture": {"files": files}})[0]} <= {"train.py"}
+
+
 def test_user_files_untouched():
     folder = PROGRAMS / "script_assign"
     before = {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()}

@@ -912,7 +912,8 @@ class CapturedProblem:
         (``{"kind": "loss"|"seeded", "description", "array_site", "produced_at", "kernel", "value",
         "seeds"}``), ``tapes``, ``launches``, ``backwards_seen``, ``rerun_s`` (median seconds of one
         re-run), ``capture_s``, ``stochastic`` (with ``stochastic_objectives``), ``candidates``
-        (requires_grad leaves not chosen, and why), ``assumptions`` (list of str), ``findings``
+        (requires_grad leaves not chosen, and why), ``files`` (the script's own files that ran: the entry and the
+        modules it loaded from its folder), ``assumptions`` (list of str), ``findings``
         (``[{"id", "classes", "detail", "data"}]``) and ``warp``."""
         s = dict(self.summary)
         if self.reruns:
@@ -1075,6 +1076,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         return cap._execute(run, silent=False)
 
     (text, stopped), tr = _trace.trace_call(go, params=None, digests=False)
+    files = _program_modules(cap)
     kth = run.kth
     k = spec.iteration
     if kth is None:
@@ -1198,6 +1200,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
                 g.zero_()
     cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
+    cap.summary["files"] = files
     cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
     if cap.carried:
         cap.summary["assumptions"].append(
@@ -1320,6 +1323,20 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
     assumptions[:] = [a for a in assumptions if not a.startswith("the objective is the seed-weighted sum")]
     assumptions.append(f"the objective is the loss the script prints, fitted as a weighted sum of the seeded arrays' "
                        f"sums at {len(P)} points (it matches every printed value; the seed-weighted sum does not)")
+
+
+def _program_modules(cap) -> list:
+    """The script's own files that ran in the discovery run: the entry point and every module loaded from the
+    variant folder (outside installed packages, environments and hidden folders), relative to the folder, sorted.
+    Sibling scripts that were never imported and vendored package copies the script did not load are not in it."""
+    from ..paths import is_program_file
+
+    out = {cap.rel(str(cap.entry))}
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if f and f.endswith(".py") and is_program_file(f, cap.folder):
+            out.add(cap.rel(os.path.abspath(f)))
+    return sorted(out)
 
 
 def _label_objects(tr, run):
