@@ -265,6 +265,20 @@ def test_clone_outside_the_tape_is_not_a_param():
         capture("script_clone", args=["--outside"])
 
 
+def test_a_grads_seed_attached_as_the_adjoint_and_emptied_continues_the_script():
+    # grads={e: seed} where e has no .grad: Warp attaches seed itself, tape.zero() empties it for the next iteration
+    p = capture("script_seed_dict")
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_buffer_reused"]
+    assert p.stale_seed and f and "grads={...} value" in f[0]["detail"] and f[0]["data"]["seed_sum_next"] == 0.0
+    g = [p.gradient()["w"] for _ in range(3)]
+    t = np.array([1.0, -1.0, 0.5])
+    np.testing.assert_allclose(g[0], -2 * t / 3, rtol=1e-12)
+    assert not np.any(g[1]) and not np.any(g[2])
+    q = capture("script_seed_dict", args=["--fresh"])  # a new seed array each iteration
+    assert not q.stale_seed and q.capture_summary()["findings"] == []
+
+
 @pytest.mark.parametrize("name,args", [("script_carry", ["--zero"]), ("script_carry_minibatch", [])])
 def test_zeroed_grad_repeated_calls_restart(name, args):
     p = capture(name, args=args)

@@ -638,10 +638,13 @@ def _objective_at(r, loss, grads, n, tape=None):
                 # the loss the script reports: sum_i w_i * sum(array_i), not the seed-weighted sum
                 total = float(sum(w * sd["array_sum"] for w, sd in zip(wts, seeds)))
             info = {"kind": "seeded", "arrays": arrays, "seeds": seeds}
+            # the seed buffers as the backward will read them: the .grad set by hand, or the grads={...} values
+            # (Warp attaches such a value itself as the .grad of an array that has none)
+            info["buffers"] = [(s, _np(s)) for s in grads.values()]
+            info["buffer_sites"] = [r.site_of.get(id(y)) for y in grads]
             if hand:
                 info["hand"] = True
                 info["hand_sites"] = [r.site_of.get(id(a)) for a in hand]
-                info["buffers"] = [(_grad(a), _np(_grad(a))) for a in hand]
             return total, info
         raise _Limit(f"backward {n} was called without a loss or grads={{...}}, and no array written by a launch on "
                      f"its tape has a nonzero .grad set by hand: the backward has no seed. Pass the loss to "
@@ -1416,15 +1419,16 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
             assumptions.append(f"the objective is the loss the script prints, the {cap.objective_reduction} of "
                                f"the seeded array (it matches the printed value; the seed-weighted sum does not)")
     nxt = run.next_info or {}
-    for (buf, before), a_site in zip(info.get("buffers") or [], info.get("hand_sites") or []):
+    for (buf, before), a_site in zip(info.get("buffers") or [], info.get("buffer_sites") or []):
         for buf2, now in nxt.get("buffers") or []:
             if buf2 is buf and not np.array_equal(before, now):
                 cap.stale_seed = True
                 where = format_site(*a_site) if a_site else "?"
                 findings.append({
                     "id": "seed_buffer_reused", "classes": ["stale_gradient_read"],
-                    "detail": (f"the .grad set by hand on the array allocated at {where} seeds backward {k} and the "
-                               f"same buffer, changed since (sum {float(np.sum(before)):.6g} -> "
+                    "detail": (f"the seed buffer of the array allocated at {where} "
+                               + ("(its .grad set by hand) " if info.get("hand") else "(a grads={...} value) ")
+                               + f"seeds backward {k} and the same buffer, changed since (sum {float(np.sum(before)):.6g} -> "
                                f"{float(np.sum(now)):.6g}), seeds backward {k + cap.per_iteration}: the next "
                                f"iteration reads what this one left in it"),
                     "data": {"array_site": where, "seed_sum_before": float(np.sum(before)),
