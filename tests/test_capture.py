@@ -404,6 +404,24 @@ def test_source_evidence_only_from_the_files_the_script_ran(tmp_path):
     assert {f["file"] for f in scan(tmp_path, {"capture": {"files": files}})[0]} <= {"train.py"}
 
 
+def test_two_folders_with_a_module_of_the_same_name_in_one_process(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    src = (PROGRAMS / "script_carry" / "train.py").read_text()
+    src = src.replace("import warp as wp\n", "import warp as wp\nfrom scale import S\n", 1)
+    src = src.replace("inputs=[w, t, loss]", "inputs=[w, t, loss]) if S == 1.0 else wp.launch(sq_loss, dim=3, "
+                      "inputs=[w, wp.array(np.array([2.0, -4.0, 1.0]), dtype=wp.float64), loss]")
+    for name, s in (("a", "1.0"), ("b", "2.0")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.py").write_text(src)
+        (tmp_path / name / "scale.py").write_text(f"S = {s}\n")
+    t = np.array([1.0, -2.0, 0.5])
+    pa = capture_problem(tmp_path / "a", ScriptSpec("train.py", ["--zero"]), check_determinism=False)
+    pb = capture_problem(tmp_path / "b", ScriptSpec("train.py", ["--zero"]), check_determinism=False)
+    assert pb.objective() == pytest.approx(float(np.sum((2 * t) ** 2)))  # b's scale.py, not a's
+    assert pa.objective() == pytest.approx(float(np.sum(t ** 2)))
+
+
 def test_user_files_untouched():
     folder = PROGRAMS / "script_assign"
     before = {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()}

@@ -111,6 +111,8 @@ class _Timeout(BaseException):
 
 
 _ACTIVE_RUN = None
+#: Variant folders captured in this process (their modules are purged before every run of any capture).
+_FOLDERS: set = set()
 
 
 def _ordinal(k: int) -> str:
@@ -794,14 +796,17 @@ class CapturedProblem:
 
     def _purge(self):
         """Forget the variant folder's own modules so a re-run imports them afresh (module-level state
-        is then as in a fresh run; their kernels are found in the kernel cache)."""
+        is then as in a fresh run; their kernels are found in the kernel cache), and those of every folder
+        captured before in this process, so that a script importing ``model`` does not get another
+        variant's ``model`` (two captures in one process: tests, a survey over a corpus)."""
         from ..paths import is_program_file
 
+        _FOLDERS.add(self.folder)
         for name, mod in list(sys.modules.items()):
             f = getattr(mod, "__file__", None)
             # installed packages under the folder (a .venv next to the script) are not the user's modules:
             # purging NumPy from a venv there makes its re-import fail ("cannot load module more than once")
-            if f and is_program_file(f, self.folder):
+            if f and any(is_program_file(f, d) for d in _FOLDERS):
                 del sys.modules[name]
 
     def _rerun(self, mode, n_train=0, chain=1):
