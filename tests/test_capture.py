@@ -173,6 +173,16 @@ def test_seeded_backward_objective_and_printed_loss_mismatch():
     assert f and f[0]["data"]["matches"] == "mean" and f[0]["data"]["printed"] == [pytest.approx(np.mean(t ** 2))]
 
 
+def test_a_loss_printed_after_the_update_is_matched_at_the_next_backward():
+    p = capture("script_seeds_after")  # prints mean((w - t)^2) at the updated w, seeds the sum
+    t = np.array([1.0, -1.0, 0.5, 2.0])
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_objective_mismatch"]
+    assert f and f[0]["data"]["matches"] == "mean" and p.objective_reduction == "mean"
+    assert f[0]["data"]["printed"] == [pytest.approx(float(np.mean((0.2 * t - t) ** 2)), abs=1e-6)]
+    assert p.objective() == pytest.approx(float(np.mean(t ** 2)))  # the mean at the captured point, w = 0
+
+
 def test_seeds_matching_the_printed_mean_keep_the_seeded_objective():
     p = capture("script_seeds_fixed")
     t = np.array([1.0, -1.0, 0.5, 2.0])

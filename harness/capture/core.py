@@ -337,9 +337,6 @@ def _install(run):
         if r is not None and not r.quiet:
             r.check_time()
             r.tapes += 1
-            if r.mode == "observe" and r.backwards >= r.cap.grad_after:
-                r.stopped = "tape"
-                raise _Stop()
             if r.mode == "train" and r.injected and len(r.losses) >= r.n_train \
                     and r.backwards >= r.k + r.n_train - 1:
                 r.stopped = "tape"
@@ -379,6 +376,12 @@ def _install(run):
             r.stopped = "backward"
             raise _Stop()
         if r.mode == "observe" and n > r.cap.grad_after:
+            # the seeded arrays of the next backward too: a script often prints the loss after its update,
+            # computed at the params the next backward starts from
+            try:
+                r.next_info = _objective_at(r, loss, grads, n, self)[1]
+            except _Limit:
+                r.next_info = None
             r.stopped = "backward"
             raise _Stop()
         if r.mode == "gradient" and n > r.k and (n - 1) in r.inject_after and (n - 1) not in r.injected_at:
@@ -1256,13 +1259,22 @@ def _first_printed_loss(text):
     return None
 
 
+def _printed_digits_tol(tok: str) -> float:
+    """Half a unit in the last digit of a printed number (``"1.234e-02"`` -> 5e-06, ``"8.568925"`` -> 5e-07),
+    plus 1e-9 relative for the float arithmetic behind it."""
+    mant, _, exp = tok.lower().partition("e")
+    decimals = len(mant.split(".")[1]) if "." in mant else 0
+    unit = 10.0 ** (-decimals) * (10.0 ** int(exp) if exp else 1.0)
+    return 0.5 * unit + 1e-9 * abs(float(tok))
+
+
 def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_FIT_PERTURB):
-    """Weights ``w_i`` with ``printed loss = sum_i w_i * sum(array_i)`` over the arrays seeded at the k-th backward,
-    from the first loss the script prints after that backward at ``len(seeds) + extra`` points (the given one and
+    """Weights ``w_i`` with ``printed loss = sum_i w_i * sum(array_i)`` over the arrays seeded at the k-th backward
+    (or, for a loss printed after the update, at the next backward), from the first loss the script prints after
+    that backward at ``len(seeds) + extra`` points (the given one and
     points ``x0 + perturb * (|x0| + 0.1 max|x0|) * N(0, 1)``, seed 0). Accepted only when the fit reproduces every
-    printed value within its printed precision (:func:`_matches_printed`); each weight is then snapped to its seed's
-    constant, ``1 / size`` or 1 when the snapped weights still reproduce them, else rounded to the fewest significant
-    digits that still do. Sets ``cap.objective_weights`` and
+    printed value to the digits printed (:func:`_printed_digits_tol`); each weight is then, in turn, set to its seed's
+    constant, ``1 / size`` or 1, else rounded to the fewest significant digits, where that still reproduces them. Sets ``cap.objective_weights`` and
     records the fit on the capture summary and on ``finding``; leaves everything as it was when the fit fails."""
     x0 = {k: _np(a) for k, a in cap.params.items()}
     rng = np.random.default_rng(0)
@@ -1282,35 +1294,52 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
             if got is None:
                 return
             meta = run.kth["seeds"]
-            rows.append([sd["array_sum"] for sd in meta])
+            nxt = (run.next_info or {}).get("seeds")
+            rows.append(([sd["array_sum"] for sd in meta],
+                         [sd["array_sum"] for sd in nxt] if nxt and len(nxt) == len(meta) else None))
             printed.append(got)
     finally:
         cap._restore(x0)
-    A = np.array(rows, dtype=np.float64)
     P = np.array([v for v, _ in printed])
-    if np.linalg.matrix_rank(A) < A.shape[1]:
+    A = w = None
+    # the printed loss is of the k-th backward's point, or of the next backward's (printed after the update);
+    # a fit must reproduce every printed value to the digits printed (:func:`_printed_digits_tol`)
+    tol = np.array([_printed_digits_tol(tok) for _, tok in printed])
+    for which in (0, 1):
+        if any(r[which] is None for r in rows):
+            continue
+        A_try = np.array([r[which] for r in rows], dtype=np.float64)
+        if np.linalg.matrix_rank(A_try) < A_try.shape[1]:
+            continue
+        w_try = np.linalg.lstsq(A_try, P, rcond=None)[0]
+        if np.all(np.abs(A_try @ w_try - P) <= tol):
+            A, w = A_try, w_try
+            break
+    if w is None:
         return
-    w = np.linalg.lstsq(A, P, rcond=None)[0]
 
     def fits(ws):
-        return all(_matches_printed(float(A[i] @ ws), tok) for i, (_, tok) in enumerate(printed))
+        return bool(np.all(np.abs(A @ ws - P) <= tol))
 
-    if not fits(w):
-        return
-    snapped = w.copy()
+    def solve(fixed):
+        """The weights with ``fixed`` ({index: value}) held and the others fitted by least squares."""
+        ws = np.zeros(A.shape[1])
+        free = [i for i in range(A.shape[1]) if i not in fixed]
+        for i, v in fixed.items():
+            ws[i] = v
+        if free:
+            ws[free] = np.linalg.lstsq(A[:, free], P - A @ ws, rcond=None)[0]
+        return ws
+
+    # each weight in turn: its seed's constant, 1 / size or 1, else the shortest decimal, the first that still
+    # reproduces every print with the weights not yet chosen fitted again
+    fixed = {}
     for i, sd in enumerate(meta):
-        for c in (sd["constant"], 1.0 / sd["size"] if sd["size"] else None, 1.0):
-            if c is not None and abs(w[i] - c) <= 10 * PRINT_RTOL * max(abs(c), abs(w[i])):
-                snapped[i] = c
-                break
-    if fits(snapped):
-        w = snapped
-    for i in range(len(w)):
-        # the shortest decimal that still reproduces every printed value (the precision the prints allow)
-        for d in range(1, 8):
-            trial = w.copy()
-            trial[i] = float(f"{w[i]:.{d - 1}e}")
+        simple = [c for c in (sd["constant"], 1.0 / sd["size"] if sd["size"] else None, 1.0) if c is not None]
+        for c in simple + [float(f"{w[i]:.{d - 1}e}") for d in range(1, 8)]:
+            trial = solve({**fixed, i: c})
             if fits(trial):
+                fixed[i] = c
                 w = trial
                 break
     seeded = [sd["constant"] if sd["constant"] is not None else sd["sum"] / max(sd["size"], 1) for sd in meta]
@@ -1399,9 +1428,14 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
             vals = [v for v, _ in printed][:10]
             alt = None
             s0 = info["seeds"][0]
+            # the printed loss at the k-th backward's point, or at the next backward's (a loss printed after
+            # the update, from a forward at the new params)
+            n0 = ((run.next_info or {}).get("seeds") or [None])
+            nxt_seed = n0[0] if len(n0) == 1 else None
             if len(info["seeds"]) == 1 and s0["constant"] is not None:
                 for red in ("array_mean", "array_sum"):
-                    if s0.get(red) is not None and any(_matches_printed(s0[red], tok) for _, tok in printed):
+                    cands = [sd.get(red) for sd in (s0, nxt_seed) if sd is not None]
+                    if any(v is not None and _matches_printed(v, tok) for v in cands for _, tok in printed):
                         alt = red.split("_")[1]
                         break
             if alt is not None:
