@@ -30,9 +30,21 @@ How it works
    (k-1)-th backward the params are set to the values ``params`` held when
    the call started; the objective is read at the k-th backward, before it
    runs (``loss`` summed, or ``sum(seed * array)`` over a ``grads={...}``
-   seed dict); ``gradient()`` copies the params' ``.grad`` right after it.
-   The script is then stopped by a private ``BaseException`` raised from the
-   wrapper and caught here; the params are restored.
+   seed dict or over the ``.grad`` the script set by hand on arrays a launch
+   on the tape wrote); ``gradient()`` copies the params' ``.grad`` right
+   after it. The script is then stopped by a private ``BaseException`` raised
+   from the wrapper and caught here; the params are restored.
+4. **The reported loss.** When the script seeds ``grads={...}`` (or ``.grad``)
+   and the loss it prints matches no seed-weighted sum, the objective is the
+   printed loss where it can be identified: the mean or sum of a single
+   seeded array, or a weighted sum of several seeded arrays' sums fitted to
+   the prints of a few re-runs (:func:`_fit_reported_weights`).
+5. **State carried across iterations.** When a param's ``.grad`` is still
+   nonzero when the next backward starts (after the script used it) or a
+   seed buffer is reused changed by the next iteration, repeated
+   ``gradient()`` calls at one point continue the script (see
+   :meth:`CapturedProblem.gradient`), so growth or a stale seed shows as the
+   script really has it.
 
 Only public Warp names are wrapped: ``wp.array.__new__``/``__init__`` (class
 attributes; ``wp.array`` defines no ``__new__`` on 1.12.1 to 1.19.0),
@@ -45,8 +57,11 @@ attributes; ``wp.array`` defines no ``__new__`` on 1.12.1 to 1.19.0),
 each run, also when the script raises.
 
 Limits (each a :class:`CaptureError` naming what is missing and how to
-proceed): no k-th backward within the time limit; ``backward(loss)`` on a
-non-scalar array; ``backward()`` without a loss or seeds; CUDA graph capture;
+proceed): no k-th backward within the time limit (saying what ran and where
+the script was); an exit before the first backward (where, and what it
+printed); ``backward(loss)`` on a non-scalar array; ``backward()`` without a
+loss, ``grads=`` or a ``.grad`` set by hand on an array the tape wrote; CUDA
+graph capture;
 child processes; torch/JAX/Paddle/DLPack interop on the param path (the
 other framework owns the loop); a param allocated at import time of a module
 outside the variant folder (not seen again by a re-run).
