@@ -188,6 +188,13 @@ def kill_token(token: str, rounds: int = 5, exclude: tuple = ()) -> int:
     return len(seen - set(exclude))
 
 
+#: Fraction of a script worker's wall-clock limit given to each run of the script by the capture (the rest
+#: leaves time to write its message and the measurement document before the worker would be killed).
+CAPTURE_TIMEOUT_FRACTION = 0.8
+#: Seconds of a script worker's limit always kept for starting Python, importing Warp and writing the document.
+CAPTURE_TIMEOUT_MARGIN_S = 10.0
+
+
 def run_worker(
     path: str | Path,
     device: str = "cpu",
@@ -221,13 +228,21 @@ def run_worker(
     script : defects4warp.capture.ScriptSpec, optional
         Capture the Problem from this script of ``path`` (passed to the worker
         as a JSON file, :func:`defects4warp.capture.capture_problem`) instead of
-        importing ``problem.py``.
+        importing ``problem.py``. Unless ``options`` sets ``capture_timeout_s``,
+        each run of the script gets :data:`CAPTURE_TIMEOUT_FRACTION` of
+        ``timeout_s`` (at most ``timeout_s -`` :data:`CAPTURE_TIMEOUT_MARGIN_S`,
+        at least 1 s), so a script that never reaches its backward ends with the
+        capture's own message (what ran, where it was) rather than a kill.
 
     Every process the program starts carries a token in its environment
     (:data:`TOKEN_VAR`) and is killed when the worker ends, however it
     detached; :attr:`WorkerResult.leftovers` counts them. The worker itself
     dies with this process (``PR_SET_PDEATHSIG``).
     """
+    if script is not None and "capture_timeout_s" not in (options or {}):
+        t = float(timeout_s)
+        options = dict(options or {}, capture_timeout_s=max(1.0, min(CAPTURE_TIMEOUT_FRACTION * t,
+                                                                       t - CAPTURE_TIMEOUT_MARGIN_S)))
     with tempfile.TemporaryDirectory(prefix="d4w-out-") as tmp:
         out = os.path.join(tmp, "result.json")
         log = os.path.join(tmp, "output.log")

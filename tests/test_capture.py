@@ -162,11 +162,139 @@ def test_seeded_backward_objective_and_printed_loss_mismatch():
     p = capture("script_seeds")
     t = np.array([1.0, -1.0, 0.5, 2.0])
     s = p.capture_summary()
-    assert s["objective"]["kind"] == "seeded" and "seed-weighted sum" in s["objective"]["description"]
-    assert p.objective() == pytest.approx(float(np.sum(t ** 2)))  # sum(1 * (w - t)^2) at w = 0
-    np.testing.assert_allclose(p.gradient()["w"], -2 * t)
+    # the script prints mean((w - t)^2) and seeds the sum: the objective is the loss it prints
+    assert s["objective"]["kind"] == "seeded" and s["objective"]["reported"] == "mean"
+    assert "the loss the script prints" in s["objective"]["description"]
+    assert p.objective_reduction == "mean" and p.stochastic is False
+    assert p.objective() == pytest.approx(float(np.mean(t ** 2)))  # mean at w = 0
+    assert s["objective"]["value"] == pytest.approx(float(np.mean(t ** 2)))
+    np.testing.assert_allclose(p.gradient()["w"], -2 * t)  # the gradient of the seeded sum: 4x the mean's
     f = [x for x in s["findings"] if x["id"] == "seed_objective_mismatch"]
     assert f and f[0]["data"]["matches"] == "mean" and f[0]["data"]["printed"] == [pytest.approx(np.mean(t ** 2))]
+
+
+def test_a_loss_printed_after_the_update_is_matched_at_the_next_backward():
+    p = capture("script_seeds_after")  # prints mean((w - t)^2) at the updated w, seeds the sum
+    t = np.array([1.0, -1.0, 0.5, 2.0])
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_objective_mismatch"]
+    assert f and f[0]["data"]["matches"] == "mean" and p.objective_reduction == "mean"
+    assert f[0]["data"]["printed"] == [pytest.approx(float(np.mean((0.2 * t - t) ** 2)), abs=1e-6)]
+    assert p.objective() == pytest.approx(float(np.mean(t ** 2)))  # the mean at the captured point, w = 0
+
+
+def test_seeds_matching_the_printed_mean_keep_the_seeded_objective():
+    p = capture("script_seeds_fixed")
+    t = np.array([1.0, -1.0, 0.5, 2.0])
+    s = p.capture_summary()
+    assert s["findings"] == [] and p.objective_reduction is None and "reported" not in s["objective"]
+    assert "seed-weighted sum" in s["objective"]["description"]
+    assert p.objective() == pytest.approx(float(np.mean(t ** 2)), rel=1e-6)  # sum(0.25 * (w - t)^2)
+    np.testing.assert_allclose(p.gradient()["w"], -2 * t / 4, rtol=1e-6)
+
+
+def test_carried_grad_repeated_calls_continue_the_script():
+    p = capture("script_carry")
+    t = np.array([1.0, -2.0, 0.5])
+    s = p.capture_summary()
+    assert p.carried == ["w"] and [f["id"] for f in s["findings"]] == ["grad_carried"]
+    assert any("continue the script" in a for a in s["assumptions"])
+    g = [p.gradient()["w"] for _ in range(3)]
+    for m, gm in enumerate(g, 1):  # the script's m-th iteration from the same point adds onto the carried .grad
+        np.testing.assert_allclose(gm, m * -2 * t, rtol=1e-12)
+    np.testing.assert_array_equal(p.params["w"].numpy(), np.zeros(3))  # params left at the point
+    # another point starts again from the k-th iteration
+    p.params["w"].assign(np.ones(3))
+    np.testing.assert_allclose(p.gradient()["w"], 2 * (1 - t), rtol=1e-12)
+    np.testing.assert_allclose(p.gradient()["w"], 4 * (1 - t), rtol=1e-12)
+    p.params["w"].assign(np.zeros(3))
+    # a script with fewer iterations than calls: the last call returns what its last iteration left
+    q = capture("script_carry", args=["--iters", "2"])
+    g = [q.gradient()["w"] for _ in range(3)]
+    np.testing.assert_allclose(g[2], 2 * -2 * t, rtol=1e-12)
+    assert q.chain_short == 2 and any("stopped" in a for a in q.capture_summary()["assumptions"])
+
+
+def test_reported_loss_of_several_seeded_terms_is_fitted_from_its_prints():
+    t = np.array([1.0, -2.0, 0.5, 3.0])
+    w = np.array([0.2, 0.1, -0.3, 0.4])
+    truth = float(np.mean((w - t) ** 2) + 0.3 * np.sum(w ** 2))
+    p = capture("script_seed_terms")  # prints mean(fit) + 0.3 * sum(reg), seeds reg with 1
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_objective_mismatch"]
+    assert f and f[0]["data"]["weights"] == [0.25, 0.3] and f[0]["data"]["seeded_weights"] == [0.25, 1.0]
+    assert s["objective"]["reported"] == "weighted" and p.stochastic is False
+    assert p.objective() == pytest.approx(truth, rel=1e-12)
+    np.testing.assert_allclose(p.gradient()["w"], 0.5 * (w - t) + 2 * w, rtol=1e-12)  # the seeded function's
+    q = capture("script_seed_terms", args=["--match"])
+    assert q.capture_summary()["findings"] == [] and q.objective_weights is None
+    assert q.objective() == pytest.approx(truth, rel=1e-12)
+    np.testing.assert_allclose(q.gradient()["w"], 0.5 * (w - t) + 0.6 * w, rtol=1e-12)
+
+
+def test_seeds_set_by_hand_on_grad_are_the_objective():
+    t = np.array([1.0, -1.0, 0.5])
+    wts = np.array([0.5, 0.25, 0.25])
+    for args in (["--copy"], []):
+        p = capture("script_hand_seed", args=args)
+        s = p.capture_summary()
+        assert s["objective"]["kind"] == "seeded" and ".grad set by hand" in s["objective"]["description"]
+        assert p.hand_seed_sites == {("train.py", 22, 1)}
+        assert p.objective() == pytest.approx(float(np.dot(wts, t ** 2)), rel=1e-12)  # at w = 0
+        np.testing.assert_allclose(p.gradient()["w"], -2 * wts * t, rtol=1e-12)
+
+
+def test_a_hand_set_seed_buffer_emptied_and_reused_continues_the_script():
+    t = np.array([1.0, -1.0, 0.5])
+    wts = np.array([0.5, 0.25, 0.25])
+    p = capture("script_hand_seed")  # e.grad = weights each iteration; tape.zero() empties weights
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_buffer_reused"]
+    assert p.stale_seed is True and f and f[0]["data"]["seed_sum_next"] == 0.0
+    g = [p.gradient()["w"] for _ in range(3)]
+    np.testing.assert_allclose(g[0], -2 * wts * t, rtol=1e-12)
+    assert not np.any(g[1]) and not np.any(g[2])  # the script's own later iterations are seeded with zeros
+    q = capture("script_hand_seed", args=["--copy"])  # a fresh copy each iteration
+    assert q.stale_seed is False and q.capture_summary()["findings"] == []
+    g = [q.gradient()["w"] for _ in range(3)]
+    assert all(np.array_equal(g[0], x) for x in g[1:])
+
+
+@pytest.mark.parametrize("args", [[], ["--copy"]])
+def test_param_reaching_the_tape_only_through_clone_or_copy(args):
+    p = capture("script_clone", args=args)
+    v = np.array([0.5, 1.0, 2.0])
+    t = np.array([1.0, 4.0, 0.25])
+    assert list(p.params) == ["v0"] and p.capture_summary()["params"][0]["site"] == "train.py:20"
+    assert p.objective() == pytest.approx(float(np.sum((v * v - t) ** 2)), rel=1e-12)
+    np.testing.assert_allclose(p.gradient()["v0"], 4 * v * (v * v - t), rtol=1e-12)
+
+
+def test_clone_outside_the_tape_is_not_a_param():
+    with pytest.raises(CaptureError, match=r"no parameter found.*seen: train.py:23 \(its .grad is not used after the backward\)\)"):
+        capture("script_clone", args=["--outside"])
+
+
+def test_a_grads_seed_attached_as_the_adjoint_and_emptied_continues_the_script():
+    # grads={e: seed} where e has no .grad: Warp attaches seed itself, tape.zero() empties it for the next iteration
+    p = capture("script_seed_dict")
+    s = p.capture_summary()
+    f = [x for x in s["findings"] if x["id"] == "seed_buffer_reused"]
+    assert p.stale_seed and f and "grads={...} value" in f[0]["detail"] and f[0]["data"]["seed_sum_next"] == 0.0
+    g = [p.gradient()["w"] for _ in range(3)]
+    t = np.array([1.0, -1.0, 0.5])
+    np.testing.assert_allclose(g[0], -2 * t / 3, rtol=1e-12)
+    assert not np.any(g[1]) and not np.any(g[2])
+    q = capture("script_seed_dict", args=["--fresh"])  # a new seed array each iteration
+    assert not q.stale_seed and q.capture_summary()["findings"] == []
+
+
+@pytest.mark.parametrize("name,args", [("script_carry", ["--zero"]), ("script_carry_minibatch", [])])
+def test_zeroed_grad_repeated_calls_restart(name, args):
+    p = capture(name, args=args)
+    assert p.carried == [] and p.capture_summary()["findings"] == []
+    g = [p.gradient()["w"] for _ in range(3)]
+    assert all(np.array_equal(g[0], x) for x in g[1:]) and np.any(g[0])
 
 
 def test_two_params_by_site_and_requires_grad_input_left_out():
@@ -243,12 +371,65 @@ def test_script_failing_after_the_backward_is_captured(tmp_path):
     assert "no display" in p.capture_summary()["stopped"]
 
 
+def test_exit_before_the_first_backward_says_where_and_what_it_printed(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    (tmp_path / "train.py").write_text("import argparse\n\nimport warp as wp\n\n\ndef main():\n"
+                                       "    ap = argparse.ArgumentParser()\n"
+                                       "    ap.add_argument('--data', required=True)\n"
+                                       "    ap.parse_args()\n\n\nmain()\n")
+    with pytest.raises(CaptureError) as e:
+        capture_problem(tmp_path, ScriptSpec("train.py", ["--iters", "3"]))
+    msg = str(e.value)
+    assert "exited (exit 2) at train.py:9 (ap.parse_args()) before its first Tape.backward()" in msg
+    assert "the following arguments are required: --data" in msg and "python train.py --iters 3" in msg
+    assert "make_problem" not in msg
+
+
 def test_no_backward_within_time_limit(tmp_path):
     from defects4warp.capture.core import capture_problem
 
-    (tmp_path / "train.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
-    with pytest.raises(CaptureError, match="within the time limit"):
+    (tmp_path / "train.py").write_text("import time\nimport numpy as np\nimport warp as wp\n\n"
+                                       "x = wp.array(np.ones(3), dtype=float)\n"
+                                       "while True:\n    time.sleep(0.01)\n")
+    with pytest.raises(CaptureError, match=r"no 1st Tape.backward\(\) was reached in 0.5 s \(the time limit\); by "
+                                           r"then it had allocated 1 array\(s\), entered 0 tape block\(s\), made 0 "
+                                           r"launch\(es\) and finished 0 backward\(s\); it was running train.py:[67]"):
         capture_problem(tmp_path, ScriptSpec("train.py"), timeout_s=0.5)
+
+
+def test_source_evidence_only_from_the_files_the_script_ran(tmp_path):
+    from defects4warp.capture.core import capture_problem
+    from defects4warp.probes.source import scan
+
+    (tmp_path / "train.py").write_text((PROGRAMS / "script_assign" / "train.py").read_text())
+    draw = "import numpy as np\n\n\ndef noise():\n    return np.random.normal(size=3)\n"
+    (tmp_path / "old_experiment.py").write_text(draw)  # a sibling script that never runs
+    (tmp_path / "vendor" / "helpers").mkdir(parents=True)
+    (tmp_path / "vendor" / "helpers" / "__init__.py").write_text(draw)  # a vendored copy the script never loads
+    files = capture_problem(tmp_path, ScriptSpec("train.py"), check_determinism=False).capture_summary()["files"]
+    assert files == ["train.py"]
+    everything = {f["file"] for f in scan(tmp_path, {})[0]}
+    assert {"old_experiment.py", "vendor/helpers/__init__.py"} <= everything
+    assert {f["file"] for f in scan(tmp_path, {"capture": {"files": files}})[0]} <= {"train.py"}
+
+
+def test_two_folders_with_a_module_of_the_same_name_in_one_process(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    src = (PROGRAMS / "script_carry" / "train.py").read_text()
+    src = src.replace("import warp as wp\n", "import warp as wp\nfrom scale import S\n", 1)
+    src = src.replace("inputs=[w, t, loss]", "inputs=[w, t, loss]) if S == 1.0 else wp.launch(sq_loss, dim=3, "
+                      "inputs=[w, wp.array(np.array([2.0, -4.0, 1.0]), dtype=wp.float64), loss]")
+    for name, s in (("a", "1.0"), ("b", "2.0")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.py").write_text(src)
+        (tmp_path / name / "scale.py").write_text(f"S = {s}\n")
+    t = np.array([1.0, -2.0, 0.5])
+    pa = capture_problem(tmp_path / "a", ScriptSpec("train.py", ["--zero"]), check_determinism=False)
+    pb = capture_problem(tmp_path / "b", ScriptSpec("train.py", ["--zero"]), check_determinism=False)
+    assert pb.objective() == pytest.approx(float(np.sum((2 * t) ** 2)))  # b's scale.py, not a's
+    assert pa.objective() == pytest.approx(float(np.sum(t ** 2)))
 
 
 def test_user_files_untouched():
@@ -272,6 +453,20 @@ def test_worker_runs_probes_on_a_script(tmp_path):
     assert doc["capture"]["params"][0]["site"] == "train.py:23"
     assert doc["protocol"]["params"] == {"w": {"shape": [4], "dtype": "float32", "size": 4}}
     assert doc["fd"]["calls"][0]["elements"]["signature"] == "agrees"
+
+
+@pytest.mark.slow
+def test_worker_hang_before_the_backward_says_what_ran(tmp_path):
+    from defects4warp.isolation import run_worker
+
+    (tmp_path / "train.py").write_text("import time\nimport numpy as np\nimport warp as wp\n\n"
+                                       "x = wp.array(np.ones(3), dtype=float)\n"
+                                       "while True:\n    time.sleep(0.01)\n")
+    res = run_worker(tmp_path, options={"probes": ["determinism"]}, script=ScriptSpec("train.py"), timeout_s=20)
+    assert not res.timed_out  # the capture's own limit (20 s - 10 s margin) ended it, not the kill
+    err = res.doc["errors"][0]["error"]
+    assert "no 1st Tape.backward() was reached in 10 s" in err and "allocated 1 array(s)" in err
+    assert "it was running train.py:" in err
 
 
 @pytest.mark.slow

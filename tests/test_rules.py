@@ -281,7 +281,9 @@ class Problem:
         self.noise = np.random.normal(size=4)
 
     def objective(self):
-        return float(self.noise.sum())
+        rng = np.random.default_rng(7)
+        np.random.seed(3)
+        return float(self.noise.sum()) + 0.0 * len(str(rng))
 """),
     "grad_buffer_reuse": ("""
 class Problem:

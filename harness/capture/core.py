@@ -30,9 +30,21 @@ How it works
    (k-1)-th backward the params are set to the values ``params`` held when
    the call started; the objective is read at the k-th backward, before it
    runs (``loss`` summed, or ``sum(seed * array)`` over a ``grads={...}``
-   seed dict); ``gradient()`` copies the params' ``.grad`` right after it.
-   The script is then stopped by a private ``BaseException`` raised from the
-   wrapper and caught here; the params are restored.
+   seed dict or over the ``.grad`` the script set by hand on arrays a launch
+   on the tape wrote); ``gradient()`` copies the params' ``.grad`` right
+   after it. The script is then stopped by a private ``BaseException`` raised
+   from the wrapper and caught here; the params are restored.
+4. **The reported loss.** When the script seeds ``grads={...}`` (or ``.grad``)
+   and the loss it prints matches no seed-weighted sum, the objective is the
+   printed loss where it can be identified: the mean or sum of a single
+   seeded array, or a weighted sum of several seeded arrays' sums fitted to
+   the prints of a few re-runs (:func:`_fit_reported_weights`).
+5. **State carried across iterations.** When a param's ``.grad`` is still
+   nonzero when the next backward starts (after the script used it) or a
+   seed buffer is reused changed by the next iteration, repeated
+   ``gradient()`` calls at one point continue the script (see
+   :meth:`CapturedProblem.gradient`), so growth or a stale seed shows as the
+   script really has it.
 
 Only public Warp names are wrapped: ``wp.array.__new__``/``__init__`` (class
 attributes; ``wp.array`` defines no ``__new__`` on 1.12.1 to 1.19.0),
@@ -45,8 +57,11 @@ attributes; ``wp.array`` defines no ``__new__`` on 1.12.1 to 1.19.0),
 each run, also when the script raises.
 
 Limits (each a :class:`CaptureError` naming what is missing and how to
-proceed): no k-th backward within the time limit; ``backward(loss)`` on a
-non-scalar array; ``backward()`` without a loss or seeds; CUDA graph capture;
+proceed): no k-th backward within the time limit (saying what ran and where
+the script was); an exit before the first backward (where, and what it
+printed); ``backward(loss)`` on a non-scalar array; ``backward()`` without a
+loss, ``grads=`` or a ``.grad`` set by hand on an array the tape wrote; CUDA
+graph capture;
 child processes; torch/JAX/Paddle/DLPack interop on the param path (the
 other framework owns the loop); a param allocated at import time of a module
 outside the variant folder (not seen again by a re-run).
@@ -111,6 +126,8 @@ class _Timeout(BaseException):
 
 
 _ACTIVE_RUN = None
+#: Variant folders captured in this process (their modules are purged before every run of any capture).
+_FOLDERS: set = set()
 
 
 def _ordinal(k: int) -> str:
@@ -167,6 +184,13 @@ class _Run:
         self.next_site = {}  # id(new object) -> its site, from __new__ to __init__
         self.backwards = 0  # backward() calls completed (or reached, for the stop)
         self.injected = False
+        # gradient() continuing the script (a .grad carried across iterations): the param values are set again
+        # at the first tape start after each of these backward counts, and the .grad is read after backward
+        # ``grad_target`` (``None``: the single-iteration re-run)
+        self.inject_after = {cap.k - 1}
+        self.injected_at = set()
+        self.grad_target = None
+        self.chain_reached = 0  # iterations of the chain whose gradient was read
         self.pending = {}  # name -> values, params not yet allocated when the injection happened
         self.found = {}  # param name -> array this run
         self.losses = []
@@ -177,12 +201,14 @@ class _Run:
         self.kth = None  # discovery: info about the k-th backward
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
         self.next_objective = None
+        self.next_info = None  # discovery: _objective_at's info for the backward it stopped at
         self.stop_seeds = set()  # discovery: trace labels of the seed buffers of the backward it stopped at  # discovery: the objective of the (k+1)-th backward (a print may follow an update)
         self.interop = []  # [(function, site)]
         self.interop_ids = set()
         self.in_interop = 0
         self.launch_sites = {}  # trace event seq -> (file, line) of the wp.launch call
         self.out_mark = None
+        self.out = None  # the run's stdout buffer
         self.tapes = 0
         self.launches = 0
 
@@ -204,6 +230,7 @@ class _Run:
     # -- injection ----------------------------------------------------------------
     def do_inject(self):
         self.injected = True
+        self.injected_at.add(self.backwards)
         with _quiet(self):
             if self.mode == "discover":
                 for a in self.rg:
@@ -329,7 +356,8 @@ def _install(run):
                     and r.backwards >= r.k + r.n_train - 1:
                 r.stopped = "tape"
                 raise _Stop()
-            if not r.injected and r.backwards == r.k - 1:
+            if r.backwards in r.inject_after and r.backwards not in r.injected_at \
+                    and (r.mode != "train" or not r.injected):
                 r.do_inject()
         return cur_enter(self, *a, **k)
 
@@ -349,7 +377,7 @@ def _install(run):
                         g = _grad(P)
                         r.next_backward_grads[id(P)] = None if g is None else _np(g)
                 try:
-                    r.next_objective = _objective_at(r, loss, grads, n)[0]
+                    r.next_objective, r.next_info = _objective_at(r, loss, grads, n, self)
                 except _Limit:
                     r.next_objective = None
                 if st is not None and grads:
@@ -361,6 +389,20 @@ def _install(run):
             return res
         if r.mode == "train" and n >= r.k + r.n_train:
             r.stopped = "backward"
+            raise _Stop()
+        if r.mode == "observe" and n > r.cap.grad_after:
+            # the seeded arrays of the next backward too: a script often prints the loss after its update,
+            # computed at the params the next backward starts from
+            try:
+                r.next_info = _objective_at(r, loss, grads, n, self)[1]
+            except _Limit:
+                r.next_info = None
+            r.stopped = "backward"
+            raise _Stop()
+        if r.mode == "gradient" and n > r.k and (n - 1) in r.inject_after and (n - 1) not in r.injected_at:
+            # a continued iteration whose tape started before the params could be set again: its gradient
+            # would be at the point the script's update reached, not at the requested one
+            r.stopped = f"no tape start before backward {n}"
             raise _Stop()
         if n < r.k:
             r.backwards = n
@@ -374,7 +416,7 @@ def _install(run):
                 raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
                              f"re-run (allocated at import time of a module outside the variant folder?): write a "
                              f"make_problem adapter, or allocate them in the script")
-            value, info = _objective_at(r, loss, grads, n)
+            value, info = _objective_at(r, loss, grads, n, self)
             if n == r.k:
                 r.objective = value
             if r.mode == "train":
@@ -382,19 +424,24 @@ def _install(run):
             if r.mode == "objective":
                 r.stopped = "objective"
                 raise _Stop()
+            if r.mode == "observe":
+                r.kth = info
+                r.out_mark = len(r.out.getvalue()) if r.out is not None else 0
             if r.mode == "discover":
                 r.kth = info
                 r.kth["seq"] = len(_trace._ACTIVE.events) if _trace._ACTIVE is not None else None
         res = cur_bw(self, loss, grads, *a, **k)
         r.backwards = n
-        if r.mode == "gradient" and n >= r.cap.grad_after:
+        if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % r.cap.per_iteration == 0:
             with _quiet(r):
                 r.grad = {}
                 for name, P in r.cap.params.items():
                     g = _grad(P)
                     r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
-            r.stopped = "gradient"
-            raise _Stop()
+            r.chain_reached += 1
+            if r.grad_target is None or n >= r.grad_target:
+                r.stopped = "gradient"
+                raise _Stop()
         return res
 
     patch(T, "__enter__", __enter__)
@@ -515,13 +562,73 @@ def _from_user(run) -> bool:
 _restore = _trace.restore_patches
 
 
+def _user_frame(run, frame):
+    """(file, line, source text) of the innermost frame of ``frame``'s stack in the script's own files (outside
+    Warp, the harness and the standard library), else of the innermost one outside Warp and the harness; None
+    when there is none."""
+    import linecache
+
+    first_outside = None
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename or ""
+        ab = os.path.abspath(fn)
+        if not fn.startswith("<") and not ab.startswith(_WARP) and not ab.startswith(_HARNESS):
+            hit = (run.cap.rel(fn), f.f_lineno, linecache.getline(fn, f.f_lineno).strip())
+            if ab.startswith(str(run.cap.folder) + os.sep):
+                return hit
+            if first_outside is None:
+                first_outside = hit
+        f = f.f_back
+    return first_outside
+
+
 def _dtype(dt) -> str:
     return getattr(dt, "__name__", str(dt))
 
 
-def _objective_at(r, loss, grads, n):
+def _tape_arrays(tape):
+    """The ``wp.array`` arguments (inputs and outputs) of the launches recorded on ``tape``, in order, once each
+    (``Tape.launches`` entries ``[kernel, dim, max_blocks, inputs, outputs, ...]`` on 1.12.1 to 1.19.0; recorded
+    functions and other entries are skipped)."""
+    out = {}
+    for e in getattr(tape, "launches", None) or []:
+        if isinstance(e, (list, tuple)) and len(e) >= 5:
+            for a in list(e[3] or []) + list(e[4] or []):
+                if isinstance(a, wp.array) and id(a) not in out:
+                    out[id(a)] = a
+    return list(out.values())
+
+
+def _hand_seeds(r, tape, n):
+    """The seeds of a ``backward()`` given neither a loss nor ``grads=``: the arrays a launch on ``tape`` wrote
+    whose ``.grad`` the script set by hand (nonzero when the backward is called). In the discovery run "wrote"
+    comes from the runtime trace; a re-run takes the arrays allocated at the sites the discovery run found."""
+    arrays = [a for a in _tape_arrays(tape) if getattr(a, "requires_grad", False) and _grad(a) is not None]
+    if r.mode == "discover":
+        st = _trace._ACTIVE
+        if st is None:
+            return []
+        written = {lab for ev in st.events if ev["kind"] == "launch" for lab in ev["writes"]}
+        # a .grad attached by assignment counts also when it holds zeros (a buffer emptied since it was set)
+        attached = {ev["array"] for ev in st.events if ev["kind"] == "grad_assign"}
+        labels = {id(a): (st.arrays.get(id(a)) or {}).get("label") for a in arrays}
+        seeds = [a for a in arrays if labels[id(a)] in written
+                 and (labels[id(a)] in attached or np.any(np.asarray(_grad(a).numpy()) != 0))]
+    else:
+        want = r.cap.hand_seed_sites
+        seeds = [a for a in arrays if r.site_of.get(id(a)) in want]
+    return seeds
+
+
+def _objective_at(r, loss, grads, n, tape=None):
     """(value, info) of the objective a backward differentiates, read before it runs."""
     with _quiet(r):
+        hand = None
+        if loss is None and not grads and tape is not None:
+            hand = _hand_seeds(r, tape, n)
+            if hand:
+                grads = {a: _grad(a) for a in hand}
         if loss is not None and not grads:
             if not isinstance(loss, wp.array):
                 raise _Limit(f"backward {n} was given loss={type(loss).__name__}, not a wp.array")
@@ -546,10 +653,22 @@ def _objective_at(r, loss, grads, n):
                 seeds.append({"sum": float(np.sum(sv)), "size": int(sv.size),
                               "constant": float(sv.ravel()[0]) if sv.size and np.all(sv == sv.ravel()[0]) else None,
                               "array_sum": float(np.sum(yv)), "array_mean": float(np.mean(yv)) if yv.size else None})
-            return total, {"kind": "seeded", "arrays": arrays, "seeds": seeds}
-        raise _Limit(f"backward {n} was called without a loss or grads={{...}}: the seeds are the .grad the script "
-                     f"set by hand, which the capture does not follow. Pass the loss to backward(loss) or the seeds "
-                     f"as grads={{array: seed}}, or write a make_problem adapter")
+            wts = getattr(r.cap, "objective_weights", None)
+            if wts is not None and len(wts) == len(seeds):
+                # the loss the script reports: sum_i w_i * sum(array_i), not the seed-weighted sum
+                total = float(sum(w * sd["array_sum"] for w, sd in zip(wts, seeds)))
+            info = {"kind": "seeded", "arrays": arrays, "seeds": seeds}
+            # the seed buffers as the backward will read them: the .grad set by hand, or the grads={...} values
+            # (Warp attaches such a value itself as the .grad of an array that has none)
+            info["buffers"] = [(s, _np(s)) for s in grads.values()]
+            info["buffer_sites"] = [r.site_of.get(id(y)) for y in grads]
+            if hand:
+                info["hand"] = True
+                info["hand_sites"] = [r.site_of.get(id(a)) for a in hand]
+            return total, info
+        raise _Limit(f"backward {n} was called without a loss or grads={{...}}, and no array written by a launch on "
+                     f"its tape has a nonzero .grad set by hand: the backward has no seed. Pass the loss to "
+                     f"backward(loss) or the seeds as grads={{array: seed}}, or write a make_problem adapter")
 
 
 class CapturedProblem:
@@ -582,6 +701,15 @@ class CapturedProblem:
         self.sites = {}  # name -> (file, line, occ)
         self.stochastic = False
         self.grad_after = self.k  # gradient() copies .grad after this backward (where the script first uses it)
+        self.per_iteration = 1  # backwards per iteration of the script (grad_after - k + 1)
+        self.carried = []  # params whose .grad the script carries into its next iteration (never zeroed)
+        self.chain = None  # (point, calls so far) of consecutive gradient() calls at one point, when carried
+        self.chain_short = None  # calls the script's own iterations could serve, when it ended first
+        self.hand_seed_sites = set()  # sites of the arrays whose .grad the script sets by hand as the seeds
+        self.stale_seed = False  # the hand-set seed buffer of backward k is reused, changed, at backward k+1
+        self.objective_weights = None  # per seeded array: the weight of its sum in the reported loss
+        self.objective_reduction = None  # "mean" | "sum": the reported loss of a single seeded array, when it
+        # is identified from what the script prints and differs from the seed-weighted sum
         self.summary = {}
         self.reruns = []  # seconds per re-run
         self._rel = {}
@@ -610,6 +738,9 @@ class CapturedProblem:
         run.deadline = time.perf_counter() + self.timeout_s
         out = io.StringIO()
         sink = out if silent else _Tee(out, sys.stdout)
+        run.out = out
+        run.err = io.StringIO()  # the script's stderr (an argparse usage error), kept as well as passed on
+        err_sink = run.err if silent else _Tee(run.err, sys.stderr)
         old_alarm = None
         use_alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
         saved = []
@@ -619,11 +750,13 @@ class CapturedProblem:
             _ACTIVE_RUN = run
             if use_alarm:
                 def on_alarm(signum, frame):
+                    run.hang_at = _user_frame(run, frame)
                     raise _Timeout()
                 old_alarm = signal.signal(signal.SIGALRM, on_alarm)
                 signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
             os.chdir(self.folder)
-            with contextlib.redirect_stdout(sink), wp.ScopedDevice(self.device):
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err_sink), \
+                    wp.ScopedDevice(self.device):
                 runpy.run_path(str(self.entry), run_name="__main__")
             run.stopped = run.stopped or "end"
         except _Stop:
@@ -634,6 +767,10 @@ class CapturedProblem:
             error = ("limit", exc)
         except SystemExit as exc:
             run.stopped = f"exit {exc.code}"
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            run.exit_at = _user_frame(run, tb.tb_frame) if tb is not None else None
         except BaseException as exc:  # noqa: BLE001 - the script's own error
             error = ("raised", exc)
         finally:
@@ -657,9 +794,16 @@ class CapturedProblem:
             kind, exc = error
             what = _ordinal(self.k) + " Tape.backward()"
             if kind == "timeout":
-                raise CaptureError(f"{self.spec.entry}: no {what} within the time limit ({self.timeout_s:g} s). "
-                                   f"Make the run reach its backward sooner (fewer steps through the script's own "
-                                   f"arguments after --), lower --iteration, or write a make_problem adapter")
+                ran = (f"by then it had allocated {sum(run.counts.values())} array(s), entered {run.tapes} tape "
+                       f"block(s)" + (f", made {run.launches} launch(es)" if run.mode == "discover" else "")
+                       + f" and finished {run.backwards} backward(s)")
+                at = getattr(run, "hang_at", None)
+                if at is not None:
+                    ran += f"; it was running {format_site(at[0], at[1])}" + (f" ({at[2]})" if at[2] else "")
+                raise CaptureError(f"{self.spec.entry}: no {what} was reached in {self.timeout_s:g} s (the time "
+                                   f"limit); {ran}. Make the run reach its backward sooner (fewer steps through "
+                                   f"the script's own arguments after --), lower --iteration, give the capture "
+                                   f"more time (--timeout), or write a make_problem adapter")
             if kind == "limit":
                 raise CaptureError(f"{self.spec.entry}: {exc}") from None
             if isinstance(exc, KeyboardInterrupt):
@@ -670,19 +814,26 @@ class CapturedProblem:
 
     def _purge(self):
         """Forget the variant folder's own modules so a re-run imports them afresh (module-level state
-        is then as in a fresh run; their kernels are found in the kernel cache)."""
+        is then as in a fresh run; their kernels are found in the kernel cache), and those of every folder
+        captured before in this process, so that a script importing ``model`` does not get another
+        variant's ``model`` (two captures in one process: tests, a survey over a corpus)."""
         from ..paths import is_program_file
 
+        _FOLDERS.add(self.folder)
         for name, mod in list(sys.modules.items()):
             f = getattr(mod, "__file__", None)
             # installed packages under the folder (a .venv next to the script) are not the user's modules:
             # purging NumPy from a venv there makes its re-import fail ("cannot load module more than once")
-            if f and is_program_file(f, self.folder):
+            if f and any(is_program_file(f, d) for d in _FOLDERS):
                 del sys.modules[name]
 
-    def _rerun(self, mode, n_train=0):
+    def _rerun(self, mode, n_train=0, chain=1):
         vals = {k: _np(a) for k, a in self.params.items()}
         run = _Run(self, mode, inject=vals, n_train=n_train)
+        if chain > 1:
+            per = self.per_iteration
+            run.inject_after = {self.k - 1 + j * per for j in range(chain)}
+            run.grad_target = self.grad_after + (chain - 1) * per
         t0 = time.perf_counter()
         _, stopped = self._execute(run)
         self.reruns.append(time.perf_counter() - t0)
@@ -710,12 +861,42 @@ class CapturedProblem:
         """The params' ``.grad`` right after the script's own k-th backward, copied at that moment,
         ``{name: ndarray of the param's numpy() shape}``. Params are left unchanged.
 
+        When the script carries a param's ``.grad`` into its next iteration (the capture saw it
+        nonzero when backward k+1 started, after the script had used it: ``carried``), repeated
+        calls at the same point continue the script instead of restarting it: the m-th consecutive
+        call at one point returns the ``.grad`` after the script's own m-th iteration from k, with
+        the params set to the point again when each of those iterations' tape starts recording.
+        What the script does with ``.grad`` between its iterations (zeroing nothing, zeroing part,
+        scaling) is then in the result, as it would be in a loop that calls the gradient m times.
+        A call at another point starts again from the k-th iteration. When the script ends (or
+        starts no tape before a continued backward) first, the call returns the ``.grad`` after
+        the last iteration it reached and ``chain_short`` records how many calls were served.
+
         Raises
         ------
         CaptureError
             When the re-run does not reach its k-th backward.
         """
-        return self._rerun_for("gradient", "grad", "Tape.backward() finished")
+        if not (self.carried or self.stale_seed):
+            return self._rerun_for("gradient", "grad", "Tape.backward() finished")
+        point = {k: _np(a) for k, a in self.params.items()}
+        m = 1
+        if self.chain is not None and all(np.array_equal(point[k], v) for k, v in self.chain[0].items()):
+            m = self.chain[1] + 1
+        run, stopped, vals = self._rerun("gradient", chain=m)
+        self._restore(vals)
+        if run.grad is None:
+            raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
+                               f"Tape.backward() finished; lower --iteration")
+        if run.chain_reached < m:
+            self.chain_short = run.chain_reached if self.chain_short is None else min(self.chain_short,
+                                                                                      run.chain_reached)
+            self.summary.setdefault("assumptions", []).append(
+                f"gradient() call {m} at one point should continue the script to its {_ordinal(m)} iteration from "
+                f"{self.k}, but the run stopped ({stopped}) after {run.chain_reached}: the call returned the .grad "
+                f"after that iteration")
+        self.chain = (point, m)
+        return run.grad
 
     def _rerun_for(self, mode: str, field: str, reached: str):
         """Re-run the script in ``mode``, restore the params, and return the run's ``field``; a
@@ -757,7 +938,8 @@ class CapturedProblem:
         (``{"kind": "loss"|"seeded", "description", "array_site", "produced_at", "kernel", "value",
         "seeds"}``), ``tapes``, ``launches``, ``backwards_seen``, ``rerun_s`` (median seconds of one
         re-run), ``capture_s``, ``stochastic`` (with ``stochastic_objectives``), ``candidates``
-        (requires_grad leaves not chosen, and why), ``assumptions`` (list of str), ``findings``
+        (requires_grad leaves not chosen, and why), ``files`` (the script's own files that ran: the entry and the
+        modules it loaded from its folder), ``assumptions`` (list of str), ``findings``
         (``[{"id", "classes", "detail", "data"}]``) and ``warp``."""
         s = dict(self.summary)
         if self.reruns:
@@ -920,6 +1102,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         return cap._execute(run, silent=False)
 
     (text, stopped), tr = _trace.trace_call(go, params=None, digests=False)
+    files = _program_modules(cap)
     kth = run.kth
     k = spec.iteration
     if kth is None:
@@ -929,6 +1112,18 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
                                f"hands arrays to another framework ({fn}), which then owns the training loop and its "
                                f"gradients. Write a make_problem adapter around the Warp part")
         seen = run.backwards
+        exit_at = getattr(run, "exit_at", None)
+        if stopped.startswith("exit") and not seen:
+            # the script stopped itself before any backward (an argument check, a usage message, a missing file)
+            err = run.err.getvalue() if getattr(run, "err", None) is not None else ""
+            said = [ln.strip() for ln in ((text or "") + "\n" + err).splitlines() if ln.strip()][-2:]
+            where = (f" at {format_site(exit_at[0], exit_at[1])}" + (f" ({exit_at[2]})" if exit_at[2] else "")
+                     if exit_at else "")
+            raise CaptureError(f"{spec.entry}: the script exited ({stopped}){where} before its first "
+                               f"Tape.backward()" + (f", after printing: {' | '.join(said)}" if said else "")
+                               + f". It was run as: python {spec.entry} {' '.join(spec.args)}".rstrip()
+                               + ". Give it the arguments (after --) or the files it needs so that it reaches its "
+                                 "training loop")
         raise CaptureError(f"{spec.entry}: the script ended ({stopped}) after {seen} Tape.backward() call(s), so it "
                            f"has no {_ordinal(k)} backward" + (f"; use --iteration {seen} or lower" if seen else
                            "; a script whose gradient is not taken with wp.Tape().backward() needs a make_problem "
@@ -943,6 +1138,14 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     rec = [e for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
     reads = {a for e in rec for a in e["reads"]}
     writes = {a for e in rec for a in e["writes"]}
+    # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
+    # source is read on the tape (its adjoint receives the copy's), their destination written
+    for e in events[: b["seq"]]:
+        if e["kind"] == "host" and e.get("tape") == T and e.get("epoch") == E and e.get("op") in ("clone", "copy"):
+            if e.get("src"):
+                reads.add(e["src"])
+            if e.get("dest"):
+                writes.add(e["dest"])
     sinks = {s["target"] for s in b["seeds"] if s["target"]}
     needed = _reachable(events, sinks, b["seq"])
     objs = _label_objects(tr, run)
@@ -998,6 +1201,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     firsts = [c["first_use"] for c in chosen if c.get("first_use") is not None]
     if firsts:
         cap.grad_after = k + sum(1 for e in backs[k:] if e["seq"] < min(firsts))
+    cap.per_iteration = cap.grad_after - k + 1
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -1027,8 +1231,22 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
             g = _grad(c["obj"])
             if g is not None:
                 g.zero_()
+    cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
+    cap.summary["files"] = files
+    cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
+    if cap.carried:
+        cap.summary["assumptions"].append(
+            f"the script carries the .grad of {', '.join(cap.carried)} into its next iteration: repeated "
+            f"gradient() calls at one point continue the script (call m returns the .grad after its m-th "
+            f"iteration from {k}, the params set to the point when each iteration's tape starts)")
     cap.summary["capture_s"] = time.perf_counter() - t0
+    mism = [f for f in cap.summary["findings"] if f["id"] == "seed_objective_mismatch"]
+    if mism and cap.objective_weights is None and len(kth["seeds"]) >= 2:
+        _fit_reported_weights(cap, mism[0])
+    if cap.objective_weights is not None:
+        run.objective = float(sum(w * sd["array_sum"] for w, sd in zip(cap.objective_weights, kth["seeds"])))
+        cap.summary["objective"]["value"] = run.objective
     if check_determinism:
         vals = [float(run.objective)]
         for _ in range(2):
@@ -1042,6 +1260,142 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
                 f"re-runs at the same params gave objectives {', '.join(f'{v:.9g}' for v in vals)}: the script is "
                 f"stochastic (unseeded randomness); nothing was pinned")
     return cap
+
+
+#: Observations (re-runs to the first loss the script prints after its k-th backward) beyond the number of
+#: seeded arrays when the weights of the reported loss are fitted, and the relative perturbation of their points.
+WEIGHT_FIT_EXTRA = 3
+WEIGHT_FIT_PERTURB = 0.1
+
+
+def _first_printed_loss(text):
+    """(value, token) of the first number after a loss word on the first line that has one, else None."""
+    for line in text.splitlines():
+        m = _LOSS_WORDS.search(line)
+        if not m:
+            continue
+        for t in _NUM.finditer(line, m.end()):
+            tok = t.group(0)
+            if "." in tok or "e" in tok.lower():
+                return float(tok), tok
+    return None
+
+
+def _printed_digits_tol(tok: str) -> float:
+    """Half a unit in the last digit of a printed number (``"1.234e-02"`` -> 5e-06, ``"8.568925"`` -> 5e-07),
+    plus 1e-9 relative for the float arithmetic behind it."""
+    mant, _, exp = tok.lower().partition("e")
+    decimals = len(mant.split(".")[1]) if "." in mant else 0
+    unit = 10.0 ** (-decimals) * (10.0 ** int(exp) if exp else 1.0)
+    return 0.5 * unit + 1e-9 * abs(float(tok))
+
+
+def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_FIT_PERTURB):
+    """Weights ``w_i`` with ``printed loss = sum_i w_i * sum(array_i)`` over the arrays seeded at the k-th backward
+    (or, for a loss printed after the update, at the next backward), from the first loss the script prints after
+    that backward at ``len(seeds) + extra`` points (the given one and
+    points ``x0 + perturb * (|x0| + 0.1 max|x0|) * N(0, 1)``, seed 0). Accepted only when the fit reproduces every
+    printed value to the digits printed (:func:`_printed_digits_tol`); each weight is then, in turn, set to its seed's
+    constant, ``1 / size`` or 1, else rounded to the fewest significant digits, where that still reproduces them. Sets ``cap.objective_weights`` and
+    records the fit on the capture summary and on ``finding``; leaves everything as it was when the fit fails."""
+    x0 = {k: _np(a) for k, a in cap.params.items()}
+    rng = np.random.default_rng(0)
+    rows, printed, meta = [], [], None
+    want = len(cap.summary["objective"].get("seeds") or []) + extra
+    try:
+        for j in range(want):
+            if j > 0:
+                with _quiet():
+                    for k, v in x0.items():
+                        sc = np.abs(v) + 0.1 * (float(np.max(np.abs(v))) if v.size else 0.0)
+                        cap.params[k].assign((v + perturb * sc * rng.standard_normal(v.shape)).astype(v.dtype))
+            run, stopped, vals = cap._rerun("observe")
+            if run.kth is None or run.kth.get("kind") != "seeded":
+                return
+            got = _first_printed_loss(run.out.getvalue()[run.out_mark or 0:])
+            if got is None:
+                return
+            meta = run.kth["seeds"]
+            nxt = (run.next_info or {}).get("seeds")
+            rows.append(([sd["array_sum"] for sd in meta],
+                         [sd["array_sum"] for sd in nxt] if nxt and len(nxt) == len(meta) else None))
+            printed.append(got)
+    finally:
+        cap._restore(x0)
+    P = np.array([v for v, _ in printed])
+    A = w = None
+    # the printed loss is of the k-th backward's point, or of the next backward's (printed after the update);
+    # a fit must reproduce every printed value to the digits printed (:func:`_printed_digits_tol`)
+    tol = np.array([_printed_digits_tol(tok) for _, tok in printed])
+    for which in (0, 1):
+        if any(r[which] is None for r in rows):
+            continue
+        A_try = np.array([r[which] for r in rows], dtype=np.float64)
+        if np.linalg.matrix_rank(A_try) < A_try.shape[1]:
+            continue
+        w_try = np.linalg.lstsq(A_try, P, rcond=None)[0]
+        if np.all(np.abs(A_try @ w_try - P) <= tol):
+            A, w = A_try, w_try
+            break
+    if w is None:
+        return
+
+    def fits(ws):
+        return bool(np.all(np.abs(A @ ws - P) <= tol))
+
+    def solve(fixed):
+        """The weights with ``fixed`` ({index: value}) held and the others fitted by least squares."""
+        ws = np.zeros(A.shape[1])
+        free = [i for i in range(A.shape[1]) if i not in fixed]
+        for i, v in fixed.items():
+            ws[i] = v
+        if free:
+            ws[free] = np.linalg.lstsq(A[:, free], P - A @ ws, rcond=None)[0]
+        return ws
+
+    # each weight in turn: its seed's constant, 1 / size or 1, else the shortest decimal, the first that still
+    # reproduces every print with the weights not yet chosen fitted again
+    fixed = {}
+    for i, sd in enumerate(meta):
+        simple = [c for c in (sd["constant"], 1.0 / sd["size"] if sd["size"] else None, 1.0) if c is not None]
+        for c in simple + [float(f"{w[i]:.{d - 1}e}") for d in range(1, 8)]:
+            trial = solve({**fixed, i: c})
+            if fits(trial):
+                fixed[i] = c
+                w = trial
+                break
+    seeded = [sd["constant"] if sd["constant"] is not None else sd["sum"] / max(sd["size"], 1) for sd in meta]
+    cap.objective_weights = [float(x) for x in w]
+    obj = cap.summary["objective"]
+    obj["reported"] = "weighted"
+    obj["weights"] = cap.objective_weights
+    obj["description"] = ("the loss the script prints, sum_i w_i * sum(array_i) over the arrays seeded at the "
+                          f"{_ordinal(cap.k)} backward with w = " + ", ".join(f"{x:.6g}" for x in w)
+                          + f" (fitted to the printed loss at {len(P)} points); the backward seeds "
+                          + ", ".join(f"{x:.6g}" for x in seeded))
+    finding["data"]["weights"] = cap.objective_weights
+    finding["data"]["seeded_weights"] = seeded
+    finding["detail"] += (f"; the printed loss is sum_i w_i * sum(array_i) with w = "
+                          + ", ".join(f"{x:.6g}" for x in w) + " where the seeds weight "
+                          + ", ".join(f"{x:.6g}" for x in seeded))
+    assumptions = cap.summary["assumptions"]
+    assumptions[:] = [a for a in assumptions if not a.startswith("the objective is the seed-weighted sum")]
+    assumptions.append(f"the objective is the loss the script prints, fitted as a weighted sum of the seeded arrays' "
+                       f"sums at {len(P)} points (it matches every printed value; the seed-weighted sum does not)")
+
+
+def _program_modules(cap) -> list:
+    """The script's own files that ran in the discovery run: the entry point and every module loaded from the
+    variant folder (outside installed packages, environments and hidden folders), relative to the folder, sorted.
+    Sibling scripts that were never imported and vendored package copies the script did not load are not in it."""
+    from ..paths import is_program_file
+
+    out = {cap.rel(str(cap.entry))}
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if f and f.endswith(".py") and is_program_file(f, cap.folder):
+            out.add(cap.rel(os.path.abspath(f)))
+    return sorted(out)
 
 
 def _label_objects(tr, run):
@@ -1082,8 +1436,9 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                               f"(allocated at {first.get('array_site')})")
     else:
         obj["seeds"] = info["seeds"]
-        obj["description"] = ("the seed-weighted sum sum(seed * array) over the grads={...} of the "
-                              f"{_ordinal(k)} backward: " + ", ".join(
+        obj["description"] = ("the seed-weighted sum sum(seed * array) over the "
+                              + (".grad set by hand before the " if info.get("hand") else "grads={...} of the ")
+                              + f"{_ordinal(k)} backward: " + ", ".join(
                                   f"{a['array_site']} (seed " + (f"{s['constant']:g}" if s['constant'] is not None
                                                                  else f"sum {s['sum']:g}") + ")"
                                   for a, s in zip(arrays, info["seeds"])))
@@ -1095,18 +1450,54 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
             vals = [v for v, _ in printed][:10]
             alt = None
             s0 = info["seeds"][0]
+            # the printed loss at the k-th backward's point, or at the next backward's (a loss printed after
+            # the update, from a forward at the new params)
+            n0 = ((run.next_info or {}).get("seeds") or [None])
+            nxt_seed = n0[0] if len(n0) == 1 else None
             if len(info["seeds"]) == 1 and s0["constant"] is not None:
                 for red in ("array_mean", "array_sum"):
-                    if s0.get(red) is not None and any(_matches_printed(s0[red], tok) for _, tok in printed):
+                    cands = [sd.get(red) for sd in (s0, nxt_seed) if sd is not None]
+                    if any(v is not None and _matches_printed(v, tok) for v in cands for _, tok in printed):
                         alt = red.split("_")[1]
+                        break
+            if alt is not None:
+                cap.objective_reduction = alt
+                cap.objective_weights = [1.0 / s0["size"] if alt == "mean" else 1.0]
+                obj["reported"] = alt
+                obj["description"] = (f"the {alt} of the array seeded at the {_ordinal(k)} backward "
+                                      f"({arrays[0]['array_site']}): the loss the script prints; the backward "
+                                      f"differentiates the seed-weighted sum instead")
             findings.append({
                 "id": "seed_objective_mismatch", "classes": ["seed_mismatch"],
                 "detail": (f"backward {k} is seeded so that it differentiates {run.objective:.6g} (the seed-weighted "
                            f"sum), but the loss the script prints is {', '.join(f'{v:.6g}' for v in vals[:3])}"
                            + (f", the {alt} of the seeded array" if alt else "")),
                 "data": {"weighted_sum": run.objective, "printed": vals, "matches": alt}})
-        assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
-                           "(the function whose gradient that backward computes)")
+        if cap.objective_reduction is None:
+            assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
+                               "(the function whose gradient that backward computes)")
+        else:
+            assumptions.append(f"the objective is the loss the script prints, the {cap.objective_reduction} of "
+                               f"the seeded array (it matches the printed value; the seed-weighted sum does not)")
+    nxt = run.next_info or {}
+    for (buf, before), a_site in zip(info.get("buffers") or [], info.get("buffer_sites") or []):
+        for buf2, now in nxt.get("buffers") or []:
+            if buf2 is buf and not np.array_equal(before, now):
+                cap.stale_seed = True
+                where = format_site(*a_site) if a_site else "?"
+                findings.append({
+                    "id": "seed_buffer_reused", "classes": ["stale_gradient_read"],
+                    "detail": (f"the seed buffer of the array allocated at {where} "
+                               + ("(its .grad set by hand) " if info.get("hand") else "(a grads={...} value) ")
+                               + f"seeds backward {k} and the same buffer, changed since (sum {float(np.sum(before)):.6g} -> "
+                               f"{float(np.sum(now)):.6g}), seeds backward {k + cap.per_iteration}: the next "
+                               f"iteration reads what this one left in it"),
+                    "data": {"array_site": where, "seed_sum_before": float(np.sum(before)),
+                             "seed_sum_next": float(np.sum(now))}})
+    if cap.stale_seed:
+        assumptions.append(f"the seed buffer of backward {k} is reused, changed, by the next iteration: repeated "
+                           f"gradient() calls at one point continue the script (call m returns the .grad after its "
+                           f"m-th iteration from {k}, the params set to the point when each iteration's tape starts)")
     if run.next_backward_grads:
         for c in chosen:
             g = run.next_backward_grads.get(id(c["obj"]))

@@ -112,6 +112,11 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
                 console.print(escape(f"  assumed: {a}"))
     console.print(f"[bold]verdict[/bold] {d['verdict']}" + (f"  signature {d['signature']}" if d.get("signature") else "")
                   + (escape(f"  ({d['error']})") if d.get("error") else ""))
+    if any(c.get("id") == "stochastic_unpinned" for c in d.get("cited") or []):
+        console.print(escape("  the objective changed between re-runs at the same params and no seed could be pinned "
+                             "(nothing was pinned): this run cannot tell whether the gradient is right. Seed the "
+                             "program's random draws (e.g. np.random.default_rng(SEED)) or give it set_seed, and "
+                             "diagnose again"))
     if d["classes"]:
         t = Table(title="classes, best first")
         for col in ("class", "score", "what it means"):
@@ -119,9 +124,10 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
         for c in d["classes"][:5]:
             t.add_row(c["id"], f"{c['score']:.2f}", CLASSES[c["id"]].summary)
         console.print(t)
-    console.print("[bold]evidence[/bold]")
-    for e in sorted(d["evidence"], key=lambda e: e["clean"]):
-        console.print(escape(f"  {'ok ' if e['clean'] else '!! '} [{e['probe']}] {e['finding']}"))
+    console.print("[bold]evidence[/bold]  (!! counted against correctness, -- reported but not counted, ok clean)")
+    for e in sorted(d["evidence"], key=lambda e: (e["clean"], _uncounted(e))):
+        mark = "ok " if e["clean"] else ("-- " if _uncounted(e) else "!! ")
+        console.print(escape(f"  {mark} [{e['probe']}] {e['finding']}"))
     c = d["classes"][0]["id"] if d["classes"] else None
     if c:
         console.print(f"[bold]standard fix for {c}[/bold]")
@@ -129,3 +135,9 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     if json_path:
         write_json_atomic(json_path, d)
     sys.exit(0 if d["verdict"] in ("bug", "no_bug") else 1)
+
+
+def _uncounted(e: dict) -> bool:
+    """Whether an evidence entry is reported but not counted (a source finding in code that did not run, on
+    another release, or observed by the runtime trace instead: ``data["counted"]`` is False)."""
+    return isinstance(e.get("data"), dict) and e["data"].get("counted") is False

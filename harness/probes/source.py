@@ -167,7 +167,8 @@ def ran_functions(path, kernels: set, defs: dict | None = None) -> set:
 
 
 def scan(path, doc: dict) -> tuple:
-    """All findings of the variant and the subset that ran.
+    """All findings of the variant and the subset that ran. For a captured script
+    (``doc["capture"]["files"]``) only findings in the files that ran are kept.
 
     Returns
     -------
@@ -176,6 +177,12 @@ def scan(path, doc: dict) -> tuple:
         list of those in code that ran, and whether coverage was available.
     """
     findings = [f.to_dict() for f in rules.scan(path)]
+    ran_files = (doc.get("capture") or {}).get("files")
+    if isinstance(ran_files, list) and ran_files:
+        # a captured script: only its own files that ran (the entry and the modules it loaded), not sibling
+        # scripts that never ran or vendored package copies next to it
+        keep = set(ran_files)
+        findings = [f for f in findings if f["file"] in keep]
     lines, kernels, available = coverage_of(doc, path)
     if not available:
         return findings, findings, False

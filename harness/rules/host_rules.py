@@ -23,18 +23,23 @@ def _loops(fn):
 
 
 _RNG_TAILS = ("standard_normal", "normal", "uniform", "integers", "random", "randn", "rand")
+#: Calls under ``np.random`` / ``random`` that make or seed a generator or read its state: no draw.
+_RNG_SETUP = ("default_rng", "RandomState", "Generator", "SeedSequence", "PCG64", "PCG64DXSM", "Philox", "MT19937",
+              "SFC64", "BitGenerator", "seed", "get_state", "set_state", "getstate", "setstate", "Random")
 
 
 @rule("host_rng", specificity=0.2, observed=True,
       summary="NumPy/random draws outside construction")
 def host_rng(unit):
     """``np.random.*`` / ``random.*`` / ``rng.normal(...)`` in a host function
-    other than ``__init__``, ``make_problem`` and ``set_*``."""
+    other than ``__init__``, ``make_problem`` and ``set_*``; making or seeding a
+    generator (``np.random.default_rng(seed)``, ``np.random.seed``, :data:`_RNG_SETUP`)
+    is not a draw."""
     for fn in unit.host_functions:
         if fn.name in ("__init__", "make_problem") or fn.name.startswith("set_"):
             continue
         for n in ast.walk(fn):
-            if isinstance(n, ast.Call) and (
+            if isinstance(n, ast.Call) and _tail(n) not in _RNG_SETUP and (
                 _dotted(n.func).startswith(("np.random", "numpy.random", "random."))
                 or _tail(n) in _RNG_TAILS and _dotted(n.func).split(".")[0] in ("self", "rng", "np", "numpy")
             ):

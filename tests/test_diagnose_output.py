@@ -1,0 +1,51 @@
+"""What `defects4warp diagnose` prints for the evidence: a finding counted against correctness is
+marked `!!`, one reported but not counted (a source finding in code that did not run, on another
+release, or observed by the runtime trace instead) `--`, a clean one `ok`."""
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from defects4warp.cli import main
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def test_uncounted_findings_are_not_marked_like_counted_ones(monkeypatch, tmp_path):
+    import defects4warp.engines.base as base
+    from defects4warp.probes import Assessment
+
+    a = Assessment()  # the entries exactly as harness/probes/source.py's assess() writes them
+    a.add("source", False, "train.py:12: .grad read before backward() (not in code that ran during gradient())",
+          {"rule": "grad_read_before_backward", "classes": ["stale_gradient_read"], "counted": False})
+    a.add("source", False, "train.py:30: x *= 2 on an array", {"rule": "inplace_array_op",
+                                                               "classes": ["inplace_math"], "counted": True})
+    a.add("fd", True, "finite differences (elements): agrees on 4 checked", None)
+    d = {"verdict": "bug", "classes": [{"id": "inplace_math", "score": 0.9}], "signature": "exact_factor",
+         "evidence": a.evidence}
+    monkeypatch.setattr(base, "diagnose_target", lambda *args, **kw: d)
+    r = CliRunner().invoke(main, ["diagnose", str(PROGRAMS / "ref_right"), "--json", str(tmp_path / "d.json")])
+    assert r.exit_code == 0, r.output
+    lines = [ln.strip() for ln in r.output.splitlines() if "[source]" in ln or "[fd]" in ln]
+    assert lines[0].startswith("!!") and "x *= 2" in lines[0]
+    assert lines[1].startswith("--") and "not in code that ran" in lines[1]
+    assert lines[2].startswith("ok")
+
+
+def test_an_unpinned_stochastic_program_is_told_nothing_was_pinned(monkeypatch, tmp_path):
+    import defects4warp.engines.base as base
+    from defects4warp.engines.reference import interpret
+
+    # a measurement document as the worker writes it for an unseeded program without set_seed
+    doc = {"warp_version": "1.19.0", "protocol": {"optional": {}, "params": {"w": {"shape": [3]}}},
+           "determinism": {"objective": [1.09, 5.38], "objective_relative_change": 0.36, "stochastic": True,
+                           "seed_pinned": False, "pinned_repeatable": None},
+           "nan_scan": {"objective_finite": True},
+           "fd": {"rtol": 1e-4, "calls": [{"elements": {"signature": "agrees", "n": 3, "n_mismatch": 0,
+                                                      "relative_error": 0.0}}]}}
+    d = interpret(doc)
+    assert d["verdict"] == "inconclusive"
+    monkeypatch.setattr(base, "diagnose_target", lambda *args, **kw: d)
+    r = CliRunner().invoke(main, ["diagnose", str(PROGRAMS / "ref_right"), "--json", str(tmp_path / "d.json")])
+    assert "no seed could be pinned (nothing was pinned)" in r.output
+    assert "with the seed pinned" not in r.output.split("classes, best first")[0]
