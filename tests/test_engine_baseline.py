@@ -10,7 +10,9 @@ written by ``scripts/collect_evidence.py`` on Warp 1.19.0, CPU): the worker's
 measurement document, the release differential (none: all measured on the
 newest release), the variant folder (relative to the repository; source
 evidence re-reads it) and ``expected``: the diagnosis the main checkout's
-``interpret()`` gave for the document at commit 2512260, as
+``interpret()`` gave for the document at commit 2512260, re-recorded after the
+evidence table's refit to temperature 8.0 (scores changed in 22 of 32 runs, no
+verdict and no top class), as
 ``scripts/reinterpret.py`` summarises it (verdict, signature, ranked classes
 with scores, cited evidence ids with strengths, evidence sentences).
 
@@ -103,7 +105,10 @@ def test_every_finding_id_has_one_detector_and_fires_in_the_sample():
     ids = evidence_ids()
     assert ids == FINDING_IDS and sorted(ids) == sorted(set(ids)) == sorted(FINDING_CLASSES)
     fired = {f["id"] for r in TRACES for f in r["findings"]}
-    assert fired == set(FINDING_CLASSES) - {"struct_field_rebound"}  # no trace program rebinds a struct field
+    # no trace program rebinds a struct field; the two detectors added after the baseline was recorded
+    # (a returned .grad view overwritten, a tape re-recorded without reset) fire in their own programs
+    # in tests/test_evidence_mechanisms.py
+    assert fired == set(FINDING_CLASSES) - {"struct_field_rebound", "returned_grad_overwritten", "tape_rerecorded"}
     assert all(d.scope in ("backward", "call") and d.summary for d in DETECTORS.values())
 
 
