@@ -30,7 +30,12 @@ from defects4warp.envs import MARKER, cache_root
 PROGRAMS = Path(__file__).parent / "programs"
 #: the folder holding the ``defects4warp`` package under test (the trace is a package of three modules:
 #: recorder, access analysis, detectors; harness/measure/trace.py re-exports their names)
-PACKAGE_ROOT = Path(importlib.util.find_spec("defects4warp").origin).parents[1]
+def _package_root() -> str:
+    """A folder holding only a ``defects4warp`` link to this package (works from a checkout whose
+    source folder is ``harness/``, from an editable install and from a wheel)."""
+    from defects4warp.paths import import_root
+
+    return import_root()
 
 #: (finding id, firing program, non-firing program)
 FINDINGS = [
@@ -434,7 +439,7 @@ def test_findings_on_warp_1_12_1():
     rows = [r for r in FINDINGS if r[0] in LEGACY_ROWS]
     names = [n for r in rows for n in r[1:]] + ["trace_clean"]
     proc = subprocess.run(
-        [str(env / "bin" / "python"), "-c", _LEGACY_SCRIPT, str(PACKAGE_ROOT)] + [str(PROGRAMS / n) for n in names],
+        [str(env / "bin" / "python"), "-c", _LEGACY_SCRIPT, _package_root()] + [str(PROGRAMS / n) for n in names],
         capture_output=True, text=True, timeout=900,
     )
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
