@@ -388,3 +388,13 @@ def test_json_path_in_a_missing_folder_is_a_usage_error(tmp_path):
     assert res.exit_code == 2 and "does not exist" in res.output
     res = r.invoke(main, ["diagnose", str(CASES[0].variants[0].path), "--json", str(tmp_path / "no" / "d.json")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+@pytest.mark.slow
+def test_cli_diagnose_correct_program_offers_no_fix(programs):
+    """A no_bug answer has nothing to fix: the footer names the class and its meaning, not a 'standard fix'."""
+    res = CliRunner().invoke(main, ["diagnose", str(programs / "cubic")])
+    assert res.exit_code == 0, res.output
+    assert "verdict no_bug" in res.output
+    assert "standard fix" not in res.output
+    assert "correct: no fix needed in the differentiation" in res.output

@@ -80,7 +80,7 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     from ..capture.targets import TargetError, resolve_target
     from ..engines.base import diagnose_target
     from ..runner import write_json_atomic
-    from ..taxonomy import CLASSES, class_guide
+    from ..taxonomy import BUG_CLASSES, CLASSES, class_guide
 
     try:
         folder, spec, assumed = resolve_target(path, script_args, iteration, list(params) or None)
@@ -130,8 +130,12 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
         console.print(escape(f"  {mark} [{e['probe']}] {e['finding']}"))
     c = d["classes"][0]["id"] if d["classes"] else None
     if c:
-        console.print(f"[bold]standard fix for {c}[/bold]")
-        console.print(escape(class_guide(c)))
+        if c in BUG_CLASSES:
+            console.print(f"[bold]standard fix for {c}[/bold]")
+            console.print(escape(class_guide(c)))
+        else:  # a no-bug class has no fix: say what it means and what the user can still check
+            console.print(f"[bold]{c}: no fix needed in the differentiation[/bold]")
+            console.print(escape(CLASSES[c].summary))
     if json_path:
         write_json_atomic(json_path, d)
     sys.exit(0 if d["verdict"] in ("bug", "no_bug") else 1)
