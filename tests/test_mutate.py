@@ -333,7 +333,8 @@ def test_committed_manifest_counts_and_a_materialised_sample(tmp_path):
     for m in doc["mutants"]:
         # an operator's class, unless measurement reclassified the mutant (the entry says from what and why)
         produced = m["reclassified"]["from"] if m.get("reclassified") else m["class"]
-        assert produced == OPERATORS[m["operator"]].produces and m["releases"]
+        op = OPERATORS[m["operator"]]
+        assert produced in (op.produces, *op.site_classes) and m["releases"]
     sample = [m for m in doc["mutants"] if m["parent"].startswith("adapters/")][:3]
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(dict(doc, mutants=sample, rejected=[])))
     out = materialize(tmp_path / "tier", tmp_path / "m.yaml")
@@ -394,3 +395,26 @@ def test_cli_subcommands_replace_the_old_flags(tmp_path):
     res = r.invoke(main, ["mutate", "admit", "--no-cache", "--parents", "no-such-parent", "--manifest", str(tmp_path / "x.yaml")])
     assert res.exit_code == 0 and "--no-cache is deprecated; use --fresh" in res.output
     assert "0 parents, 0 candidates" in res.output
+
+
+def test_drop_tape_reset_class_follows_the_tape_lifetime():
+    """Deleting ``reset()`` of a tape made in the same function (fresh each call) leaves only
+    unzeroed gradients (missing_tape_zero); of a kept tape, the re-recording replays old
+    launches too (double_count)."""
+    fresh = (
+        "import warp as wp\n"
+        "def grad(x, run):\n"
+        "    tape = wp.Tape()\n"
+        "    with tape:\n"
+        "        loss = run(x)\n"
+        "    tape.backward(loss)\n"
+        "    g = x.grad.numpy().copy()\n"
+        "    tape.reset()\n"
+        "    return g\n"
+    )
+    kept = fresh.replace("    tape = wp.Tape()\n", "").replace("tape", "self.tape").replace("def grad(x, run)", "def grad(self, x, run)")
+    op = OPERATORS["drop_tape_reset"]
+    (m_fresh,) = op.apply({"p.py": fresh})
+    (m_kept,) = op.apply({"p.py": kept})
+    assert m_fresh.produces == "missing_tape_zero" and "tape.reset()" not in m_fresh.sources["p.py"]
+    assert m_kept.produces == "double_count" and "self.tape.reset()" not in m_kept.sources["p.py"]
