@@ -292,10 +292,11 @@ def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, s
                 L.append(f"| {r} | {split} | {s['scored']} | {_f(s['verdict_accuracy'])} | {_f(s['class_accuracy'])} "
                          f"| {_f(s['detection_rate'])} | {_f(s['false_positive_rate'])} | {s['errors']} |")
         L += ["", "## The engine's answer, case by case", "",
-              "Each cell: the engine's verdict and top-1 class; ` x` marks a wrong class, ` !` a wrong verdict, "
-              "`ERROR` a harness error, `unsup` a release older than the program's `min_warp`, ` ?` a run whose "
-              "labels the oracle contradicts on that release. `expected` is the label on the newest release "
-              "measured; a cell whose release expects something else says so in brackets.", "",
+              "Each cell: `ok` where the engine's verdict and top-1 class are right; otherwise its verdict and "
+              "top-1 class, with ` x` marking a wrong class and ` !` a wrong verdict; `ERROR` a harness error, "
+              "`unsup` a release older than the program's `min_warp`, ` ?` a run whose labels the oracle "
+              "contradicts on that release. `expected` is the label on the newest release measured; a cell whose "
+              "release expects something else says so in brackets.", "",
               "| case | variant | expected | " + " | ".join(have) + " |", "|---|---|---|" + "---|" * len(have)]
         rows = {}
         for r in have:
@@ -312,6 +313,8 @@ def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, s
                     cells.append("-")
                     continue
                 c = answer_cell(x)
+                if (x.get("correct") or {}).get("class") and x.get("verdict") != "error":
+                    c = "ok"
                 if x.get("expected") and x["expected"] != exp:
                     c += f" [exp {_exp_text(x['expected'])}]"
                 chk = (truth.get(r) or {}).get(k)

@@ -193,9 +193,9 @@ def test_release_matrix_from_engine_files(tmp_path):
                                      "1.000 | 1.000 | 1.000 | 0.000 | 0 | 1 |")
     assert "| 1.17.0 | not measured: `defects4warp pages --measure --warp 1.17.0` |" in text
     assert "| 1.18.0 | test | 2 | 0.000 | 0.000 | 0.000 | 0.000 | 1 |" in text
-    assert "| alpha | buggy | bug overwrite | bug missing_tape_zero x | bug overwrite |" in text
-    assert "| beta | buggy | bug overwrite | no_bug correct ! | bug overwrite |" in text
-    assert "| beta | fixed | no_bug correct | ERROR | no_bug correct |" in text
+    assert "| alpha | buggy | bug overwrite | bug missing_tape_zero x | ok |" in text
+    assert "| beta | buggy | bug overwrite | no_bug correct ! | ok |" in text
+    assert "| beta | fixed | no_bug correct | ERROR | ok |" in text
     assert "| gamma | fixed | unscored | - | unsup |" in text
     assert "- beta/fixed: expected no_bug correct; harness error: timeout after 300 s" in text
     assert "- alpha/buggy: expected bug overwrite; answered bug (missing_tape_zero 0.60, overwrite 0.30)" in text
