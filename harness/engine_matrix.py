@@ -276,6 +276,60 @@ def read_all(root: Path) -> dict:
     return out
 
 
+def rescore(doc: dict, cases: dict) -> dict:
+    """A copy of engine-release document ``doc`` scored against the labels
+    ``cases`` carry now, as the pages join ground truth at render time.
+
+    Each run's ``expected`` (and so ``correct``) is recomputed from its case's
+    ``case.yaml`` for the file's release and the run's scale, and a run on a
+    release older than the variant's current ``min_warp`` becomes unsupported
+    (not scored, not a harness error), so a label or ``min_warp`` corrected
+    after the measurement needs no new engine run. Runs of cases not in
+    ``cases``, or of variants they do not have, are kept as measured.
+
+    Parameters
+    ----------
+    doc : dict
+        An engine-release document (:func:`read`).
+    cases : dict
+        ``{case id: defects4warp.case.Case}``, e.g. from ``load_corpus``.
+
+    Returns
+    -------
+    dict
+        ``doc`` with a new ``runs`` list; ``rescored`` counts the runs whose
+        expectation, correctness or support changed.
+    """
+    from .scoring import judge
+
+    rel = doc["release"]
+    runs, changed = [], 0
+    for r in doc["runs"]:
+        case = cases.get(r["case"])
+        var = None
+        if case is not None:
+            var = next((v for v in case.variants if v.name == r["variant"]), None)
+        if var is None or r.get("skipped") and not r.get("unsupported"):
+            runs.append(r)
+            continue
+        if not var.supports(rel):
+            new = {k: v for k, v in r.items() if k not in ("error", "tracker")}
+            new.update(unsupported=True, verdict="skipped", top=[], expected=None, correct=None,
+                       skipped=f"unsupported: the program needs Warp {var.min_warp} or newer (min_warp), not {rel}")
+        elif r.get("unsupported"):
+            new = r  # measured as unsupported under an older min_warp: nothing was diagnosed to score
+        else:
+            exp = var.expectation_for(rel, r.get("scale", "small"))
+            expected = None if exp is None else exp.to_dict()
+            expected = None if expected is None else {"verdict": expected["verdict"],
+                                                      "classes": list(expected.get("classes") or [])}
+            diag = {"verdict": r.get("verdict"), "classes": [{"id": c} for c, _ in r.get("top") or []]}
+            new = dict(r, expected=expected, correct=judge(expected, diag))
+        changed += new != r
+        runs.append(new)
+    return dict(doc, runs=runs, rescored=changed)
+
+
 def stale_reason(doc: dict | None, engine: dict, digest: str, device: str) -> str | None:
     """Why an existing engine-release file must be measured again (None: it is current).
 

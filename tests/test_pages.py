@@ -319,3 +319,36 @@ def test_pages_verb_root_and_usage_errors(tmp_path):
     (root / "docs" / "data" / "engine-1.19.0.json").write_text("{}")
     res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root)])
     assert res.exit_code == 1 and "engine-1.19.0.json: no 'format' field" in res.output
+
+
+def test_rescore_joins_todays_labels_and_min_warp():
+    """Runs are scored against the labels case.yaml gives now: a label corrected after the
+    measurement flips the run's correctness, and a run below a min_warp set since is
+    unsupported (not a harness error); unknown cases are kept as measured."""
+    from defects4warp.case import default_corpus, load_corpus
+
+    cases = {}
+    for pat in ("arm-batch-reach-targets", "warp-example-cantilever-topology"):
+        got, errors = load_corpus(default_corpus(), pat)
+        assert not errors
+        cases.update({c.id: c for c in got})
+    assert cases["warp-example-cantilever-topology"].variants[0].min_warp == "1.18.0"
+    stale_label = {"verdict": "no_bug", "classes": ["correct"]}
+    doc = _doc("1.12.1", [
+        _rec("arm-batch-reach-targets", "buggy", stale_label, "bug", [("overwrite", 0.9)]),
+        _rec("warp-example-cantilever-topology", "program", BUG, "error", [], error="load failed: ModuleNotFoundError"),
+        _rec("alpha", "buggy", BUG, "bug", [("double_count", 0.9)]),
+    ])
+    assert [r["correct"] for r in doc["runs"]] == [{"verdict": False, "class": False}, {"verdict": False, "class": False},
+                                                   {"verdict": True, "class": False}]
+    out = engine_matrix.rescore(doc, cases)
+    arm, cant, alpha = out["runs"]
+    # arm-batch-reach-targets/buggy is labelled bug overwrite on Warp 1.12.1 (before the 1.13.0 adjoint change)
+    assert arm["expected"] == {"verdict": "bug", "classes": ["overwrite"]}
+    assert arm["correct"] == {"verdict": True, "class": True}
+    assert cant["unsupported"] and cant["verdict"] == "skipped" and "error" not in cant and cant["correct"] is None
+    assert "1.18.0" in cant["skipped"]
+    assert alpha == doc["runs"][2] and out["rescored"] == 2
+    assert pages.answer_cell(cant) == "unsup"
+    s = pages._summary(out["runs"])
+    assert s["errors"] == 0 and s["unsupported"] == 1
