@@ -88,7 +88,10 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
         "the fixed twin (or the exact factor), `unres` (below the resolution set by the measured noise),",
         "`refused` (the release refuses to build or run it), `unsup` (the release is older than the",
         "variant's `min_warp`: the program uses a newer API and indeed fails to build there; not scored),",
-        "`ERROR`. A cell that contradicts the case's tags is marked; validation then fails.",
+        "`ERROR`, `skip` (not run: a module the case `requires` is not installed in that release's",
+        "environment, or the case has no expectation there), `-` (not validated on that release: the",
+        "case or scale was added after that release's validation ran). A cell that contradicts the",
+        "case's tags is marked; validation then fails.",
         "",
         f"- Machine: {one_line(doc['machine'])}; device `{doc['device']}`.",
         f"- Measured on {doc.get('measured_on') or 'an unrecorded date'}; each variant measured "
