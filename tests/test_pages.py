@@ -298,6 +298,9 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path):
                           "page (about 2 min: ")  # 75 s (median validation) + 30 s (engine run)
     assert "Needs the oracle's measurement on both releases (not validated on Warp 1.17.0)." in pre.split("## Warp")[0]
     assert "The committed data does not cover" not in sec
+    assert f"### {SECTIONS['contradictions']} (0)\n\nNot validated on Warp 1.17.0: only the other release is " \
+           "checked.\n\nNone." in pre
+    assert f"### {SECTIONS['contradictions']}\n\nNeither release is validated." in text.split("## Warp 1.16.0 -> ")[1]
 
 
 def test_noise_sentence_says_what_is_meant():
