@@ -321,7 +321,8 @@ METRICS = ("verdict_accuracy", "class_accuracy", "detection_rate", "false_positi
 
 def compare(a: int, b: int, path: str | None = None) -> dict:
     """Per-metric change from run ``a`` to run ``b`` and the variant runs whose
-    verdict or top class changed (``flipped``)."""
+    verdict or top class changed (``flipped``, with ``was_correct`` and
+    ``now_correct``: the top class right in run ``a`` and in run ``b``, None where unscored)."""
     ra, rb = get_run(a, path), get_run(b, path)
     metrics = {}
     for m in METRICS:
@@ -336,6 +337,7 @@ def compare(a: int, b: int, path: str | None = None) -> dict:
             flipped.append({"case": o["case_id"], "variant": o["variant"], "scale": o["scale"],
                             "a": f"{p['verdict']} {p['top_class'] or ''}".strip(),
                             "b": f"{o['verdict']} {o['top_class'] or ''}".strip(),
+                            "was_correct": None if p["correct_class"] is None else bool(p["correct_class"]),
                             "now_correct": None if o["correct_class"] is None else bool(o["correct_class"])})
     same = ra["corpus_digest"] == rb["corpus_digest"] and ra["warp_version"] == rb["warp_version"]
     return {"a": a, "b": b, "comparable": same, "metrics": metrics, "flipped": flipped}

@@ -4,9 +4,13 @@ A *release matrix* holds, for each Warp release, the ground truth
 (``validate``: does each variant really disagree with finite differences
 there, with the measured relative error) and an engine's run (verdict and
 class). An *audit* compares two releases of a matrix case by case: ground
-truth that appeared or disappeared, engine verdicts that flipped, probe
-outputs that changed (overwrite-tracker warnings that appear, disappear or
-gain call sites) and cost that moved by more than the run-to-run noise.
+truth that appeared or disappeared, bugs present on both releases whose
+measured gradient error changes size, engine verdicts or classes that change
+(judged right or wrong on both releases), overwrite-tracker warnings that
+appear, disappear or gain call sites, and cost that moved by more than the
+run-to-run noise. The page docs/upgrade-audit.md (:mod:`defects4warp.pages`)
+renders the same sections with the same titles and line formats
+(:data:`SECTIONS`, :func:`section_lines`).
 """
 
 from __future__ import annotations
@@ -248,6 +252,56 @@ def _noise(pairs: list) -> float | None:
 COST_SIGMAS = 3.0
 MIN_COST_CHANGE_S = 0.5
 
+#: Default factor by which a bug's measured relative error (or growth ratio) must change between two
+#: releases to be listed (:func:`error_size_changes`): one order of magnitude, a change of the defect's
+#: severity rather than of its digits. The measurement itself is far steadier than that: the oracle is
+#: seeded, and on Warp 1.13.0 -> 1.14.0 all 106 bugs present on both releases kept their error within 1%
+#: (docs/data/validation-1.13.0.json, -1.14.0.json). Across 1.12.1 -> 1.13.0, 24 of 110 such bugs changed
+#: by more than 1%: 10 by 1.1x-5.5x and 14 by more than 10x (up to 1.6e35x). Pass a smaller factor (e.g.
+#: 1.01) to list every change.
+ERROR_SIZE_FACTOR = 10.0
+
+#: Section titles of an upgrade audit, shared by ``defects4warp audit`` (:func:`audit_markdown`) and
+#: docs/upgrade-audit.md (:func:`defects4warp.pages.render_upgrade_audit`), so the two read alike.
+SECTIONS = {
+    "truth_changes": "Ground truth that changes",
+    "error_size_changes": "Bugs on both releases whose gradient error changes size",
+    "verdict_flips": "Engine verdicts or classes that change",
+    "probe_changes": "Overwrite-tracker warnings that change",
+    "cost_changes": "Cost that moves beyond run-to-run noise",
+    "builtins": "Builtin adjoints that change",
+    "contradictions": "Cases whose ground truth contradicts their tags",
+}
+
+
+def run_label(case: str, variant: str, scale: str = "small") -> str:
+    """``case/variant`` of an audit line, followed by `` @scale`` when the scale
+    is not ``small`` (the release matrix's convention); ``variant`` already
+    carries `` (script)`` for a script program (:func:`_key`)."""
+    return f"{case}/{variant}" + ("" if scale in (None, "small") else f" @{scale}")
+
+
+def expected_text(e: dict | None) -> str | None:
+    """``bug overwrite/missing_tape_zero`` from an expectation dict, None when the run is unscored."""
+    return None if not e else f"{e['verdict']} {'/'.join(e.get('classes') or [])}".strip()
+
+
+def correctness_mark(was: bool | None, now: bool | None, expected_from: str | None = None,
+                     expected_to: str | None = None) -> str:
+    """The judgement of an answer that changed, on both releases: `` (wrong -> right)``,
+    `` (right -> wrong)``, `` (wrong -> wrong)``, `` (right -> right)``; ``unscored`` stands
+    for a release where the run has no expectation; the empty string when neither
+    release scores it. When the expected answer itself differs between the two
+    releases (a release-dependent label) the mark says so, e.g.
+    `` (right -> right: the label changed, bug warp_adjoint_bug -> no_bug correct)``."""
+    if was is None and now is None:
+        return ""
+    word = lambda x: "unscored" if x is None else ("right" if x else "wrong")  # noqa: E731
+    tail = ""
+    if expected_from and expected_to and expected_from != expected_to:
+        tail = f": the label changed, {expected_from} -> {expected_to}"
+    return f" ({word(was)} -> {word(now)}{tail})"
+
 
 def truth_changes(va: dict, vb: dict) -> list:
     """Ground truth that changes between two releases.
@@ -282,6 +336,87 @@ def truth_changes(va: dict, vb: dict) -> list:
     return out
 
 
+def _wrong_error(check: dict | None):
+    """The oracle's measured relative error of a check whose oracle verdict is ``wrong`` (float, inf for a
+    NaN/inf gradient), or None (not wrong, no oracle record, or no measured error)."""
+    o = (check or {}).get("oracle") or {}
+    if check is None or check.get("status") == "unsupported" or o.get("verdict") != "wrong":
+        return None
+    if (o.get("signature") or {}).get("kind") == "nan":
+        return math.inf
+    err = _num(o.get("max_relative_error"))
+    return None if err is None or math.isnan(err) else err
+
+
+def _ratio(check: dict):
+    """The growth ratio of a wrong gradient (the median ratio of autodiff to the fixed twin's, else the
+    oracle's exact factor), None when not measured or not finite."""
+    r = _num(((check or {}).get("pair") or {}).get("ratio_median"))
+    if r is None:
+        r = _num((((check or {}).get("oracle") or {}).get("signature") or {}).get("ratio"))
+    return None if r is None or not math.isfinite(r) else r
+
+
+def error_size_changes(va: dict, vb: dict, *, factor: float = ERROR_SIZE_FACTOR) -> list:
+    """Bugs present on both releases whose measured gradient error changes size.
+
+    Parameters
+    ----------
+    va, vb : dict
+        ``(case, variant label, scale)`` -> validation check dict, on the older and the newer release.
+    factor : float, default :data:`ERROR_SIZE_FACTOR` (10)
+        A variant is listed when the oracle's maximum relative error (autodiff against finite differences,
+        dimensionless) on one release is more than ``factor`` times that on the other, or when the
+        magnitude of its growth ratio (autodiff over the fixed twin's gradient, median over items; else the
+        oracle's exact factor) does. The default is explained at :data:`ERROR_SIZE_FACTOR`.
+
+    Returns
+    -------
+    list[dict]
+        ``{"case", "variant", "scale", "from", "to", "error_from", "error_to", "factor"}`` for every key the
+        oracle judges ``wrong`` on both releases (a bug that appears or disappears is a
+        :func:`truth_changes` entry instead), ``from``/``to`` the oracle cells (:func:`oracle_cell`: relative
+        error and growth ratio to the fixed twin), ``factor`` the larger of the two changes (inf when one
+        release's gradient is NaN/inf and the other's finite; a NaN/inf gradient on both releases is not
+        compared). Sorted by ``factor``, largest first. Checks without the oracle's measurement (no
+        ``oracle`` record) are left out: no number is made up for them.
+
+    Raises
+    ------
+    ValueError
+        When ``factor`` is not above 1.
+    """
+    if not factor > 1:
+        raise ValueError(f"error_size_changes: factor must be above 1, got {factor!r}")
+    out = []
+    for k in sorted(set(va) & set(vb)):
+        ea, eb = _wrong_error(va[k]), _wrong_error(vb[k])
+        if ea is None or eb is None or (math.isinf(ea) and math.isinf(eb)):
+            continue
+        lo, hi = min(ea, eb), max(ea, eb)
+        f = math.inf if math.isinf(hi) or lo <= 0 else hi / lo
+        ra, rb = _ratio(va[k]), _ratio(vb[k])
+        if ra and rb and not math.isinf(f):
+            f = max(f, max(abs(ra), abs(rb)) / min(abs(ra), abs(rb)))
+        if f > factor:
+            out.append({"case": k[0], "variant": k[1], "scale": k[2], "from": oracle_cell(va[k]),
+                        "to": oracle_cell(vb[k]), "error_from": ea, "error_to": eb, "factor": f})
+    out.sort(key=lambda r: (-r["factor"], r["case"], r["variant"], r["scale"]))
+    return out
+
+
+def contradictions(checks: dict) -> list:
+    """``{release: {key: check}}`` -> the checks whose ground truth contradicts their tags (an expectation
+    that the validation did not confirm), as ``{"release", "case", "variant", "scale", "message"}``."""
+    out = []
+    for rel, v in checks.items():
+        for k, c in sorted(v.items()):
+            if c.get("expected") and not c.get("ok"):
+                out.append({"release": rel, "case": k[0], "variant": k[1], "scale": k[2],
+                            "message": c.get("message")})
+    return out
+
+
 def answer_changes(da: dict, db: dict) -> dict:
     """The engine's answers that change between two releases.
 
@@ -290,15 +425,18 @@ def answer_changes(da: dict, db: dict) -> dict:
     da, db : dict
         ``(case, variant label, scale)`` -> ``{"top": "bug overwrite" (verdict and
         top-1 class), "tracker": {warning label: call sites}, "wall_s": float | None,
-        "evals": int | None, "correct_class": bool | None}`` on the older and the
-        newer release; unsupported runs left out.
+        "evals": int | None, "correct_class": bool | None, "expected": str | None
+        (:func:`expected_text`)}`` on the older and the newer release; unsupported
+        runs left out.
 
     Returns
     -------
     dict
-        ``verdict_flips``, ``probe_changes`` (tracker warnings), ``cost_changes``
-        (objective evaluations that differ; wall time moved by more than
-        :data:`COST_SIGMAS` noise widths from the median ratio and by more than
+        ``verdict_flips`` (with ``was_correct`` and ``now_correct``: the top-1 class
+        right on the older and on the newer release, None where unscored, and
+        ``expected_from``/``expected_to``), ``probe_changes`` (tracker warnings),
+        ``cost_changes`` (objective evaluations that differ; wall time moved by more
+        than :data:`COST_SIGMAS` noise widths from the median ratio and by more than
         :data:`MIN_COST_CHANGE_S`) and ``noise`` (``log_ratio_median``,
         ``log_ratio_spread``: None when fewer than 3 variants are timed on both
         releases, ``timed``: how many are).
@@ -309,13 +447,14 @@ def answer_changes(da: dict, db: dict) -> dict:
         x, y = da[k], db[k]
         if x["top"] != y["top"]:
             out["verdict_flips"].append({"case": k[0], "variant": k[1], "scale": k[2], "from": x["top"], "to": y["top"],
-                                         "now_correct": y.get("correct_class")})
+                                         "was_correct": x.get("correct_class"), "now_correct": y.get("correct_class"),
+                                         "expected_from": x.get("expected"), "expected_to": y.get("expected")})
         tx, ty = x.get("tracker") or {}, y.get("tracker") or {}
         for w in sorted(set(tx) | set(ty)):
             if tx.get(w) != ty.get(w):
                 what = "appeared" if w not in tx else ("disappeared" if w not in ty else "call sites changed")
-                out["probe_changes"].append({"case": k[0], "variant": k[1], "probe": "tracker", "warning": w,
-                                             "change": what, "from": tx.get(w), "to": ty.get(w)})
+                out["probe_changes"].append({"case": k[0], "variant": k[1], "scale": k[2], "probe": "tracker",
+                                             "warning": w, "change": what, "from": tx.get(w), "to": ty.get(w)})
         pairs.append((k, x.get("wall_s"), y.get("wall_s"), x.get("evals"), y.get("evals")))
     timed = [(p[1], p[2]) for p in pairs if p[1] and p[2] and p[1] > 0 and p[2] > 0]
     noise = _noise(timed)
@@ -343,31 +482,39 @@ def _answers(results: list) -> dict:
         d = r["diagnosis"]
         cost = d.get("cost") or {}
         out[_key(r)] = {"top": _top(d), "tracker": _tracker(d), "wall_s": cost.get("wall_s"),
-                        "evals": cost.get("objective_evals"), "correct_class": (r.get("correct") or {}).get("class")}
+                        "evals": cost.get("objective_evals"), "correct_class": (r.get("correct") or {}).get("class"),
+                        "expected": expected_text(r.get("expected"))}
     return out
 
 
-def audit(doc: dict, a: str, b: str) -> dict:
+def audit(doc: dict, a: str, b: str, *, error_factor: float = ERROR_SIZE_FACTOR) -> dict:
     """Compare releases ``a`` and ``b`` of a matrix document.
+
+    Parameters
+    ----------
+    doc : dict
+        A ``defects4warp matrix --json`` document holding both releases.
+    a, b : str
+        The older and the newer release.
+    error_factor : float, default :data:`ERROR_SIZE_FACTOR`
+        Passed to :func:`error_size_changes`.
 
     Returns
     -------
     dict
         ``truth_changes`` (bug appeared/disappeared, with the relative errors;
-        :func:`truth_changes`), ``verdict_flips``, ``probe_changes`` (tracker
-        warnings), ``cost_changes``, ``noise`` (:func:`answer_changes`), and
+        :func:`truth_changes`), ``error_size_changes`` (:func:`error_size_changes`),
+        ``error_factor``, ``verdict_flips``, ``probe_changes`` (tracker warnings),
+        ``cost_changes``, ``noise`` (:func:`answer_changes`), and
         ``contradictions`` (a case whose ground truth contradicts its tags on
         either release; the audit command then exits non-zero).
     """
     ra, rb = doc["releases"][a], doc["releases"][b]
     va = {_key(c): c for c in ra["validation"]}
     vb = {_key(c): c for c in rb["validation"]}
-    out = {"from": a, "to": b, "truth_changes": truth_changes(va, vb), "contradictions": []}
-    for rel, v in ((a, va), (b, vb)):
-        for k, c in v.items():
-            if c.get("expected") and not c.get("ok"):
-                out["contradictions"].append({"release": rel, "case": k[0], "variant": k[1], "scale": k[2],
-                                              "message": c.get("message")})
+    out = {"from": a, "to": b, "truth_changes": truth_changes(va, vb),
+           "error_size_changes": error_size_changes(va, vb, factor=error_factor), "error_factor": error_factor,
+           "contradictions": contradictions({a: va, b: vb})}
     out.update(answer_changes(_answers(ra["run"]["results"]), _answers(rb["run"]["results"])))
     return out
 
@@ -386,29 +533,56 @@ def noise_sentence(noise: dict) -> str:
             f"than {COST_SIGMAS:g} spreads from the median and it changed by over {MIN_COST_CHANGE_S} s.")
 
 
+def _factor_text(f: float) -> str:
+    return "finite on one release only" if math.isinf(f) else f"x{f:.3g}"
+
+
+#: One line per row of each section (:data:`SECTIONS`), the same in the CLI audit and the page.
+LINE_FORMATS = {
+    "truth_changes": lambda r: f"- {run_label(r['case'], r['variant'], r['scale'])}: {r['change']} "
+                               f"({r['from']} -> {r['to']})",
+    "error_size_changes": lambda r: f"- {run_label(r['case'], r['variant'], r['scale'])}: {r['from']} -> {r['to']} "
+                                    f"({_factor_text(r['factor'])})",
+    "verdict_flips": lambda r: f"- {run_label(r['case'], r['variant'], r['scale'])}: {r['from']} -> {r['to']}"
+                               + correctness_mark(r.get("was_correct"), r.get("now_correct"),
+                                                  r.get("expected_from"), r.get("expected_to")),
+    "probe_changes": lambda r: f"- {run_label(r['case'], r['variant'], r.get('scale', 'small'))}: {r['warning']} "
+                               f"{r['change']}"
+                               + (f" ({r['from']} -> {r['to']})" if r["change"] == "call sites changed" else ""),
+    "cost_changes": lambda r: f"- {run_label(r['case'], r['variant'], r['scale'])}: {r['change']}",
+    "contradictions": lambda r: f"- Warp {r['release']}: {run_label(r['case'], r['variant'], r['scale'])}: "
+                                f"{r['message']}",
+}
+
+
+def error_size_intro(factor: float = ERROR_SIZE_FACTOR) -> str:
+    """The sentence that opens the gradient-error section (what is listed, against what threshold)."""
+    return (f"Variants the oracle finds wrong on both releases whose maximum relative error (autodiff against "
+            f"finite differences) or growth ratio (`r=`, autodiff over the fixed twin's gradient) changes by more "
+            f"than {factor:g}x, largest change first, with the oracle's measurement on each release.")
+
+
+def section_lines(kind: str, rows: list, level: str = "##", intro: str | None = None) -> list:
+    """A titled section of an upgrade audit: ``{level} {title} ({n})``, an optional
+    intro paragraph, then one line per row (:data:`LINE_FORMATS`) or ``None.``."""
+    out = [f"{level} {SECTIONS[kind]} ({len(rows)})", ""]
+    if intro:
+        out += [intro, ""]
+    return out + ([LINE_FORMATS[kind](r) for r in rows] or ["None."]) + [""]
+
+
 def audit_markdown(report: dict) -> str:
-    """The audit as Markdown."""
+    """The audit as Markdown (the sections of :data:`SECTIONS`, in the page's order)."""
     a, b = report["from"], report["to"]
     lines = [f"# Upgrade audit: Warp {a} -> {b}", "",
              "Generated by `defects4warp audit`; do not edit by hand.", ""]
-
-    def section(title, rows, fmt):
-        lines.extend([f"## {title} ({len(rows)})", ""])
-        lines.extend([fmt(r) for r in rows] or ["None."])
-        lines.append("")
-
-    section("Ground truth that changed", report["truth_changes"],
-            lambda r: f"- {r['case']}/{r['variant']}: {r['change']} ({r['from']} -> {r['to']})")
-    section("Engine verdicts or classes that flipped", report["verdict_flips"],
-            lambda r: f"- {r['case']}/{r['variant']}: {r['from']} -> {r['to']}"
-                      + ("" if r["now_correct"] is None else (" (now right)" if r["now_correct"] else " (now wrong)")))
-    section("Probe outputs that changed", report["probe_changes"],
-            lambda r: f"- {r['case']}/{r['variant']}: {r['probe']} warning {r['warning']} {r['change']}"
-                      + (f" ({r['from']} -> {r['to']})" if r["change"] == "call sites changed" else ""))
-    section("Cost that moved beyond run-to-run noise", report["cost_changes"],
-            lambda r: f"- {r['case']}/{r['variant']}: {r['change']}")
-    lines.append(noise_sentence(report["noise"]))
-    lines.append("")
-    section("Cases whose ground truth contradicts their tags", report["contradictions"],
-            lambda r: f"- Warp {r['release']}: {r['case']}/{r['variant']}: {r['message']}")
+    lines += section_lines("truth_changes", report["truth_changes"])
+    if "error_size_changes" in report:
+        lines += section_lines("error_size_changes", report["error_size_changes"],
+                               intro=error_size_intro(report.get("error_factor", ERROR_SIZE_FACTOR)))
+    lines += section_lines("verdict_flips", report["verdict_flips"])
+    lines += section_lines("probe_changes", report["probe_changes"])
+    lines += section_lines("cost_changes", report["cost_changes"])
+    lines += [noise_sentence(report["noise"]), ""]
+    lines += section_lines("contradictions", report["contradictions"])
     return "\n".join(lines)

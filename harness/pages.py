@@ -374,13 +374,16 @@ def _oracle(check: dict) -> str:
 
 def _answers(doc: dict) -> dict:
     """:func:`defects4warp.matrix.answer_changes` input from an engine-release document."""
+    from .matrix import expected_text
+
     out = {}
     for x in doc["runs"]:
         if x.get("unsupported") or x.get("skipped"):
             continue
         top = f"{x['verdict']} {x['top'][0][0]}" if x.get("top") else x["verdict"]
         out[_rkey(x)] = {"top": top, "tracker": x.get("tracker") or {}, "wall_s": x.get("seconds"),
-                         "evals": x.get("evals"), "correct_class": (x.get("correct") or {}).get("class")}
+                         "evals": x.get("evals"), "correct_class": (x.get("correct") or {}).get("class"),
+                         "expected": expected_text(x.get("expected"))}
     return out
 
 
@@ -396,47 +399,133 @@ def _builtins_changes(a: str, b: str):
     return changes({a: da, b: db}, a, b), {a: da, b: db}
 
 
-def render_upgrade_audit(root: Path = ROOT) -> str:
+def measurement_costs(root: Path = ROOT, docs: dict | None = None) -> dict:
+    """What measuring one release cost, as recorded in the committed files.
+
+    Returns
+    -------
+    dict
+        ``validation``: ``[(release, wall_s, checks)]`` from the committed validation JSON (the release's own
+        ``wall_s``, seconds of wall time of the independent oracle over ``checks`` variant runs, added up
+        when several files hold the release);
+        ``engine``: ``[(release, wall_s, cpu_s, runs, jobs)]`` from each ``docs/data/engine-<release>.json``;
+        ``per_variant_s``: the median over releases of validation seconds per check plus engine wall
+        seconds per run (None when either list is empty); ``validation_release_s``, ``engine_release_s``:
+        the median wall seconds of one release's validation and engine run (None when that list is empty);
+        ``per_release_s``: their sum (None when either is). Both lists oldest first.
+    """
+    import statistics
+
+    docs = engine_docs(root) if docs is None else docs
+    per = {}
+    for p in validation_files(root):
+        for rel, r in _read(p, "releases")["releases"].items():
+            if r.get("wall_s") and r.get("checks"):
+                w, n = per.get(rel, (0.0, 0))
+                per[rel] = (w + float(r["wall_s"]), n + len(r["checks"]))
+    val = [(rel, w, n) for rel, (w, n) in per.items()]
+    eng = [(rel, float(d["wall_s"]), d.get("cpu_s"), d["corpus"]["runs"], d.get("jobs"))
+           for rel, d in docs.items() if d.get("wall_s") and d.get("corpus", {}).get("runs")]
+    val.sort(key=lambda t: _vkey(t[0]))
+    eng.sort(key=lambda t: _vkey(t[0]))
+    per_variant = per_release = None
+    val_s = statistics.median(w for _, w, _ in val) if val else None
+    eng_s = statistics.median(w for _, w, *_ in eng) if eng else None
+    if val and eng:
+        per_variant = (statistics.median(w / n for _, w, n in val)
+                       + statistics.median(w / n for _, w, _c, n, _j in eng))
+        per_release = val_s + eng_s
+    return {"validation": val, "engine": eng, "per_variant_s": per_variant, "per_release_s": per_release,
+            "validation_release_s": val_s, "engine_release_s": eng_s}
+
+
+def _costs_paragraph(costs: dict) -> str:
+    val = "; ".join(f"{r} {w / 60:.1f} min for {n} checks" for r, w, n in costs["validation"]) or "none committed"
+    eng = "; ".join(f"{r} {w / 60:.1f} min wall" + ("" if c is None else f", {c / 60:.1f} min CPU")
+                    + f" for {n} runs" + ("" if not j else f" ({j} job{'' if j == 1 else 's'})")
+                    for r, w, c, n, j in costs["engine"]) or "none committed"
+    text = ("What measuring a release cost, as recorded in the committed files (wall time on the machines they "
+            f"name): validation by the independent oracle: {val}. The engine's run: {eng}.")
+    if costs["per_variant_s"] is not None:
+        text += (f" At the median of these rates one variant costs about {costs['per_variant_s']:.0f} s per release "
+                 f"(validation and engine run) and the whole corpus about {costs['per_release_s'] / 60:.0f} min "
+                 "per release.")
+    return text
+
+
+def _uncovered_sentence(a: str, b: str, unvalidated: list, unmeasured: list, costs: dict) -> str:
+    """The one sentence of an audit pair the committed data does not cover: the user's own audit verb, then
+    the page's measuring command, each with its cost at the rates the committed files record."""
+    rate = "" if costs["per_variant_s"] is None else \
+        f" (about {2 * costs['per_variant_s']:.0f} s per variant for the two releases, at the rates above)"
+    missing = sorted(set(unvalidated) | set(unmeasured), key=_vkey)
+    whole = ""
+    if costs["validation_release_s"] is not None and costs["engine_release_s"] is not None:
+        total = len(unvalidated) * costs["validation_release_s"] + len(unmeasured) * costs["engine_release_s"]
+        whole = f" (about {total / 60:.0f} min: the median release's validation for each release not validated, " \
+                "its engine run for each without an engine file)"
+    return (f"The committed data does not cover this pair. To compare the two releases on your own corpus or a few "
+            f"cases, `defects4warp audit --from {a} --to {b} --cases GLOB` measures both{rate} and prints these "
+            f"sections; {measure_command(','.join(missing))} measures the whole corpus into this page{whole}.")
+
+
+def render_upgrade_audit(root: Path = ROOT) -> str:  # noqa: C901 - one page, section by section
     """docs/upgrade-audit.md: for each pair of consecutive releases, the ground
-    truth that changes (validation JSON), the engine's answers that change
-    (engine files) and the builtin adjoints that change (builtins data)."""
+    truth that changes and the bugs whose gradient error changes size
+    (validation JSON), the engine's answers that change (engine files) and the
+    builtin adjoints that change (builtins data). Section titles and line
+    formats are those of ``defects4warp audit`` (:data:`defects4warp.matrix.SECTIONS`)."""
     from .builtins.page import cell_text
-    from .matrix import answer_changes, noise_sentence, truth_changes
+    from .matrix import (
+        ERROR_SIZE_FACTOR, SECTIONS, answer_changes, contradictions, error_size_changes, error_size_intro,
+        noise_sentence, section_lines, truth_changes,
+    )
 
     docs = engine_docs(root)
     truth = truth_by_release(root)
     rels = page_releases(root, docs)
     pairs = list(zip(rels, rels[1:]))
+    costs = measurement_costs(root, docs)
     L = ["# Upgrade audits: what changes from one Warp release to the next", "",
          "Generated by `defects4warp pages` from the committed validation JSON (ground truth), "
          "`docs/data/engine-<release>.json` (the engine's answers) and `harness/data/builtins/` (Warp's builtin "
          "adjoints against finite differences, docs/builtins.md); do not edit by hand. For any two releases, "
-         "`defects4warp audit --from A --to B` measures the same comparison directly.", "",
+         "`defects4warp audit --from A --to B` measures the same comparison directly, with the same sections, "
+         "on the whole corpus or on the cases `--cases GLOB` selects (or on your own corpus, `--corpus`).", "",
          "For each pair of consecutive supported releases: variants whose gradient becomes wrong or right "
-         "(measured by the independent oracle), the engine's answers that change (verdict or top-1 class, "
-         "overwrite-tracker warnings, cost), and builtin overloads whose adjoint changes state. A part whose data "
-         "is missing names the command that measures it.", "",
+         "(measured by the independent oracle), bugs present on both whose gradient error changes size by more "
+         f"than {ERROR_SIZE_FACTOR:g}x, the engine's answers that change (verdict or top-1 class, judged right or "
+         "wrong on both releases; overwrite-tracker warnings; cost), and builtin overloads whose adjoint changes "
+         "state. A run at a scale other than `small` is written `variant @scale`, a script program "
+         "`variant (script)`. A part whose data is missing names the command that measures it.", "",
+         _costs_paragraph(costs), "",
          "## Summary", "",
-         "| from -> to | ground truth that changes | engine answers that change | builtin adjoints that change |",
-         "|---|---|---|---|"]
+         "| from -> to | ground truth that changes | bugs whose error changes size | engine answers that change "
+         "| builtin adjoints that change |",
+         "|---|---|---|---|---|"]
     body = []
     for a, b in pairs:
         row = [f"{a} -> {b}"]
         body += [f"## Warp {a} -> {b}", ""]
+        unvalidated, unmeasured = [r for r in (a, b) if r not in truth], [r for r in (a, b) if r not in docs]
+        if unvalidated or unmeasured:
+            body += [_uncovered_sentence(a, b, unvalidated, unmeasured, costs), ""]
         # ground truth
         lack = [r for r in (a, b) if r not in truth]
         if lack:
-            row.append("not validated on " + ", ".join(lack))
-            body += ["### Ground truth that changes", "",
+            row += ["not validated on " + ", ".join(lack), "needs both validated"]
+            body += [f"### {SECTIONS['truth_changes']}", "",
                      f"Not validated on Warp {', '.join(lack)}: {measure_command(','.join(lack))} validates "
-                     + ("it." if len(lack) == 1 else "them."), ""]
+                     + ("it." if len(lack) == 1 else "them."), "",
+                     f"### {SECTIONS['error_size_changes']}", "",
+                     "Needs the oracle's measurement on both releases (not validated on Warp "
+                     f"{', '.join(lack)}).", ""]
         else:
             tc = truth_changes(truth[a], truth[b])
-            row.append(str(len(tc)))
-            body += [f"### Ground truth that changes ({len(tc)})", ""]
-            body += [f"- {t['case']}/{t['variant']}" + ("" if t["scale"] == "small" else f" @{t['scale']}")
-                     + f": {t['change']} ({t['from']} -> {t['to']})" for t in tc] or ["None."]
-            body.append("")
+            es = error_size_changes(truth[a], truth[b])
+            row += [str(len(tc)), str(len(es))]
+            body += section_lines("truth_changes", tc, "###")
+            body += section_lines("error_size_changes", es, "###", intro=error_size_intro())
         # engine answers
         lack = [r for r in (a, b) if r not in docs]
         if lack:
@@ -448,32 +537,30 @@ def render_upgrade_audit(root: Path = ROOT) -> str:
             ch = answer_changes(_answers(docs[a]), _answers(docs[b]))
             row.append(f"{len(ch['verdict_flips'])} verdict/class, {len(ch['probe_changes'])} tracker, "
                        f"{len(ch['cost_changes'])} cost")
-            body += [f"### The engine's verdicts or classes that change ({len(ch['verdict_flips'])})", ""]
-            body += [f"- {r['case']}/{r['variant']}" + ("" if r["scale"] == "small" else f" @{r['scale']}")
-                     + f": {r['from']} -> {r['to']}"
-                     + ("" if r["now_correct"] is None else (" (now right)" if r["now_correct"] else " (now wrong)"))
-                     for r in ch["verdict_flips"]] or ["None."]
-            body += ["", f"### Overwrite-tracker warnings that change ({len(ch['probe_changes'])})", ""]
-            body += [f"- {r['case']}/{r['variant']}: {r['warning']} {r['change']}"
-                     + (f" ({r['from']} -> {r['to']})" if r["change"] == "call sites changed" else "")
-                     for r in ch["probe_changes"]] or ["None."]
-            body += ["", f"### Cost that moves ({len(ch['cost_changes'])})", ""]
-            body += [f"- {r['case']}/{r['variant']}: {r['change']}" for r in ch["cost_changes"]] or ["None."]
+            body += section_lines("verdict_flips", ch["verdict_flips"], "###")
+            body += section_lines("probe_changes", ch["probe_changes"], "###")
+            body += section_lines("cost_changes", ch["cost_changes"], "###")
             same = docs[a].get("machine") == docs[b].get("machine")
-            body += ["", noise_sentence(ch["noise"])
+            body += [noise_sentence(ch["noise"])
                      + ("" if same else " The two releases were measured on different machines: wall times "
                                         "compare machines as much as releases."), ""]
+        if len(unvalidated) == 2:
+            body += [f"### {SECTIONS['contradictions']}", "", "Neither release is validated.", ""]
+        else:
+            body += section_lines("contradictions", contradictions({r: truth[r] for r in (a, b) if r in truth}), "###",
+                                  intro=None if not unvalidated else
+                                  f"Not validated on Warp {unvalidated[0]}: only the other release is checked.")
         # builtins
         bc = _builtins_changes(a, b)
         if bc is None:
             row.append("not measured")
-            body += ["### Builtin adjoints that change", "",
+            body += [f"### {SECTIONS['builtins']}", "",
                      f"Not measured by the builtins conformance suite on {a} or {b} "
-                     f"(`defects4warp builtins --warp {a},{b} --data`).", ""]
+                     f"(`defects4warp builtins --warp {a},{b} --write-package-data`).", ""]
         else:
             ch, bdocs = bc
             row.append(str(len(ch)))
-            body += [f"### Builtin adjoints that change ({len(ch)})", ""]
+            body += [f"### {SECTIONS['builtins']} ({len(ch)})", ""]
             if ch:
                 body += ["| overload | " + a + " | " + b + " |", "|---|---|---|"]
                 body += [f"| `{c['id']}` | {cell_text(bdocs[a], c['id'])} | {cell_text(bdocs[b], c['id'])} |"

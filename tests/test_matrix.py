@@ -1,6 +1,11 @@
 """Release matrix and upgrade audit on synthetic documents with known differences."""
 
-from defects4warp.matrix import audit, audit_markdown, matrix_markdown
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from defects4warp.matrix import SECTIONS, audit, audit_markdown, error_size_changes, matrix_markdown
 
 
 def check(case, sig, err, ok=True, variant="buggy"):
@@ -43,7 +48,7 @@ def test_audit_finds_each_kind_of_change():
     assert "objective evaluations 30 -> 44" in rep["cost_changes"][0]["change"]
     assert [(c["release"], c["case"]) for c in rep["contradictions"]] == [("1.19.0", "c2")]
     md = audit_markdown(rep)
-    assert "## Ground truth that changed (1)" in md and "c1/buggy: bug disappeared (wrong 1 -> right)" in md
+    assert "## Ground truth that changes (1)" in md and "c1/buggy: bug disappeared (wrong 1 -> right)" in md
 
 
 def test_matrix_table_marks_wrong_answers():
@@ -67,3 +72,103 @@ def test_audit_of_two_variants_says_the_noise_was_not_estimated():
     assert "inf" not in md.replace("information", "")
     assert "Run-to-run noise of wall times: not estimated (it needs at least 3 variants timed on both releases; " \
            "2 are), so no wall-time change is reported" in md
+
+
+def oracle_check(case, err, ratio, variant="buggy", scale="small", kind="other", program=None):
+    """A validation check with the oracle's measurement: wrong with relative error ``err`` (None: agrees)."""
+    c = {"case": case, "variant": variant, "scale": scale, "ok": True, "status": "passed", "message": "m",
+         "expected": {"verdict": "bug", "classes": ["overwrite"]}, "signature": "subtly_wrong",
+         "relative_error": err,
+         "oracle": {"verdict": "agrees" if err is None else "wrong",
+                    "signature": {"kind": "none" if err is None else kind},
+                    "max_relative_error": 1e-10 if err is None else err}}
+    if ratio is not None:
+        c["pair"] = {"ratio_median": ratio}
+    if program:
+        c["program"] = program
+    return c
+
+
+def upgrade_doc():
+    """Two releases of a user's corpus, as the newcomer's audit saw them: a bug whose error shrinks from
+    9e+02 (r=42) to 2 (r=2), one that only grows 3x, one whose NaN gradient becomes finite, one whose
+    growth ratio alone changes 30x; a production-scale run and a script program whose answers change; a
+    case whose label changes with the release and one the engine got wrong on the older release."""
+    a = [oracle_check("shrinks", 900.0, 42.0), oracle_check("grows3", 1.0, 2.0),
+         oracle_check("nanfix", float("nan"), None, kind="nan"),
+         oracle_check("ratio", 1.0, 0.9), oracle_check("arm", 1.7e25, 1.5e16, scale="production"),
+         oracle_check("old", 5.0, None)]
+    a[2]["oracle"]["max_relative_error"] = "inf"
+    a[5].pop("oracle")  # checked before the oracle: no measurement to compare
+    b = [oracle_check("shrinks", 2.0, 2.0), oracle_check("grows3", 3.0, 6.0), oracle_check("nanfix", 4.0, 1.5),
+         oracle_check("ratio", 1.5, 0.03), oracle_check("arm", 1.1e9, 1.0, scale="production"),
+         oracle_check("old", 5000.0, None)]
+    ra = [result("shrinks", "bug", "overwrite", 3.0, correct=False), result("arm", "bug", "overwrite", 3.0, evals=50),
+          result("arm", "bug", "overwrite", 3.0, evals=48), result("canoe", "bug", "warp_adjoint_bug", 3.0),
+          result("script", "bug", "overwrite", 3.0, warnings=[{"arg": "x", "kernel": "k", "sites": ["s.py:1"]}]),
+          result("slip", "bug", "overwrite", 3.0)]
+    rb = [result("shrinks", "bug", "copy_adjoint", 3.0), result("arm", "no_bug", "correct", 3.0, evals=48),
+          result("arm", "bug", "overwrite", 3.0, evals=24), result("canoe", "no_bug", "correct", 3.0),
+          result("script", "bug", "double_count", 3.0, warnings=[]),
+          result("slip", "bug", "copy_adjoint", 3.0, correct=False)]
+    for runs in (ra, rb):
+        runs[1]["scale"] = "production"
+        runs[4]["program"] = "script"
+        runs[3]["expected"] = {"verdict": "bug", "classes": ["warp_adjoint_bug"]}
+    rb[3]["expected"] = {"verdict": "no_bug", "classes": ["correct"]}
+    return {"wall_s": 1.0, "releases": {"1.9.1": release(a, ra, "1.9.1"), "1.19.0": release(b, rb, "1.19.0")}}
+
+
+def test_audit_judges_both_releases_and_names_scale_and_script():
+    md = audit_markdown(audit(upgrade_doc(), "1.9.1", "1.19.0"))
+    sec = md.split(f"## {SECTIONS['verdict_flips']}")[1].split("\n## ")[0]
+    assert "- shrinks/buggy: bug overwrite -> bug copy_adjoint (wrong -> right)" in sec
+    assert "- slip/buggy: bug overwrite -> bug copy_adjoint (right -> wrong)" in sec
+    assert "- arm/buggy @production: bug overwrite -> no_bug correct (right -> right)" in sec
+    assert "- canoe/buggy: bug warp_adjoint_bug -> no_bug correct (right -> right: the label changed, " \
+           "bug warp_adjoint_bug -> no_bug correct)" in sec
+    assert "now right" not in md
+    assert "- arm/buggy @production: objective evaluations 50 -> 48" in md
+    assert "- arm/buggy: objective evaluations 48 -> 24" in md
+    assert "- script/buggy (script): x in kernel k disappeared" in md
+    assert "- script/buggy (script): bug overwrite -> bug double_count (right -> right)" in md
+
+
+def test_audit_lists_bugs_whose_error_changes_size():
+    rep = audit(upgrade_doc(), "1.9.1", "1.19.0")
+    assert rep["truth_changes"] == []  # wrong on both releases everywhere: the old section saw nothing
+    got = [(r["case"], r["variant"], r["scale"], r["factor"]) for r in rep["error_size_changes"]]
+    assert got == [("nanfix", "buggy", "small", float("inf")),
+                   ("arm", "buggy", "production", pytest.approx(1.7e25 / 1.1e9)),
+                   ("shrinks", "buggy", "small", pytest.approx(450.0)),
+                   ("ratio", "buggy", "small", pytest.approx(30.0))]
+    md = audit_markdown(rep)
+    sec = md.split(f"## {SECTIONS['error_size_changes']} (4)")[1].split("\n## ")[0]
+    assert "changes by more than 10x" in sec
+    order = [sec.index(x) for x in ("- nanfix/", "- arm/buggy @production", "- shrinks/", "- ratio/")]
+    assert order == sorted(order)
+    assert "- shrinks/buggy: wrong 9e+02 r=42 -> wrong 2 r=2 (x450)" in sec
+    assert "- arm/buggy @production: wrong 1.7e+25 r=1.5e+16 -> wrong 1.1e+09 r=1 (x1.55e+16)" in sec
+    assert "- nanfix/buggy: wrong nan -> wrong 4 r=1.5 (finite on one release only)" in sec
+    assert "grows3" not in sec and "old/" not in sec  # 3x is below the factor; no oracle record, no number made up
+    low = audit(upgrade_doc(), "1.9.1", "1.19.0", error_factor=2.0)["error_size_changes"]
+    assert [r["case"] for r in low][-1] == "grows3"
+    with pytest.raises(ValueError, match="factor must be above 1"):
+        error_size_changes({}, {}, factor=1.0)
+
+
+def test_audit_verb_prints_the_shared_sections(tmp_path):
+    from defects4warp.cli import main
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(upgrade_doc()))
+    res = CliRunner().invoke(main, ["audit", "--from", "1.9.1", "--to", "1.19.0", "--matrix", str(path),
+                                    "--error-factor", "100", "--json", str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    titles = [line[3:].rsplit(" (", 1)[0] for line in res.output.splitlines() if line.startswith("## ")]
+    assert titles == [SECTIONS[k] for k in ("truth_changes", "error_size_changes", "verdict_flips", "probe_changes",
+                                            "cost_changes", "contradictions", "builtins")]
+    assert "changes by more than 100x" in res.output and "- shrinks/buggy: wrong 9e+02" in res.output
+    assert "- ratio/buggy" not in res.output  # 30x is under --error-factor 100
+    rep = json.loads((tmp_path / "a.json").read_text())
+    assert rep["error_factor"] == 100 and rep["error_size_changes"][0]["factor"] == "inf"

@@ -206,16 +206,101 @@ def test_upgrade_audit_per_pair(tmp_path):
     root = _root(tmp_path)
     _two_releases(root)
     text = pages.render_upgrade_audit(root)
-    assert "| 1.18.0 -> 1.19.0 | not validated on 1.18.0 | 3 verdict/class, 1 tracker, 2 cost | 0 |" in text
-    assert "| 1.17.0 -> 1.18.0 | not validated on 1.17.0, 1.18.0 | not measured on 1.17.0 | 4 |" in text
+    assert "| 1.18.0 -> 1.19.0 | not validated on 1.18.0 | needs both validated | 3 verdict/class, 1 tracker, " \
+           "2 cost | 0 |" in text
+    assert "| 1.17.0 -> 1.18.0 | not validated on 1.17.0, 1.18.0 | needs both validated | not measured on 1.17.0 " \
+           "| 4 |" in text
     sec = text.split("## Warp 1.18.0 -> 1.19.0")[1]
-    assert "- alpha/buggy: bug missing_tape_zero -> bug overwrite (now right)" in sec
-    assert "- beta/buggy: no_bug correct -> bug overwrite (now right)" in sec
-    assert "- beta/fixed: error -> no_bug correct (now right)" in sec
+    # judged on both releases: the older answers were wrong (a wrong class, a missed bug, a harness error)
+    assert "- alpha/buggy: bug missing_tape_zero -> bug overwrite (wrong -> right)" in sec
+    assert "- beta/buggy: no_bug correct -> bug overwrite (wrong -> right)" in sec
+    assert "- beta/fixed: error -> no_bug correct (wrong -> right)" in sec
+    assert "now right" not in text
     assert "- alpha/buggy: x in kernel step disappeared" in sec
     assert "- alpha/buggy: objective evaluations 20 -> 30" in sec
     assert "Not validated on Warp 1.18.0: `defects4warp pages --measure --warp 1.18.0` validates it." in sec
     assert "spread inf" not in text and "not estimated" not in sec  # 3 variants timed on both: a noise estimate
+
+
+def _validation(release, checks, wall_s):
+    return {"device": "cpu", "machine": {"cpu": "Test CPU", "cores": 2}, "measured_on": "2026-12-01", "wall_s": wall_s,
+            "releases": {release: {"wall_s": wall_s, "checks": checks}}}
+
+
+def _check(case, variant, err, ratio=None, scale="small", program=None):
+    """A validation check with the oracle's measurement (``err`` None: autodiff agrees)."""
+    c = {"case": case, "variant": variant, "scale": scale, "ok": True, "status": "passed", "message": "m",
+         "expected": {"verdict": "bug", "classes": ["overwrite"]}, "signature": "subtly_wrong", "relative_error": err,
+         "oracle": {"verdict": "agrees" if err is None else "wrong",
+                    "signature": {"kind": "none" if err is None else "other"},
+                    "max_relative_error": 1e-10 if err is None else err}}
+    if ratio is not None:
+        c["pair"] = {"ratio_median": ratio}
+    if program:
+        c["program"] = program
+    return c
+
+
+def _validated_pair(root):
+    """The engine files of :func:`_two_releases` (plus a production-scale and a script run whose answers
+    change) with the only validation files of ``root``: 1.18.0 (60 s, 3 checks) and 1.19.0 (90 s, 3 checks)."""
+    for p in pages.validation_files(root):
+        p.unlink()
+    _two_releases(root)
+    for rel, evals, top in (("1.18.0", 50, "overwrite"), ("1.19.0", 48, "double_count")):
+        doc = engine_matrix.read(engine_matrix.data_path(root, rel))
+        prod = _rec("alpha", "buggy", BUG, "bug", [(top, 0.7)], wall=2.0, evals=evals)
+        prod["scale"] = "production"
+        script = _rec("delta", "buggy", BUG, "bug", [(top, 0.7)], wall=2.0)
+        script["program"] = "script"
+        doc["runs"] += [engine_matrix.compact_record(prod), engine_matrix.compact_record(script)]
+        doc["corpus"]["runs"] = len(doc["runs"])
+        engine_matrix.write(engine_matrix.data_path(root, rel), doc)
+    data = root / "docs" / "data"
+    (data / "validation-1.18.0.json").write_text(json.dumps(_validation("1.18.0", [
+        _check("alpha", "buggy", 900.0, 42.0), _check("alpha", "buggy", 2.7e36, 3.7e11, scale="production"),
+        _check("delta", "buggy", 1.0, 2.0, program="script")], 60.0)))
+    (data / "validation-1.19.0.json").write_text(json.dumps(_validation("1.19.0", [
+        _check("alpha", "buggy", 2.0, 2.0), _check("alpha", "buggy", 17.0, 2.19, scale="production"),
+        _check("delta", "buggy", None, program="script")], 90.0)))
+
+
+def test_upgrade_audit_error_size_scale_and_costs(tmp_path):
+    """The newcomer's findings on the page: bugs whose error changes size, the scale and script labels on every
+    line, the same section titles as the audit verb, and the measured cost where data is missing."""
+    from defects4warp.matrix import SECTIONS
+
+    root = _root(tmp_path)
+    _validated_pair(root)
+    text = pages.render_upgrade_audit(root)
+    assert "| 1.18.0 -> 1.19.0 | 1 | 2 | 5 verdict/class, 1 tracker, 3 cost | 0 |" in text
+    sec = text.split("## Warp 1.18.0 -> 1.19.0")[1]
+    assert "- delta/buggy (script): bug disappeared (wrong 1 r=2 -> agrees 1e-10)" in sec
+    es = sec.split(f"### {SECTIONS['error_size_changes']} (2)")[1].split("###")[0]
+    assert es.index("- alpha/buggy @production: wrong 2.7e+36 r=3.7e+11 -> wrong 17 r=2.19 (x1.59e+35)") \
+        < es.index("- alpha/buggy: wrong 9e+02 r=42 -> wrong 2 r=2 (x450)")
+    assert "- alpha/buggy @production: bug overwrite -> bug double_count (right -> wrong)" in sec
+    assert "- alpha/buggy @production: objective evaluations 50 -> 48" in sec
+    assert "- delta/buggy (script): bug overwrite -> bug double_count (right -> wrong)" in sec
+    # one name per section, in the page and in `defects4warp audit`
+    titles = [line[4:].rsplit(" (", 1)[0] for line in sec.split("## Warp")[0].splitlines() if line.startswith("### ")]
+    assert titles == [SECTIONS[k] for k in ("truth_changes", "error_size_changes", "verdict_flips", "probe_changes",
+                                            "cost_changes", "contradictions", "builtins")]
+    # costs measured in the committed files, and the audit verb for pairs the data does not cover
+    assert ("validation by the independent oracle: 1.18.0 1.0 min for 3 checks; 1.19.0 1.5 min for 3 checks. The "
+            "engine's run: 1.18.0 0.5 min wall, 0.7 min CPU for 6 runs (1 job); 1.19.0 0.5 min wall, 0.7 min CPU "
+            "for 7 runs (1 job). At the median of these rates one variant costs about 30 s per release") in text
+    pre = text.split("## Warp 1.17.0 -> 1.18.0")[1]
+    assert pre.startswith("\n\nThe committed data does not cover this pair. To compare the two releases on your own "
+                          "corpus or a few cases, `defects4warp audit --from 1.17.0 --to 1.18.0 --cases GLOB` measures "
+                          "both (about 59 s per variant for the two releases, at the rates above) and prints these "
+                          "sections; `defects4warp pages --measure --warp 1.17.0` measures the whole corpus into this "
+                          "page (about 2 min: ")  # 75 s (median validation) + 30 s (engine run)
+    assert "Needs the oracle's measurement on both releases (not validated on Warp 1.17.0)." in pre.split("## Warp")[0]
+    assert "The committed data does not cover" not in sec
+    assert f"### {SECTIONS['contradictions']} (0)\n\nNot validated on Warp 1.17.0: only the other release is " \
+           "checked.\n\nNone." in pre
+    assert f"### {SECTIONS['contradictions']}\n\nNeither release is validated." in text.split("## Warp 1.16.0 -> ")[1]
 
 
 def test_noise_sentence_says_what_is_meant():

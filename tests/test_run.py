@@ -277,7 +277,12 @@ def test_history_compare_and_leaderboard(tmp_path):
     assert [x["engine"] for x in rows] == ["always-no-bug", "always-bug"]  # class accuracy 0.5 vs 0.0
     out = r.invoke(main, ["leaderboard"] + args).output
     assert "always-no-bug" in out
-    assert "flipped" in r.invoke(main, ["compare", str(runs[1]["id"]), str(runs[0]["id"]), "--results", str(tmp_path)]).output
+    out = r.invoke(main, ["compare", str(runs[1]["id"]), str(runs[0]["id"]), "--results", str(tmp_path)]).output
+    assert "4 variant run(s) flipped" in out
+    # judged in both runs: always-bug's 'overwrite' is the wrong class for these buggy variants, so a flip to
+    # no_bug stays wrong, and is right only on the fixed twins
+    assert "ball-drag-identification/buggy@small: bug overwrite -> no_bug correct (wrong -> wrong)" in out
+    assert "ball-drag-identification/fixed@small: bug overwrite -> no_bug correct (wrong -> right)" in out
 
 
 def test_with_summary_passes_only_the_users_words(tmp_path):

@@ -217,13 +217,16 @@ def audit_section(a: str, b: str, device: str = "cpu") -> tuple:
         d = load(r, device) or load(r, "cpu")
         if d is not None:
             docs[r] = d
+    from ..matrix import SECTIONS
+
     missing = [r for r in (a, b) if r not in docs]
-    lines = ["", "## Builtin adjoints that change", ""]
+    lines = ["", f"## {SECTIONS['builtins']}", ""]
     if missing:
         lines.append(f"Not measured by the builtins conformance suite: {', '.join(missing)} "
                      "(`defects4warp builtins --warp " + ",".join(missing) + " --write-package-data`).")
         return {"measured": False, "changes": []}, "\n".join(lines) + "\n"
     ch = changes(docs, a, b)
+    lines[1] += f" ({len(ch)})"
     if not ch:
         lines.append(f"No builtin overload changes state between {a} and {b} "
                      f"({len(docs[a]['cells'])} and {len(docs[b]['cells'])} overloads measured; docs/builtins.md).")

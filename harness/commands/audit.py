@@ -27,15 +27,20 @@ from ._common import (
 @programs_opt
 @markdown_option("Write the audit here")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the audit as JSON here.")
+@click.option("--error-factor", type=click.FloatRange(min=1.0, min_open=True), default=None, metavar="X",
+              help="List a bug present on both releases when its measured relative error or growth ratio changes "
+                   "by more than X times [default: 10, one order of magnitude].")
 @scale_opts
 def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, programs, markdown_path,
-        json_path, results_path, fresh, executor_kind, scheduler, workers):
+        json_path, error_factor, results_path, fresh, executor_kind, scheduler, workers):
     """What changes, case by case, when moving from one Warp release to another:
-    bugs that appear or disappear, engine verdicts that flip, tracker warnings
-    that change, cost beyond noise. Exits 1 when a case's ground truth
+    bugs that appear or disappear, bugs on both releases whose gradient error
+    changes size, engine verdicts or classes that change (right or wrong on
+    each release), tracker warnings that change, cost beyond noise, builtin
+    adjoints that change. Exits 1 when a case's ground truth
     contradicts its tags on either release."""
+    from ..matrix import ERROR_SIZE_FACTOR, audit_markdown, measure_releases
     from ..matrix import audit as compare_releases
-    from ..matrix import audit_markdown, measure_releases
     from ..runner import write_json_atomic
 
     if matrix_json:
@@ -59,7 +64,7 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
         if n_reused:
             err_console.print(f"{n_reused} result(s) reused from the result store {store.root} "
                               "(--fresh to measure again)")
-    rep = compare_releases(doc, from_, to)
+    rep = compare_releases(doc, from_, to, error_factor=ERROR_SIZE_FACTOR if error_factor is None else error_factor)
     from ..builtins.page import audit_section
 
     rep["builtins"], extra = audit_section(from_, to, device)

@@ -19,6 +19,7 @@ def cmd(run_a, run_b, json_path, results_path):
     """Per-metric change from stored run A to run B, and the variants whose
     verdict or top class flipped."""
     from ..history import compare
+    from ..matrix import correctness_mark
 
     try:
         c = compare(run_a, run_b, results_path)
@@ -41,7 +42,7 @@ def cmd(run_a, run_b, json_path, results_path):
         console.print(t)
         console.print(f"{len(c['flipped'])} variant run(s) flipped")
         for f in c["flipped"]:
-            mark = "" if f["now_correct"] is None else (" (now right)" if f["now_correct"] else " (now wrong)")
+            mark = correctness_mark(f.get("was_correct"), f["now_correct"])
             console.print(escape(f"  {f['case']}/{f['variant']}@{f['scale']}: {f['a']} -> {f['b']}{mark}"))
     if json_path:
         _write_json(c, json_path)
