@@ -41,20 +41,46 @@ except BaseException as exc:
 print("D4W-OK " + str(getattr(wp.config, "version", "")))
 """
 
+#: The same check for a script variant: the capture runs the user's script (its ``script:`` block) up to
+#: the backward it captures, then the captured problem's ``objective()`` and ``gradient()`` run once.
+_SCRIPT_CODE = r"""
+import json, sys, traceback
+path, scale, spec = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    import warp as wp
+    wp.config.quiet = True
+    wp.init()
+    from defects4warp.capture import ScriptSpec
+    from defects4warp.capture.core import capture_problem
+    p = capture_problem(path, ScriptSpec.from_json(spec), "cpu", check_determinism=False)
+    p.objective()
+    p.gradient()
+except BaseException as exc:
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+    print("D4W-FAIL " + type(exc).__name__ + (": " + lines[0][:300] if lines else ""))
+    sys.exit(3)
+print("D4W-OK " + str(getattr(wp.config, "version", "")))
+"""
 
-def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+
+def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFAULT_TIMEOUT_S,
+                script: dict | None = None) -> dict:
     """Run a variant's protocol once with the interpreter ``python``.
 
     Parameters
     ----------
     path : path-like
-        The variant folder (holding ``problem.py``); a neutral copy is run.
+        The variant folder (holding ``problem.py``, or the script); a neutral copy is run.
     python : str
         The interpreter of a release (:func:`defects4warp.envs.python_for`).
     scale : str
         ``small`` (default) or ``production``.
     timeout_s : float
         Wall-clock limit, seconds.
+    script : dict, optional
+        The variant's ``script:`` block as JSON (``defects4warp.case.ScriptBlock.to_json``): check the
+        script through the capture instead of importing ``problem.py`` (which the copy then lacks, as
+        an engine's copy does).
 
     Returns
     -------
@@ -71,10 +97,13 @@ def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFA
     env["PYTHONPATH"] = child_pythonpath(env)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     t0 = time.perf_counter()
-    with neutral_copy(path) as p:
+    import json
+
+    cmd = [python, "-c", _CODE] if script is None else [python, "-c", _SCRIPT_CODE]
+    with neutral_copy(path, drop=("problem.py",) if script is not None else ()) as p:
         try:
-            res = subprocess.run([python, "-c", _CODE, str(p), scale], capture_output=True, text=True,
-                                 timeout=timeout_s, env=env)
+            res = subprocess.run(cmd + [str(p), scale] + ([json.dumps(script)] if script is not None else []),
+                                 capture_output=True, text=True, timeout=timeout_s, env=env)
         except subprocess.TimeoutExpired:
             return {"ok": None, "error": f"timed out after {timeout_s:.0f} s", "seconds": time.perf_counter() - t0}
     out = [ln for ln in res.stdout.splitlines() if ln.startswith(("D4W-OK", "D4W-FAIL"))]
@@ -88,7 +117,7 @@ def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFA
 
 
 def find_min_warp(path, releases: list, python_for, known: dict | None = None, scale: str = "small",
-                  timeout_s: float = DEFAULT_TIMEOUT_S, log=None) -> dict:
+                  timeout_s: float = DEFAULT_TIMEOUT_S, log=None, script: dict | None = None) -> dict:
     """Bisect ``releases`` for the first one the variant at ``path`` builds on.
 
     Parameters
@@ -108,6 +137,8 @@ def find_min_warp(path, releases: list, python_for, known: dict | None = None, s
         Limit of each build check, seconds.
     log : callable, optional
         Receives one line per check.
+    script : dict, optional
+        Check the variant's script through the capture (see :func:`build_check`).
 
     Returns
     -------
@@ -122,7 +153,7 @@ def find_min_warp(path, releases: list, python_for, known: dict | None = None, s
 
     def ok(r):
         if r not in checks:
-            checks[r] = build_check(path, python_for(r), scale, timeout_s)
+            checks[r] = build_check(path, python_for(r), scale, timeout_s, script=script)
             if log:
                 log(f"{Path(path).parent.name}/{Path(path).name} on {r}: "
                     + ("builds" if checks[r]["ok"] else f"fails ({checks[r]['error']})"))

@@ -5,6 +5,10 @@ Usage::
     PYTHONPATH=. python scripts/min_warp.py --from-validation /tmp/val-1.0.2.json \
         --out docs/data/min-warp.json [--cases GLOB]
 
+A variant without ``problem.py`` (a script variant) is checked by running its
+script through the capture (``support.build_check(script=...)``); variants
+with a ``problem.py`` are checked through it.
+
 Variants that fail to build on the oldest release (read from a ``validate
 --json`` document of it: oracle verdict ``refused``/``error``, or measured
 here when no document is given) are bisected over the supported releases up
@@ -73,8 +77,15 @@ def main(argv=None):
                 known = {}
             if upto_ok.get((c.id, var.name)):
                 known[rels[-1]] = upto_ok[(c.id, var.name)]  # built in the committed validation of --upto
+            script = None
+            if not (Path(var.path) / "problem.py").is_file():
+                if var.script is None:
+                    continue
+                script = var.script.to_json()
             res = find_min_warp(var.path, rels, lambda r: python_for(r)[0], known=known, timeout_s=a.timeout,
-                                log=lambda s: print(s, flush=True))
+                                log=lambda s: print(s, flush=True), script=script)
+            if script is not None:
+                res["program"] = "script"
             doc["variants"][key] = res
             write_json_atomic(a.out, doc)
     print(json.dumps({k: v["min_warp"] for k, v in doc["variants"].items()}, indent=1))
@@ -104,7 +115,8 @@ def apply(doc: dict) -> int:
         if "\nmin_warp:" in text:
             print(f"{yml}: has min_warp already; left as it is")
             continue
-        declared = sorted(p.name for p in (Path(corpus) / case).iterdir() if (p / "problem.py").is_file())
+        loaded, _errors = load_corpus(corpus, case)
+        declared = sorted(v.name for v in loaded[0].variants) if loaded else []
         if sorted(mins) == declared and len(set(mins.values())) == 1:
             line = f'min_warp: "{next(iter(mins.values()))}"\n'
         else:

@@ -27,7 +27,7 @@ def test_bisection_finds_the_first_release_that_builds(monkeypatch):
                 "1.10.1", "1.11.1", "1.12.1"]
     seen = []
 
-    def fake(path, python, scale, timeout_s):
+    def fake(path, python, scale, timeout_s, script=None):
         seen.append(python)
         ok = tuple(map(int, python.split("."))) >= (1, 6, 2)
         return {"ok": ok, "error": None if ok else f"AttributeError: no API on {python}", "seconds": 1.0}
@@ -40,3 +40,20 @@ def test_bisection_finds_the_first_release_that_builds(monkeypatch):
     assert "1.0.2" not in seen and len(seen) <= 5  # bisection, not a sweep
     res = support.find_min_warp("x/buggy", ["1.8.1", "1.9.1"], lambda r: r)
     assert res["min_warp"] == "1.8.1" and res["last_failure"] is None
+
+
+SCRIPT = {"entry": "train.py", "args": ["--iters", "2"], "iteration": 1, "params": None}
+
+
+def test_build_check_runs_a_script_variant_through_the_capture(tmp_path):
+    """A script variant (no problem.py) builds when its script runs to a captured backward and the captured
+    problem's objective and gradient run; a kernel the release cannot build fails with the error named."""
+    import shutil
+
+    res = support.build_check(PROGRAMS / "script_assign", sys.executable, script=SCRIPT)
+    assert res["ok"] is True and res["error"] is None
+    shutil.copy(PROGRAMS / "script_assign" / "train.py", tmp_path / "train.py")
+    text = (tmp_path / "train.py").read_text()
+    (tmp_path / "train.py").write_text(text.replace("import warp as wp\n", "import warp as wp\nwp.tile_from_the_future\n", 1))
+    res = support.build_check(tmp_path, sys.executable, script=SCRIPT)
+    assert res["ok"] is False and "tile_from_the_future" in res["error"]
