@@ -370,9 +370,10 @@ progress_opt = click.option("--progress-every", "progress_every", default=DEFAUL
                             type=click.FloatRange(min=0.0), metavar="SECONDS",
                             help="When stderr is not a terminal: at most one progress line per this many seconds "
                                  "(and one at the end).")
-WARP_HELP = ("A warp-lang release (e.g. 1.16.0), a comma-separated list of releases, or 'all' (every supported "
+WARP_HELP = ("A supported warp-lang release (e.g. 1.16.0; `defects4warp envs list` and docs/version-matrix.md "
+             "name them) or the installed one, a comma-separated list of releases, or 'all' (every supported "
              "release); a release other than the installed one runs in an isolated environment created on demand "
-             "and cached.")
+             "and cached. Any other release is a usage error (exit 2): nothing is installed.")
 
 
 def warp_option(*, many: bool = False, required: bool = False, default_help: str = "the installed release"):
@@ -402,11 +403,17 @@ def warp_option(*, many: bool = False, required: bool = False, default_help: str
             raise click.BadParameter("give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
         from packaging.version import InvalidVersion, Version
 
+        from ..envs import ReleaseEnvError, check_supported
+
         for r in rels:
             try:
                 Version(r)
             except InvalidVersion:
                 raise click.BadParameter(f"{r!r} is not a warp-lang release number (e.g. 1.19.0)") from None
+            try:
+                check_supported(r)
+            except ReleaseEnvError as exc:
+                raise click.BadParameter(str(exc)) from None
         if not many and (len(rels) > 1 or value.strip() == "all"):
             verb = ctx.info_name or "this verb"
             raise click.BadParameter(f"`{verb}` takes one release, not {value!r}; "
@@ -433,6 +440,24 @@ def _releases(value: str) -> list:
     from ..envs import RELEASES
 
     return list(RELEASES) if value == "all" else [w.strip() for w in value.split(",") if w.strip()]
+
+
+def _supported_releases(value: str) -> list:
+    """``_releases(value)`` with every release checked before anything runs
+    or is installed (:func:`defects4warp.envs.check_supported`): a release
+    number that is neither supported nor installed, or an empty list, is a
+    usage error (exit 2) naming the supported releases."""
+    from ..envs import ReleaseEnvError, check_supported
+
+    rels = _releases(value)
+    if not rels:
+        raise click.UsageError("--warp: give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
+    for r in rels:
+        try:
+            check_supported(r)
+        except ReleaseEnvError as exc:
+            raise click.UsageError(f"--warp: {exc}") from None
+    return rels
 
 
 

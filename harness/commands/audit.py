@@ -8,7 +8,7 @@ import click
 
 from ._common import (
     _preflight_releases,
-    _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt, device_opt, engine_opt,
+    _emit, _executor, _load, _read_json, _release, _store, _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
     err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt,
 )
 
@@ -44,6 +44,8 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
         if missing:
             raise click.UsageError(f"{matrix_json} holds no release {', '.join(missing)}")
     else:
+        for rel in (from_, to):
+            _supported_releases(rel)  # both refused before either is installed
         cases, _ = _load(corpus, cases_glob)
         for rel in (from_, to):
             _release(rel)

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ._common import (
-    _check_device, _executor, _load, _release, _releases, _store, cases_opt, console, corpus_opt, device_opt,
+    _check_device, _executor, _load, _release, _store, _supported_releases, cases_opt, console, corpus_opt, device_opt,
     err_console, jobs_opt, scale_opts, timeout_opt,
 )
 
@@ -56,7 +56,7 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
         raise click.UsageError("--check compares only; it cannot be combined with --measure")
     if (cases_glob != "*" or corpus) and not measure:
         raise click.UsageError("--cases and --corpus choose what --measure measures; give --measure too")
-    releases = _releases(warp)
+    releases = _supported_releases(warp)
     if measure:
         if warp == "all":
             releases = measure_order(releases)
