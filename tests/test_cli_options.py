@@ -213,3 +213,72 @@ def test_ensure_env_refuses_an_unsupported_release_and_removes_a_failed_install(
     with pytest.raises(envs.ReleaseEnvError, match="pip could not install warp-lang==1.16.0: ERROR: No matching"):
         envs.ensure_env("1.16.0")
     assert not (tmp_path / "warp-1.16.0").exists()
+
+
+def _no_dash_file(path):
+    assert not (path / "-").exists(), "a file literally named '-' was written"
+
+
+def test_markdown_dash_prints_on_stdout_and_writes_no_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    val = str(ROOT / "docs" / "data" / "oracle-validation-1.12.1-1.19.0.json")
+    r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", str(tmp_path / "a.md")])
+    assert r.exit_code == 0, r.output
+    for flag in ("--markdown", "-o"):
+        r = CliRunner().invoke(main, ["version-matrix", val, flag, "-"])
+        assert r.exit_code == 0, r.output
+        assert r.stdout.startswith("# Version matrix")
+        assert r.stdout.rstrip("\n") == (tmp_path / "a.md").read_text().rstrip("\n")
+        _no_dash_file(tmp_path)
+    run = str(ROOT / "docs" / "data" / "run-scripts.json")
+    r = CliRunner().invoke(main, ["report", run, "--markdown", "-"])
+    assert r.exit_code == 0 and r.stdout.startswith("# Results"), r.output
+    r = CliRunner().invoke(main, ["report", run, "--html", "-"])
+    assert r.exit_code == 0 and r.stdout.lstrip().lower().startswith("<!doctype html>"), r.output[:200]
+    _no_dash_file(tmp_path)
+
+
+def test_json_dash_prints_the_json_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    table = str(ROOT / "docs" / "data" / "capture-table.json")
+    r = CliRunner().invoke(main, ["capture-table", "--from-json", table, "--json", "-"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == json.loads(Path(table).read_text())
+    r = CliRunner().invoke(main, ["capture-table", "--from-json", table, "--markdown", "-"])
+    assert r.exit_code == 0 and r.stdout.lstrip().startswith("#") and "{" not in r.stdout.splitlines()[0]
+    r = CliRunner().invoke(main, ["capture-table", "--from-json", table, "--json", "-", "--markdown",
+                                  str(tmp_path / "t.md")])
+    assert r.exit_code == 0 and json.loads(r.stdout)["records"] == json.loads(Path(table).read_text())["records"]
+    assert (tmp_path / "t.md").read_text().startswith(r"# ")
+
+    import yaml
+
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump({"mutants": [{"id": "a-x", "operator": "double_backward"}]}))
+    (tmp_path / "run.json").write_text(json.dumps({"summary": {"engine": "e"}, "results": [
+        {"case": "a-x", "variant": "buggy", "correct": {"verdict": True, "class": False}}]}))
+    r = CliRunner().invoke(main, ["mutate", "score", str(tmp_path / "run.json"), "--manifest", str(tmp_path / "m.yaml"),
+                                  "--json", "-"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)[0]["operators"]["double_backward"]["mutants"] == 1
+    r = CliRunner().invoke(main, ["mutate", "summary", "--manifest", str(tmp_path / "m.yaml"), "--markdown", "-"])
+    _no_dash_file(tmp_path)
+
+
+@pytest.mark.parametrize("args, text", [
+    (["report", str(ROOT / "docs" / "data" / "run-scripts.json"), "--markdown", "-", "--html", "-"],
+     "--markdown - and --html - would both print on standard output"),
+    (["capture-table", "--from-json", str(ROOT / "docs" / "data" / "capture-table.json"), "--markdown", "-",
+      "--json", "-"], "--markdown - and --json - would both print on standard output"),
+    (["audit", "--from", "1.16.0", "--to", "1.19.0", "--markdown", "-", "--json", "-"],
+     "--markdown - and --json - would both print on standard output"),
+    (["matrix", "--warp", "1.19.0", "--cases", "projectile-launch-fit", "--json", "-"],
+     "writes its JSON as it goes (a run killed midway keeps what finished): give a file, not -"),
+    (["validate", "--cases", "projectile-launch-fit", "--json", "-"],
+     "writes its JSON as it goes (a run killed midway keeps what finished): give a file, not -"),
+])
+def test_dash_is_refused_where_it_cannot_mean_stdout(tmp_path, monkeypatch, args, text):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, r.output
+    assert text in _one_line(r.output)
+    _no_dash_file(tmp_path)

@@ -8,7 +8,7 @@ import click
 
 from ._common import (
     _preflight_releases,
-    _emit, _executor, _load, _read_json, _release, _store, _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
+    _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store, _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
     err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt,
 )
 
@@ -26,7 +26,8 @@ from ._common import (
 @timeout_opt
 @programs_opt
 @markdown_option("Write the audit here")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the audit as JSON here.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write the audit as JSON here ('-' prints it, and then the Markdown only with --markdown FILE).")
 @scale_opts
 def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, programs, markdown_path,
         json_path, results_path, fresh, executor_kind, scheduler, workers):
@@ -36,8 +37,9 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
     contradicts its tags on either release."""
     from ..matrix import audit as compare_releases
     from ..matrix import audit_markdown, measure_releases
-    from ..runner import write_json_atomic
-
+    _one_stdout(markdown=markdown_path, json=json_path)
+    _check_writable(markdown_path)
+    _check_writable(json_path)
     if matrix_json:
         doc = _read_json(matrix_json, "releases", "`defects4warp matrix --json`")
         missing = [r for r in (from_, to) if r not in doc["releases"]]
@@ -66,7 +68,8 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
 
     rep["builtins"], extra = audit_section(from_, to, device)
     text = audit_markdown(rep) + extra
-    _emit(text, markdown_path)
+    if markdown_path or json_path != "-":  # with --json - stdout carries the JSON alone
+        _emit(text, markdown_path)
     if json_path:
-        write_json_atomic(json_path, rep)
+        _write_json(rep, json_path)
     sys.exit(1 if rep["contradictions"] else 0)
