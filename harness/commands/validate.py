@@ -110,7 +110,12 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
                                                                     description=f"{rel} {c.case}/{c.variant}"),
                                 on_release=show)
     failed = [str(e) for e in errors] + doc["failures"]
-    if errors and json_path:
+    for rel, r in doc["releases"].items():
+        # when the checks taken from the result store were measured (read by `version-matrix`)
+        span = store.measured_dates("validation", rel) if r.get("reused") else None
+        if span:
+            r["reused_measured"] = list(span)
+    if json_path and (errors or any("reused_measured" in r for r in doc["releases"].values())):
         from ..runner import write_json_atomic
 
         doc["failures"] = failed
