@@ -106,6 +106,46 @@ def _check_version(version: str) -> None:
         raise ReleaseEnvError(f"'{version}' is not a release number (e.g. 1.16.0)") from None
 
 
+def supported_patch(version: str) -> str | None:
+    """The supported release (:data:`RELEASES`) of the same minor series as
+    ``version`` (``"1.9"`` and ``"1.9.0"`` give ``"1.9.1"``), or None when
+    no supported release shares its major and minor number (or ``version``
+    is not a release number)."""
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return None
+    for r in RELEASES:
+        if Version(r).release[:2] == (v.major, v.minor):
+            return r
+    return None
+
+
+def check_supported(version: str) -> None:
+    """Refuse a release the corpus is not verified on before anything is installed.
+
+    Accepted: a release of :data:`RELEASES`, or the installed ``warp-lang``
+    (which needs no environment, whatever its number).
+
+    Raises
+    ------
+    ReleaseEnvError
+        When ``version`` is not a release number, or is neither supported
+        nor installed; the message names the supported releases and, when
+        the minor series is supported (``1.9``, ``1.8.0``), the release to
+        use instead (``1.9.1``, ``1.8.1``).
+    """
+    _check_version(version)
+    if version in RELEASES or version == _installed_or_none():
+        return
+    near = supported_patch(version)
+    hint = f" (did you mean {near}?)" if near else ""
+    installed = _installed_or_none()
+    raise ReleaseEnvError(f"warp-lang {version} is not a supported release{hint}; supported: {', '.join(RELEASES)}"
+                          + (f", and the installed release {installed}" if installed and installed not in RELEASES
+                             else ""))
+
+
 def _run_pip(cmd: list, what: str) -> None:
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
@@ -167,11 +207,15 @@ def ensure_env(version: str, log=None) -> Path:
     Raises
     ------
     ReleaseEnvError
-        When ``version`` is not a release number or pip cannot install it.
+        When ``version`` is not a release number, is neither a supported
+        release (:data:`RELEASES`) nor the installed one
+        (:func:`check_supported`; nothing is created then), or pip cannot
+        install it (the incomplete environment is removed).
     """
     _check_version(version)
     if _installed_or_none() == version:
         return Path(sys.executable)
+    check_supported(version)
     root = cache_root() / f"warp-{version}"
     py = root / "bin" / "python"
     if (root / MARKER).is_file() and py.exists():
@@ -185,9 +229,13 @@ def ensure_env(version: str, log=None) -> Path:
             log(f"creating an environment for warp-lang=={version} in {root} (NumPy from {base})")
         venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(root)
         site = _site_packages(root)
-        _run_pip([str(base / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                  "--no-cache-dir", "--no-deps", "--target", str(site), f"warp-lang=={version}"],
-                 f"warp-lang=={version}")
+        try:
+            _run_pip([str(base / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                      "--no-cache-dir", "--no-deps", "--target", str(site), f"warp-lang=={version}"],
+                     f"warp-lang=={version}")
+        except ReleaseEnvError:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
         (site / "_defects4warp_base.pth").write_text(f"{_site_packages(base)}\n")
         (root / MARKER).write_text(f"warp-lang=={version}\nbase={base.name}\n")
         _touch(root)

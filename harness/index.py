@@ -34,17 +34,102 @@ class IndexError_(RuntimeError):
     """The index cannot be built (names the file and the problem)."""
 
 
-def bug_releases(case) -> list:
-    """``"variant: specifier [@scale]"`` for every expectation with verdict bug (or refused)."""
+def release_ranges(releases, supported=None) -> str:
+    """Compress a set of releases to ranges over the supported releases.
+
+    Parameters
+    ----------
+    releases : iterable of str
+        Releases of ``supported`` (others are ignored).
+    supported : sequence of str, optional
+        The ordered releases the ranges run over (default
+        :data:`defects4warp.envs.RELEASES`).
+
+    Returns
+    -------
+    str
+        ``"all releases"`` when every supported release is in ``releases``;
+        otherwise comma-separated runs of consecutive supported releases:
+        ``"<=1.17.0"`` (a run from the oldest), ``">=1.6.2"`` (a run to the
+        newest), ``"1.1.0-1.16.0"`` or a single ``"1.9.1"``; ``""`` for none.
+    """
+    from .envs import RELEASES
+
+    supported = list(RELEASES if supported is None else supported)
+    inside = [r in set(releases) for r in supported]
+    if inside and all(inside):
+        return "all releases"
+    runs, start = [], None
+    for i, yes in enumerate(inside + [False]):
+        if yes and start is None:
+            start = i
+        elif not yes and start is not None:
+            runs.append((start, i - 1))
+            start = None
+    out = []
+    for a, b in runs:
+        if a == b:
+            out.append(supported[a])
+        elif a == 0:
+            out.append(f"<={supported[b]}")
+        elif b == len(supported) - 1:
+            out.append(f">={supported[a]}")
+        else:
+            out.append(f"{supported[a]}-{supported[b]}")
+    return ", ".join(out)
+
+
+def bug_releases(case, *, releases=None, verdicts=("bug", "refused")) -> list:
+    """Where each variant of ``case`` is expected to show its bug.
+
+    The expectation of every supported release and scale is the one the
+    harness scores against (:meth:`defects4warp.case.Variant.expectation_for`:
+    the first row of ``case.yaml`` that applies, so an earlier ``no_bug`` row
+    masks a later unconditional ``bug`` row); the releases with each verdict
+    are then compressed to ranges (:func:`release_ranges`).
+
+    Parameters
+    ----------
+    case : defects4warp.case.Case
+        A loaded case.
+    releases : sequence of str, optional
+        The releases considered (default :data:`defects4warp.envs.RELEASES`).
+    verdicts : tuple of str
+        The verdicts listed (default ``("bug", "refused")``).
+
+    Returns
+    -------
+    list of str
+        ``"variant: RANGES [@scale] [(refused)]"``, one per variant, verdict
+        and scale where the scales differ (``@scale`` only then); empty when
+        no supported release expects any of ``verdicts``.
+    """
+    from .case import SCALES
+    from .envs import RELEASES
+
+    releases = list(RELEASES if releases is None else releases)
     out = []
     for v in case.variants:
-        for e in v.expectations:
-            if e.verdict in ("bug", "refused"):
-                where = f"{v.name}: {str(e.warp) or 'all releases'}" + (f" @{e.scale}" if e.scale else "")
-                if e.verdict == "refused":
+        for verdict in verdicts:
+            per_scale = {}
+            for scale in SCALES:
+                hits = []
+                for r in releases:
+                    e = v.expectation_for(r, scale)
+                    if e is not None and e.verdict == verdict:
+                        hits.append(r)
+                per_scale[scale] = hits
+            same = len({tuple(h) for h in per_scale.values()}) == 1
+            for scale, hits in per_scale.items():
+                if not hits:
+                    continue
+                where = f"{v.name}: {release_ranges(hits, releases)}" + ("" if same else f" @{scale}")
+                if verdict == "refused":
                     where += " (refused)"
                 if where not in out:
                     out.append(where)
+                if same:
+                    break
     return out
 
 

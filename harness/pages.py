@@ -696,19 +696,47 @@ PAGES = (
 )
 
 
-def check_pages(root: Path = ROOT) -> list:
+def check_pages(root: Path = ROOT, *, diffs: dict | None = None, max_lines: int = 20) -> list:
     """Names of the pages whose committed text differs from what their JSON renders to (empty: all current).
+
+    Parameters
+    ----------
+    root : Path
+        Folder holding docs/ and docs/data/ (default: this checkout).
+    diffs : dict, optional
+        When given, filled with ``{page path: [lines]}`` for every differing
+        page: the start of a unified diff (:func:`difflib.unified_diff`,
+        ``committed/PAGE`` -> ``generated/PAGE``, 3 lines of context) of at
+        most ``max_lines`` lines, then ``"... N more lines"`` when it is
+        longer; a missing page gets one line saying so.
+    max_lines : int
+        Diff lines kept per page (default 20: enough to see the first
+        differing rows of a table without flooding a terminal).
 
     Raises
     ------
     PageSourceError
         When a source file is missing or malformed (names the file).
     """
+    import difflib
+
     stale = []
     for p in PAGES:
         path = root / p.path
-        if not path.is_file() or path.read_text() != p.render(root):
-            stale.append(p.path)
+        committed = path.read_text() if path.is_file() else None
+        text = p.render(root)
+        if committed == text:
+            continue
+        stale.append(p.path)
+        if diffs is None:
+            continue
+        if committed is None:
+            diffs[p.path] = [f"(no committed {p.path}: `defects4warp pages` writes it)"]
+            continue
+        lines = list(difflib.unified_diff(committed.splitlines(), text.splitlines(), f"committed/{p.path}",
+                                          f"generated/{p.path}", lineterm=""))
+        more = len(lines) - max_lines
+        diffs[p.path] = lines[:max_lines] + ([f"... {more} more lines"] if more > 0 else [])
     return stale
 
 

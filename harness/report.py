@@ -27,16 +27,23 @@ def _cell(check: dict) -> str:
 
 def merge_validations(docs: list) -> dict:
     """Merge ``validate --json`` documents (disjoint case sets): checks are
-    concatenated per release, wall times added; a case checked in several
-    documents keeps its checks from the last one."""
+    concatenated per release, wall times and counts of checks reused from the
+    result store added (None when a document does not record them), the dates
+    the reused checks were measured (``reused_measured``) widened; a case
+    checked in several documents keeps its checks from the last one."""
     out = {"device": docs[0]["device"], "machine": docs[0]["machine"], "repeat": docs[0].get("repeat", 1),
            "releases": {}, "failures": [], "wall_s": 0.0}
     for d in docs:
         cases = {c["case"] for r in d["releases"].values() for c in r["checks"]}
         for rel, r in d["releases"].items():
-            slot = out["releases"].setdefault(rel, {"wall_s": 0.0, "checks": []})
+            slot = out["releases"].setdefault(rel, {"wall_s": 0.0, "checks": [], "reused": 0})
             slot["checks"] = [c for c in slot["checks"] if c["case"] not in cases] + r["checks"]
             slot["wall_s"] += r["wall_s"]
+            slot["reused"] = None if slot["reused"] is None or r.get("reused") is None else slot["reused"] + r["reused"]
+            if r.get("reused_measured"):
+                span = slot.get("reused_measured") or list(r["reused_measured"])
+                slot["reused_measured"] = [min(span[0], r["reused_measured"][0]),
+                                           max(span[1], r["reused_measured"][-1])]
         out["failures"] += d.get("failures", [])
         if d.get("measured_on"):
             out["measured_on"] = max(out.get("measured_on") or "", d["measured_on"])
@@ -76,6 +83,34 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
                     fixed_bad.append(f"{c['case']} on {rel}: {c['message']}")
                 continue
             rows.setdefault(key, {})[rel] = c
+    def all_reused(rel):
+        r = doc["releases"][rel]
+        measured = [c for c in r["checks"] if c.get("status") != "skipped"]
+        return bool(r.get("reused")) and r["reused"] >= len(measured) > 0
+
+    def span_text(span):
+        if not span:
+            return "on a date not recorded"
+        return span[0] if span[0] == span[-1] else f"{span[0]} to {span[-1]}"
+
+    def wall(rel):
+        r = doc["releases"][rel]
+        if all_reused(rel):
+            return f"{rel} reused from the result store (measured {span_text(r.get('reused_measured'))})"
+        return f"{rel} {r['wall_s'] / 60:.1f} min"
+
+    reused_rels = [rel for rel in releases if all_reused(rel)]
+    if releases and len(reused_rels) == len(releases):
+        spans = [doc["releases"][rel].get("reused_measured") for rel in releases]
+        overall = None if not all(spans) else [min(s[0] for s in spans), max(s[-1] for s in spans)]
+        measured_line = (f"- Every check reused from the result store, measured {span_text(overall)}"
+                         + (f" (assembled on {doc['measured_on']})" if doc.get("measured_on") else "")
+                         + f"; each variant measured {doc.get('repeat', 1)} time(s) in a fresh process.")
+        total = "; nothing was measured again."
+    else:
+        measured_line = (f"- Measured on {doc.get('measured_on') or 'an unrecorded date'}; each variant measured "
+                         f"{doc.get('repeat', 1)} time(s) in a fresh process.")
+        total = f"; the full matrix took {doc.get('wall_s', 0) / 60:.1f} min."
     lines = [
         "# Version matrix",
         "",
@@ -94,11 +129,8 @@ def version_matrix_markdown(doc: dict, determinism: dict | None = None) -> str:
         "case's tags is marked; validation then fails.",
         "",
         f"- Machine: {one_line(doc['machine'])}; device `{doc['device']}`.",
-        f"- Measured on {doc.get('measured_on') or 'an unrecorded date'}; each variant measured "
-        f"{doc.get('repeat', 1)} time(s) "
-        "in a fresh process.",
-        "- Wall time per release: " + ", ".join(f"{rel} {doc['releases'][rel]['wall_s'] / 60:.1f} min" for rel in releases)
-        + f"; the full matrix took {doc.get('wall_s', 0) / 60:.1f} min.",
+        measured_line,
+        "- Wall time per release: " + ", ".join(wall(rel) for rel in releases) + total,
     ]
     if determinism:
         for rel, r in determinism["releases"].items():

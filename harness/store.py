@@ -177,6 +177,12 @@ class ResultStore:
     ----------
     hits, misses, writes : int
         Counters of this instance's :meth:`get` and :meth:`put` calls.
+    hit_dates : dict
+        ``{(kind, warp release): [oldest, newest]}``: the UTC dates
+        (``YYYY-MM-DD``, from the stored files' modification times, i.e. when
+        each result was measured and stored) of the results :meth:`get`
+        returned, so a report built from reused results can say when they
+        were measured.
     """
 
     def __init__(self, root: str | Path | None = None):
@@ -184,6 +190,13 @@ class ResultStore:
         self.hits = 0
         self.misses = 0
         self.writes = 0
+        self.hit_dates = {}
+
+    def measured_dates(self, kind: str, release: str):
+        """``(oldest, newest)`` date of the ``kind`` results of ``release``
+        that :meth:`get` returned (see :attr:`hit_dates`), or None."""
+        span = self.hit_dates.get((kind, release))
+        return None if span is None else tuple(span)
 
     def path(self, key: str, kind: str) -> Path:
         """File of ``key`` (it may not exist)."""
@@ -204,7 +217,18 @@ class ResultStore:
             self.misses += 1
             return None
         self.hits += 1
+        self._note_date(fields, self.path(key, fields["kind"]))
         return doc["value"]
+
+    def _note_date(self, fields: dict, path: Path) -> None:
+        import datetime
+
+        try:
+            day = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc).date().isoformat()
+        except OSError:
+            return
+        span = self.hit_dates.setdefault((fields["kind"], str(fields.get("warp"))), [day, day])
+        span[0], span[1] = min(span[0], day), max(span[1], day)
 
     def put(self, fields: dict | None, value) -> None:
         """Store ``value`` (JSON-serialisable) under ``fields``, atomically."""

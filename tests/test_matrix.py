@@ -172,3 +172,21 @@ def test_audit_verb_prints_the_shared_sections(tmp_path):
     assert "- ratio/buggy" not in res.output  # 30x is under --error-factor 100
     rep = json.loads((tmp_path / "a.json").read_text())
     assert rep["error_factor"] == 100 and rep["error_size_changes"][0]["factor"] == "inf"
+
+
+def test_matrix_totals_say_which_wall_time_they_are():
+    """Releases measured at the same time: the whole matrix's wall time is the longest release's, and
+    the text says so next to the sum (a newcomer read '0.7 + 0.9 min per release, 0.9 min in all')."""
+    d = doc()
+    d["releases"]["1.16.0"]["wall_s"], d["releases"]["1.19.0"]["wall_s"] = 42.0, 54.0
+    d["releases"]["1.19.0"]["reused"] = 14
+    d["wall_s"] = 54.0
+    md = matrix_markdown(d)
+    assert "the whole matrix took 0.9 min of wall time (the releases are measured at the same time, so this is " \
+           "the longest release, not the sum of the per-release wall times, 1.6 min)." in md
+    assert "| 1.16.0 | 1.000 | 1.000 | 1.000 | 0.000 | 0.7 min |" in md
+    assert "| 1.19.0 | 1.000 | 1.000 | 1.000 | 0.000 | 0.9 min (14 result(s) reused from the result store) |" in md
+    one = doc()
+    del one["releases"]["1.19.0"]
+    one["wall_s"] = 60.0
+    assert "; the whole matrix took 1.0 min of wall time." in matrix_markdown(one)

@@ -437,3 +437,46 @@ def test_rescore_joins_todays_labels_and_min_warp():
     assert pages.answer_cell(cant) == "unsup"
     s = pages._summary(out["runs"])
     assert s["errors"] == 0 and s["unsupported"] == 1
+
+
+def test_check_shows_the_first_differing_lines(tmp_path):
+    """`pages --check` prints, under each page that DIFFERS, the start of a unified diff (committed -> generated),
+    cut at 20 lines with the count of the rest (a newcomer saw DIFFERS and nothing of the difference)."""
+    (tmp_path / "docs" / "data").mkdir(parents=True)
+    data = pages.ROOT / "docs" / "data"
+    for p in [data / "validation-1.0.2.json", data / "oracle-validation-1.12.1-1.19.0.json",
+              pages.ROOT / pages.MIN_WARP_JSON, pages.ROOT / pages.BOUNDARIES_JSON]:
+        shutil.copy(p, tmp_path / "docs" / "data" / p.name)
+    for p in pages.PAGES:
+        shutil.copy(pages.ROOT / p.path, tmp_path / p.path)
+    pages.write_pages(tmp_path)
+    vm = tmp_path / "docs" / "version-matrix.md"
+    good = vm.read_text()
+    row = next(ln for ln in good.splitlines() if ln.startswith("| fountain-jet-aiming | buggy |"))
+    vm.write_text(good.replace(row, row.replace("| buggy |", "| buggy2 |")))
+    diffs = {}
+    assert pages.check_pages(tmp_path, diffs=diffs) == ["docs/version-matrix.md"]
+    d = diffs["docs/version-matrix.md"]
+    assert d[:2] == ["--- committed/docs/version-matrix.md", "+++ generated/docs/version-matrix.md"]
+    assert d[2].startswith("@@ ")
+    assert [ln for ln in d if ln[:1] in "+-" and ln[:3] not in ("---", "+++")] == \
+        ["-" + row.replace("| buggy |", "| buggy2 |"), "+" + row]
+    assert len(d) == 2 + 1 + 3 + 2 + 3  # headers, hunk, context, the change, context
+
+    # a long difference is cut at max_lines with the count of the rest
+    lines = good.splitlines()
+    vm.write_text("\n".join(ln + " x" if ln.startswith("| ") else ln for ln in lines) + "\n")
+    diffs = {}
+    pages.check_pages(tmp_path, diffs=diffs)
+    full = sum(1 for ln in lines if ln.startswith("| "))
+    d = diffs["docs/version-matrix.md"]
+    assert len(d) == 21 and d[-1].startswith("... ") and d[-1].endswith(" more lines")
+    assert int(d[-1].split()[1]) > 2 * full - 20 > 0
+
+    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(tmp_path), "--warp", "1.12.1,1.19.0"])
+    assert res.exit_code == 1
+    out = res.output.splitlines()
+    at = out.index(next(ln for ln in out if ln.startswith("docs/version-matrix.md: DIFFERS from")))
+    assert out[at + 1] == "    --- committed/docs/version-matrix.md"
+    assert out[at + 21].startswith("    ... ") and out[at + 21].endswith(" more lines")
+    assert out[at + 22].startswith("docs/release-matrix.md: matches")

@@ -164,8 +164,9 @@ def _run_doc(arg: str, results_path=None) -> dict:
 
 
 def _emit(text: str, path=None) -> None:
-    """Write ``text`` to ``path`` atomically (and say so), or print it when no path is given."""
-    if path:
+    """Write ``text`` to ``path`` atomically (and say so), or print it on
+    standard output when no path is given or the path is ``-``."""
+    if path and path != "-":
         import tempfile
 
         _check_writable(path)
@@ -216,9 +217,45 @@ def json_option(help: str, *, bare_prints: bool = False):
 
 
 def markdown_option(help: str):
-    """The ``--markdown FILE`` option of a verb that renders Markdown (default: print it)."""
-    return click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
-                        metavar="FILE", help=f"{help} (default: print it).")
+    """The ``--markdown FILE`` option of a verb that renders Markdown (default, or ``-``: print it)."""
+    return click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, allow_dash=True),
+                        default=None, metavar="FILE", help=f"{help} ('-' or no --markdown: print it).")
+
+
+def _one_stdout(**paths) -> None:
+    """Refuse two output options that would both print on standard output.
+
+    Parameters
+    ----------
+    **paths : str or None
+        Option name (``markdown``, ``json``, ``html``; underscores for
+        dashes) to its value; ``-`` means standard output.
+
+    Raises
+    ------
+    click.UsageError
+        When more than one value is ``-``, naming the options.
+    """
+    dash = [f"--{k.replace('_', '-')} -" for k, v in paths.items() if v == "-"]
+    if len(dash) > 1:
+        raise click.UsageError(f"{' and '.join(dash)} would both print on standard output: give a file for all "
+                               "but one of them")
+
+
+def _refuse_dash(path, option: str, why: str) -> None:
+    """Refuse ``-`` (standard output) for an output option that cannot print.
+
+    Raises
+    ------
+    click.BadParameter
+        When ``path`` is ``-``, saying ``why`` and to give a file.
+    """
+    if path == "-":
+        raise click.BadParameter(f"{why}: give a file, not -", param_hint=f"'{option}'")
+
+
+#: Why ``--json -`` is refused by the verbs that rewrite their JSON while they measure.
+WRITTEN_AS_IT_GOES = "this verb writes its JSON as it goes (a run killed midway keeps what finished)"
 
 
 def deprecated_alias(old: str, new: str, dest: str):
@@ -370,9 +407,10 @@ progress_opt = click.option("--progress-every", "progress_every", default=DEFAUL
                             type=click.FloatRange(min=0.0), metavar="SECONDS",
                             help="When stderr is not a terminal: at most one progress line per this many seconds "
                                  "(and one at the end).")
-WARP_HELP = ("A warp-lang release (e.g. 1.16.0), a comma-separated list of releases, or 'all' (every supported "
+WARP_HELP = ("A supported warp-lang release (e.g. 1.16.0; `defects4warp envs list` and docs/version-matrix.md "
+             "name them) or the installed one, a comma-separated list of releases, or 'all' (every supported "
              "release); a release other than the installed one runs in an isolated environment created on demand "
-             "and cached.")
+             "and cached. Any other release is a usage error (exit 2): nothing is installed.")
 
 
 def warp_option(*, many: bool = False, required: bool = False, default_help: str = "the installed release"):
@@ -402,11 +440,17 @@ def warp_option(*, many: bool = False, required: bool = False, default_help: str
             raise click.BadParameter("give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
         from packaging.version import InvalidVersion, Version
 
+        from ..envs import ReleaseEnvError, check_supported
+
         for r in rels:
             try:
                 Version(r)
             except InvalidVersion:
                 raise click.BadParameter(f"{r!r} is not a warp-lang release number (e.g. 1.19.0)") from None
+            try:
+                check_supported(r)
+            except ReleaseEnvError as exc:
+                raise click.BadParameter(str(exc)) from None
         if not many and (len(rels) > 1 or value.strip() == "all"):
             verb = ctx.info_name or "this verb"
             raise click.BadParameter(f"`{verb}` takes one release, not {value!r}; "
@@ -433,6 +477,24 @@ def _releases(value: str) -> list:
     from ..envs import RELEASES
 
     return list(RELEASES) if value == "all" else [w.strip() for w in value.split(",") if w.strip()]
+
+
+def _supported_releases(value: str) -> list:
+    """``_releases(value)`` with every release checked before anything runs
+    or is installed (:func:`defects4warp.envs.check_supported`): a release
+    number that is neither supported nor installed, or an empty list, is a
+    usage error (exit 2) naming the supported releases."""
+    from ..envs import ReleaseEnvError, check_supported
+
+    rels = _releases(value)
+    if not rels:
+        raise click.UsageError("--warp: give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
+    for r in rels:
+        try:
+            check_supported(r)
+        except ReleaseEnvError as exc:
+            raise click.UsageError(f"--warp: {exc}") from None
+    return rels
 
 
 
@@ -479,5 +541,5 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option",
+__all__ += ["_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
             "deprecated_alias", "WARP_HELP", "progress_opt"]

@@ -8,7 +8,7 @@ import click
 
 from ._common import (
     _preflight_releases,
-    _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt, device_opt, engine_opt,
+    _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store, _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
     err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt,
 )
 
@@ -26,7 +26,8 @@ from ._common import (
 @timeout_opt
 @programs_opt
 @markdown_option("Write the audit here")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the audit as JSON here.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write the audit as JSON here ('-' prints it, and then the Markdown only with --markdown FILE).")
 @click.option("--error-factor", type=click.FloatRange(min=1.0, min_open=True), default=None, metavar="X",
               help="List a bug present on both releases when its measured relative error or growth ratio changes "
                    "by more than X times [default: 10, one order of magnitude].")
@@ -41,14 +42,17 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
     contradicts its tags on either release."""
     from ..matrix import ERROR_SIZE_FACTOR, audit_markdown, measure_releases
     from ..matrix import audit as compare_releases
-    from ..runner import write_json_atomic
-
+    _one_stdout(markdown=markdown_path, json=json_path)
+    _check_writable(markdown_path)
+    _check_writable(json_path)
     if matrix_json:
         doc = _read_json(matrix_json, "releases", "`defects4warp matrix --json`")
         missing = [r for r in (from_, to) if r not in doc["releases"]]
         if missing:
             raise click.UsageError(f"{matrix_json} holds no release {', '.join(missing)}")
     else:
+        for rel in (from_, to):
+            _supported_releases(rel)  # both refused before either is installed
         cases, _ = _load(corpus, cases_glob)
         for rel in (from_, to):
             _release(rel)
@@ -69,7 +73,8 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
 
     rep["builtins"], extra = audit_section(from_, to, device)
     text = audit_markdown(rep) + extra
-    _emit(text, markdown_path)
+    if markdown_path or json_path != "-":  # with --json - stdout carries the JSON alone
+        _emit(text, markdown_path)
     if json_path:
-        write_json_atomic(json_path, rep)
+        _write_json(rep, json_path)
     sys.exit(1 if rep["contradictions"] else 0)

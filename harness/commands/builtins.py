@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import _check_writable, _store, err_console, results_opt, warp_option
+from ._common import _check_writable, _store, _write_json, err_console, results_opt, warp_option
 
 
 def checkout_root():
@@ -24,8 +24,8 @@ def checkout_root():
                                      "(20; each compiles several hundred kernels at about 1 s per kernel on a CPU "
                                      "core: hours), newest first")
 @click.option("--device", default="cpu", show_default=True, help="Warp device.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write {release: release document} here.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write {release: release document} here ('-' prints it).")
 @click.option("--write-package-data", "write_package_data", is_flag=True, default=False,
               help="Maintainers, in a source checkout, before committing: also overwrite the package's committed "
                    "results harness/data/builtins/<release>-<device>.json (what the engine's release probe reads) "
@@ -44,7 +44,7 @@ def cmd(warp, device, json_path, write_package_data, old_data, fresh, only_spec,
     Releases already in the result store are reused (--fresh to measure again)."""
     from ..builtins import ALL_RELEASES, conformance, merge_data, write_data, write_page
     from ..envs import ReleaseEnvError, python_for
-    from ..runner import installed_warp_version, write_json_atomic
+    from ..runner import installed_warp_version
 
     if old_data is not None:
         err_console.print("[yellow]--data is deprecated: it writes the package's committed data; "
@@ -101,4 +101,4 @@ def cmd(warp, device, json_path, write_package_data, old_data, fresh, only_spec,
     if write_package_data:
         err_console.print(f"wrote {write_page()}")
     if json_path:
-        write_json_atomic(json_path, out)
+        _write_json(out, json_path)

@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from ._common import _check_writable, _emit, _load, _read_json, cases_opt, corpus_opt, device_opt, err_console
+from ._common import (
+    _check_writable, _emit, _load, _one_stdout, _read_json, _write_json, cases_opt, corpus_opt, device_opt, err_console,
+)
 
 
 @click.command()
@@ -23,19 +25,21 @@ from ._common import _check_writable, _emit, _load, _read_json, cases_opt, corpu
               help="A `validate --programs scripts --json` file: whether each case's label holds for its script.")
 @click.option("--from-json", "from_json", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Render this capture-table JSON again (no measurement).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the records here (e.g. docs/data/capture-table.json).")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the table here (e.g. docs/capture-table.md); default: print it.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write the records here (e.g. docs/data/capture-table.json); '-' prints them, and then the "
+                   "table only with --markdown FILE.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write the table here (e.g. docs/capture-table.md); '-' or no --markdown: print it.")
 def cmd(corpus, cases_glob, device, timeout_s, conversions_json, run_json, validation_json, from_json, json_path,
         markdown_path):
     """Capture every script variant of the corpus (the variants with a script: block) and tabulate:
     captured or not and why, params, objective kind, seconds per capture, per re-run and per diagnosis."""
     from ..capture_table import add_diagnoses, add_validation, document, from_conversions, load, markdown, measure
     from ..machine import describe, one_line
-    from ..runner import write_json_atomic
 
+    _one_stdout(markdown=markdown_path, json=json_path)
     _check_writable(json_path)
+    _check_writable(markdown_path)
     if from_json:
         doc = load(from_json)
     else:
@@ -65,7 +69,7 @@ def cmd(corpus, cases_glob, device, timeout_s, conversions_json, run_json, valid
             sources.append(validation_json)
         doc = document(recs, sources, one_line(describe()))
     if json_path:
-        write_json_atomic(json_path, doc)
-        err_console.print(f"wrote {json_path}")
-    _emit(markdown(doc), markdown_path)
+        _write_json(doc, json_path)
+    if markdown_path or json_path != "-":  # with --json - stdout carries the JSON alone
+        _emit(markdown(doc), markdown_path)
     sys.exit(0)

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
+    WRITTEN_AS_IT_GOES, _refuse_dash,
     ProgramPath,
     _check_writable,
     _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, timeout_opt,
@@ -73,9 +74,7 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     re-run) and what it assumed, then the verdict, the ranked classes with
     their evidence, and the standard fix for the top class. It never edits
     your files. --warp VERSION measures on another release, as for `run`."""
-    if json_path == "-":
-        raise click.BadParameter("this verb writes its JSON as it goes (a run killed midway keeps what finished): "
-                                 "give a file, not -", param_hint="'--json'")
+    _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
     from ..capture.targets import TargetError, resolve_target
     from ..engines.base import diagnose_target

@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import _releases, console, err_console
+from ._common import _supported_releases, console, err_console
 
 
 def _size(n: int) -> str:
@@ -44,13 +44,14 @@ def list_cmd():
 
 @cmd.command("prepare")
 @click.option("--warp", "warp", required=True, metavar="VERSION[,VERSION...]|all",
-              help="Releases to install ('all': every supported release).")
+              help="Releases to install ('all': every supported release); any other release is a usage error "
+                   "and nothing is installed.")
 def prepare_cmd(warp):
     """Create the environments of these releases now (they are otherwise created on first use)."""
     from ..envs import ReleaseEnvError, disk_bytes, ensure_env
 
     bad = []
-    for rel in _releases(warp):
+    for rel in _supported_releases(warp):
         try:
             py = ensure_env(rel, log=err_console.print)
         except ReleaseEnvError as exc:

@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 
 from ..case import FORMS
+from ..index import bug_releases
 from ._common import _load, _write_json, cases_opt, console, corpus_opt, json_option, split_opt
 
 
@@ -19,17 +20,13 @@ from ._common import _load, _write_json, cases_opt, console, corpus_opt, json_op
              bare_prints=True)
 def cmd(corpus, cases_glob, split, json_path):
     """Print the corpus: id, classes, releases, domain, form, provenance; and counts per class and per form
-    (adapter: problem.py variants; script: the user's files with a script: block; both: converted)."""
+    (adapter: problem.py variants; script: the user's files with a script: block; both: converted).
+    "bug on Warp" gives, per variant, the supported releases whose expectation (the first case.yaml row
+    that applies) is a bug, or a refusal, as ranges (the same text as corpus/INDEX.md)."""
     cases, errors = _load(corpus, cases_glob, split)
     rows = []
     for c in cases:
-        releases = []
-        for v in c.variants:
-            for e in v.expectations:
-                if e.verdict == "bug":
-                    where = f"{v.name}: {str(e.warp) or 'all releases'}" + (f" @{e.scale}" if e.scale else "")
-                    if where not in releases:
-                        releases.append(where)
+        releases = bug_releases(c)
         rows.append({"id": c.id, "classes": c.classes, "bug_on": releases, "domain": c.domain,
                      "variants": [v.name for v in c.variants], "provenance": c.provenance, "form": c.form,
                      "script": c.script.command_line() if c.script else None})

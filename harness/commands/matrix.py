@@ -8,6 +8,7 @@ import click
 
 from ._common import (
     _preflight_releases,
+    WRITTEN_AS_IT_GOES, _refuse_dash,
     _check_writable, _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt,
     device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, scale_opts, timeout_opt,
     markdown_option, warp_option,
@@ -23,8 +24,9 @@ from ._common import (
 @jobs_opt
 @timeout_opt
 @programs_opt
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the matrix (ground truth and engine run per release) here; rewritten after every release.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write the matrix (ground truth and engine run per release) here; rewritten after every release "
+                   "(so a file, not -).")
 @markdown_option("Write the table here")
 @click.option("--validation", "validation_json", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Reuse ground truth from `validate --warp ... --json` files (merged) instead of validating again.")
@@ -41,7 +43,9 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
     from ..matrix import matrix_markdown, measure_releases
     from ..runner import write_json_atomic
 
+    _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
+    _check_writable(markdown_path)
     cases, errors = _load(corpus, cases_glob)
     doc = {"engine": engine_name, "device": device, "machine": describe(), "releases": {}}
     from ..report import merge_validations

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ._common import ProgramPath, _emit, _write_json, deprecated_alias, json_option, markdown_option, warp_option
+from ._common import ProgramPath, _emit, _one_stdout, _write_json, deprecated_alias, json_option, markdown_option, warp_option
 
 
 #: The old single-command flags and the subcommand that replaced each (for a clear usage error).
@@ -147,7 +147,7 @@ def summary_cmd(manifest, markdown_path):
     from ..mutate.score import admission_table
 
     text = admission_table(manifest)
-    _emit(text if markdown_path else text.rstrip("\n"), markdown_path)
+    _emit(text if markdown_path not in (None, "-") else text.rstrip("\n"), markdown_path)
 
 
 @cmd.command("materialize")
@@ -172,9 +172,11 @@ def score_cmd(runs, manifest, markdown_path, json_path):
     """Per-operator mutation scores of engine runs (`run --json` files over the materialised tier)."""
     from ..mutate.score import markdown_table, mutation_scores
 
+    _one_stdout(markdown=markdown_path, json=json_path)
     scores = [mutation_scores(r, manifest) for r in runs]
     text = markdown_table(scores)
-    _emit(text if markdown_path else text.rstrip("\n"), markdown_path)
+    if markdown_path or json_path != "-":  # with --json - stdout carries the JSON alone
+        _emit(text if markdown_path not in (None, "-") else text.rstrip("\n"), markdown_path)
     if json_path:
         _write_json(scores, json_path)
 

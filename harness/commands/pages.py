@@ -7,14 +7,15 @@ import sys
 import click
 
 from ._common import (
-    _check_device, _executor, _load, _release, _releases, _store, cases_opt, console, corpus_opt, device_opt,
+    _check_device, _executor, _load, _release, _store, _supported_releases, cases_opt, console, corpus_opt, device_opt,
     err_console, jobs_opt, scale_opts, timeout_opt,
 )
 
 
 @click.command()
 @click.option("--check", is_flag=True, help="Only compare: exit 1 naming every page that differs from what its "
-                                            "committed data renders to (nothing is written or measured).")
+                                            "committed data renders to, with the first differing lines of each as a unified "
+                                            "diff (at most 20 lines a page; nothing is written or measured).")
 @click.option("--measure", is_flag=True,
               help="First fill in what is missing for the --warp releases, one release at a time: the ground truth "
                    "(docs/data/validation-<release>.json) where no committed validation covers the release, then the "
@@ -56,7 +57,7 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
         raise click.UsageError("--check compares only; it cannot be combined with --measure")
     if (cases_glob != "*" or corpus) and not measure:
         raise click.UsageError("--cases and --corpus choose what --measure measures; give --measure too")
-    releases = _releases(warp)
+    releases = _supported_releases(warp)
     if measure:
         if warp == "all":
             releases = measure_order(releases)
@@ -92,7 +93,8 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
         err_console.print("measured: " + (", ".join(f"{w} {r}" for r, w in done) or "nothing (every file is current)"))
     try:
         if check:
-            stale = check_pages(root)
+            diffs = {}
+            stale = check_pages(root, diffs=diffs)
         else:
             changed = write_pages(root)
     except PageSourceError as exc:
@@ -100,6 +102,8 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
     if check:
         for p in PAGES:
             console.print(f"{p.path}: {'DIFFERS from' if p.path in stale else 'matches'} {p.sources}")
+            for line in diffs.get(p.path, []):  # the first differing lines, committed (-) vs generated (+)
+                click.echo(f"    {line}")
     else:
         for p in PAGES:
             console.print(f"{p.path}: {'rewritten' if p.path in changed else 'unchanged'} (from {p.sources})")

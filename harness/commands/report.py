@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import click
 
-from ._common import _check_writable, _emit, _run_doc, results_opt
+from ._common import _check_writable, _emit, _one_stdout, _run_doc, results_opt
 
 
 @click.command()
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the Markdown here (default: print it, unless --html is given).")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
-              help="Write a self-contained HTML page with figures here.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write the Markdown here ('-': print it; default: print it, unless --html is given).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write a self-contained HTML page with figures here ('-' prints it).")
 @click.option("--title", default="Results", show_default=True, help="Page title.")
 @click.option("--table-only", is_flag=True, help="Only the comparison table of all runs (e.g. an engine ablation).")
 @results_opt
@@ -24,6 +24,7 @@ def cmd(runs, markdown_path, html_path, title, table_only, results_path):
     (other engines, other Warp releases)."""
     from ..report import comparison_markdown, run_markdown
 
+    _one_stdout(markdown=markdown_path, html=html_path)
     _check_writable(markdown_path)
     _check_writable(html_path)
     docs = [_run_doc(r, results_path) for r in runs]

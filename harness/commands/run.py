@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
+    WRITTEN_AS_IT_GOES, _refuse_dash,
     _preflight,
     _check_device, _check_writable, _executor, _fmt, default_corpus, _load, _progress, _release, _store, cases_opt, console,
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
@@ -51,9 +52,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
     from ..runner import plan
     from ..runner import run as run_items
 
-    if json_path == "-":
-        raise click.BadParameter("this verb writes its JSON as it goes (a run killed midway keeps what finished): "
-                                 "give a file, not -", param_hint="'--json'")
+    _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
     python, warp_version = _release(warp)

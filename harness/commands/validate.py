@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
+    WRITTEN_AS_IT_GOES, _refuse_dash,
     _check_device, _check_writable, _executor, _load, _progress, _store, cases_opt, console,
     corpus_opt, device_opt, err_console, jobs_opt, programs_opt, scale_opts, split_opt, timeout_opt,
     warp_option,
@@ -26,8 +27,9 @@ from ._common import (
 @programs_opt
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
               help="Measure each variant this many times; differing outcomes fail (determinism).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the per-variant checks of every release here (input of `version-matrix`).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Write the per-variant checks of every release here (input of `version-matrix`); written as "
+                   "the checks finish (so a file, not -).")
 @scale_opts
 def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repeat, json_path, results_path, fresh,
         executor_kind, scheduler, workers):
@@ -44,6 +46,7 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
     from ..matrix import oracle_cell
     from ..validate import counts, validate_releases
 
+    _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
     from packaging.version import InvalidVersion, Version
@@ -107,7 +110,12 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
                                                                     description=f"{rel} {c.case}/{c.variant}"),
                                 on_release=show)
     failed = [str(e) for e in errors] + doc["failures"]
-    if errors and json_path:
+    for rel, r in doc["releases"].items():
+        # when the checks taken from the result store were measured (read by `version-matrix`)
+        span = store.measured_dates("validation", rel) if r.get("reused") else None
+        if span:
+            r["reused_measured"] = list(span)
+    if json_path and (errors or any("reused_measured" in r for r in doc["releases"].values())):
         from ..runner import write_json_atomic
 
         doc["failures"] = failed

@@ -11,7 +11,7 @@ from ._common import _emit, _read_json, err_console, markdown_option
 @click.command()
 @click.argument("validation_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @markdown_option("Write the Markdown here")
-@click.option("--output", "-o", "output", type=click.Path(dir_okay=False), default=None, hidden=True,
+@click.option("--output", "-o", "output", type=click.Path(dir_okay=False, allow_dash=True), default=None, hidden=True,
               help="Deprecated: --markdown FILE.")
 @click.option("--determinism", "determinism_json", type=click.Path(exists=True, dir_okay=False), default=None,
               help="JSON of a `validate --repeat N --json` run, summarised as a determinism line.")
