@@ -23,15 +23,16 @@ from packaging.version import Version
 #: Default seconds one build check may take (import, compile, one objective and gradient call).
 DEFAULT_TIMEOUT_S = 300.0
 
-_CODE = r"""
-import sys, traceback
+#: The build check run in a release's interpreter: argv is the copy's path, the scale, and (for a script
+#: variant) its ``script:`` block as JSON; ``{make}`` is the line that builds the problem.
+_TEMPLATE = r"""
+import json, sys, traceback
 path, scale = sys.argv[1], sys.argv[2]
 try:
     import warp as wp
     wp.config.quiet = True
     wp.init()
-    from defects4warp.problem import import_variant
-    p = import_variant(path).make_problem("cpu", scale)
+    {make}
     p.objective()
     p.gradient()
 except BaseException as exc:
@@ -41,26 +42,16 @@ except BaseException as exc:
 print("D4W-OK " + str(getattr(wp.config, "version", "")))
 """
 
-#: The same check for a script variant: the capture runs the user's script (its ``script:`` block) up to
-#: the backward it captures, then the captured problem's ``objective()`` and ``gradient()`` run once.
-_SCRIPT_CODE = r"""
-import json, sys, traceback
-path, scale, spec = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    import warp as wp
-    wp.config.quiet = True
-    wp.init()
-    from defects4warp.capture import ScriptSpec
-    from defects4warp.capture.core import capture_problem
-    p = capture_problem(path, ScriptSpec.from_json(spec), "cpu", check_determinism=False)
-    p.objective()
-    p.gradient()
-except BaseException as exc:
-    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
-    print("D4W-FAIL " + type(exc).__name__ + (": " + lines[0][:300] if lines else ""))
-    sys.exit(3)
-print("D4W-OK " + str(getattr(wp.config, "version", "")))
-"""
+#: An adapter: import ``problem.py`` and call ``make_problem``.
+_CODE = _TEMPLATE.replace("{make}", "from defects4warp.problem import import_variant; "
+                                    "p = import_variant(path).make_problem('cpu', scale)")
+
+#: A script variant: the capture runs the user's script (its ``script:`` block) up to the backward it
+#: captures; the captured problem's ``objective()`` and ``gradient()`` then run once.
+_SCRIPT_CODE = _TEMPLATE.replace("{make}", "from defects4warp.capture import ScriptSpec; "
+                                           "from defects4warp.capture.core import capture_problem; "
+                                           "p = capture_problem(path, ScriptSpec.from_json(sys.argv[3]), 'cpu', "
+                                           "check_determinism=False)")
 
 
 def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFAULT_TIMEOUT_S,

@@ -14,16 +14,21 @@ def test_committed_pages_match_committed_json():
     assert pages.check_pages() == []
 
 
-def test_hand_edit_is_caught_and_rewritten(tmp_path):
-    (tmp_path / "docs" / "data").mkdir(parents=True)
-    # a fixed pair of validation files (the committed set grows release by release)
+def _fixed_docs(root):
+    """A docs tree under ``root`` rendered from a fixed pair of validation files (the committed set grows
+    release by release) and the committed min_warp and boundary data, with no engine file."""
+    (root / "docs" / "data").mkdir(parents=True)
     data = pages.ROOT / "docs" / "data"
     for p in [data / "validation-1.0.2.json", data / "oracle-validation-1.12.1-1.19.0.json",
               pages.ROOT / pages.MIN_WARP_JSON, pages.ROOT / pages.BOUNDARIES_JSON]:
-        shutil.copy(p, tmp_path / "docs" / "data" / p.name)
+        shutil.copy(p, root / "docs" / "data" / p.name)
     for p in pages.PAGES:
-        shutil.copy(pages.ROOT / p.path, tmp_path / p.path)
-    pages.write_pages(tmp_path)
+        shutil.copy(pages.ROOT / p.path, root / p.path)
+    pages.write_pages(root)
+
+
+def test_hand_edit_is_caught_and_rewritten(tmp_path):
+    _fixed_docs(tmp_path)
     assert pages.check_pages(tmp_path) == []
     vm = tmp_path / "docs" / "version-matrix.md"
     vm.write_text(vm.read_text().replace("| fountain-jet-aiming | buggy |", "| fountain-jet-aiming | buggy2 |"))
@@ -228,17 +233,10 @@ def _validation(release, checks, wall_s):
 
 
 def _check(case, variant, err, ratio=None, scale="small", program=None):
-    """A validation check with the oracle's measurement (``err`` None: autodiff agrees)."""
-    c = {"case": case, "variant": variant, "scale": scale, "ok": True, "status": "passed", "message": "m",
-         "expected": {"verdict": "bug", "classes": ["overwrite"]}, "signature": "subtly_wrong", "relative_error": err,
-         "oracle": {"verdict": "agrees" if err is None else "wrong",
-                    "signature": {"kind": "none" if err is None else "other"},
-                    "max_relative_error": 1e-10 if err is None else err}}
-    if ratio is not None:
-        c["pair"] = {"ratio_median": ratio}
-    if program:
-        c["program"] = program
-    return c
+    """A validation check with the oracle's measurement (``err`` None: autodiff agrees); see test_matrix."""
+    from test_matrix import oracle_check
+
+    return oracle_check(case, err, ratio, variant=variant, scale=scale, program=program)
 
 
 def _validated_pair(root):
@@ -442,14 +440,7 @@ def test_rescore_joins_todays_labels_and_min_warp():
 def test_check_shows_the_first_differing_lines(tmp_path):
     """`pages --check` prints, under each page that DIFFERS, the start of a unified diff (committed -> generated),
     cut at 20 lines with the count of the rest (a newcomer saw DIFFERS and nothing of the difference)."""
-    (tmp_path / "docs" / "data").mkdir(parents=True)
-    data = pages.ROOT / "docs" / "data"
-    for p in [data / "validation-1.0.2.json", data / "oracle-validation-1.12.1-1.19.0.json",
-              pages.ROOT / pages.MIN_WARP_JSON, pages.ROOT / pages.BOUNDARIES_JSON]:
-        shutil.copy(p, tmp_path / "docs" / "data" / p.name)
-    for p in pages.PAGES:
-        shutil.copy(pages.ROOT / p.path, tmp_path / p.path)
-    pages.write_pages(tmp_path)
+    _fixed_docs(tmp_path)
     vm = tmp_path / "docs" / "version-matrix.md"
     good = vm.read_text()
     row = next(ln for ln in good.splitlines() if ln.startswith("| fountain-jet-aiming | buggy |"))
