@@ -22,7 +22,8 @@ Format (``format`` = :data:`FORMAT`)::
 and each run (:func:`compact_record`)::
 
     {"case", "variant", "scale", "program" (only "script"), "split",
-     "expected": {"verdict", "classes"} | None (the case.yaml labels for this release and scale),
+     "expected": {"verdict", "classes"} | None (the case.yaml labels for this release and scale when
+         measured; the pages rescore every run against today's labels and min_warp, :func:`rescore`),
      "verdict", "top": [[class, score], ...] (at most TOP_K), "signature",
      "seconds" (the diagnosis' wall time), "evals" (objective evaluations),
      "correct": {"verdict", "class"} | None,
