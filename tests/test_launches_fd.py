@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import textwrap
+from typing import Any
 
 import numpy as np
 import pytest
@@ -27,6 +28,12 @@ def _square_and_length(x: wp.array(dtype=wp.float64), v: wp.array(dtype=wp.vec3d
 def _fd32(left: wp.array(dtype=float), right: wp.array(dtype=float), eps: float, fd: wp.array(dtype=float)):
     i = wp.tid()
     fd[i] = (right[i] - left[i]) / (2.0 * eps)
+
+
+@wp.kernel(enable_backward=False)
+def _fd_any(left: wp.array(dtype=Any), right: wp.array(dtype=Any), eps: Any, fd: wp.array(dtype=Any)):
+    i = wp.tid()
+    fd[i] = (right[i] - left[i]) / (eps + eps)
 
 
 def _arrays():
@@ -67,6 +74,8 @@ def test_the_gate_reads_the_release_fd_kernel_dtype(monkeypatch):
     assert warp_fd_takes([f32, v32]) is True
     assert warp_fd_takes([f32, y]) is False
     assert warp_fd_takes([v]) is False
+    monkeypatch.setattr(wa, "compute_fd_kernel", _fd_any, raising=False)  # 1.3.x-1.5.x: generic
+    assert warp_fd_takes([f32, y, v]) is True
 
 
 @pytest.mark.slow

@@ -10,6 +10,8 @@ at the taping pattern. Runs last: it launches kernels on the user's arrays.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..measure import compare
@@ -43,9 +45,11 @@ def warp_fd_takes(arrays) -> bool:
 
     Up to Warp 1.9.1, ``jacobian_fd`` forms its central differences in
     ``warp.autograd.compute_fd_kernel``, whose arrays are typed ``float``
-    (float32): a launch with a float64 (or float16) differentiable array raises
-    ``RuntimeError: Error launching kernel 'compute_fd_kernel' ...``. From
-    1.10.1 the kernel is gone and the differences are dtype-generic.
+    (float32) from 1.6.x: a launch with a float64 (or float16) differentiable
+    array raises ``RuntimeError: Error launching kernel 'compute_fd_kernel' ...``.
+    On 1.3.x-1.5.x the kernel is generic (``dtype=Any``); from 1.10.1 it is gone
+    and the differences are dtype-generic. (Before 1.3 there is no
+    ``warp.autograd``, and the per-launch check does not run.)
 
     Parameters
     ----------
@@ -65,6 +69,8 @@ def warp_fd_takes(arrays) -> bool:
     try:
         want = fd_kernel.adj.args[0].type.dtype
     except AttributeError:
+        return True
+    if want is Any:  # 1.3.x-1.5.x: a generic FD kernel takes every dtype
         return True
     for a in arrays:
         scalar = getattr(a.dtype, "_wp_scalar_type_", a.dtype)
