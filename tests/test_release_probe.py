@@ -84,3 +84,64 @@ def test_differential_from_an_old_release_bisects_only_engine_releases(monkeypat
     out = release.differential("x", "cpu", "small", "1.5.1", base_doc=doc([1.0, 2.0], [2.0, 4.0]))
     assert out["other"] == "1.19.0" and out["first_change"] == "1.14.0"
     assert set(measured) <= set(envs.ENGINE_RELEASES)
+
+
+def _calls(d, norms):
+    """``d`` with a determinism record of gradient() calls of these norms."""
+    identical = all(n == norms[0] for n in norms)
+    return dict(d, determinism={"gradient_norms": list(norms), "calls_identical": identical})
+
+
+def test_differential_measures_as_many_calls_as_differed_and_compares_them(monkeypatch):
+    """A missing tape.zero() on a release whose array stores keep the output adjoint grows
+    1, 3, 6 where 1.13.0 and later grow 1, 2, 3: call 1 agrees, later calls do not, and the
+    differential says so instead of "the gradient does not depend on the release"."""
+    import sys
+    from types import SimpleNamespace
+
+    from defects4warp import envs, isolation, runner
+
+    seen = []
+
+    def fake_worker(path, device, scale, options, timeout_s, python, script=None):
+        seen.append(options["knobs"]["determinism"]["calls"])
+        n = options["knobs"]["determinism"]["calls"]
+        return SimpleNamespace(doc=_calls(doc([1.0, 2.0], [2.0, 4.0]), [5.0, 10.0, 15.0][:n]), failure=None)
+
+    monkeypatch.setattr(envs, "ensure_env", lambda r, log=None: sys.executable)
+    monkeypatch.setattr(isolation, "run_worker", fake_worker)
+    monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
+    base = _calls(doc([1.0, 2.0], [2.0, 4.0]), [5.0, 15.0, 30.0])
+    out = release.differential("x", "cpu", "small", "1.9.1", base_doc=base)
+    assert seen == [3] and out["other"] == "1.19.0" and out["first_change"] is None
+    assert out["repeated"] == {"calls": 3, "current": [1.0, 3.0, 6.0], "other": [1.0, 2.0, 3.0], "same": False}
+    a = release.assess_differential(out)
+    (e,) = a.evidence
+    assert not e["clean"] and a.cited == []
+    assert ("autodiff of gradient() call 1 is the same on Warp 1.9.1 and 1.19.0, but repeated calls are not: "
+            "gradient norms relative to call 1 are 1, 3, 6 on 1.9.1 and 1, 2, 3 on 1.19.0") in e["finding"]
+    assert "does not depend on the release" not in e["finding"]
+    # the same growth on both releases: the same over the three calls
+    base2 = _calls(doc([1.0, 2.0], [2.0, 4.0]), [5.0, 10.0, 15.0])
+    out2 = release.differential("x", "cpu", "small", "1.9.1", base_doc=base2)
+    (e2,) = release.assess_differential(out2).evidence
+    assert e2["clean"] and "the same on Warp 1.9.1 and 1.19.0 over 3 gradient() calls" in e2["finding"]
+    # identical calls on the release under test: one call on the other, and the claim is about call 1
+    seen.clear()
+    out3 = release.differential("x", "cpu", "small", "1.9.1", base_doc=_calls(doc([1.0, 2.0], [2.0, 4.0]), [5.0] * 3))
+    assert seen == [1] and out3["repeated"] is None
+    (e3,) = release.assess_differential(out3).evidence
+    assert e3["clean"] and e3["finding"] == ("autodiff of gradient() call 1 is the same on Warp 1.9.1 and 1.19.0 "
+                                             "(repeated calls are identical on 1.9.1, so only call 1 was compared)")
+
+
+def test_repeated_calls_tolerance_and_unusable_records():
+    a = _calls(doc([1.0], [1.0]), [2.0, 4.0, 6.0])
+    assert release.repeated_calls(a, _calls(doc([1.0], [1.0]), [1.0, 2.0 * (1 + 5e-5), 3.0]))["same"]
+    assert not release.repeated_calls(a, _calls(doc([1.0], [1.0]), [1.0, 2.0 * (1 + 5e-4), 3.0]))["same"]
+    assert release.repeated_calls(a, _calls(doc([1.0], [1.0]), [1.0, 2.0])) is None  # other made 2 calls
+    assert release.repeated_calls(a, _calls(doc([1.0], [1.0]), ["nan", "nan", "nan"])) is None
+    assert release.repeated_calls(_calls(doc([1.0], [1.0]), [2.0, 2.0]), a) is None  # identical under test
+    assert release.differential_options(a)["knobs"]["determinism"] == {"calls": 3}
+    assert release.differential_options(_calls(doc([1.0], [1.0]), [2.0, 2.0]))["knobs"]["determinism"] == {"calls": 1}
+    assert release.DIFFERENTIAL_PROBES["knobs"]["determinism"] == {"calls": 1}  # not mutated

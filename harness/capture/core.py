@@ -240,6 +240,10 @@ class _Run:
                         except Exception:  # noqa: BLE001
                             pass
                 return
+            st = _trace._ACTIVE
+            if st is not None and self.mode == "gradient" and self.k > 1 and self.backwards == self.k - 1:
+                # every gradient() call replays iterations 1 .. k-1 first: the trace measures iteration k
+                st.mark_start()
             for name, vals in self.inject.items():
                 a = self.found.get(name)
                 if a is None:

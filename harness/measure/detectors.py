@@ -146,10 +146,11 @@ def _edges(events, before):
 
 
 def _path(trace, b):
-    """On-path events and arrays for backward event ``b``."""
+    """On-path events and arrays for backward event ``b`` (events from the document's ``start`` on)."""
     params = set(trace["params"].values())
     sinks = {s["target"] for s in b["seeds"] if s["target"]}
-    edges = _edges(trace["events"], b["seq"])
+    start = int(trace.get("start") or 0)
+    edges = [x for x in _edges(trace["events"], b["seq"]) if x[0]["seq"] >= start]
     tainted, t_before = set(params), {}
     for ev, r, w in edges:
         t_before[ev["seq"]] = r & tainted
@@ -266,7 +267,10 @@ class _Scan:
                 if v is not None and v not in d[k] and len(d[k]) < 20:
                     d[k].append(v)
 
-        backwards = [e for e in events if e["kind"] == "backward"]
+        # backwards of the measured call only: before ``start`` the program replayed earlier
+        # iterations to reach it (a script captured at a later iteration, recorder.mark_start)
+        start = int(trace.get("start") or 0)
+        backwards = [e for e in events if e["kind"] == "backward" and e["seq"] >= start]
         paths = {b["seq"]: _path(trace, b) for b in backwards}
         release = _release(trace.get("warp"))
 
@@ -281,6 +285,7 @@ class _Scan:
             return False
 
         self.events = events
+        self.start = start
         self.arrays = arrays
         self.kernels = kernels
         self.params = params
@@ -581,7 +586,7 @@ def _grad_nonzero_at_backward(scan):
     seeded = {x["target"] for x in b0["seeds"]}
     stale_mid = [a for a in sorted(paths[b0["seq"]][1], key=_label_key)
                  if a not in plabel and a not in seeded and b0["grad_nonzero"].get(a)
-                 and not zeroed(a, -1, b0["seq"])]
+                 and not zeroed(a, scan.start - 1, b0["seq"])]
     if stale_mid:
         add(_finding("grad_nonzero_at_backward",
                      f"{len(stale_mid)} intermediate array(s) on the param->loss path ({', '.join(stale_mid[:5])}) "
@@ -589,7 +594,7 @@ def _grad_nonzero_at_backward(scan):
                      f"zeroed them; their old adjoints flow into the params",
                      arrays=stale_mid, backward=b0["seq"]), "intermediates")
     for name, p in params.items():
-        if b0["grad_nonzero"].get(p) and p in rec_on_T and not zeroed(p, -1, b0["seq"]):
+        if b0["grad_nonzero"].get(p) and p in rec_on_T and not zeroed(p, scan.start - 1, b0["seq"]):
             add(_finding("grad_nonzero_at_backward",
                          f"param {name} ({p}) has a nonzero .grad when backward (event {b0['seq']}) starts and "
                          f"nothing in the call zeroed it (no .grad.zero_(), tape.zero() or tape.reset())",
@@ -635,7 +640,7 @@ def _stale_gradient_read(scan):
         b0 = backwards[0]
         rec0 = {a for ev in paths[b0["seq"]][0] if ev["kind"] == "launch" and ev["tape"] == b0["tape"]
                 for a in ev["reads"]}
-        for ev in events[: b0["seq"]]:
+        for ev in events[scan.start: b0["seq"]]:
             if ev["kind"] == "grad_numpy" and ev["array"] in plabel and ev["array"] in rec0:
                 name = plabel[ev["array"]]
                 add(_finding("stale_gradient_read",
@@ -645,7 +650,7 @@ def _stale_gradient_read(scan):
 
     # returned grads
     grads = (trace.get("result") or {}).get("grads") or {}
-    reads_before = [e["seq"] for e in events if e["kind"] == "grad_read" and e["before_backward"]
+    reads_before = [e["seq"] for e in events[scan.start:] if e["kind"] == "grad_read" and e["before_backward"]
                     and e["array"] in plabel]
     for name, r in grads.items():
         if backwards:
@@ -659,7 +664,7 @@ def _stale_gradient_read(scan):
                          f"the gradient returned for {name} is not what this call's backward wrote into its .grad "
                          f"(returned sum {r['sum']:g}" + (", all zeros" if r["returned_zero"] else "") + ")",
                          param=name, returned_zero=r["returned_zero"], grad_reads_before_backward=reads_before), name)
-        elif any(e["kind"] == "grad_read" and e["array"] == params.get(name) for e in events):
+        elif any(e["kind"] == "grad_read" and e["array"] == params.get(name) for e in events[scan.start:]):
             add(_finding("stale_gradient_read",
                          f"the gradient returned for {name} was read from .grad but no backward ran in this call",
                          param=name, returned_zero=r["returned_zero"], grad_reads_before_backward=reads_before), name)

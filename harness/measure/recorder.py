@@ -116,12 +116,28 @@ class _Recorder:
         self.current_host = None
         self.backward_count = 0
         self.post_grads = []  # per backward: {name: ndarray copy}
+        self.start = 0  # seq of the first event of the measured call (mark_start)
         self._grad_get = None
         for name, a in (params or {}).items():
             if _is_array(a):
                 self.params[name] = self.array(a, param=name)
 
     # -- helpers --------------------------------------------------------------
+    def mark_start(self):
+        """Begin the measured call at the next event: what came before is how the program got there.
+
+        A script captured at its k-th ``backward()`` (``diagnose --iteration k``) is replayed
+        through its iterations 1 .. k-1 inside every ``gradient()`` call; the capture calls this
+        when the params are set for iteration k, so the document's ``start`` tells the detectors
+        that the earlier backwards are not part of the gradient measured. Backward counting (the
+        ``before_backward`` flags, the .grad at the first backward, the per-backward .grad copies
+        the returned gradient is matched against) starts again here.
+        """
+        self.start = len(self.events)
+        self.backward_count = 0
+        self.pre_grads = {}
+        self.post_grads = []
+
     def note(self, where, exc):
         """Remember an exception raised while recording (the user's call goes on untraced there)."""
         if len(self.errors) < 20:
@@ -451,6 +467,7 @@ class _Recorder:
             "snapshots_complete": bool(self.snapshots_complete),
             "trace_errors": list(self.errors),
             "params": dict(self.params),
+            "start": int(self.start),
             "arrays": arrays,
             "kernels": kernels,
             "tapes": {r["label"]: {"created": r["created"]} for r in self.tapes.values()},

@@ -160,9 +160,10 @@ def rerecord_findings(trace: dict) -> list:
         ``{"id": "tape_rerecorded", "detail", "data"}``.
     """
     out, seen = [], set()
+    start = int(trace.get("start") or 0)
     for ev in trace.get("events") or []:
-        if ev.get("kind") != "backward":
-            continue
+        if ev.get("kind") != "backward" or ev.get("seq", 0) < start:
+            continue  # before ``start``: an earlier iteration the program replayed to reach the measured one
         s = ev.get("sessions")
         if not isinstance(s, dict) or not s.get("carried") or not s.get("new") or s.get("carried_shared") == 0:
             continue

@@ -82,7 +82,10 @@ the exception the callable raised. ``digests``: bool, whether contents were
 digested. ``trace_errors``: list of str, exceptions raised while recording
 (that operation then ran untraced; empty normally). ``snapshots_complete``: bool, every read array of every recorded
 launch was copied (within ``max_snapshot_bytes``). ``params``: ``{name: array
-label}``.
+label}``. ``start``: seq of the first event of the measured call (0, or where
+a script captured at iteration k > 1 begins iteration k after replaying the
+earlier ones: ``_Recorder.mark_start``); the detectors read only the backwards
+from there, and paths only through events from there.
 
 ``arrays``: ``{label: {...}}``, one per ``wp.array`` the call touched (labels
 ``"A0"``, ``"A1"``, ...; params get the first labels, in ``params`` order):

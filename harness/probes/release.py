@@ -55,9 +55,61 @@ RELEASE_CHANGES = {
 #: is the taxonomy's ``inplace_math``, not a defect of Warp's adjoint).
 BUILTIN_EVIDENCE = {"[component_mul]": "builtin_component_mul_defect"}
 
-#: Probes the differential runs on the other release (cheap: one gradient call, a few FD items).
+#: Probes the differential runs on the other release (cheap: one gradient call, a few FD items;
+#: :func:`differential_options` asks for as many gradient calls as the measurement under test made
+#: when its calls were not identical, so that repeated calls are compared too).
 DIFFERENTIAL_PROBES = {"probes": ["determinism", "noise", "fd"],
                        "knobs": {"determinism": {"calls": 1}, "fd": {"coords": 5, "dirs": 2, "perturbed_dirs": 0}}}
+
+
+def _norms(doc: dict) -> list:
+    """gradient() norms of the determinism probe, as floats (NaN/inf stored as strings)."""
+    out = []
+    for n in (doc.get("determinism") or {}).get("gradient_norms") or []:
+        try:
+            out.append(float(n))
+        except (TypeError, ValueError):
+            out.append(float("nan"))
+    return out
+
+
+def differential_options(base_doc: dict) -> dict:
+    """Worker options of the release differential for a measurement ``base_doc``:
+    :data:`DIFFERENTIAL_PROBES`, with as many gradient() calls as ``base_doc``'s determinism
+    probe made when those calls were not identical (growth, a first call that differs), so
+    :func:`repeated_calls` can compare them; one call otherwise. The seed is ``base_doc``'s."""
+    knobs = {k: dict(v) for k, v in DIFFERENTIAL_PROBES["knobs"].items()}
+    det = base_doc.get("determinism") or {}
+    n = len(_norms(base_doc))
+    if n > 1 and det.get("calls_identical") is False:
+        knobs["determinism"]["calls"] = n
+    return {"probes": list(DIFFERENTIAL_PROBES["probes"]), "knobs": knobs,
+            "seed": (base_doc.get("options") or {}).get("seed", 0)}
+
+
+def repeated_calls(doc_a: dict, doc_b: dict) -> dict | None:
+    """Compare repeated gradient() calls of two measurements of the same variant.
+
+    The quantity compared is each call's gradient norm relative to call 1's (1, 2, 3 for
+    plain accumulation into ``.grad``), to ``doc_a``'s FD relative tolerance (``fd.rtol``,
+    :data:`defects4warp.measure.compare.RTOL`; 1e-4 when absent).
+
+    Returns
+    -------
+    dict or None
+        ``{"calls": n, "current": [ratios of doc_a], "other": [ratios of doc_b], "same": bool}``;
+        None when ``doc_a``'s calls were identical (nothing to compare beyond call 1), either
+        has fewer than two calls, they differ in number, or call 1's norm is 0 or not finite.
+    """
+    if (doc_a.get("determinism") or {}).get("calls_identical") is not False:
+        return None
+    na, nb = np.array(_norms(doc_a)), np.array(_norms(doc_b))
+    if len(na) < 2 or len(na) != len(nb) or not all(np.isfinite(v) and v > 0 for v in (na[0], nb[0])):
+        return None
+    rtol = float((doc_a.get("fd") or {}).get("rtol") or 1e-4)
+    ra, rb = na / na[0], nb / nb[0]
+    same = bool(np.allclose(ra, rb, rtol=rtol, atol=0.0, equal_nan=True))
+    return {"calls": int(len(na)), "current": ra.tolist(), "other": rb.tolist(), "same": same}
 
 
 def _v(s):
@@ -153,7 +205,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         other = newer[-1] if newer else None
     if other is None or _v(other) == cur:
         return None
-    opts = {**DIFFERENTIAL_PROBES, "seed": (base_doc.get("options") or {}).get("seed", 0)}
+    opts = differential_options(base_doc)
     docs = {}
 
     def measure(r):
@@ -175,7 +227,9 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     c = changed(base_doc, d_other) if "error" not in d_other else None
     compared[other] = c if c is not None else {"error": d_other.get("error", "not comparable")}
     out = {"current": current, "other": other, "direction": "newer" if _v(other) > cur else "older",
-           "compared": compared, "first_change": None}
+           "compared": compared, "first_change": None,
+           "current_calls_identical": (base_doc.get("determinism") or {}).get("calls_identical"),
+           "repeated": repeated_calls(base_doc, d_other) if "error" not in d_other else None}
     if not c or not c["objective_same"] or not c["gradient_changed"]:
         return out
     lo_v, hi_v = sorted([cur, _v(other)])
@@ -225,8 +279,23 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
         a.add("release", True, f"release differential not measured on Warp {diff['other']}: {c['error']}", None)
         return a
     if not c.get("gradient_changed"):
-        a.add("release", True, f"autodiff is the same on Warp {diff['current']} and {diff['other']}: the program's "
-              "gradient does not depend on the release", c)
+        cur, oth = diff["current"], diff["other"]
+        rep = diff.get("repeated")
+        if rep and not rep["same"]:
+            a.add("release", False, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth}, but repeated "
+                  f"calls are not: gradient norms relative to call 1 are {_ratios(rep['current'])} on {cur} and "
+                  f"{_ratios(rep['other'])} on {oth} (what carries over from one call to the next depends on "
+                  "the release)", dict(c, repeated=rep))
+        elif rep:
+            a.add("release", True, f"autodiff is the same on Warp {cur} and {oth} over {rep['calls']} gradient() calls "
+                  f"(call 1 element by element; gradient norms relative to call 1: {_ratios(rep['current'])} on both)",
+                  dict(c, repeated=rep))
+        elif diff.get("current_calls_identical"):
+            a.add("release", True, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth} (repeated "
+                  f"calls are identical on {cur}, so only call 1 was compared)", c)
+        else:
+            a.add("release", True, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth} (later calls "
+                  "not compared)", c)
         return a
     if not c.get("objective_same"):
         a.add("release", True, f"the objective itself differs between Warp {diff['current']} and {diff['other']}; "
@@ -250,6 +319,10 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
     a.facts["first_change"] = first
     return a
+
+
+def _ratios(xs) -> str:
+    return ", ".join(f"{x:.4g}" for x in xs)
 
 
 def access_patterns(node) -> set:

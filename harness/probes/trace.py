@@ -60,7 +60,8 @@ def seed_consistency(trace: dict, objective, *, rtol: float = SEED_RTOL) -> dict
     """
     if objective is None:
         return None
-    backs = [e for e in trace.get("events") or [] if e.get("kind") == "backward"]
+    start = int(trace.get("start") or 0)
+    backs = [e for e in (trace.get("events") or [])[start:] if e.get("kind") == "backward"]
     if not backs:
         return None
     seeds = backs[-1].get("seeds") or []
@@ -146,7 +147,8 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
         for fname, lines in (t.get("coverage") or {}).items():
             cov.setdefault(fname, set()).update(lines)
     tr = dict(tr, coverage={k: sorted(v) for k, v in cov.items()} if cov or tr.get("coverage") is not None else None)
-    events = tr.get("events") or []
+    # the measured call's events: a script captured at iteration k > 1 replays iterations 1 .. k-1 first
+    events = (tr.get("events") or [])[int(tr.get("start") or 0):]
     backs = [e for e in events if e.get("kind") == "backward"]
     seed_sizes = sorted({int(sd.get("target_size") or sd.get("size") or 0) for b in backs for sd in b.get("seeds") or []})
     kernels = [{"key": k, "name": v.get("name"), "file": v.get("file"), "lines": v.get("lines"),

@@ -43,6 +43,7 @@ import time
 import traceback
 import warnings
 
+from ..kernel_cache import private_kernel_cache
 from . import DEFAULT_PROBES, get
 from .context import Context, atomic_write
 
@@ -123,6 +124,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
     doc = {"device": device, "scale": scale, "options": {"probes": names, "knobs": knobs}, "errors": [], "cost": {}}
     cap = _Capture()
     ctx = None
+    kcache = None
     with contextlib.redirect_stdout(cap), contextlib.redirect_stderr(cap), warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = lambda msg, cat, fn, ln, file=None, line=None: cap.write(f"{cat.__name__}: {msg}\n")
@@ -132,6 +134,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
 
             doc["warp_version"] = wp.config.version
             atomic_write(out, doc)
+            kcache = private_kernel_cache()  # Warp 1.0.x/1.1.x: same-named modules of parallel workers collide
             wp.config.verify_autograd_array_access = "tracker" in names
             wp.init()
             from ..problem import check_problem, import_variant
@@ -184,6 +187,8 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
         doc["cost"].update({"objective_evals": ctx.n_obj, "gradient_evals": ctx.n_grad})
     doc["log_tail"] = cap.text()[-4000:]
     atomic_write(out, doc)
+    if kcache is not None:
+        kcache.cleanup()
     return doc
 
 

@@ -1,0 +1,73 @@
+"""The runtime trace of a script captured at a later iteration (``--iteration k``).
+
+Every ``gradient()`` of such a capture replays the script's iterations 1 .. k-1
+before the k-th; the trace must read only the k-th iteration's backward(s), not
+the earlier ones as windows of one gradient (it did: on the correct harbour
+script at ``--iteration 3`` the detector ``window_handoff`` fired, "the
+param->loss path of backward on T1 ... starts in launches recorded on tape T0").
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HARBOUR = ROOT / "corpus" / "harbour-buoy-ballast-drift"
+ARGS = ["--buoys", "8", "--steps", "60", "--iters", "5"]
+
+
+def _traced(variant, iteration):
+    from defects4warp.capture import ScriptSpec
+    from defects4warp.capture.core import capture_problem
+    from defects4warp.measure import trace as tm
+
+    p = capture_problem(HARBOUR / variant, ScriptSpec(entry="calibrate.py", args=ARGS, iteration=iteration), "cpu",
+                        timeout_s=120)
+    result, trace = tm.trace_call(p.gradient, params=p.params)
+    return p, result, trace, tm.trace_findings(trace)
+
+
+def _backwards(trace):
+    return [e["seq"] for e in trace["events"] if e["kind"] == "backward"]
+
+
+def test_iteration_three_of_a_correct_script_is_traced_from_its_own_tape():
+    p, result, trace, findings = _traced("fixed", 3)
+    backs = _backwards(trace)
+    start = trace["start"]
+    assert len(backs) == 3 and backs[1] < start < backs[2]  # iterations 1 and 2 replayed, then the 3rd
+    assert trace["events"][start]["kind"] == "tape_enter"  # the params are set when its tape starts recording
+    assert findings == []
+    # the returned gradient is matched against the backwards of the measured iteration only
+    assert {r["matches_backward"] for r in trace["result"]["grads"].values()} == {0}
+    np.testing.assert_allclose(result["mass"], p.gradient()["mass"], rtol=1e-6)
+
+
+def test_iteration_one_is_traced_whole_as_before():
+    _, _, trace, findings = _traced("fixed", 1)
+    assert trace["start"] == 0 and len(_backwards(trace)) == 1
+    assert findings == []
+
+
+def test_the_trace_probe_counts_only_the_measured_iteration(monkeypatch):
+    """The probe's summary (backward tapes, which the engine cites as ``trace_backward_windows``
+    from two on) covers the measured iteration: 1 tape at --iteration 3, where it said 3."""
+    from types import SimpleNamespace
+
+    from defects4warp.probes import trace as trace_probe
+
+    _, _, trace, _ = _traced("fixed", 3)
+    ctx = SimpleNamespace(traces={1: trace}, f0=None, doc={}, save=lambda: None)
+    out = trace_probe.measure(ctx)
+    assert out["summary"]["backward"] == 1 and out["summary"]["backward_tapes"] == 1
+    assert out["findings"] == []
+    cited, sentences = trace_probe.bug_evidence(out, set())
+    assert cited == [] and sentences == []
+
+
+@pytest.mark.parametrize("variant", ["buggy"])
+def test_iteration_three_of_the_buggy_script_keeps_no_window_finding(variant):
+    _, _, trace, findings = _traced(variant, 3)
+    assert "window_handoff" not in {f["id"] for f in findings}
+    assert len([b for b in _backwards(trace) if b >= trace["start"]]) == 1
