@@ -15,8 +15,10 @@ depends on:
                 reuses it.
 ``validation``  the variant digest, its fixed twin's digest (the pair
                 check measures it), the expectation it is judged against,
-                the oracle's knobs, the measurement code digest, the release,
-                the device, the scale and the repeat count.
+                the oracle's knobs, the digest of the code the oracle runs
+                (:func:`oracle_digest`: not the engine's, so an engine change
+                keeps every stored validation), the release, the device, the
+                scale and the repeat count.
 
 A changed file, engine version, engine option or release therefore misses the
 store. Results that say nothing about the variant -- a timeout, a lost worker
@@ -48,9 +50,21 @@ from pathlib import Path
 #: since an engine never sees them.
 IGNORED_PARTS = ("__pycache__",)
 
-#: Harness sources whose digest is part of every built-in engine's and every
-#: validation's key (relative to the ``harness`` package).
-CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "taxonomy.py", "validate.py", "blind.py")
+#: Harness sources (relative to the ``harness`` package) whose digest is part of
+#: every built-in engine's key: everything an engine worker imports, the
+#: engine's data files (its fitted evidence table) included. A test checks that
+#: the modules these import lie inside them.
+CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "taxonomy.py",
+              "validate.py", "blind.py", "kernel_cache.py", "problem.py")
+
+#: Harness sources whose digest is part of every validation's key: the
+#: independent oracle, the capture it runs script variants through (with the
+#: trace module the capture records with), the judgement in ``validate.py``, and
+#: what these import. The engine is not among them: the oracle shares no code
+#: with it (tests/test_oracle.py), so an engine change re-measures no ground truth.
+ORACLE_PARTS = ("oracle", "capture", "measure/__init__.py", "measure/trace.py", "measure/recorder.py", "measure/access.py",
+                "measure/detectors.py", "measure/aliasing.py", "measure/tape_sessions.py", "kernel_cache.py",
+                "problem.py", "taxonomy.py", "validate.py", "blind.py")
 
 
 def tree_digest(folder: str | Path) -> str:
@@ -75,18 +89,36 @@ def tree_digest(folder: str | Path) -> str:
     return h.hexdigest()
 
 
-@lru_cache(maxsize=1)
-def code_digest() -> str:
-    """SHA-256 of the harness sources in :data:`CODE_PARTS` (computed once per process)."""
+def parts_digest(parts: tuple) -> str:
+    """SHA-256 (hex, 64 characters) over the relative path and bytes of every
+    file of ``parts`` (files or folders relative to the ``harness`` package;
+    in a folder every file but ``__pycache__``, ``*.pyc`` and hidden ones, so
+    data files such as a fitted table count like code)."""
     root = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for part in CODE_PARTS:
+    for part in parts:
         p = root / part
-        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        files = sorted(p.rglob("*")) if p.is_dir() else [p]
         for f in files:
-            if f.is_file():
-                h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+            rel = f.relative_to(root)
+            if not f.is_file() or f.suffix == ".pyc" or any(x in IGNORED_PARTS or x.startswith(".") for x in rel.parts):
+                continue
+            h.update(str(rel).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """SHA-256 of the harness sources in :data:`CODE_PARTS`: the key of a
+    built-in engine's code (computed once per process)."""
+    return parts_digest(CODE_PARTS)
+
+
+@lru_cache(maxsize=1)
+def oracle_digest() -> str:
+    """SHA-256 of the harness sources in :data:`ORACLE_PARTS`: the key of the
+    oracle's code in every validation (computed once per process)."""
+    return parts_digest(ORACLE_PARTS)
 
 
 def engine_identity(engine) -> dict | None:
@@ -133,7 +165,7 @@ def validation_fields(variant_path, expected: dict, options: dict, warp_version:
     """
     return {"kind": "validation", "variant": tree_digest(variant_path), "expected": expected, "options": options,
             "twin": None if twin is None else tree_digest(twin), "extra": extra or {},
-            "code": code_digest(), "warp": warp_version, "device": device, "scale": scale, "repeat": int(repeat)}
+            "code": oracle_digest(), "warp": warp_version, "device": device, "scale": scale, "repeat": int(repeat)}
 
 
 #: Error texts (prefixes) that describe the circumstances of a run rather than
