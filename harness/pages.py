@@ -248,6 +248,30 @@ def _truth_counts(runs: list, truth: dict | None) -> str:
             + (f", {miss} not" if miss else ""))
 
 
+def _stale_engine_lines(docs: dict, have: list) -> list:
+    """Lines naming the releases whose engine file was measured by a built-in
+    engine whose code differs from the code this checkout ships
+    (:func:`defects4warp.store.code_digest`, first 16 hex digits), with the
+    command that re-measures them; empty when every file is current."""
+    from .store import code_digest
+
+    now = code_digest()[:16]
+    old = {}
+    for r in have:
+        code = (docs[r].get("engine") or {}).get("code")
+        if code and code != now:
+            old.setdefault(code, []).append(r)
+    if not old:
+        return []
+    L = []
+    for code, rs in old.items():
+        L.append(f"**Measured with an older engine:** {len(rs)} of {len(have)} releases ({', '.join(rs)}) were "
+                 f"measured with engine code {code}, not the code this commit ships ({now}); their answers may "
+                 f"differ from the shipped engine's. `defects4warp pages --measure --no-validate --warp "
+                 f"{','.join(rs)}` measures them again.")
+    return L + [""]
+
+
 def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, section by section
     """docs/release-matrix.md: per release the engine's accuracy and cost,
     per split, the release x case matrix of its answers, and every run it
@@ -298,6 +322,7 @@ def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, s
         L.append(f"Measured on {m}: {', '.join(rs)}.")
     if machines:
         L.append("")
+    L += _stale_engine_lines(docs, have)
     if have:
         L += ["## Per split", "",
               "The `test` split was written without reading the engine; `dev` is what its rules were written from.",
@@ -776,6 +801,18 @@ def unmeasured_releases(releases=None, root: Path = ROOT) -> list:
 
     have = engine_docs(root)
     return [r for r in (releases or RELEASES) if r not in have]
+
+
+def older_engine_releases(releases=None, root: Path = ROOT) -> list:
+    """The releases of ``releases`` (default :data:`defects4warp.envs.RELEASES`)
+    whose engine file was measured with built-in engine code other than this
+    checkout's (:func:`defects4warp.store.code_digest`)."""
+    from .envs import RELEASES
+    from .store import code_digest
+
+    have, now = engine_docs(root), code_digest()[:16]
+    return [r for r in (releases or RELEASES) if r in have
+            and (have[r].get("engine") or {}).get("code") not in (None, now)]
 
 
 def measure_order(releases: list) -> list:

@@ -205,6 +205,18 @@ def test_release_matrix_from_engine_files(tmp_path):
     assert "- beta/fixed: expected no_bug correct; harness error: timeout after 300 s" in text
     assert "- alpha/buggy: expected bug overwrite; answered bug (missing_tape_zero 0.60, overwrite 0.30)" in text
     assert "**Warp 1.19.0** (0): none." in text
+    # both files are from engine code 0123456789abcdef, not this checkout's: the page says so, with the command
+    from defects4warp.store import code_digest
+
+    assert (f"**Measured with an older engine:** 2 of 2 releases (1.18.0, 1.19.0) were measured with engine code "
+            f"0123456789abcdef, not the code this commit ships ({code_digest()[:16]})") in text
+    assert "`defects4warp pages --measure --no-validate --warp 1.18.0,1.19.0` measures them again." in text
+    # a file from the shipped code is not named
+    doc = json.loads((root / "docs" / "data" / "engine-1.19.0.json").read_text())
+    doc["engine"]["code"] = code_digest()[:16]
+    (root / "docs" / "data" / "engine-1.19.0.json").write_text(json.dumps(doc))
+    text = pages.render_release_matrix(root)
+    assert "1 of 2 releases (1.18.0) were measured with engine code 0123456789abcdef" in text
 
 
 def test_upgrade_audit_per_pair(tmp_path):

@@ -49,7 +49,7 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
 
     from ..pages import (
         NOT_GENERATED, PAGES, ROOT, PageSourceError, check_pages, measure as measure_pages, measure_order,
-        missing_releases, unmeasured_releases, write_pages,
+        missing_releases, older_engine_releases, unmeasured_releases, write_pages,
     )
 
     root = Path(root) if root else ROOT
@@ -116,5 +116,9 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
     if left:
         console.print(f"no engine file for Warp {', '.join(left)} "
                       f"(`defects4warp pages --measure --warp {','.join(left)}`)")
+    old = older_engine_releases(releases, root)
+    if old:
+        console.print(f"engine file from an older engine code for Warp {', '.join(old)} "
+                      f"(`defects4warp pages --measure --no-validate --warp {','.join(old)}`)")
     if check:
         sys.exit(1 if stale else 0)
