@@ -435,22 +435,7 @@ def warp_option(*, many: bool = False, required: bool = False, default_help: str
             if required:
                 raise click.MissingParameter(ctx=ctx, param=param)
             return None
-        rels = _releases(value)
-        if not rels:
-            raise click.BadParameter("give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
-        from packaging.version import InvalidVersion, Version
-
-        from ..envs import ReleaseEnvError, check_supported
-
-        for r in rels:
-            try:
-                Version(r)
-            except InvalidVersion:
-                raise click.BadParameter(f"{r!r} is not a warp-lang release number (e.g. 1.19.0)") from None
-            try:
-                check_supported(r)
-            except ReleaseEnvError as exc:
-                raise click.BadParameter(str(exc)) from None
+        rels = _checked_releases(value, click.BadParameter)
         if not many and (len(rels) > 1 or value.strip() == "all"):
             verb = ctx.info_name or "this verb"
             raise click.BadParameter(f"`{verb}` takes one release, not {value!r}; "
@@ -479,22 +464,36 @@ def _releases(value: str) -> list:
     return list(RELEASES) if value == "all" else [w.strip() for w in value.split(",") if w.strip()]
 
 
-def _supported_releases(value: str) -> list:
-    """``_releases(value)`` with every release checked before anything runs
-    or is installed (:func:`defects4warp.envs.check_supported`): a release
-    number that is neither supported nor installed, or an empty list, is a
-    usage error (exit 2) naming the supported releases."""
+def _checked_releases(value: str, error=click.UsageError, prefix: str = "") -> list:
+    """``_releases(value)`` with every release checked before anything runs or
+    is installed: not a release number, neither supported nor installed
+    (:func:`defects4warp.envs.check_supported`, which names the supported
+    releases and the nearest one), or an empty list raises ``error(prefix +
+    why)`` (a click usage error: exit 2)."""
+    from packaging.version import InvalidVersion, Version
+
     from ..envs import ReleaseEnvError, check_supported
 
     rels = _releases(value)
     if not rels:
-        raise click.UsageError("--warp: give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
+        raise error(prefix + "give a release (e.g. 1.19.0), a comma-separated list, or 'all'")
     for r in rels:
+        try:
+            Version(r)
+        except InvalidVersion:
+            raise error(f"{prefix}{r!r} is not a warp-lang release number (e.g. 1.19.0)") from None
         try:
             check_supported(r)
         except ReleaseEnvError as exc:
-            raise click.UsageError(f"--warp: {exc}") from None
+            raise error(f"{prefix}{exc}") from None
     return rels
+
+
+def _supported_releases(value: str) -> list:
+    """``--warp`` of a verb that reads it itself (pages, audit, envs): the
+    releases of ``value`` checked by :func:`_checked_releases`, a bad one a
+    usage error (exit 2) that starts with ``--warp:``."""
+    return _checked_releases(value, click.UsageError, "--warp: ")
 
 
 
