@@ -31,8 +31,12 @@ def test_differential_names_the_first_release_and_its_classes():
     # no copy in the traced call: the copy-adjoint entry of 1.17.0 cannot explain it
     assert [e.id for e in release.assess_differential(diff, copies=0).cited] == ["release_first_change:1.17.0:no_copies"]
     assert evidence_classes("release_first_change:1.17.0:no_copies") == ("warp_adjoint_bug",)
-    # 1.15.0's entry is about copy adjoints only: the table has no no_copies row for it
+    # 1.15.0's entry is about copy adjoints and local struct field assignments: without a copy in the
+    # traced call only the latter (Warp's own adjoint) can explain the change
     assert [e.id for e in release.assess_differential(dict(diff, first_change="1.15.0"), copies=0).cited] == [
+        "release_first_change:1.15.0:no_copies"]
+    assert evidence_classes("release_first_change:1.15.0:no_copies") == ("warp_adjoint_bug",)
+    assert [e.id for e in release.assess_differential(dict(diff, first_change="1.15.0"), copies=1).cited] == [
         "release_first_change:1.15.0"]
     assert [e.id for e in release.assess_differential(dict(diff, first_change=None)).cited] == ["release_changed"]
     same = dict(diff, compared={"1.19.0": dict(diff["compared"]["1.19.0"], gradient_changed=False)})
@@ -145,3 +149,91 @@ def test_repeated_calls_tolerance_and_unusable_records():
     assert release.differential_options(a)["knobs"]["determinism"] == {"calls": 3}
     assert release.differential_options(_calls(doc([1.0], [1.0]), [2.0, 2.0]))["knobs"]["determinism"] == {"calls": 1}
     assert release.DIFFERENTIAL_PROBES["knobs"]["determinism"] == {"calls": 1}  # not mutated
+
+
+def _diff_other_wrong(first):
+    return {"current": "1.0.2", "other": "1.19.0", "direction": "newer", "first_change": first,
+            "bracket": ["1.0.2", "1.12.1"] if first is None else ["1.18.0", first],
+            "compared": {"1.19.0": {"objective_same": True, "gradient_changed": True, "b_agrees": False,
+                                    "relative_change": 0.7}}}
+
+
+def test_a_gradient_wrong_on_both_releases_is_no_evidence_of_a_warp_fix():
+    """A taping bug whose (wrong) gradient changes with the release, and is still wrong on the
+    other release, does not credit warp_adjoint_bug; an entry whose classes are all taping
+    classes (1.13.0: written arrays' adjoints consumed) is still cited."""
+    from defects4warp.engines.evidence import evidence_classes, load_table
+
+    a = release.assess_differential(_diff_other_wrong(None), copies=0)
+    (e,) = a.evidence
+    assert a.cited == [] and not e["clean"]
+    assert "changes between 1.0.2 and 1.12.1 (the releases in between were not measured)" in e["finding"]
+    assert "disagrees with finite differences on 1.19.0 too" in e["finding"]
+    # the row it would have cited credits Warp alone
+    assert evidence_classes("release_changed") == ("warp_adjoint_bug",)
+    for first in ("1.14.0", "1.16.0", "1.17.0", "1.18.0", "1.19.0"):
+        assert "warp_adjoint_bug" in load_table().weights(f"release_first_change:{first}")
+        assert release.assess_differential(_diff_other_wrong(first), copies=2).cited == []
+    assert [x.id for x in release.assess_differential(_diff_other_wrong("1.13.0"), copies=2).cited] == [
+        "release_first_change:1.13.0"]
+    # the same change with the other release agreeing with FD is the Warp-defect evidence
+    ok = _diff_other_wrong(None)
+    ok["compared"]["1.19.0"]["b_agrees"] = True
+    assert [x.id for x in release.assess_differential(ok).cited] == ["release_changed"]
+
+
+def _fake_releases(monkeypatch, grad_of):
+    """run_worker measuring ``grad_of(release)`` (autodiff of two FD items of values 1, 2)."""
+    import sys
+    from types import SimpleNamespace
+
+    from defects4warp import envs, isolation, runner
+
+    measured = []
+
+    def fake_worker(path, device, scale, options, timeout_s, python, script=None):
+        rel = "1.19.0" if python == sys.executable else python.split("/")[-1]
+        measured.append(rel)
+        g = grad_of(rel)
+        return SimpleNamespace(doc=doc([1.0, 2.0], g, sig="agrees" if g == [1.0, 2.0] else "subtly_wrong"),
+                               failure=None)
+
+    monkeypatch.setattr(envs, "ensure_env", lambda r, log=None: f"/envs/{r}")
+    monkeypatch.setattr(isolation, "run_worker", fake_worker)
+    monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
+    return measured
+
+
+def test_bisection_finds_the_release_that_agrees_not_an_earlier_wrong_change(monkeypatch):
+    """1.0.2 computes 0, 1.12.1-1.18.0 another wrong gradient, 1.19.0 the right one: the release
+    that fixed it is 1.19.0 (its changelog entry names the classes), not 1.12.1, which only
+    changed one wrong gradient into another (the previous bisection answered 1.12.1, and the
+    engine read the unlisted release as Warp's own defect)."""
+    from packaging.version import Version
+
+    def grad(rel):
+        v = Version(rel)
+        return [0.0, 0.0] if v < Version("1.12.1") else [1.0, 2.0] if v >= Version("1.19.0") else [0.5, 2.5]
+
+    _fake_releases(monkeypatch, grad)
+    out = release.differential("x", "cpu", "small", "1.0.2", base_doc=doc([1.0, 2.0], [0.0, 0.0], sig="zero"))
+    assert out["first_change"] == "1.19.0" and out["bracket"] == ["1.18.0", "1.19.0"]
+    assert out["bisected_against"] == "1.19.0"
+    assert [e.id for e in release.assess_differential(out, copies=0).cited] == ["release_first_change:1.19.0"]
+
+
+def test_a_change_before_the_measured_releases_has_no_first_release(monkeypatch):
+    """Right from 1.12.1 on, wrong on 1.0.2: the change lies somewhere in 1.1.0-1.12.1, which the
+    differential does not measure, so no first release is claimed (it was "1.12.1"); the other
+    release agrees with FD, so it is still evidence of Warp's own defect (release_changed)."""
+    from packaging.version import Version
+
+    measured = _fake_releases(monkeypatch, lambda rel: [1.0, 2.0] if Version(rel) >= Version("1.12.1") else [0.0, 0.0])
+    out = release.differential("x", "cpu", "small", "1.0.2", base_doc=doc([1.0, 2.0], [0.0, 0.0], sig="zero"))
+    assert out["first_change"] is None and out["bracket"] == ["1.0.2", "1.12.1"]
+    assert "1.0.2" not in measured and set(measured) <= {"1.12.1", "1.13.0", "1.14.0", "1.15.0", "1.16.0", "1.19.0"}
+    a = release.assess_differential(out)
+    assert [e.id for e in a.cited] == ["release_changed"]
+    assert "first release where it changes" not in a.evidence[0]["finding"]
+    # adjacent releases: the first release is named
+    assert release._adjacent("1.11.1", "1.12.1") and not release._adjacent("1.0.2", "1.12.1")

@@ -9,9 +9,17 @@ or start more workers; nothing here runs in the worker):
   (:func:`defects4warp.envs.ensure_env`, or this interpreter for the installed
   release; the newest of :data:`defects4warp.envs.ENGINE_RELEASES` by default: the
   supported releases from 1.12.1, whose changes the table below covers). If the objective's finite differences agree across the two
-  releases while autodiff changes, Warp itself changed the adjoint; the
-  releases in between are bisected for the first one where autodiff changes,
-  and :data:`RELEASE_CHANGES` names the classes its changelog entries fix.
+  releases while autodiff changes, Warp changed the adjoint; the releases in
+  between are bisected for the first one with the other release's behaviour
+  (the first that computes the other release's gradient when that one agrees
+  with finite differences, else the first that differs from the release under
+  test), and :data:`RELEASE_CHANGES` names the classes its changelog entries
+  fix. A first release is named only when no supported release lies between
+  it and the last one with the old behaviour (releases older than 1.12.1 are
+  not measured). Only when the other release agrees with finite differences is
+  the change evidence of Warp's own adjoint defect: a program wrong on both
+  releases is a taping bug whose wrong gradient changes with Warp's taping
+  behaviour (1.13.0, 1.17.0, 1.19.0 change it by design).
 * **Builtins measured defective** (:func:`builtin_findings`): a launched
   kernel that calls a builtin the conformance suite (:mod:`defects4warp.builtins`,
   ``docs/builtins.md``) measured ``wrong`` or ``zero`` on the running release
@@ -41,7 +49,8 @@ RELEASE_CHANGES = {
               "written arrays (retain_grad opts out)",
     "1.14.0": "adjoints of component writes to array elements and struct fields fixed; wp.curlnoise and "
               "vector wp.sign adjoints",
-    "1.15.0": "wp.copy adjoint with differing source and destination offsets fixed",
+    "1.15.0": "wp.copy adjoint with differing source and destination offsets fixed; assignments to fields of a "
+              "local struct (m = S(); m.a = x[i]) keep their adjoint (codegen diff 1.14.0-1.15.0)",
     "1.16.0": "a @wp.func shared by kernels with and without backward no longer loses its adjoint",
     "1.17.0": "taped wp.copy/wp.clone/assign accumulate into the source; conditional expressions over array "
               "elements fixed",
@@ -185,8 +194,13 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     -------
     dict or None
         ``{"current", "other", "compared": {release: changed() result},
-        "first_change": release or None, "direction": "newer"|"older"}``;
-        None when no other release can be prepared (offline, not installed).
+        "first_change": release or None, "direction": "newer"|"older"}``, and, when
+        autodiff changed, ``"bisected_against"`` (``other`` when it agrees with finite
+        differences: a release in between has the new behaviour when its autodiff equals
+        ``other``'s; else ``current``: when it differs from ``current``'s) and ``"bracket"``
+        ([last release with the old behaviour, first with the new]; ``first_change`` is its
+        second release only when no release of :data:`defects4warp.envs.RELEASES` lies
+        between the two); None when no other release can be prepared (offline, not installed).
     """
     from ..envs import ENGINE_RELEASES, ReleaseEnvError, ensure_env
     from ..isolation import run_worker
@@ -238,6 +252,12 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     seq = sorted({r for r in rel if lo_v <= _v(r) <= hi_v} | {current, other}, key=_v)
     newer = out["direction"] == "newer"
     lo, hi = 0, len(seq) - 1  # seq[lo] has the older behaviour, seq[hi] the newer one
+    # Which behaviour a release in between has: when the other release agrees with finite differences,
+    # whether its autodiff equals the other release's (the release that fixed the gradient is the first
+    # with the agreeing behaviour, even when an earlier release changed the wrong gradient into another
+    # wrong one); otherwise whether it differs from the release under test (the first change).
+    to_other = bool(c.get("b_agrees"))
+    out["bisected_against"] = other if to_other else current
     if bisect:
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -246,19 +266,42 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
             compared[seq[mid]] = cm if cm is not None else {"error": d.get("error", "not comparable")}
             if cm is None:
                 break
-            is_newer = cm["gradient_changed"] if newer else not cm["gradient_changed"]
+            if to_other:
+                co = changed(d_other, d)
+                if co is None:
+                    break
+                is_newer = (not co["gradient_changed"]) if newer else co["gradient_changed"]
+            else:
+                is_newer = cm["gradient_changed"] if newer else not cm["gradient_changed"]
             if is_newer:
                 hi = mid
             else:
                 lo = mid
-    out["first_change"] = seq[hi] if hi - lo == 1 else None
+    out["first_change"] = seq[hi] if hi - lo == 1 and _adjacent(seq[lo], seq[hi]) else None
+    out["bracket"] = [seq[lo], seq[hi]]
     return out
+
+
+def _adjacent(a: str, b: str) -> bool:
+    """Whether releases ``a`` < ``b`` have no supported release between them
+    (:data:`defects4warp.envs.RELEASES`): only then is ``b`` the first release with the
+    change. A bracket such as (1.0.2, 1.12.1), whose inner releases the differential does not
+    measure, says only that the change happened somewhere in between."""
+    from ..envs import RELEASES
+
+    va, vb = _v(a), _v(b)
+    return not any(va < _v(r) < vb for r in RELEASES)
 
 
 def assess_differential(diff: dict | None, *, copies: int | None = None, table=None) -> Assessment:
     """Evidence from :func:`differential`'s result: a sentence and, when autodiff changes
     between the releases while finite differences do not, the structured evidence
     ``release_first_change:<release>`` (``release_changed`` without a first release).
+
+    When the other release's autodiff disagrees with finite differences too, the change is
+    not evidence that Warp fixed an adjoint of its own: ``release_changed`` is not cited, and
+    ``release_first_change:<release>`` only when its table row gives ``warp_adjoint_bug`` no
+    weight (a changelog entry about taping behaviour, e.g. 1.13.0).
 
     Parameters
     ----------
@@ -305,19 +348,34 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     entry = RELEASE_CHANGES.get(first, "") if first else ""
     txt = (f"autodiff changes between Warp {diff['current']} and {diff['other']} while finite differences do not "
            f"(relative change {c['relative_change']:.3g}" + ("; the other release agrees with FD" if c.get("b_agrees") else "") + ")")
+    bracket = diff.get("bracket")
     if first:
         txt += f"; first release where it changes: {first}" + (f" ({entry})" if entry else "")
-    a.add("release", False, txt, diff)
+    elif bracket and bracket[0] != bracket[1]:
+        txt += (f"; it changes between {bracket[0]} and {bracket[1]} (the releases in between were not "
+                "measured)")
+    from ..engines.evidence import load_table
+
+    table = table or load_table()
     # structured evidence: its class weights are the rows release_first_change:<release>[:no_copies]
     # (or release_changed when no first release was found) of harness/engines/evidence_table.yaml
     eid = f"release_first_change:{first}" if first in RELEASE_CHANGES else "release_changed"
-    if first in RELEASE_CHANGES and copies == 0:
-        from ..engines.evidence import load_table
-
-        if f"{eid}:no_copies" in (table or load_table()).rows:
-            eid += ":no_copies"
-    a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
+    if first in RELEASE_CHANGES and copies == 0 and f"{eid}:no_copies" in table.rows:
+        eid += ":no_copies"
     a.facts["first_change"] = first
+    if not c.get("b_agrees"):
+        # Wrong on both releases: the change is not evidence that Warp fixed an adjoint of its own
+        # (taping behaviour changes with the release by design: 1.13.0 consumes written arrays'
+        # adjoints, 1.17.0 accumulates copy adjoints, ...). Only a changelog entry whose classes are
+        # all taping classes is still cited; a row that would credit warp_adjoint_bug is not.
+        txt += (f"; autodiff disagrees with finite differences on {diff['other']} too, so the change is not "
+                "evidence that Warp fixed its adjoint")
+        a.add("release", False, txt, diff)
+        if first in RELEASE_CHANGES and "warp_adjoint_bug" not in table.weights(eid):
+            a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
+        return a
+    a.add("release", False, txt, diff)
+    a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
     return a
 
 
