@@ -64,10 +64,12 @@ def test_a_copy_on_the_tape_with_a_change_at_1_13_ranks_copy_adjoint_first():
 
     table = load_table()
     classes = ["overwrite", "double_count", "stale_gradient_read", "copy_adjoint", "replay_side_effect"]
-    ev = [Evidence("candidate", "engine"), Evidence("rule:copy_on_tape", "source"),
-          Evidence("release_first_change:1.13.0", "release")]
-    assert rank(fold(ev, table, classes)[0], table.scores)[0]["id"] == "copy_adjoint"
-    assert rank(fold([ev[0], ev[2]], table, classes)[0], table.scores)[0]["id"] == "overwrite"
+    base = [Evidence("candidate", "engine"), Evidence("signature:subtly_wrong", "fd"),
+            Evidence("launch_all_kernels_pass", "launches"), Evidence("release_first_change:1.13.0", "release")]
+    ranked = rank(fold(base + [Evidence("rule:copy_on_tape", "source")], table, classes)[0], table.scores)
+    assert ranked[0]["id"] == "copy_adjoint" and ranked[1]["id"] == "overwrite"
+    # the same change at 1.13 without the source finding of a copy recorded on the tape: overwrite first
+    assert rank(fold(base, table, classes)[0], table.scores)[0]["id"] == "overwrite"
 
 
 def test_a_counter_index_with_a_change_at_1_13_ranks_replay_side_effect_first():
