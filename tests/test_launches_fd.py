@@ -129,3 +129,88 @@ def test_a_check_that_did_not_run_is_reported_uncounted_not_clean():
     b = assess({"launches": {"kernels": [off], "recorded": 1}})
     assert b.evidence[0]["clean"] is False and b.evidence[0]["data"] is None  # counted
     assert [ev.id for ev in bug_evidence(b.facts)] == ["kernel_compiled_without_adjoint"]
+
+
+# A float32 kernel whose derivative d y / d k is ~1e-4 and whose outputs are ~20: the
+# central difference's round-off (eps32 |y| / h) is a few percent of that entry.
+@wp.kernel
+def _sag(x: wp.array(dtype=wp.vec3), k: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    y[i] = x[i] + wp.vec3(0.0, -0.00005 * k[i] * k[i], 0.0)
+
+
+@wp.func
+def _square(a: float):
+    return a * a
+
+
+@wp.func_grad(_square)
+def _adj_square(a: float, adj_ret: float):
+    wp.adjoint[a] += 3.0 * a * adj_ret  # 3a where the derivative is 2a
+
+
+@wp.kernel
+def _sag_wrong_adjoint(x: wp.array(dtype=wp.vec3), k: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    y[i] = x[i] + wp.vec3(0.0, -0.00005 * _square(k[i]), 0.0)
+
+
+def _measure_one(kernel, seed=1):
+    import types
+
+    from defects4warp.probes import launches
+
+    rng = np.random.default_rng(seed)
+    x = wp.array(rng.uniform(-20.0, 20.0, (8, 3)).astype(np.float32), dtype=wp.vec3, requires_grad=True)
+    k = wp.array(rng.uniform(0.5, 1.5, 8).astype(np.float32), requires_grad=True)
+    y = wp.zeros(8, dtype=wp.vec3, requires_grad=True)
+    ctx = types.SimpleNamespace(launches=[(kernel, 8, 0, [x, k], [y], x.device)], doc={},
+                                stage=lambda s: None, save=lambda: None)
+    (rec,) = launches.measure(ctx)["kernels"]
+    return rec, (x, k, y)
+
+
+def test_float32_round_off_in_the_differences_is_no_finding():
+    """Before the noise bound this correct kernel was reported disagreeing (d y / d k
+    relative error 0.03, ``sparse``) at the float32 tolerance of 1e-2."""
+    rec, (x, k, y) = _measure_one(_sag)
+    assert rec["skipped"] is None
+    assert rec["ok"] is True and rec["worst"] is None
+    np.testing.assert_array_equal(y.numpy(), np.zeros((8, 3), dtype=np.float32))  # user arrays untouched
+
+
+def test_a_wrong_adjoint_with_a_small_derivative_is_still_found():
+    rec, _ = _measure_one(_sag_wrong_adjoint)
+    assert rec["ok"] is False
+    w = rec["worst"]
+    assert (w["input"], w["output"]) == ("k", "y")
+    assert 0.4 < w["relative_error"] < 0.6  # 3a against 2a
+
+
+def test_the_noise_bound_covers_the_round_off_and_not_the_derivative():
+    import warp.autograd as wa
+
+    from defects4warp.probes.context import step_size
+    from defects4warp.probes.launches import fd_noise
+
+    rng = np.random.default_rng(1)
+    x = wp.array(rng.uniform(-20.0, 20.0, (8, 3)).astype(np.float32), dtype=wp.vec3, requires_grad=True)
+    k = wp.array(rng.uniform(0.5, 1.5, 8).astype(np.float32), requires_grad=True)
+    y = wp.zeros(8, dtype=wp.vec3, requires_grad=True)
+    kw = {"dim": 8, "inputs": [x, k], "outputs": [y], "device": "cpu", "max_blocks": 0}
+    h = step_size(np.float32) * 10.0
+    jfd = wa.jacobian_fd(_sag, eps=h, **kw)
+    unc = fd_noise(_sag, fd=wa.jacobian_fd, jfd=jfd, eps=h, dtype=np.float32, **kw)
+    assert sorted(unc) == sorted(jfd) == [(0, 0), (1, 0)]
+    f = jfd[(1, 0)].numpy().astype(np.float64).reshape(24, 8)
+    true = np.zeros((24, 8))
+    kv = k.numpy().astype(np.float64)
+    true[np.arange(8) * 3 + 1, np.arange(8)] = -0.0001 * kv
+    err = np.abs(f - true)
+    u = unc[(1, 0)].reshape(24, 8)
+    assert np.all(u >= 0.0)
+    assert np.all(err <= u + 1e-12)  # every entry's actual error is inside its bound
+    # the bound is of the round-off's size, not the entries': below the typical d y / d k entry,
+    # and 1e-4 of the unit entries of d y / d x (the same outputs, the same round-off)
+    assert np.median(u[true != 0]) < np.median(np.abs(true[true != 0]))
+    assert np.max(unc[(0, 0)]) < 1e-4

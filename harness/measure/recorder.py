@@ -45,11 +45,43 @@ def _is_array(v):
     return isinstance(v, wp.array)
 
 
+def _struct_instance_class():
+    """Warp's ``StructInstance`` base class (every ``@wp.struct`` instance is one
+    on 1.0.2-1.19.0): ``warp._src.codegen`` from 1.10, ``warp.codegen`` before;
+    None when neither has it."""
+    import importlib
+
+    for mod in ("warp._src.codegen", "warp.codegen"):
+        try:
+            cls = getattr(importlib.import_module(mod), "StructInstance", None)
+        except Exception:  # noqa: BLE001 - a module a release does not have
+            cls = None
+        if isinstance(cls, type):
+            return cls
+    return None
+
+
+_STRUCT_INSTANCE = []  # [StructInstance class or None], filled on first use
+
+
 def _is_struct(v):
-    try:
-        return bool(wp.types.is_struct(v))
-    except Exception:
-        return False
+    """Whether ``v`` is a Warp struct instance.
+
+    ``wp.types.is_struct`` exists from Warp 1.11 only; on 1.0.2-1.10.1 calling
+    it raised ``AttributeError``, every struct argument was recorded as a plain
+    value, and no struct field (``struct_write_after_read``,
+    ``struct_field_rebound``) could be seen. There the test is
+    ``isinstance(v, StructInstance)``, what ``is_struct`` does on 1.11-1.19.
+    """
+    is_struct = getattr(wp.types, "is_struct", None)
+    if is_struct is not None:
+        try:
+            return bool(is_struct(v))
+        except Exception:  # noqa: BLE001
+            return False
+    if not _STRUCT_INSTANCE:
+        _STRUCT_INSTANCE.append(_struct_instance_class())
+    return _STRUCT_INSTANCE[0] is not None and isinstance(v, _STRUCT_INSTANCE[0])
 
 
 def _struct_fields(v):

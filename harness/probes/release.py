@@ -42,8 +42,9 @@ from . import Assessment
 
 #: First release with a change to adjoints -> its changelog entry. Which classes a program whose
 #: gradient changes at that release most likely has, and how much, are the evidence table's rows
-#: ``release_first_change:<release>`` (and ``...:no_copies`` where the entry is also about copy
-#: adjoints and the traced call made no copy; ``release_changed`` without a first release).
+#: ``release_first_change:<release>`` (and ``...:no_copies`` where a copy adjoint can explain the
+#: change, as for 1.15.0/1.17.0, or 1.13.0 when a copy's destination is stored into before 1.17, and
+#: the traced call made no copy; ``release_changed`` without a first release).
 RELEASE_CHANGES = {
     "1.13.0": "array-store adjoints read and zero the output adjoint: backward() consumes the adjoints of "
               "written arrays (retain_grad opts out)",
