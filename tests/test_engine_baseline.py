@@ -12,7 +12,9 @@ newest release), the variant folder (relative to the repository; source
 evidence re-reads it) and ``expected``: the diagnosis the main checkout's
 ``interpret()`` gave for the document at commit 2512260, re-recorded after the
 evidence table's refit to temperature 8.0 (scores changed in 22 of 32 runs, no
-verdict and no top class), as
+verdict and no top class), and again when a per-launch check that could not run
+became uncounted instead of clean (the ``launches`` evidence flag of 4 runs; no
+verdict, class, score or citation moved), as
 ``scripts/reinterpret.py`` summarises it (verdict, signature, ranked classes
 with scores, cited evidence ids with strengths, evidence sentences).
 
