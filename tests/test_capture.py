@@ -540,3 +540,62 @@ def test_a_case_folder_names_its_variants_and_a_variant_folder_takes_the_case_sc
     assert folder == (case / "buggy").resolve()
     assert (spec.entry, list(spec.args), spec.iteration) == ("train.py", ["--iters", "3"], 2)
     assert any("--iters 3" in a for a in assumed)
+
+
+# -- struct arguments on releases without wp.types.is_struct (Warp <= 1.10.1) ------------------------
+
+
+def test_struct_detected_without_wp_types_is_struct(monkeypatch):
+    """Warp 1.0.2 to 1.10.1 have no ``wp.types.is_struct``: the recorder falls back on Warp's struct-instance
+    class, so a struct launch argument's array fields are still read and written by the launch."""
+    import importlib.util
+
+    import warp as wp
+
+    from defects4warp.measure import recorder
+
+    spec = importlib.util.spec_from_file_location("script_struct_train", PROGRAMS / "script_struct" / "train.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    s = mod.State()
+    s.x = wp.zeros(2, dtype=float)
+    assert recorder._is_struct(s) and not recorder._is_struct(s.x)
+    monkeypatch.delattr(wp.types, "is_struct")
+    monkeypatch.setattr(recorder, "_STRUCT_TYPE", [])
+    assert recorder._is_struct(s)
+    assert not recorder._is_struct(s.x) and not recorder._is_struct(3.0) and not recorder._is_struct(None)
+    assert [n for n, _ in recorder._struct_fields(s)] == ["x", "y"]
+
+
+_STRUCT_CAPTURE = (
+    "import json, numpy as np; from defects4warp.capture import ScriptSpec; "
+    "from defects4warp.capture.core import capture_problem; import warp as wp; "
+    "p = capture_problem({folder!r}, ScriptSpec('train.py')); g = p.gradient(); "
+    "print('RESULT ' + json.dumps({{'warp': wp.config.version, 'obj': p.objective(), "
+    "'g': {{k: v.tolist() for k, v in g.items()}}, 'sites': [q['site'] for q in p.capture_summary()['params']]}}))")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", ["1.0.2", "1.10.1", "1.19.0"])
+def test_capture_through_struct_arguments_on_old_releases(release):
+    """tests/programs/script_struct: the loss reaches the param only through ``@wp.struct`` launch arguments.
+    On Warp <= 1.10.1 the capture answered "no parameter found (the loss does not depend on it)" before the
+    recorder's struct fallback (measured on 1.0.2, 1.9.1, 1.10.1)."""
+    from defects4warp.envs import MARKER, cache_root
+    from defects4warp.paths import child_pythonpath
+
+    env = cache_root() / f"warp-{release}"
+    if not (env / MARKER).exists():
+        pytest.skip(f"the Warp {release} environment has not been created (defects4warp.envs.ensure_env)")
+    code = _STRUCT_CAPTURE.format(folder=str(PROGRAMS / "script_struct"))
+    out = subprocess.run([str(env / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=child_pythonpath({})))
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    assert out.returncode == 0 and line, out.stderr[-3000:]
+    doc = json.loads(line[len("RESULT "):])
+    x = np.random.default_rng(5).uniform(1.0, 2.0, 4).astype(np.float32)
+    k = np.array([0.5, 1.0, -1.5, 2.0], dtype=np.float32)
+    y = k * x + np.float32(0.25)
+    assert doc["warp"] == release and doc["sites"] == ["train.py:37"]
+    assert doc["obj"] == pytest.approx(float(np.sum(y.astype(np.float64) ** 2)), rel=1e-5)
+    np.testing.assert_allclose(doc["g"]["k"], 2 * y * x, rtol=1e-5)

@@ -45,11 +45,38 @@ def _is_array(v):
     return isinstance(v, wp.array)
 
 
+def _struct_instance_type():
+    """Warp's struct-instance base class, for releases without ``wp.types.is_struct``.
+
+    ``wp.types.is_struct`` exists from Warp 1.11.1 (it is ``isinstance(x, StructInstance)``); on 1.0.2 to
+    1.10.1 (measured on 1.0.2, 1.9.1 and 1.10.1) the same class is ``warp.codegen.StructInstance``
+    (``warp._src.codegen`` on 1.10.1). Returns the class, or None when neither module has it.
+    """
+    for mod in ("warp._src.codegen", "warp.codegen"):
+        try:
+            t = getattr(__import__(mod, fromlist=["StructInstance"]), "StructInstance", None)
+        except Exception:  # noqa: BLE001
+            continue
+        if isinstance(t, type):
+            return t
+    return None
+
+
+_STRUCT_TYPE = []  # [StructInstance class or None], found on first use
+
+
 def _is_struct(v):
-    try:
-        return bool(wp.types.is_struct(v))
-    except Exception:
-        return False
+    """Whether ``v`` is a ``@wp.struct`` instance, on every release (``wp.types.is_struct`` only from 1.11.1:
+    without the fallback a struct argument's array fields were not seen at all on 1.0.2 to 1.10.1)."""
+    f = getattr(wp.types, "is_struct", None)
+    if f is not None:
+        try:
+            return bool(f(v))
+        except Exception:  # noqa: BLE001
+            return False
+    if not _STRUCT_TYPE:
+        _STRUCT_TYPE.append(_struct_instance_type())
+    return _STRUCT_TYPE[0] is not None and isinstance(v, _STRUCT_TYPE[0])
 
 
 def _struct_fields(v):
