@@ -599,3 +599,48 @@ def test_capture_through_struct_arguments_on_old_releases(release):
     assert doc["warp"] == release and doc["sites"] == ["train.py:37"]
     assert doc["obj"] == pytest.approx(float(np.sum(y.astype(np.float64) ** 2)), rel=1e-5)
     np.testing.assert_allclose(doc["g"]["k"], 2 * y * x, rtol=1e-5)
+
+
+_CLONE_CAPTURE = """
+import json, sys
+from defects4warp.capture import ScriptSpec, CaptureError
+from defects4warp.capture.core import capture_problem
+import warp as wp
+out = {}
+for a in ([], ["--copy"], ["--outside"]):
+    try:
+        p = capture_problem(sys.argv[1], ScriptSpec("train.py", a), check_determinism=False)
+        s = p.capture_summary()
+        out[" ".join(a)] = {"sites": [q["site"] for q in s["params"]], "g": p.gradient()["v0"].tolist(),
+                            "notes": [x for x in s["assumptions"] if "does not record wp.copy" in x]}
+    except CaptureError as exc:
+        out[" ".join(a)] = {"error": str(exc)}
+print("RESULT " + json.dumps({"warp": wp.config.version, "out": out}))
+"""
+
+
+@pytest.mark.slow
+def test_clone_inside_the_tape_on_warp_1_0_2():
+    """Warp 1.0.2 records no wp.clone / wp.copy on the tape (measured: v0.grad stays zero, 1 launch on the tape;
+    1.1.0 records it). The capture still finds the param the script means (the clone's source, whose .grad it
+    uses), reproduces the release's zero gradient, and says why; a clone made before the tape is still no param."""
+    from defects4warp.envs import MARKER, cache_root
+    from defects4warp.paths import child_pythonpath
+
+    env = cache_root() / "warp-1.0.2"
+    if not (env / MARKER).exists():
+        pytest.skip("the Warp 1.0.2 environment has not been created (defects4warp.envs.ensure_env)")
+    out = subprocess.run([str(env / "bin" / "python"), "-c", _CLONE_CAPTURE, str(PROGRAMS / "script_clone")],
+                         capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=child_pythonpath({})))
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    assert out.returncode == 0 and line, out.stderr[-3000:]
+    doc = json.loads(line[len("RESULT "):])
+    assert doc["warp"] == "1.0.2"
+    for key, at in (("", "wp.clone at train.py:30 "), ("--copy", "wp.copy ")):
+        r = doc["out"][key]
+        assert r.get("sites") == ["train.py:20"], r
+        assert r["g"] == [0.0, 0.0, 0.0]
+        assert len(r["notes"]) == 1 and r["notes"][0].startswith(at + "of the array allocated at train.py:20")
+    assert "no parameter found" in doc["out"]["--outside"]["error"]
+    assert "train.py:23 (its .grad is not used after the backward)" in doc["out"]["--outside"]["error"]

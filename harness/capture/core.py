@@ -1144,12 +1144,26 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     writes = {a for e in rec for a in e["writes"]}
     # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
     # source is read on the tape (its adjoint receives the copy's), their destination written
+    # Warp 1.0.2 records no wp.copy / wp.clone on the tape (from 1.1.0 they are record_func entries): one made
+    # while this tape recorded (its block active, after its last reset) still carries the params to the loss in
+    # the script's intent, though the release's backward does not pass the adjoint through it (the
+    # param's .grad stays zero there, which is the gradient the Problem then reproduces)
+    epoch_start = max([e["seq"] for e in events[: b["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
+                      or [-1])
+    unrecorded = []
     for e in events[: b["seq"]]:
-        if e["kind"] == "host" and e.get("tape") == T and e.get("epoch") == E and e.get("op") in ("clone", "copy"):
-            if e.get("src"):
-                reads.add(e["src"])
-            if e.get("dest"):
-                writes.add(e["dest"])
+        if e["kind"] != "host" or e.get("op") not in ("clone", "copy"):
+            continue
+        if e.get("tape") == T and e.get("epoch") == E:
+            pass
+        elif e.get("tape") is None and e.get("active_tape") == T and e["seq"] > epoch_start:
+            unrecorded.append(e)
+        else:
+            continue
+        if e.get("src"):
+            reads.add(e["src"])
+        if e.get("dest"):
+            writes.add(e["dest"])
     sinks = {s["target"] for s in b["seeds"] if s["target"]}
     needed = _reachable(events, sinks, b["seq"])
     objs = _label_objects(tr, run)
@@ -1238,6 +1252,14 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
     cap.summary["files"] = files
+    for e in unrecorded:
+        at = site_of.get(e.get("dest")) if e["op"] == "clone" else None
+        src = site_of.get(e.get("src"))
+        cap.summary["assumptions"].append(
+            f"wp.{e['op']}" + (f" at {format_site(*at)}" if at else "") + " of the array allocated at "
+            + (format_site(*src) if src else str(e.get("src"))) + f" ran inside the tape block of backward {k}, "
+            f"but Warp {wp.config.version} does not record wp.copy/wp.clone on a tape (recorded from 1.1.0): no "
+            f"adjoint flows back through it on this release, as in the script")
     cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
     if cap.carried:
         cap.summary["assumptions"].append(
