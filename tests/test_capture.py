@@ -644,3 +644,95 @@ def test_clone_inside_the_tape_on_warp_1_0_2():
         assert len(r["notes"]) == 1 and r["notes"][0].startswith(at + "of the array allocated at train.py:20")
     assert "no parameter found" in doc["out"]["--outside"]["error"]
     assert "train.py:23 (its .grad is not used after the backward)" in doc["out"]["--outside"]["error"]
+
+
+# -- capture errors name the script's line -----------------------------------------------------------------
+
+_LOOP_SCRIPT = '''import numpy as np
+import warp as wp
+
+
+@wp.kernel
+def sq(v: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, (v[i] - 2.0) * (v[i] - 2.0))
+
+
+@wp.kernel
+def sq3(v: wp.array(dtype=float), o: wp.array(dtype=float)):
+    i = wp.tid()
+    o[i] = v[i] * v[i]
+
+
+def check(x, n):
+    if x.shape[0] != n:
+        raise ValueError(f"expected {n} values, got {x.shape[0]}")
+
+
+def main(mode):
+    w = wp.array(np.ones(3), dtype=float, requires_grad=True)
+    hist = {}
+    for it in range(3):
+        loss = wp.zeros(1, dtype=float, requires_grad=True)
+        out = wp.zeros(3, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(sq, dim=3, inputs=[w], outputs=[loss])
+            wp.launch(sq3, dim=3, inputs=[w], outputs=[out])
+            if mode == "check":
+                check(w, 4)
+        if mode == "vector":
+            tape.backward(out)
+        else:
+            tape.backward(loss)
+        w.assign(w.numpy() - 0.1 * w.grad.numpy())
+        tape.zero()
+        print(f"iter {it} loss {loss.numpy()[0]:.6f}")
+        if mode == "late":
+            hist[it] = hist[it - 1] + 1.0
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1])
+'''
+
+
+def _loop_script(tmp_path):
+    (tmp_path / "train.py").write_text(_LOOP_SCRIPT)
+    return tmp_path
+
+
+def test_an_error_raised_by_the_script_names_its_line(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    folder = _loop_script(tmp_path)
+    with pytest.raises(CaptureError) as ei:
+        capture_problem(folder, ScriptSpec("train.py", ["check"]), "cpu", timeout_s=60)
+    msg = str(ei.value)
+    assert msg.startswith("train.py raised ValueError at train.py:19 (raise ValueError(")
+    assert "expected 4 values, got 3" in msg
+    # the line of the backward call the capture refused
+    with pytest.raises(CaptureError) as ei:
+        capture_problem(folder, ScriptSpec("train.py", ["vector"]), "cpu", timeout_s=60)
+    msg = str(ei.value)
+    assert "non-scalar array (shape (3,))" in msg and "(the call at train.py:35 (tape.backward(out)))" in msg
+    # after training started, before the backward the capture needs: the exception's line
+    with pytest.raises(CaptureError) as ei:
+        capture_problem(folder, ScriptSpec("train.py", ["late"], iteration=2), "cpu", timeout_s=60)
+    msg = str(ei.value)
+    assert msg.startswith("train.py raised KeyError at train.py:42 (hist[it] = hist[it - 1] + 1.0): -1 (before")
+
+
+def test_an_exception_after_the_needed_backward_is_where_the_capture_stopped(tmp_path):
+    from defects4warp.capture.core import capture_problem
+
+    p = capture_problem(_loop_script(tmp_path), ScriptSpec("train.py", ["late"]), "cpu", timeout_s=60)
+    s = p.capture_summary()
+    assert s["stopped"] == "raised after the needed backward: KeyError: -1 at train.py:42 (hist[it] = hist[it - 1] + 1.0)"
+    note = [a for a in s["assumptions"] if a.startswith("the script stopped with an exception")]
+    assert note == ["the script stopped with an exception after backward 1 (KeyError: -1 at train.py:42 (hist[it] = "
+                    "hist[it - 1] + 1.0)): the capture stopped at that exception, with what it needed from backward 1"]
+    assert p.objective() == pytest.approx(3.0)
+    np.testing.assert_allclose(p.gradient()["w"], [-2.0, -2.0, -2.0])

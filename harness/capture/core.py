@@ -587,6 +587,37 @@ def _user_frame(run, frame):
     return first_outside
 
 
+def _tb_site(run, tb):
+    """(file, line, source text) of the innermost entry of traceback ``tb`` in the script's own files (outside
+    Warp and the harness), else of the innermost one outside Warp and the harness; None when there is none.
+
+    The line is the traceback's (``tb_lineno``: the statement running when the exception passed), not the
+    frame's ``f_lineno``, which after the exception has left the frame reports wherever its cleanup code
+    stopped."""
+    import linecache
+
+    user = other = None
+    root = str(run.cap.folder) + os.sep
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename or ""
+        ab = os.path.abspath(fn)
+        if not fn.startswith("<") and not ab.startswith(_WARP) and not ab.startswith(_HARNESS):
+            hit = (run.cap.rel(fn), tb.tb_lineno, linecache.getline(fn, tb.tb_lineno).strip())
+            if ab.startswith(root):
+                user = hit
+            else:
+                other = hit
+        tb = tb.tb_next
+    return user or other
+
+
+def _at(site) -> str:
+    """`` at FILE:LINE (source)`` for a (file, line, source) site, else an empty string."""
+    if not site:
+        return ""
+    return f" at {format_site(site[0], site[1])}" + (f" ({site[2]})" if site[2] else "")
+
+
 def _dtype(dt) -> str:
     return getattr(dt, "__name__", str(dt))
 
@@ -771,10 +802,7 @@ class CapturedProblem:
             error = ("limit", exc)
         except SystemExit as exc:
             run.stopped = f"exit {exc.code}"
-            tb = exc.__traceback__
-            while tb is not None and tb.tb_next is not None:
-                tb = tb.tb_next
-            run.exit_at = _user_frame(run, tb.tb_frame) if tb is not None else None
+            run.exit_at = _tb_site(run, exc.__traceback__)
         except BaseException as exc:  # noqa: BLE001 - the script's own error
             error = ("raised", exc)
         finally:
@@ -789,10 +817,13 @@ class CapturedProblem:
             sys.path[:] = path0
             if main_mod is not None:
                 sys.modules["__main__"] = main_mod
+        if error is not None and error[1] is not None:
+            run.error_at = _tb_site(run, error[1].__traceback__)
         if error is not None and (run.kth is not None or (run.mode == "train" and run.losses)):
             # the script failed after the capture had what it needed (a plot, a video, a save at the end)
             kind, exc = error
-            run.stopped = f"{kind} after the needed backward" + (f": {type(exc).__name__}: {exc}" if exc else "")
+            run.stopped = (f"{kind} after the needed backward" + (f": {type(exc).__name__}: {exc}" if exc else "")
+                           + _at(getattr(run, "error_at", None)))
             error = None
         if error is not None:
             kind, exc = error
@@ -808,12 +839,13 @@ class CapturedProblem:
                                    f"limit); {ran}. Make the run reach its backward sooner (fewer steps through "
                                    f"the script's own arguments after --), lower --iteration, give the capture "
                                    f"more time (--timeout), or write a make_problem adapter")
+            at = getattr(run, "error_at", None)
             if kind == "limit":
-                raise CaptureError(f"{self.spec.entry}: {exc}") from None
+                raise CaptureError(f"{self.spec.entry}: {exc}" + (f" (the call{_at(at)})" if at else "")) from None
             if isinstance(exc, KeyboardInterrupt):
                 raise exc
-            raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}: {exc} (before the capture had what "
-                               f"it needed from its {what})") from exc
+            raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}{_at(at)}: {exc} (before the capture "
+                               f"had what it needed from its {what})") from exc
         return out.getvalue(), run.stopped
 
     def _purge(self):
@@ -1549,6 +1581,9 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
     if cap.grad_after > k:
         assumptions.append(f"the script first uses the params' .grad after backward {cap.grad_after}, not after "
                            f"backward {k}: gradient() is the .grad at that moment, as the script consumes it")
+    if stopped and " after the needed backward" in stopped:
+        assumptions.append(f"the script stopped with an exception after backward {k} ({stopped.split(': ', 1)[-1]}"
+                           f"): the capture stopped at that exception, with what it needed from backward {k}")
     other = [{"site": format_site(*c["site"]) if c["site"] else None, "why_not": c["why_not"]}
              for c in candidates if c["why_not"] is not None]
     return {
