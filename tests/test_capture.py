@@ -310,8 +310,10 @@ def test_two_params_by_site_and_requires_grad_input_left_out():
     assert s["objective"]["produced_at"] == "train.py:25" and s["objective"]["kernel"] == "affine_loss"
     assert p.objective() == pytest.approx(float(np.sum(z ** 2)), rel=1e-12)
     g = p.gradient()
-    np.testing.assert_allclose(g["train.py:10"], 2 * z * x, rtol=1e-12)
-    np.testing.assert_allclose(g["train.py:10:2"], [2 * np.sum(z)], rtol=1e-12)
+    # allocated by the helper make_param (train.py:10): named after the variables its callers assign
+    assert list(p.params) == ["a", "b"] and [q["name"] for q in s["params"]] == ["a", "b"]
+    np.testing.assert_allclose(g["a"], 2 * z * x, rtol=1e-12)
+    np.testing.assert_allclose(g["b"], [2 * np.sum(z)], rtol=1e-12)
 
 
 def test_repeated_backward_gradient_is_what_the_script_consumes():
@@ -326,7 +328,7 @@ def test_repeated_backward_gradient_is_what_the_script_consumes():
 
 def test_param_override():
     p = capture("script_two_params", params=["train.py:10:2"])
-    assert list(p.params) == ["train.py:10:2"]
+    assert list(p.params) == ["b"] and p.capture_summary()["params"][0]["site"] == "train.py:10:2"
     assert p.capture_summary()["params"][0]["chosen_by"] == "--param"
     with pytest.raises(CaptureError, match="--param train.py:99"):
         capture("script_two_params", params=["train.py:99"])
@@ -524,7 +526,7 @@ def test_capture_on_warp_1_12_1():
     z = np.array([0.5, 1.0, -1.5]) * x + 0.25
     assert doc["warp"] == "1.12.1" and doc["sites"] == ["train.py:10", "train.py:10:2"]
     assert doc["obj"] == pytest.approx(float(np.sum(z ** 2)), rel=1e-12)
-    np.testing.assert_allclose(doc["g"]["train.py:10"], 2 * z * x, rtol=1e-12)
+    np.testing.assert_allclose(doc["g"]["a"], 2 * z * x, rtol=1e-12)
 
 
 def test_a_case_folder_names_its_variants_and_a_variant_folder_takes_the_case_script_block(tmp_path):
@@ -736,3 +738,19 @@ def test_an_exception_after_the_needed_backward_is_where_the_capture_stopped(tmp
                     "hist[it - 1] + 1.0)): the capture stopped at that exception, with what it needed from backward 1"]
     assert p.objective() == pytest.approx(3.0)
     np.testing.assert_allclose(p.gradient()["w"], [-2.0, -2.0, -2.0])
+
+
+def test_params_are_named_after_the_scripts_variables():
+    """A list comprehension allocating params names them NAME[i]; a helper's `return wp.array(...)` takes the
+    name its caller assigns; a plain assignment its own name (before: vs, train.py:17:2 and train.py:13)."""
+    from defects4warp.capture.core import capture_problem
+
+    p = capture_problem(PROGRAMS / "script_list_params", ScriptSpec("train.py"), "cpu", timeout_s=60)
+    s = p.capture_summary()
+    assert [(q["name"], q["site"]) for q in s["params"]] == [
+        ("vs[0]", "train.py:17"), ("vs[1]", "train.py:17:2"), ("grid", "train.py:18"), ("extra", "train.py:13")]
+    g = p.gradient()
+    np.testing.assert_allclose(g["vs[0]"], [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(g["vs[1]"], [8.0, 8.0, 8.0])
+    np.testing.assert_allclose(g["grid"], [[0.0, 6.0]] * 3)
+    np.testing.assert_allclose(g["extra"], [1.0, 1.0, 1.0])

@@ -112,6 +112,11 @@ _LOSS_WORDS = re.compile(r"loss|objective|cost|error|\bmse\b|\brmse\b|\bmae\b|en
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
+#: User frames above the allocating one kept per allocation site in the discovery run, to name a param made by a
+#: helper after the variable its caller assigns (a helper of a helper is two).
+CALLER_DEPTH = 3
+
+
 class _Stop(BaseException):
     """Raised from a wrapper to stop the script once what was needed is read."""
 
@@ -211,6 +216,24 @@ class _Run:
         self.out = None  # the run's stdout buffer
         self.tapes = 0
         self.launches = 0
+        self.callers = {}  # discovery: allocation site -> [(file, line)] of the user frames that called it
+
+    def callers_of(self, depth=CALLER_DEPTH):
+        """(file, line) of the user frames (in the variant folder) outside the first one, innermost first, at
+        most ``depth``: a param made by a helper is named after the variable its caller assigns."""
+        out, first = [], True
+        root = str(self.cap.folder) + os.sep
+        f = sys._getframe(1)
+        while f is not None and len(out) < depth:
+            fn = f.f_code.co_filename
+            if fn and not fn.startswith("<") and not fn.startswith(_WARP):
+                ab = os.path.abspath(fn)
+                if not ab.startswith(_HARNESS):
+                    if not first and ab.startswith(root):
+                        out.append((ab, f.f_lineno))
+                    first = False
+            f = f.f_back
+        return out
 
     # -- sites ------------------------------------------------------------------
     def site(self):
@@ -276,6 +299,8 @@ def _install(run):
             n = r.counts.get(site, 0) + 1
             r.counts[site] = n
             site = (site[0], site[1], n)
+            if r.mode == "discover":
+                r.callers[site] = r.callers_of()
             if cls is A and r.mode != "discover":
                 name = cap.by_site.get(site)
                 if name is not None:
@@ -1075,6 +1100,17 @@ def _var_name(path, line):
     return m.group(1) if m else None
 
 
+def _assigns_list(path, line):
+    """Whether source line ``line`` assigns a list built in place (``NAME = [...]``, a list comprehension), so
+    that the n-th array allocated there is the list's element n - 1."""
+    try:
+        with open(path) as f:
+            text = f.readlines()[line - 1]
+    except (OSError, IndexError):
+        return False
+    return bool(re.match(r"\s*(?:self\.)?[A-Za-z_]\w*\s*(?::[^=]+)?=(?!=)\s*\[", text))
+
+
 def _printed_losses(text):
     """Numbers on printed lines that mention a loss or an objective."""
     out = []
@@ -1258,11 +1294,27 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         raise CaptureError(f"{spec.entry}: the param allocated at {format_site(*bad[0]['site'])} comes from or goes "
                            f"to another framework ({fn}): torch/JAX owns the loop and its gradients. Write a "
                            f"make_problem adapter around the Warp part")
-    # names
+    # names: the variable the allocation's line assigns, else the one its caller's line assigns (a helper
+    # `return wp.array(...)`); params allocated one after another by one list statement are NAME[i]
     used = set()
+    wanted = []
     for c in chosen:
         f, line, occ = c["site"]
-        name = _var_name(str(cap.folder / f) if not os.path.isabs(f) else f, line)
+        name, listed = None, False
+        for path, ln in [(str(cap.folder / f) if not os.path.isabs(f) else f, line)] + list(
+                run.callers.get(c["site"]) or []):
+            name = _var_name(path, ln)
+            if name:
+                listed = _assigns_list(path, ln)
+                break
+        wanted.append((name, listed))
+    counts = {}
+    for name, _ in wanted:
+        counts[name] = counts.get(name, 0) + 1
+    for c, (name, listed) in zip(chosen, wanted):
+        f, line, occ = c["site"]
+        if name and listed and counts[name] > 1:
+            name = f"{name}[{occ - 1}]"
         if not name or name in used:
             name = format_site(f, line, occ if occ > 1 else None)
         used.add(name)
