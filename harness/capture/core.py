@@ -1212,10 +1212,11 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     writes = {a for e in rec for a in e["writes"]}
     # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
     # source is read on the tape (its adjoint receives the copy's), their destination written
-    # Warp 1.0.2 records no wp.copy / wp.clone on the tape (from 1.1.0 they are record_func entries): one made
-    # while this tape recorded (its block active, after its last reset) still carries the params to the loss in
-    # the script's intent, though the release's backward does not pass the adjoint through it (the
-    # param's .grad stays zero there, which is the gradient the Problem then reproduces)
+    # a wp.copy / wp.clone the tape did not record (Warp 1.0.2 records none; 1.1.0 to 1.19.0 only one whose source
+    # and destination both have a .grad, as record_func entries) but made while this tape recorded (its block
+    # active, after its last reset) still carries the params to the loss in the script's intent, though the
+    # backward does not pass the adjoint through it (the param's .grad stays zero, the gradient the Problem then
+    # reproduces)
     epoch_start = max([e["seq"] for e in events[: b["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
                       or [-1])
     unrecorded = []
@@ -1342,8 +1343,9 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         cap.summary["assumptions"].append(
             f"wp.{e['op']}" + (f" at {format_site(*at)}" if at else "") + " of the array allocated at "
             + (format_site(*src) if src else str(e.get("src"))) + f" ran inside the tape block of backward {k}, "
-            f"but Warp {wp.config.version} does not record wp.copy/wp.clone on a tape (recorded from 1.1.0): no "
-            f"adjoint flows back through it on this release, as in the script")
+            f"but the tape does not record it (Warp {wp.config.version}; Warp 1.0.2 records no copy, later releases "
+            f"only one whose source and destination both have a .grad): no adjoint flows back through it, as in "
+            f"the script")
     cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
     if cap.carried:
         cap.summary["assumptions"].append(
