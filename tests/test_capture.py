@@ -732,7 +732,8 @@ def test_an_exception_after_the_needed_backward_is_where_the_capture_stopped(tmp
 
     p = capture_problem(_loop_script(tmp_path), ScriptSpec("train.py", ["late"]), "cpu", timeout_s=60)
     s = p.capture_summary()
-    assert s["stopped"] == "raised after the needed backward: KeyError: -1 at train.py:42 (hist[it] = hist[it - 1] + 1.0)"
+    assert s["stopped"] == ("raised after the needed backward: KeyError: -1 at train.py:42 "
+                            "(hist[it] = hist[it - 1] + 1.0)")
     note = [a for a in s["assumptions"] if a.startswith("the script stopped with an exception")]
     assert note == ["the script stopped with an exception after backward 1 (KeyError: -1 at train.py:42 (hist[it] = "
                     "hist[it - 1] + 1.0)): the capture stopped at that exception, with what it needed from backward 1"]

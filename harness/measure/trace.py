@@ -23,7 +23,8 @@ works on every Warp release from 1.12.1 to 1.19.0 because it touches only
 public names: ``wp.launch``, ``wp.launch_tiled``, ``wp.copy``, ``wp.clone``,
 ``wp.Tape.__init__/__enter__/__exit__/record_launch/record_func/backward/zero/
 reset``, ``wp.array.zero_/fill_/assign/numpy`` and the ``wp.array.grad``
-property (getter and setter), plus ``wp.types.is_struct`` (``warp.codegen.StructInstance`` before 1.11.1) and, read-only,
+property (getter and setter), plus ``wp.types.is_struct`` (``warp.codegen.StructInstance``
+before 1.11.1) and, read-only,
 ``kernel.key``, ``kernel.func``, ``kernel.module.name``, ``kernel.options``,
 ``kernel.module.options``, ``tape.gradients`` and a struct instance's field
 table (``instance._cls.vars``, the one name not in Warp's documentation; it is
