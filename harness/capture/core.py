@@ -112,6 +112,11 @@ _LOSS_WORDS = re.compile(r"loss|objective|cost|error|\bmse\b|\brmse\b|\bmae\b|en
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
+#: User frames above the allocating one kept per allocation site in the discovery run, to name a param made by a
+#: helper after the variable its caller assigns (a helper of a helper is two).
+CALLER_DEPTH = 3
+
+
 class _Stop(BaseException):
     """Raised from a wrapper to stop the script once what was needed is read."""
 
@@ -211,6 +216,24 @@ class _Run:
         self.out = None  # the run's stdout buffer
         self.tapes = 0
         self.launches = 0
+        self.callers = {}  # discovery: allocation site -> [(file, line)] of the user frames that called it
+
+    def callers_of(self, depth=CALLER_DEPTH):
+        """(file, line) of the user frames (in the variant folder) outside the first one, innermost first, at
+        most ``depth``: a param made by a helper is named after the variable its caller assigns."""
+        out, first = [], True
+        root = str(self.cap.folder) + os.sep
+        f = sys._getframe(1)
+        while f is not None and len(out) < depth:
+            fn = f.f_code.co_filename
+            if fn and not fn.startswith("<") and not fn.startswith(_WARP):
+                ab = os.path.abspath(fn)
+                if not ab.startswith(_HARNESS):
+                    if not first and ab.startswith(root):
+                        out.append((ab, f.f_lineno))
+                    first = False
+            f = f.f_back
+        return out
 
     # -- sites ------------------------------------------------------------------
     def site(self):
@@ -276,6 +299,8 @@ def _install(run):
             n = r.counts.get(site, 0) + 1
             r.counts[site] = n
             site = (site[0], site[1], n)
+            if r.mode == "discover":
+                r.callers[site] = r.callers_of()
             if cls is A and r.mode != "discover":
                 name = cap.by_site.get(site)
                 if name is not None:
@@ -587,6 +612,37 @@ def _user_frame(run, frame):
     return first_outside
 
 
+def _tb_site(run, tb):
+    """(file, line, source text) of the innermost entry of traceback ``tb`` in the script's own files (outside
+    Warp and the harness), else of the innermost one outside Warp and the harness; None when there is none.
+
+    The line is the traceback's (``tb_lineno``: the statement running when the exception passed), not the
+    frame's ``f_lineno``, which after the exception has left the frame reports wherever its cleanup code
+    stopped."""
+    import linecache
+
+    user = other = None
+    root = str(run.cap.folder) + os.sep
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename or ""
+        ab = os.path.abspath(fn)
+        if not fn.startswith("<") and not ab.startswith(_WARP) and not ab.startswith(_HARNESS):
+            hit = (run.cap.rel(fn), tb.tb_lineno, linecache.getline(fn, tb.tb_lineno).strip())
+            if ab.startswith(root):
+                user = hit
+            else:
+                other = hit
+        tb = tb.tb_next
+    return user or other
+
+
+def _at(site) -> str:
+    """`` at FILE:LINE (source)`` for a (file, line, source) site, else an empty string."""
+    if not site:
+        return ""
+    return f" at {format_site(site[0], site[1])}" + (f" ({site[2]})" if site[2] else "")
+
+
 def _dtype(dt) -> str:
     return getattr(dt, "__name__", str(dt))
 
@@ -771,10 +827,7 @@ class CapturedProblem:
             error = ("limit", exc)
         except SystemExit as exc:
             run.stopped = f"exit {exc.code}"
-            tb = exc.__traceback__
-            while tb is not None and tb.tb_next is not None:
-                tb = tb.tb_next
-            run.exit_at = _user_frame(run, tb.tb_frame) if tb is not None else None
+            run.exit_at = _tb_site(run, exc.__traceback__)
         except BaseException as exc:  # noqa: BLE001 - the script's own error
             error = ("raised", exc)
         finally:
@@ -789,10 +842,13 @@ class CapturedProblem:
             sys.path[:] = path0
             if main_mod is not None:
                 sys.modules["__main__"] = main_mod
+        if error is not None and error[1] is not None:
+            run.error_at = _tb_site(run, error[1].__traceback__)
         if error is not None and (run.kth is not None or (run.mode == "train" and run.losses)):
             # the script failed after the capture had what it needed (a plot, a video, a save at the end)
             kind, exc = error
-            run.stopped = f"{kind} after the needed backward" + (f": {type(exc).__name__}: {exc}" if exc else "")
+            run.stopped = (f"{kind} after the needed backward" + (f": {type(exc).__name__}: {exc}" if exc else "")
+                           + _at(getattr(run, "error_at", None)))
             error = None
         if error is not None:
             kind, exc = error
@@ -808,12 +864,13 @@ class CapturedProblem:
                                    f"limit); {ran}. Make the run reach its backward sooner (fewer steps through "
                                    f"the script's own arguments after --), lower --iteration, give the capture "
                                    f"more time (--timeout), or write a make_problem adapter")
+            at = getattr(run, "error_at", None)
             if kind == "limit":
-                raise CaptureError(f"{self.spec.entry}: {exc}") from None
+                raise CaptureError(f"{self.spec.entry}: {exc}" + (f" (the call{_at(at)})" if at else "")) from None
             if isinstance(exc, KeyboardInterrupt):
                 raise exc
-            raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}: {exc} (before the capture had what "
-                               f"it needed from its {what})") from exc
+            raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}{_at(at)}: {exc} (before the capture "
+                               f"had what it needed from its {what})") from exc
         return out.getvalue(), run.stopped
 
     def _purge(self):
@@ -1043,6 +1100,17 @@ def _var_name(path, line):
     return m.group(1) if m else None
 
 
+def _assigns_list(path, line):
+    """Whether source line ``line`` assigns a list built in place (``NAME = [...]``, a list comprehension), so
+    that the n-th array allocated there is the list's element n - 1."""
+    try:
+        with open(path) as f:
+            text = f.readlines()[line - 1]
+    except (OSError, IndexError):
+        return False
+    return bool(re.match(r"\s*(?:self\.)?[A-Za-z_]\w*\s*(?::[^=]+)?=(?!=)\s*\[", text))
+
+
 def _printed_losses(text):
     """Numbers on printed lines that mention a loss or an objective."""
     out = []
@@ -1144,12 +1212,27 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     writes = {a for e in rec for a in e["writes"]}
     # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
     # source is read on the tape (its adjoint receives the copy's), their destination written
+    # a wp.copy / wp.clone the tape did not record (Warp 1.0.2 records none; 1.1.0 to 1.19.0 only one whose source
+    # and destination both have a .grad, as record_func entries) but made while this tape recorded (its block
+    # active, after its last reset) still carries the params to the loss in the script's intent, though the
+    # backward does not pass the adjoint through it (the param's .grad stays zero, the gradient the Problem then
+    # reproduces)
+    epoch_start = max([e["seq"] for e in events[: b["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
+                      or [-1])
+    unrecorded = []
     for e in events[: b["seq"]]:
-        if e["kind"] == "host" and e.get("tape") == T and e.get("epoch") == E and e.get("op") in ("clone", "copy"):
-            if e.get("src"):
-                reads.add(e["src"])
-            if e.get("dest"):
-                writes.add(e["dest"])
+        if e["kind"] != "host" or e.get("op") not in ("clone", "copy"):
+            continue
+        if e.get("tape") == T and e.get("epoch") == E:
+            pass
+        elif e.get("tape") is None and e.get("active_tape") == T and e["seq"] > epoch_start:
+            unrecorded.append(e)
+        else:
+            continue
+        if e.get("src"):
+            reads.add(e["src"])
+        if e.get("dest"):
+            writes.add(e["dest"])
     sinks = {s["target"] for s in b["seeds"] if s["target"]}
     needed = _reachable(events, sinks, b["seq"])
     objs = _label_objects(tr, run)
@@ -1212,11 +1295,27 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         raise CaptureError(f"{spec.entry}: the param allocated at {format_site(*bad[0]['site'])} comes from or goes "
                            f"to another framework ({fn}): torch/JAX owns the loop and its gradients. Write a "
                            f"make_problem adapter around the Warp part")
-    # names
+    # names: the variable the allocation's line assigns, else the one its caller's line assigns (a helper
+    # `return wp.array(...)`); params allocated one after another by one list statement are NAME[i]
     used = set()
+    wanted = []
     for c in chosen:
         f, line, occ = c["site"]
-        name = _var_name(str(cap.folder / f) if not os.path.isabs(f) else f, line)
+        name, listed = None, False
+        for path, ln in [(str(cap.folder / f) if not os.path.isabs(f) else f, line)] + list(
+                run.callers.get(c["site"]) or []):
+            name = _var_name(path, ln)
+            if name:
+                listed = _assigns_list(path, ln)
+                break
+        wanted.append((name, listed))
+    counts = {}
+    for name, _ in wanted:
+        counts[name] = counts.get(name, 0) + 1
+    for c, (name, listed) in zip(chosen, wanted):
+        f, line, occ = c["site"]
+        if name and listed and counts[name] > 1:
+            name = f"{name}[{occ - 1}]"
         if not name or name in used:
             name = format_site(f, line, occ if occ > 1 else None)
         used.add(name)
@@ -1238,6 +1337,15 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
     cap.summary["files"] = files
+    for e in unrecorded:
+        at = site_of.get(e.get("dest")) if e["op"] == "clone" else None
+        src = site_of.get(e.get("src"))
+        cap.summary["assumptions"].append(
+            f"wp.{e['op']}" + (f" at {format_site(*at)}" if at else "") + " of the array allocated at "
+            + (format_site(*src) if src else str(e.get("src"))) + f" ran inside the tape block of backward {k}, "
+            f"but the tape does not record it (Warp {wp.config.version}; Warp 1.0.2 records no copy, later releases "
+            f"only one whose source and destination both have a .grad): no adjoint flows back through it, as in "
+            f"the script")
     cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
     if cap.carried:
         cap.summary["assumptions"].append(
@@ -1527,6 +1635,9 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
     if cap.grad_after > k:
         assumptions.append(f"the script first uses the params' .grad after backward {cap.grad_after}, not after "
                            f"backward {k}: gradient() is the .grad at that moment, as the script consumes it")
+    if stopped and " after the needed backward" in stopped:
+        assumptions.append(f"the script stopped with an exception after backward {k} ({stopped.split(': ', 1)[-1]}"
+                           f"): the capture stopped at that exception, with what it needed from backward {k}")
     other = [{"site": format_site(*c["site"]) if c["site"] else None, "why_not": c["why_not"]}
              for c in candidates if c["why_not"] is not None]
     return {
