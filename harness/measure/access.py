@@ -629,7 +629,7 @@ def _value_flows(pyfunc, max_nodes=5000):
 
     try:
         run(fdef.body)
-    except (Unknown, RecursionError):
+    except Exception:  # noqa: BLE001 - Unknown, RecursionError or a construct the helpers do not expect: unknown
         return None
     return flows
 

@@ -371,7 +371,10 @@ class _Recorder:
             needs = _values_needed(pyfunc, active) if pyfunc is not None else None
             _NEEDS_CACHE[ck] = (kernel, sorted(needs) if needs is not None else None)
         ev["needs"] = _NEEDS_CACHE[ck][1]
-        flows = self._launch_flows(info.get("_flows"), args, reads, writes)
+        try:
+            flows = self._launch_flows(info.get("_flows"), args, reads, writes)
+        except Exception:  # noqa: BLE001 - extra facts must never lose the trace
+            flows = None
         if flows is not None:
             ev["flows"] = flows
         return ev
