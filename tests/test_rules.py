@@ -657,3 +657,59 @@ def test_docs_table_matches_registry():
     m = re.search(r"<!-- rules-table -->\n(.*?)\n<!-- /rules-table -->", text, re.S)
     assert m, "docs/engines.md has no generated rules table"
     assert m.group(1) == registry.registry_table(), "regenerate with: python -m defects4warp.rules --write docs/engines.md"
+
+
+# --- func_native_no_adjoint: an adj_snippet that leaves some adj_<arg> unwritten ----------------
+
+PARTIAL_NATIVE = '''
+FWD = "return a * b + float(n);"
+ADJ = """
+    // adj_b is not needed here
+    adj_a += b * adj_ret;
+"""
+
+@wp.func_native(FWD, ADJ)
+def mul(a: float, b: wp.float32, n: int) -> float:  # here
+    ...
+'''
+
+NATIVE_NEAR_MISSES = {
+    # every float argument the snippet reads gets its adj_; the int one needs none
+    "complete": '''
+FWD = "return a * b + float(n);"
+ADJ = "adj_a += b * adj_ret; adj_b += a * adj_ret;"
+
+@wp.func_native(FWD, ADJ)
+def mul(a: float, b: wp.float32, n: int) -> float:
+    ...
+''',
+    # b is not read by the forward snippet: a zero adjoint for it is right
+    "unread": '''
+@wp.func_native(snippet="return 2.0 * a;", adj_snippet="adj_a += 2.0 * adj_ret;")
+def twice(a: float, b: float) -> float:
+    ...
+''',
+    # the adjoint snippet is built at run time: not judged statically
+    "computed": '''
+FWD = "return a * b;"
+
+@wp.func_native(FWD, "adj_a += b * adj_ret;" + EXTRA)
+def mul(a: float, b: float) -> float:
+    ...
+''',
+}
+
+
+def test_func_native_partial_adjoint_fires(tmp_path):
+    marked = _write(tmp_path, PARTIAL_NATIVE)
+    (f,) = [f for f in source.scan(tmp_path) if f.rule == "func_native_no_adjoint"]
+    assert {f.line} == marked
+    # the comment naming adj_b does not count as writing it; the int argument n needs no adjoint
+    assert f.detail == "the adj_snippet of @wp.func_native mul never writes adj_b (b read by the snippet)"
+    assert f.classes == ("native_no_adjoint",)
+
+
+@pytest.mark.parametrize("which", sorted(NATIVE_NEAR_MISSES))
+def test_func_native_partial_adjoint_near_misses(which, tmp_path):
+    _write(tmp_path, NATIVE_NEAR_MISSES[which])
+    assert _lines(tmp_path, "func_native_no_adjoint") == set()

@@ -283,7 +283,8 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, launc
         cited.append(Evidence("stochastic_pinned_disagrees", "determinism"))
     seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
     seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
-    fcited, fsentences = fd_probe.factor_bug_evidence(doc, comps, sig, seeds, reduction=not failing)
+    extents = (trace.get("summary") or {}).get("extents")  # None without a trace (or an older document)
+    fcited, fsentences = fd_probe.factor_bug_evidence(doc, comps, sig, seeds, reduction=not failing, extents=extents)
     cited += fcited
     evidence += fsentences
     if det.get("first_call_differs") and sig not in ("growth", "iteration"):

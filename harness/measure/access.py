@@ -480,6 +480,160 @@ def _values_needed(pyfunc, active, max_nodes=5000):
     return need
 
 
+def _value_flows(pyfunc, max_nodes=5000):
+    """Which argument paths' *values* flow into each array a kernel writes.
+
+    Gradients travel along values, never along indices or branch conditions: in
+    ``out[k] = src[i]`` with ``k = wp.atomic_add(counter, 0, 1)`` the value of ``out``
+    depends on ``src`` only, whatever ``counter`` and the branch deciding the store hold.
+    The analysis is flow-insensitive and conservative: a local collects every value ever
+    assigned to it (branches and loop iterations included), a call to a user function or
+    an unknown builtin returns the union of its arguments' values and may write every
+    array passed to it with that union, and ``wp.atomic_*(a, ..., v)`` writes ``v`` into
+    ``a`` and returns ``a``'s value.
+
+    Parameters
+    ----------
+    pyfunc : callable
+        The kernel's Python function (its source is parsed, never run).
+    max_nodes : int
+        Larger functions are not analysed (default 5000 AST nodes, as :func:`_values_needed`).
+
+    Returns
+    -------
+    dict[str, set[str]] or None
+        Written argument path -> argument paths whose values reach it; ``None`` when the
+        source cannot be read or holds a construct the analysis does not know (treat every
+        write as depending on every read).
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(pyfunc)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    fdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    if fdef is None or sum(1 for _ in ast.walk(fdef)) > max_nodes:
+        return None
+    params = [a.arg for a in fdef.args.args]
+    aliases = {p: p for p in params}
+    env, flows = {}, {}
+
+    class Unknown(Exception):
+        pass
+
+    def write(path, vals):
+        flows.setdefault(path, set()).update(vals)
+
+    def ev(n):
+        if isinstance(n, ast.Constant):
+            return frozenset()
+        if isinstance(n, ast.Name):
+            if n.id in env:
+                return frozenset(env[n.id])
+            return frozenset([aliases[n.id]]) if n.id in aliases else frozenset()
+        if isinstance(n, ast.Subscript):
+            base, _idx = _subscript_chain(n)  # indices carry no value
+            r = _root_path(base, aliases)
+            return frozenset([r]) if r is not None else ev(base)
+        if isinstance(n, ast.Attribute):
+            if n.attr in _METADATA:
+                return frozenset()
+            r = _root_path(n, aliases)
+            return frozenset([r]) if r is not None else ev(n.value)
+        if isinstance(n, ast.UnaryOp):
+            return frozenset() if isinstance(n.op, ast.Not) else ev(n.operand)
+        if isinstance(n, ast.BinOp):
+            return ev(n.left) | ev(n.right)
+        if isinstance(n, (ast.Compare, ast.BoolOp)):
+            for c in ([n.left] + n.comparators) if isinstance(n, ast.Compare) else n.values:
+                ev(c)  # a boolean carries no gradient; calls inside still write
+            return frozenset()
+        if isinstance(n, ast.IfExp):
+            ev(n.test)
+            return ev(n.body) | ev(n.orelse)
+        if isinstance(n, ast.Call):
+            name, _ = _func_name(n)
+            if name in ("tid", "len"):
+                return frozenset()
+            args = list(n.args) + [k.value for k in n.keywords]
+            if name and name.startswith(_ATOMIC_PREFIXES) and n.args:
+                r = _root_path(n.args[0], aliases)
+                vals = frozenset().union(*[ev(x) for x in n.args[1:]]) if len(n.args) > 1 else frozenset()
+                if r is None:
+                    raise Unknown("atomic on a non-argument")
+                write(r, vals)
+                return frozenset([r])
+            vals = frozenset().union(*[ev(x) for x in args]) if args else frozenset()
+            for x in args:  # an array handed to a function may be written with what it was given
+                r = _root_path(x, aliases) if isinstance(x, (ast.Name, ast.Attribute)) else None
+                if r is not None:
+                    write(r, vals)
+            return vals
+        if isinstance(n, (ast.Tuple, ast.List)):
+            return frozenset().union(*[ev(x) for x in n.elts]) if n.elts else frozenset()
+        raise Unknown(type(n).__name__)
+
+    def store(t, vals):
+        if isinstance(t, ast.Name):
+            env.setdefault(t.id, set()).update(vals)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                store(e, vals)
+        elif isinstance(t, (ast.Subscript, ast.Attribute)):
+            r = _subscript_root(t, aliases) or _root_path(t, aliases)
+            if r is not None:
+                write(r, vals)
+            else:  # a component of a local (v[0] = ..., v.x = ...)
+                inner = t
+                while isinstance(inner, (ast.Subscript, ast.Attribute)):
+                    inner = inner.value
+                if not isinstance(inner, ast.Name):
+                    raise Unknown("store target")
+                env.setdefault(inner.id, set()).update(vals)
+        else:
+            raise Unknown(type(t).__name__)
+
+    def run(body):
+        for st in body:
+            if isinstance(st, ast.Assign):
+                v = ev(st.value)
+                whole = _root_path(st.value, aliases) if isinstance(st.value, (ast.Name, ast.Attribute)) else None
+                for t in st.targets:
+                    if whole is not None and isinstance(t, ast.Name) and t.id not in aliases:
+                        aliases[t.id] = whole  # a local naming a whole argument: stores through it reach it
+                    store(t, v)
+            elif isinstance(st, ast.AugAssign):
+                store(st.target, ev(st.value) | ev(st.target))
+            elif isinstance(st, ast.AnnAssign):
+                if st.value is not None:
+                    store(st.target, ev(st.value))
+            elif isinstance(st, ast.Expr):
+                ev(st.value)
+            elif isinstance(st, ast.If):
+                ev(st.test)
+                run(st.body)
+                run(st.orelse)
+            elif isinstance(st, (ast.For, ast.While)):
+                ev(st.iter if isinstance(st, ast.For) else st.test)
+                if isinstance(st, ast.For):
+                    store(st.target, frozenset())
+                for _ in range(3):  # loop-carried locals reach a fixed point in a few passes
+                    run(st.body)
+                run(st.orelse)
+            elif isinstance(st, ast.Return):
+                if st.value is not None:
+                    ev(st.value)
+            elif isinstance(st, (ast.Pass, ast.Continue, ast.Break)):
+                pass
+            else:
+                raise Unknown(type(st).__name__)
+
+    try:
+        run(fdef.body)
+    except Exception:  # noqa: BLE001 - Unknown, RecursionError or a construct the helpers do not expect: unknown
+        return None
+    return flows
+
+
 def _eval_index(node, tids, scalars, local_defs, depth=0):
     """("tid", axis, offset) | ("const", int) | None for one index expression."""
     if node is None or depth > 4:

@@ -366,6 +366,24 @@ def one_sided(ad: float, forward: list, backward: list, rtol: float) -> str:
 JUMP_GROWTH = 5.0
 
 
+#: Growth of the gap between the one-sided differences from the smallest step to the next (10x
+#: larger) above which the gap is curvature, not a kink: a kink's gap |f'(+) - f'(-)| does not
+#: depend on the step, a smooth function's is f'' h (growth 10); sqrt(10) splits the two.
+CURVATURE_GROWTH = 10 ** 0.5
+
+
+def curvature_gap(forward: list, backward: list, *, growth: float = CURVATURE_GROWTH) -> bool:
+    """Whether the one-sided differences (steps smallest first, 10x apart) part in proportion to
+    the step: their gap at the second step is more than ``growth`` times the gap at the smallest,
+    so the sides converge as the step shrinks (a smooth function with large curvature, as over a
+    long chaotic horizon), which a kink's constant gap does not. False with fewer than two steps
+    or non-finite values."""
+    if len(forward) < 2 or len(backward) < 2 or not np.all(np.isfinite([*forward[:2], *backward[:2]])):
+        return False
+    g0, g1 = abs(forward[0] - backward[0]), abs(forward[1] - backward[1])
+    return g1 > growth * max(g0, 1e-300)
+
+
 def reference_disagreement(ref: float, forward: list, backward: list, central: list, rtol: float) -> str:
     """Why finite differences disagree with a trusted ``reference_gradient()``
     value ``ref`` at one coordinate (steps smallest first, 5 of them 10x apart).
@@ -373,8 +391,9 @@ def reference_disagreement(ref: float, forward: list, backward: list, central: l
     Returns
     -------
     str
-        ``kink``: one-sided differences differ and ``ref`` is one of them (a
-        tie; :func:`one_sided`); ``precision``: some central difference at the
+        ``kink``: one-sided differences differ, ``ref`` is one of them (a
+        tie; :func:`one_sided`) and their gap does not shrink with the step
+        (:func:`curvature_gap`); ``precision``: some central difference at the
         base step or larger agrees with ``ref`` while the smallest does not
         (round-off/cancellation shrinking with the step: ``fd_precision``);
         ``smooth_other``: central differences agree with each other across
@@ -383,7 +402,7 @@ def reference_disagreement(ref: float, forward: list, backward: list, central: l
         ``erratic``: central differences disagree with each other and with
         ``ref`` at every step (a chaotic or ill-conditioned objective).
     """
-    if one_sided(ref, forward[:2], backward[:2], rtol) == "kink":
+    if one_sided(ref, forward[:2], backward[:2], rtol) == "kink" and not curvature_gap(forward, backward):
         return "kink"
     c = np.asarray(central, dtype=np.float64)
     scale = max(float(np.max(np.abs(c))) if c.size else 0.0, 1e-300)

@@ -171,6 +171,25 @@ def _path(trace, b):
     return on, arrays
 
 
+def _value_tainted(trace, b):
+    """Arrays whose *values* depend on a param before backward event ``b``: the forward taint of
+    :func:`_path`, but through a launch that carries its value flows (``ev["flows"]``, from
+    :func:`defects4warp.measure.access._value_flows`) only into the arrays whose stored values
+    read a tainted array, not into every array the launch writes (an index drawn from a counter,
+    a copied constant). Launches without flows taint every array they write, as in :func:`_path`."""
+    tainted = set(trace["params"].values())
+    start = int(trace.get("start") or 0)
+    for ev, r, w in _edges(trace["events"], b["seq"]):
+        if ev["seq"] < start or not (r & tainted):
+            continue
+        flows = ev.get("flows") if ev["kind"] == "launch" else None
+        if flows is None:
+            tainted |= w
+        else:
+            tainted |= {x for x in w if x not in flows or set(flows[x]) & tainted}
+    return tainted
+
+
 def _launch_signature(ev):
     """Kernel, dim, argument identities/values and the digests of what the launch read."""
     args = tuple((e["arg"], e.get("field"), e.get("array"), repr(e.get("value"))) for e in ev["args"])
@@ -417,7 +436,10 @@ def _missing_requires_grad(scan, b, view):
     # requires_grad on the path, for arrays the tape's own launches touch (upstream of the tape
     # is the business of forward_outside_tape / window_handoff)
     on_tape_arrays = {a for e in on_rec for a in e["reads"] + e["writes"]}
-    for A in sorted(path_arrays & on_tape_arrays, key=_label_key):
+    # an array whose stored values never depend on a param carries no gradient of the params,
+    # with or without requires_grad (hit_ref[k] = ref_time[i] next to hit_time[k] = f(t0))
+    valued = _value_tainted(scan.trace, b)
+    for A in sorted(path_arrays & on_tape_arrays & valued, key=_label_key):
         rec = arrays.get(A, {})
         if rec.get("float") and not b["requires_grad"].get(A, rec.get("requires_grad")):
             who = producer_name(on, A)

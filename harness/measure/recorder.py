@@ -30,7 +30,7 @@ import warp as wp
 
 from . import aliasing as _aliasing
 from . import tape_sessions as _tape_sessions
-from .access import _access_mask, _analyse_function, _index_info, _values_needed
+from .access import _access_mask, _analyse_function, _index_info, _value_flows, _values_needed
 from .detectors import _last_write
 
 __all__ = ["trace_call", "restore_patches"]
@@ -305,6 +305,7 @@ class _Recorder:
             "rmw": list((index or {}).get("rmw", [])),
             "_argnames": argnames,
             "_index": index,
+            "_flows": _value_flows(pyfunc) if pyfunc is not None else None,
         }
         self.kernels[key] = info
         self._by_kernel[id(kernel)] = (kernel, key, info)
@@ -402,7 +403,40 @@ class _Recorder:
             needs = _values_needed(pyfunc, active) if pyfunc is not None else None
             _NEEDS_CACHE[ck] = (kernel, sorted(needs) if needs is not None else None)
         ev["needs"] = _NEEDS_CACHE[ck][1]
+        try:
+            flows = self._launch_flows(info.get("_flows"), args, reads, writes)
+        except Exception:  # noqa: BLE001 - extra facts must never lose the trace
+            flows = None
+        if flows is not None:
+            ev["flows"] = flows
         return ev
+
+    @staticmethod
+    def _launch_flows(flows, args, reads, writes):
+        """{written label: [read labels whose values reach it]} of one launch, from the kernel's
+        :func:`~defects4warp.measure.access._value_flows` (None when that is unknown); a written
+        array the analysis has no entry for depends on every read (conservative)."""
+        if flows is None:
+            return None
+        def within(path, root):  # a struct passed whole ("s") covers its array fields ("s.q")
+            return path == root or path.startswith(root + ".")
+
+        paths = [(e["field"] or e["arg"], e["array"]) for e in args if "array" in e]
+        out = {}
+        for e in args:
+            if "array" not in e or e["array"] not in writes:
+                continue
+            path = e["field"] or e["arg"]
+            keys = [k for k in flows if within(path, k)]
+            if not keys:
+                out.setdefault(e["array"], set()).update(reads)
+                continue
+            got = out.setdefault(e["array"], set())
+            for src in set().union(*(flows[k] for k in keys)):
+                got.update(lab for p_, lab in paths if within(p_, src))
+            if e["array"] in reads and e.get("accumulates"):
+                got.add(e["array"])
+        return {k: sorted(v) for k, v in out.items()}
 
     def end_launch(self, ev):
         """Forget the snapshots of a launch that no tape recorded."""

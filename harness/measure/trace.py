@@ -250,7 +250,11 @@ instances (one per reader kernel, argument and writer): ``arrays``,
 copies up to that backward, an event that reads an array reachable from a
 param (forward in time) and writes an array the seeded arrays depend on
 (backward in time); params are leaves. Launches and host calls off that path
-(counters, picking, housekeeping) never produce findings.
+(counters, picking, housekeeping) never produce findings. ``missing_requires_grad``
+further needs the array's *values* to depend on a param: each launch carries its kernel's
+value flows (``flows``: written array -> arrays whose values reach it, from
+:func:`defects4warp.measure.access._value_flows`; indices and branch conditions carry
+none), so an array a param-reading launch writes with values from elsewhere is not flagged.
 """
 
 from __future__ import annotations

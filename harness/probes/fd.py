@@ -280,7 +280,7 @@ def joint_factor(doc: dict) -> float | None:
 
 
 def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True,
-                    max_reduction: int = 10**6) -> tuple:
+                    max_reduction: int = 10**6, extents: list | None = None) -> tuple:
     """Structured evidence from the size of an exact factor.
 
     Parameters
@@ -294,6 +294,11 @@ def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True
     max_reduction : int
         Largest factor read as the size of a reduction (default 10^6: a
         blown-up gradient, e.g. 2.8e7 x, is not a mean over that many elements).
+    extents : list[int], optional
+        Element counts the traced call has (array sizes and axes, launch grids:
+        :func:`defects4warp.probes.trace.element_counts`). When given, an integer factor
+        is read as a reduction's size only if it is one of them (a mean over N elements
+        needs N elements somewhere); None (no trace): every integer, as before.
 
     Returns
     -------
@@ -311,7 +316,7 @@ def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True
     integral = 2 <= near <= max_reduction and abs(mag - near) <= 1e-2 * mag
     if integral and near in (2, 3) and abs(factor) >= 1:
         ev.append(Evidence("factor_2_or_3", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
-    if integral and near > 2:
+    if integral and near > 2 and (extents is None or near in set(extents)):
         if reduction:
             ev.append(Evidence("factor_reduction_size", "fd", f"exact factor {factor:.6g}", {"factor": factor}))
         note = f"the factor is {near if abs(factor) >= 1 else '1/' + str(near)}: the size of a reduction"
@@ -323,7 +328,8 @@ def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True
     return ev, note
 
 
-def factor_bug_evidence(doc: dict, comparisons: list, sig: str, seeds: list, *, reduction: bool = True) -> tuple:
+def factor_bug_evidence(doc: dict, comparisons: list, sig: str, seeds: list, *, reduction: bool = True,
+                        extents: list | None = None) -> tuple:
     """The exact factor's evidence behind the class of a bug: its size (:func:`factor_evidence`)
     of the comparisons' factor under ``exact_factor`` (call 1's joint factor otherwise, under
     ``exact_factor``, ``subtly_wrong`` and ``sparse``), and a sentence naming what the size is.
@@ -336,7 +342,7 @@ def factor_bug_evidence(doc: dict, comparisons: list, sig: str, seeds: list, *, 
     factor = comparison_factor(comparisons) if sig == "exact_factor" else None
     if factor is None and sig in ("exact_factor", "subtly_wrong", "sparse"):
         factor = joint_factor(doc)
-    cited, note = factor_evidence(factor, seeds, reduction=reduction)
+    cited, note = factor_evidence(factor, seeds, reduction=reduction, extents=extents)
     a = Assessment()
     if note:
         a.add("fd", False, f"exact factor {factor:.6g}: {note}", {"factor": factor})

@@ -70,6 +70,16 @@ def measure(ctx, *, sweep_coords: int = 3, steps=REFERENCE_SWEEP_STEPS) -> dict 
             fdc = np.array([it["fd"] for it in coords])
             out["fd_vs_reference"] = compare.signature(fdc, ref[idx], rtol)
             bad = compare.mismatch(ref[idx], fdc, rtol)
+            # random directions too: a reference that differs from the function's derivative only
+            # at a few coordinates (a surrogate on saturated entries) is seen along directions
+            # that mix every coordinate, when the sampled coordinates happen to agree
+            dirs = [it for it in given["items"] if it["kind"] == "dir"]
+            if dirs and out["fd_vs_reference"]["signature"] == "agrees" and np.all(np.isfinite(ref)):
+                fdd = np.array([it["fd"] for it in dirs])
+                refd = np.array([float(np.dot(ref, it["disp"])) for it in dirs])
+                along = compare.signature(fdd, refd, rtol)
+                if along["signature"] != "agrees":
+                    out["fd_vs_reference"] = dict(along, along_directions=True)
             err = np.where(bad, np.abs(ref[idx] - fdc), -1.0)
             worst = [int(idx[j]) for j in np.argsort(-err) if bad[j]][:sweep_coords]
             if worst:

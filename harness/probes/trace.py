@@ -151,17 +151,55 @@ def measure(ctx, *, max_findings: int = 20) -> dict | None:
     events = (tr.get("events") or [])[int(tr.get("start") or 0):]
     backs = [e for e in events if e.get("kind") == "backward"]
     seed_sizes = sorted({int(sd.get("target_size") or sd.get("size") or 0) for b in backs for sd in b.get("seeds") or []})
+    extents = element_counts(tr, events)
     kernels = [{"key": k, "name": v.get("name"), "file": v.get("file"), "lines": v.get("lines"),
                 "enable_backward": v.get("enable_backward")} for k, v in (tr.get("kernels") or {}).items()]
     out = {"findings": findings[:max_findings], "coverage": tr.get("coverage"), "kernels": kernels,
            "call_error": tr.get("error"),
            "summary": {"launches": sum(1 for e in events if e.get("kind") == "launch"), "backward": len(backs),
-                       "tapes": len(tr.get("tapes") or {}), "seed_sizes": seed_sizes, "wall_s": tr.get("wall_s"),
+                       "tapes": len(tr.get("tapes") or {}), "seed_sizes": seed_sizes, "extents": extents,
+                       "wall_s": tr.get("wall_s"),
                        "backward_tapes": len({b.get("tape") for b in backs if b.get("tape") is not None}),
                        "copies": sum(1 for e in events if e.get("kind") == "host" and e.get("op") in ("copy", "clone"))}}
     ctx.doc["trace"] = out
     ctx.save()
     return out
+
+
+def element_counts(trace: dict, events: list, *, limit: int = 10**6) -> list:
+    """Every count of elements a reduction in the traced call can run over: each array's size and
+    each of its dimensions, each launch's dimensions and their product (sorted ints in [2, ``limit``]).
+
+    A gradient off by the size N of a reduction (a sum seeded where the objective is a mean) needs
+    something of N elements in the program: an array, one of its axes or a launch grid.
+
+    Parameters
+    ----------
+    trace : dict
+        The recorder's trace document (``arrays`` with ``shape``).
+    events : list
+        The measured call's events (launches with ``dim``).
+    limit : int
+        Largest count kept (default 10^6, :func:`defects4warp.probes.fd.factor_evidence`'s ``max_reduction``).
+    """
+    out = set()
+
+    def put(dims):
+        dims = [d for d in dims if isinstance(d, int)]
+        if not dims:
+            return
+        out.update(dims)
+        n = 1
+        for d in dims:
+            n *= d
+        out.add(n)
+
+    for rec in (trace.get("arrays") or {}).values():
+        put(list(rec.get("shape") or []))
+    for e in events:
+        if e.get("kind") == "launch":
+            put(list(e.get("dim") or []))
+    return sorted(n for n in out if 2 <= n <= limit)
 
 
 def measured_id(finding: dict) -> str:

@@ -14,7 +14,8 @@ registered with :func:`rule`, which declares
   that its findings replace the rule where the trace ran.
 
 Static and safe: files are parsed with :mod:`ast`, never executed, never
-matched with regular expressions. A finding is a *smell* until a measured
+matched with regular expressions (only the C++ text of a ``@wp.func_native``
+snippet, a string the AST holds, is split into identifiers). A finding is a *smell* until a measured
 signature agrees with it. Only the standard library is imported here (the
 rules run in the parent process).
 

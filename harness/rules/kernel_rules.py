@@ -374,14 +374,68 @@ def func_grad_assign(unit):
                 yield node, f"'{ast.unparse(node.targets[0])} = ...' assigns instead of accumulating", fn.name
 
 
+#: Annotations of ``@wp.func_native`` arguments that carry no adjoint (integer, boolean and array
+#: arguments: Warp's native adjoint signature gives them no ``adj_`` value to write).
+_NO_ADJOINT_TYPES = {"int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+
+
+def _snippet_text(unit, node):
+    """The string a ``func_native`` snippet argument holds: a literal, or a name bound once to a
+    string literal at module level of any file of the variant. None when it cannot be read
+    statically (an f-string, a computed or reassigned name)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if not isinstance(node, ast.Name):
+        return None
+    values = [st.value.value for tree in unit.project.trees for st in tree.body
+              if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in st.targets)
+              and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)]
+    return values[0] if len(set(values)) == 1 else None
+
+
+def _c_identifiers(code: str) -> set:
+    """Identifiers of a C/C++ snippet, comments and string literals left out."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\])*\"", " ", code, flags=re.S)
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
+
+
+def _differentiable_args(fn) -> list:
+    """Names of the arguments of a Warp function that carry an adjoint (not integer, boolean or array)."""
+    out = []
+    for a in fn.args.args:
+        ann = a.annotation
+        if ann is None or "array" in ast.dump(ann) or _tail(ann) in _NO_ADJOINT_TYPES:
+            continue
+        out.append(a.arg)
+    return out
+
+
 @rule("func_native_no_adjoint",
-      summary="@wp.func_native without adj_snippet")
+      summary="@wp.func_native without adj_snippet, or whose adj_snippet never writes the adjoint "
+              "of a floating-point argument the snippet reads")
 def func_native_no_adjoint(unit):
-    """A native snippet function with no adjoint snippet: its inputs get no gradient."""
+    """A native snippet function with no adjoint snippet, or with one that leaves the
+    ``adj_<arg>`` of a floating-point argument the forward snippet reads unwritten: those
+    inputs get no gradient (Warp documentation, "Native Snippets in Warp Kernels": the
+    adjoint snippet accumulates one ``adj_`` variable per differentiable argument, and an
+    unwritten one stays zero). Snippets that cannot be read statically are not judged."""
     for fn, kind in _walk_kernels(unit, ("func_native",)):
         for d in fn.decorator_list:
-            if isinstance(d, ast.Call) and len(d.args) < 2 and _kw(d, "adj_snippet") is None:
+            if not isinstance(d, ast.Call) or _tail(d) != "func_native":
+                continue
+            adj = d.args[1] if len(d.args) >= 2 else _kw(d, "adj_snippet")
+            if adj is None:
                 yield fn, f"@wp.func_native {fn.name} has no adj_snippet", fn.name
+                continue
+            fwd = d.args[0] if d.args else _kw(d, "snippet")
+            fwd_text, adj_text = _snippet_text(unit, fwd), _snippet_text(unit, adj)
+            if fwd_text is None or adj_text is None:
+                continue
+            read, mentioned = _c_identifiers(fwd_text), _c_identifiers(adj_text)
+            missing = [a for a in _differentiable_args(fn) if a in read and f"adj_{a}" not in mentioned]
+            if missing:
+                yield fn, (f"the adj_snippet of @wp.func_native {fn.name} never writes "
+                           + ", ".join(f"adj_{a}" for a in missing) + f" ({', '.join(missing)} read by the snippet)"), fn.name
 
 
 @rule("backward_disabled",
