@@ -101,6 +101,15 @@ def _emit_above_no_replay(x: wp.array(dtype=float), threshold: float, count: wp.
         out[k] = 2.0 * x[i] * x[i]
 
 
+@wp.kernel
+def _two_outputs(x: wp.array(dtype=wp.float64), a: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64),
+                 z: wp.array(dtype=wp.float64), k: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    y[i] = x[i] * a[i]
+    z[i] = x[i] + a[i]
+    k[i] = i
+
+
 def _ctx(record):
     """Run ``record`` (launches on a tape) under the capture the determinism probe uses; a probe context."""
     from defects4warp.probes.determinism import capture_launches
@@ -155,6 +164,16 @@ def test_an_in_place_update_is_checked_at_the_contents_before_it():
     jad = launches.jacobian_ad(_scale_in_place, dim=8, inputs=[wp.array(a.numpy(), dtype=wp.float64, requires_grad=True), wp.float64(1.0)],
                                outputs=[wp.array(x_before, dtype=wp.float64, requires_grad=True)])
     np.testing.assert_allclose(np.diag(jad[(0, 0)]), x_before, rtol=1e-12)
+
+
+def test_outputs_without_requires_grad_are_run_and_left_alone():
+    x = wp.array(np.linspace(1.0, 2.0, 4), dtype=wp.float64, requires_grad=True)
+    a = wp.array(np.linspace(3.0, 4.0, 4), dtype=wp.float64, requires_grad=True)
+    y = wp.zeros(4, dtype=wp.float64, requires_grad=True)
+    z = wp.zeros(4, dtype=wp.float64)
+    k = wp.zeros(4, dtype=wp.int32)
+    (rec,) = _measure(lambda: wp.launch(_two_outputs, dim=4, inputs=[x, a], outputs=[y, z, k]))
+    assert rec["skipped"] is None and rec["ok"] is True, rec
 
 
 def test_a_kernel_defect_on_an_aliased_launch_is_still_found():

@@ -273,7 +273,7 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
                 # backward pass follows (integer arrays it wrote, e.g. slots a wp.func_replay reads back),
                 # with every float value the kernel reads as it was before the launch
                 wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks)
-                _restore([o if n in dout else None for n, o in enumerate(outs)], base)
+                _restore(outs, [b if n in dout else None for n, b in enumerate(base)])
                 for g in grads:
                     g.zero_()
                 seed = np.zeros(base[j].size, dtype=base[j].dtype)
