@@ -25,24 +25,85 @@ from .context import finite_or_str
 JITTER_RTOL = 1e-6
 
 
+#: Bytes of array contents copied before one launch at most (:func:`capture_launches`); a launch
+#: with more is recorded without its prior contents (the per-launch check then starts from the
+#: arrays' contents when it runs).
+SNAPSHOT_BYTES = 64 * 2**20
+
+
+def _runtime_tape(wp):
+    """The tape recording now (``warp.context.runtime.tape``), True when that cannot be read."""
+    import sys
+
+    mod = sys.modules.get("warp._src.context") or sys.modules.get("warp.context") or getattr(wp, "context", None)
+    rt = getattr(mod, "runtime", None)
+    return getattr(rt, "tape", True) if rt is not None else True
+
+
 @contextlib.contextmanager
-def capture_launches():
+def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES):
     """Collect the launches any ``wp.Tape`` records inside the block (the
-    user's tape is created inside gradient(), so the class method is wrapped)."""
+    user's tape is created inside gradient(), so the class method is wrapped).
+
+    Each entry is ``[kernel, dim, max_blocks, inputs, outputs, device, before]``:
+    the arguments of ``Tape.record_launch`` and, for the first recorded launch
+    of each kernel, ``before``, a list (one entry per argument of
+    ``inputs + outputs``) of numpy copies of every ``wp.array``'s contents
+    taken just before that launch ran (None for other arguments), or None
+    (later launches of the kernel, a launch not made through ``wp.launch``,
+    or more than ``snapshot_bytes`` of contents). Warp records a launch on the
+    tape after it has run (``warp.context.launch``), so the contents of the
+    arrays a launch writes (outputs, in-place updates, atomic counters) can
+    only be read before it, by wrapping ``wp.launch``.
+
+    Parameters
+    ----------
+    snapshot_bytes : int
+        Bytes of array contents copied before one launch at most. Default
+        :data:`SNAPSHOT_BYTES` (64 MiB).
+    """
     import warp as wp
 
     captured = []
     original = wp.Tape.record_launch
+    original_launch = wp.launch
+    recorded = set()  # kernels whose first recorded launch was captured
+    pending = {}      # id(kernel) -> contents before the launch running now
+
+    def launch(kernel, *args, **kwargs):
+        key = getattr(kernel, "key", None)
+        snap = None
+        if isinstance(kernel, wp.Kernel) and key not in recorded and not kwargs.get("adjoint") \
+                and kwargs.get("record_tape", True) and _runtime_tape(wp):
+            ins = kwargs.get("inputs", args[1] if len(args) > 1 else ())
+            outs = kwargs.get("outputs", args[2] if len(args) > 2 else ())
+            arrays = list(ins or ()) + list(outs or ())
+            if sum(a.capacity or 0 for a in arrays if isinstance(a, wp.array)) <= snapshot_bytes:
+                snap = [a.numpy().copy() if isinstance(a, wp.array) else None for a in arrays]
+        pending[id(kernel)] = snap
+        try:
+            return original_launch(kernel, *args, **kwargs)
+        finally:
+            pending.pop(id(kernel), None)
 
     def record(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs):
-        captured.append([kernel, dim, max_blocks, inputs, outputs, device])
+        before = None
+        key = getattr(kernel, "key", None)
+        if key not in recorded:
+            recorded.add(key)
+            before = pending.pop(id(kernel), None)
+            if before is not None and len(before) != len(list(inputs) + list(outputs)):
+                before = None
+        captured.append([kernel, dim, max_blocks, inputs, outputs, device, before])
         return original(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs)
 
     wp.Tape.record_launch = record
+    wp.launch = launch
     try:
         yield captured
     finally:
         wp.Tape.record_launch = original
+        wp.launch = original_launch
 
 
 @probe("determinism", calls=3, jitter_rtol=JITTER_RTOL)
