@@ -21,6 +21,7 @@ import os
 import subprocess
 import textwrap
 import types
+from typing import Any
 
 import numpy as np
 import pytest
@@ -289,3 +290,66 @@ def test_an_aliased_launch_is_no_finding_on_each_release(tmp_path, release):
     (rec,) = doc["out"]["kernels"]
     assert doc["warp"] == release
     assert rec["skipped"] is None and rec["ok"] is True and rec["launches"] == 3
+
+
+@wp.kernel
+def _generic_affine(x: wp.array(dtype=Any), a: wp.array(dtype=Any), y: wp.array(dtype=Any)):
+    i = wp.tid()
+    y[i] = x[i] * a[i]
+
+
+@wp.kernel
+def _integrate_all_written(v: wp.array(dtype=wp.float64), x: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    x[i] = x[i] + v[i] * v[i]
+    v[i] = v[i] * wp.float64(0.5)
+
+
+def test_the_wrapper_keeps_warps_launch_signature():
+    """The runtime trace binds wp.launch's arguments by its signature (recorder): inside the capture
+    the wrapper must show Warp's, or ``wp.launch(k, n, inputs=...)`` (dim positional) goes untraced."""
+    import inspect
+
+    from defects4warp.probes.determinism import capture_launches
+
+    want = inspect.signature(wp.launch)
+    with capture_launches():
+        assert inspect.signature(wp.launch) == want
+        assert wp.launch.__wrapped__ is not None
+
+
+def test_a_generic_kernel_launch_gets_its_snapshot():
+    """A kernel with ``dtype=Any`` is recorded as its overload (another object than the one launched):
+    the contents from before the launch must still reach the record."""
+    x = wp.array(np.linspace(1.0, 2.0, 4), dtype=wp.float64, requires_grad=True)
+    a = wp.array(np.linspace(3.0, 4.0, 4), dtype=wp.float64, requires_grad=True)
+    y = wp.array(np.full(4, 7.0), dtype=wp.float64, requires_grad=True)
+    ctx = _ctx(lambda: wp.launch(_generic_affine, dim=4, inputs=[x, a], outputs=[y]))
+    (entry,) = ctx.launches
+    assert entry[6] is not None
+    np.testing.assert_array_equal(entry[6][2], np.full(4, 7.0))  # y before the launch wrote it
+
+
+def test_a_counter_kernel_launched_past_the_wrapper_is_not_judged():
+    """A launch through a name bound before the capture (``from warp import launch``) has no snapshot:
+    re-running a slot counter from the contents the launch left would hand out slots past ``out``
+    (a crash). It is reported unchecked (uncounted), not run."""
+    launch = wp.launch  # bound before the capture, like ``from warp import launch``
+    n = 32
+    rng = np.random.default_rng(3)
+    x = wp.array(rng.uniform(-1.0, 1.0, n).astype(np.float32), requires_grad=True)
+    count = wp.zeros(1, dtype=wp.int32)
+    slot_of = wp.full(n, -1, dtype=wp.int32)
+    out = wp.zeros(n, dtype=float, requires_grad=True)
+    (rec,) = _measure(lambda: launch(_emit_above, dim=n, inputs=[x, 0.0, count, slot_of], outputs=[out]))
+    assert rec["ok"] is None and rec["skipped"].startswith("no snapshot of the launch's prior contents"), rec
+    assert "integer arrays" in rec["skipped"]
+
+
+def test_a_launch_with_nothing_to_compare_is_not_reported_clean():
+    """Every argument written (``inputs=[v, x]``, both updated in place): the check splits all of them
+    into outputs, no input with requires_grad is left, and no Jacobian was compared: unchecked, not ok."""
+    v = wp.array(np.linspace(1.0, 2.0, 4), dtype=wp.float64, requires_grad=True)
+    x = wp.array(np.linspace(3.0, 4.0, 4), dtype=wp.float64, requires_grad=True)
+    (rec,) = _measure(lambda: wp.launch(_integrate_all_written, dim=4, inputs=[v, x]))
+    assert rec["ok"] is None and rec["skipped"] is not None, rec

@@ -62,36 +62,49 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES):
         Bytes of array contents copied before one launch at most. Default
         :data:`SNAPSHOT_BYTES` (64 MiB).
     """
+    import functools
+
     import warp as wp
 
     captured = []
     original = wp.Tape.record_launch
     original_launch = wp.launch
     recorded = set()  # kernels whose first recorded launch was captured
-    pending = {}      # id(kernel) -> contents before the launch running now
+    # contents before each wp.launch call in progress, innermost last: Warp records the launch from
+    # inside that call, with the kernel's overload for a generic kernel (another object), so the
+    # record takes the innermost entry rather than matching the kernel object
+    pending = []
 
+    def snapshot(kernel, args, kwargs):
+        if not isinstance(kernel, wp.Kernel) or getattr(kernel, "key", None) in recorded or kwargs.get("adjoint") \
+                or not kwargs.get("record_tape", True) or not _runtime_tape(wp):
+            return None
+        ins = kwargs.get("inputs", args[1] if len(args) > 1 else ())
+        outs = kwargs.get("outputs", args[2] if len(args) > 2 else ())
+        if not isinstance(ins or (), (list, tuple)) or not isinstance(outs or (), (list, tuple)):
+            return None  # a generator would be consumed here and seen empty by Warp
+        arrays = list(ins or ()) + list(outs or ())
+        try:
+            if sum(a.capacity or 0 for a in arrays if isinstance(a, wp.array)) > snapshot_bytes:
+                return None
+            return [a.numpy().copy() if isinstance(a, wp.array) else None for a in arrays]
+        except Exception:  # noqa: BLE001 - e.g. a CUDA graph being captured: no snapshot, the launch runs as it would
+            return None
+
+    @functools.wraps(original_launch)  # inspect.signature(wp.launch) must stay Warp's (the runtime trace binds by it)
     def launch(kernel, *args, **kwargs):
-        key = getattr(kernel, "key", None)
-        snap = None
-        if isinstance(kernel, wp.Kernel) and key not in recorded and not kwargs.get("adjoint") \
-                and kwargs.get("record_tape", True) and _runtime_tape(wp):
-            ins = kwargs.get("inputs", args[1] if len(args) > 1 else ())
-            outs = kwargs.get("outputs", args[2] if len(args) > 2 else ())
-            arrays = list(ins or ()) + list(outs or ())
-            if sum(a.capacity or 0 for a in arrays if isinstance(a, wp.array)) <= snapshot_bytes:
-                snap = [a.numpy().copy() if isinstance(a, wp.array) else None for a in arrays]
-        pending[id(kernel)] = snap
+        pending.append(snapshot(kernel, args, kwargs))
         try:
             return original_launch(kernel, *args, **kwargs)
         finally:
-            pending.pop(id(kernel), None)
+            pending.pop()
 
     def record(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs):
         before = None
         key = getattr(kernel, "key", None)
         if key not in recorded:
             recorded.add(key)
-            before = pending.pop(id(kernel), None)
+            before = pending[-1] if pending else None
             if before is not None and len(before) != len(list(inputs) + list(outputs)):
                 before = None
         captured.append([kernel, dim, max_blocks, inputs, outputs, device, before])
