@@ -73,23 +73,8 @@ def test_a_launch_with_a_struct_records_its_fields_without_wp_types_is_struct(mo
     assert by_field["s.q"]["reads"] is True and by_field["s.k"]["value"] == 2.0
 
 
-_SCRIPT = r"""
-import importlib.util, json, sys
-sys.path.insert(0, sys.argv[1])
-from defects4warp.measure import trace as tm
-import warp as wp
-wp.config.quiet = True
-out = {}
-for path in sys.argv[2:]:
-    name = path.rstrip("/").split("/")[-1]
-    spec = importlib.util.spec_from_file_location("p_" + name, path + "/problem.py")
-    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
-    p = m.make_problem("cpu", "small")
-    p.gradient()
-    _, trace = tm.trace_call(p.gradient, params=p.params)
-    out[name] = [f["id"] for f in tm.trace_findings(trace, objective=p.objective())]
-print("RESULT " + json.dumps({"warp": wp.config.version, "ids": out}))
-"""
+# the same subprocess script the older-release trace tests run (programs traced, findings listed)
+from test_trace import _LEGACY_SCRIPT as _SCRIPT  # noqa: E402
 
 
 @pytest.mark.slow
