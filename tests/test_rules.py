@@ -713,3 +713,88 @@ def test_func_native_partial_adjoint_fires(tmp_path):
 def test_func_native_partial_adjoint_near_misses(which, tmp_path):
     _write(tmp_path, NATIVE_NEAR_MISSES[which])
     assert _lines(tmp_path, "func_native_no_adjoint") == set()
+
+
+#: Runtime-bound loops whose carried state is integer: nothing for a loop
+#: adjoint to replay (the factorial is Warp's own
+#: warp/examples/optim/example_navier_stokes_perturbation.py).
+INT_LOOP_NEAR_MISSES = {
+    "factorial": '''
+@wp.func
+def factorial(n: int) -> int:
+    result = int(1)
+    for i in range(2, n + 1):
+        result *= i
+    return result
+
+@wp.kernel
+def k(x: wp.array(dtype=float), s: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] / float(factorial(s))
+''',
+    "index_search": '''
+@wp.kernel
+def k(edges: wp.array(dtype=float), n: int, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    lo = int(0)
+    j = int(0)
+    while j < n:
+        if edges[j] > x[i]:
+            break
+        lo = j
+        j = j + 1
+    y[i] = x[i] * edges[lo]
+''',
+}
+
+#: The same shapes with float state carried: they still fire.
+INT_LOOP_STILL_FIRES = {
+    "int_and_float": '''
+@wp.kernel
+def k(x: wp.array(dtype=float), n: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    c = int(0)
+    s = float(1.0)
+    for j in range(n):  # here
+        c = c * 2
+        s = s * x[i]
+    y[i] = s + float(c)
+''',
+    "float_param_carried": '''
+@wp.func
+def f(v: float, n: int):
+    for j in range(n):  # here
+        v = v * v
+    return v
+''',
+}
+
+
+@pytest.mark.parametrize("which", sorted(INT_LOOP_NEAR_MISSES))
+def test_dynamic_loop_silent_on_integer_state(which, tmp_path):
+    _write(tmp_path, INT_LOOP_NEAR_MISSES[which])
+    assert _lines(tmp_path, "dynamic_loop") == set()
+
+
+@pytest.mark.parametrize("which", sorted(INT_LOOP_STILL_FIRES))
+def test_dynamic_loop_fires_on_float_state_next_to_integers(which, tmp_path):
+    marked = _write(tmp_path, INT_LOOP_STILL_FIRES[which])
+    assert _lines(tmp_path, "dynamic_loop") == marked
+
+
+def test_int_locals_fixpoint():
+    import ast as _ast
+    from defects4warp.rules._ast import int_locals
+    fn = _ast.parse('''
+def k(a: int, b: float, c):
+    i, j = wp.tid()
+    r = int(1)
+    r = r * i
+    f = r + 1.0
+    g = a
+    g = g + c
+    h = a // 2 if a > 0 else -a
+    for t in range(a):
+        r = r + t
+''').body[0]
+    assert int_locals(fn) == {"a", "i", "j", "r", "h", "t"}

@@ -108,6 +108,91 @@ def _resolve_locals(fn, exprs, depth: int = 3) -> list:
     return out
 
 
+_INT_CALLS = _INT_DTYPES | {"tid", "len", "floor_div"}
+
+
+def _is_int_annotation(node) -> bool:
+    return node is not None and isinstance(node, (ast.Name, ast.Attribute)) and _tail(node) in _INT_DTYPES
+
+
+def int_locals(fn, int_funcs=frozenset()) -> set:
+    """Names in ``fn`` that hold an integer wherever they are assigned.
+
+    A name is integer when it is a parameter annotated with an integer dtype
+    (``int``, ``wp.int32``, ...), the target of ``for ... in range(...)``, or
+    every assignment to it is an integer expression: an ``int`` literal, a call
+    of ``int()``/``wp.int32()``/... or ``wp.tid()`` or of a ``@wp.func`` in
+    ``int_funcs`` (functions annotated ``-> int``), or arithmetic, unary and
+    conditional expressions over integer names and literals. A name with any
+    other assignment, and every name the function does not assign (globals,
+    untyped parameters), is not integer. Computed as the greatest fixpoint,
+    so ``r = r * i`` with ``r = int(1)`` is integer.
+
+    An integer local carries no adjoint (Warp's adjoints are for float
+    types), which is what the loop rules need to tell a loop that computes an
+    index or a factorial from one whose float state the adjoint replays.
+    """
+    params = {a.arg: a.annotation for a in fn.args.args}
+    assigns: dict = {}
+    fixed: set = {n for n, a in params.items() if _is_int_annotation(a)}
+
+    def add(name, value):
+        assigns.setdefault(name, []).append(value)
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    add(t.id, n.value)
+                elif isinstance(t, ast.Tuple):
+                    is_tid = isinstance(n.value, ast.Call) and _tail(n.value) == "tid"
+                    for e in t.elts:
+                        if isinstance(e, ast.Name):
+                            add(e.id, ast.Constant(0) if is_tid else None)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            add(n.target.id, n.value)
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+            add(n.target.id, ast.Constant(0) if _is_int_annotation(n.annotation) else None)
+        elif isinstance(n, ast.For) and isinstance(n.target, ast.Name):
+            it = n.iter
+            add(n.target.id, ast.Constant(0) if isinstance(it, ast.Call) and _tail(it) == "range" else None)
+    for name in params:
+        if name not in fixed and name in assigns:
+            assigns[name].append(None)  # an untyped parameter's incoming value
+    ints = set(assigns) | fixed
+
+    def is_int(e) -> bool:
+        if e is None:
+            return False
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, int)
+        if isinstance(e, ast.Name):
+            return e.id in ints
+        if isinstance(e, ast.Call):
+            return _tail(e) in _INT_CALLS or _tail(e) in int_funcs
+        if isinstance(e, ast.BinOp):
+            return not isinstance(e.op, ast.Pow) and is_int(e.left) and is_int(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return is_int(e.operand)
+        if isinstance(e, ast.IfExp):
+            return is_int(e.body) and is_int(e.orelse)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for name, values in assigns.items():
+            if name in ints and name not in fixed and not all(is_int(v) for v in values):
+                ints.discard(name)
+                changed = True
+    return ints
+
+
+def int_funcs(functions) -> set:
+    """Names of the ``@wp.func`` definitions in ``functions`` annotated ``-> int``."""
+    return {fn.name for fn in functions if _is_int_annotation(getattr(fn, "returns", None))}
+
+
 def _base_name(node):
     while isinstance(node, (ast.Subscript, ast.Attribute)):
         node = node.value

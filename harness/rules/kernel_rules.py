@@ -7,7 +7,7 @@ import ast
 import re
 
 from ._ast import (_NONSMOOTH, _OVERFLOW, _PIECEWISE, _base_name, _dotted, _is_false, _kw, _names_in, _resolve_locals,
-                   _tail, inside_loop, kernel_access)
+                   _tail, inside_loop, int_funcs, int_locals, kernel_access)
 from .registry import rule
 
 
@@ -297,9 +297,19 @@ def kernel_read_write(unit):
                 yield (plain or aug)[0], f"kernel {fn.name} reads and writes array '{name}'", fn.name
 
 
+def _int_locals(unit, fn) -> set:
+    return unit.cached(("int_locals", id(fn)),
+                       lambda: int_locals(fn, int_funcs(f for f, _ in unit.kernels)))
+
+
 def _loop_reasons(unit, fn, loop):
     """Why a loop with a runtime bound is a dynamic loop for the adjoint
-    (empty when it is not one, or its bound is a compile-time constant)."""
+    (empty when it is not one, or its bound is a compile-time constant).
+
+    Integer locals (:func:`defects4warp.rules._ast.int_locals`) carry no
+    adjoint, so their updates are no reason; a loop whose only state is
+    integer and that stores to no array (an index search, a factorial) has
+    nothing for the adjoint to replay and gives no reason at all."""
     if isinstance(loop, ast.For):
         it = loop.iter
         if not (isinstance(it, ast.Call) and _tail(it) == "range"):
@@ -310,18 +320,29 @@ def _loop_reasons(unit, fn, loop):
         loop_var = loop.target.id if isinstance(loop.target, ast.Name) else None
     else:
         loop_var = None
+    ints = _int_locals(unit, fn)
+    stores = any(isinstance(n, (ast.Assign, ast.AugAssign))
+                 and any(isinstance(t, (ast.Subscript, ast.Attribute))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+                 for n in ast.walk(loop)) or any(
+        isinstance(n, ast.Call) and _tail(n).startswith("atomic_") for n in ast.walk(loop))
+    floats = {tg.id for n in ast.walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign))
+              for tg in (n.targets if isinstance(n, ast.Assign) else [n.target])
+              if isinstance(tg, ast.Name) and tg.id != loop_var and tg.id not in ints}
+    if not stores and not floats:
+        return []
     reasons = []
     assigned = {}
     for n in ast.walk(loop):
         if isinstance(n, (ast.Continue, ast.Break)):
             reasons.append(f"'{type(n).__name__.lower()}' inside")
-        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id not in ints:
             assigned.setdefault(n.target.id, []).append(n)
             if not isinstance(n.op, (ast.Add, ast.Sub)):
                 reasons.append(f"'{n.target.id}' updated with a non-additive in-place operator")
         if isinstance(n, ast.Assign):
             for tg in n.targets:
-                if isinstance(tg, ast.Name) and tg.id != loop_var:
+                if isinstance(tg, ast.Name) and tg.id != loop_var and tg.id not in ints:
                     assigned.setdefault(tg.id, []).append(n)
                     if tg.id in _names_in(n.value):
                         v = n.value
