@@ -131,3 +131,67 @@ def test_missing_requires_grad_needs_a_value_path(wired, tmp_path):
         (f,) = findings
         assert f["data"]["arrays"] == [lab["y"]]
 
+
+
+BATCH_PROGRAM = '''
+import numpy as np
+import warp as wp
+
+
+@wp.kernel
+def misfit(x: wp.array(dtype=float), data: wp.array(dtype=float), start: int, out: wp.array(dtype=float)):
+    i = wp.tid()
+    r = x[i] - data[start + i]
+    wp.atomic_add(out, 0, r * r)
+
+
+class P:
+    def __init__(self, same_batch):
+        self.x = wp.array(np.array([0.5, -1.0, 2.0]), dtype=float, requires_grad=True)
+        self.data = wp.array(np.array([1.0, 2.0, 3.0, -1.0, 0.0, 4.0]), dtype=float)
+        self.params = {"x": self.x}
+        self.same_batch = same_batch
+
+    def loss(self, start):
+        out = wp.zeros(1, dtype=float, requires_grad=True)
+        wp.launch(misfit, dim=3, inputs=[self.x, self.data, start], outputs=[out])
+        return out
+
+    def objective(self):
+        return float(self.loss(0).numpy()[0])
+
+    def gradient(self):
+        tape = wp.Tape()
+        with tape:
+            out = self.loss(0 if self.same_batch else 3)
+        tape.backward(out)
+        g = self.x.grad.numpy().copy()
+        tape.zero()
+        return g
+'''
+
+
+@pytest.mark.parametrize("same_batch", [True, False])
+def test_taped_loss_is_the_objective(same_batch, tmp_path):
+    """gradient() differentiating another batch than objective() evaluates: the seeded loss holds
+    another value than the objective (the finding); the same batch: silent."""
+    import warp as wp
+
+    from defects4warp.measure import trace as tm
+
+    wp.config.quiet = True
+    m = _module(tmp_path, f"vf_batch_{same_batch}", BATCH_PROGRAM)
+    p = m.P(same_batch)
+    f0 = p.objective()
+    assert f0 == pytest.approx(0.25 + 9.0 + 1.0)
+    _, trace = tm.trace_call(p.gradient, params=p.params)
+    found = [f for f in tm.trace_findings(trace, objective=f0) if f["id"] == "taped_loss_not_objective"]
+    if same_batch:
+        assert found == []
+    else:
+        (f,) = found
+        # the taped loss is the misfit against data[3:6] = [-1, 0, 4]: 1.5^2 + 1 + 4
+        assert f["data"]["taped"] == pytest.approx(2.25 + 1.0 + 4.0)
+        assert f["data"]["objective"] == pytest.approx(f0)
+    # without an objective nothing is judged
+    assert not [f for f in tm.trace_findings(trace) if f["id"] == "taped_loss_not_objective"]

@@ -593,6 +593,31 @@ def _seeds(scan, b, view):
                          reduction=red, factor=factor, objective=objective), s["target"])
 
 
+@detector("taped_loss", scope="backward", evidence=("taped_loss_not_objective",))
+def _taped_loss(scan, b, view):
+    """The one scalar loss backward seeds with 1 holds another value than objective() at the same point.
+
+    The gradient a backward returns is the gradient of the value it seeds. When a call has a single
+    backward seeding a one-element array with 1, that array's value when backward starts is the
+    function being differentiated; when it is not the objective the program reports (relative
+    difference above the trace's ``rtol``, default 1e-4), the gradient is the exact gradient of
+    another function: another random draw, another data batch or another state than the one
+    objective() evaluates. Several backwards (windows) or seeds (a sum of losses), a seed other than
+    1 (the ``seed_scale`` detector's business) and an unknown objective are not judged."""
+    objective, rtol, add = scan.objective, scan.rtol, scan.add
+    if objective is None or len(scan.backwards) != 1 or len(b["seeds"]) != 1:
+        return
+    s = b["seeds"][0]
+    value = s.get("target_sum")
+    if s.get("target_size") != 1 or s.get("constant") != 1.0 or value is None or _close(value, objective, rtol):
+        return
+    add(_finding("taped_loss_not_objective",
+                 f"backward (event {b['seq']}) seeds array {s['target']} (one element) with 1, but it holds "
+                 f"{value:.6g} where objective() at the same point is {objective:.6g}: the gradient is the "
+                 f"gradient of another value than the reported objective",
+                 target=s["target"], taped=value, objective=objective, backward=b["seq"]), s["target"])
+
+
 @detector("grad_nonzero_at_backward", scope="call", evidence=("grad_nonzero_at_backward",))
 def _grad_nonzero_at_backward(scan):
     """A param's or on-path intermediate's .grad nonzero when the first backward starts, never zeroed."""
