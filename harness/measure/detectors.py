@@ -603,7 +603,12 @@ def _taped_loss(scan, b, view):
     difference above the trace's ``rtol``, default 1e-4), the gradient is the exact gradient of
     another function: another random draw, another data batch or another state than the one
     objective() evaluates. Several backwards (windows) or seeds (a sum of losses), a seed other than
-    1 (the ``seed_scale`` detector's business) and an unknown objective are not judged."""
+    1 (the ``seed_scale`` detector's business) and an unknown objective are not judged.
+
+    A correct program whose objective() adds a host-side term to the taped loss (a regulariser
+    whose gradient it adds by hand) also shows this finding. A trace finding never sets the
+    verdict (see :mod:`defects4warp.engines.reference`), so there it changes nothing; it can
+    mis-rank such a program only when another defect makes its gradient wrong."""
     objective, rtol, add = scan.objective, scan.rtol, scan.add
     if objective is None or len(scan.backwards) != 1 or len(b["seeds"]) != 1:
         return
