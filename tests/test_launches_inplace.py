@@ -353,3 +353,28 @@ def test_a_launch_with_nothing_to_compare_is_not_reported_clean():
     x = wp.array(np.linspace(3.0, 4.0, 4), dtype=wp.float64, requires_grad=True)
     (rec,) = _measure(lambda: wp.launch(_integrate_all_written, dim=4, inputs=[v, x]))
     assert rec["ok"] is None and rec["skipped"] is not None, rec
+
+
+@wp.struct
+class _Body:
+    m: float
+    v: float
+
+
+@wp.kernel
+def _momentum(bodies: wp.array(dtype=_Body), p: wp.array(dtype=float)):
+    i = wp.tid()
+    p[i] = bodies[i].m * bodies[i].v
+
+
+def test_an_array_of_structs_is_left_unchecked_not_an_error():
+    """An array whose dtype is a ``@wp.struct`` has no float view to perturb (its ``numpy()`` is a
+    record array): the launch is reported unchecked with the reason, and the probe does not raise."""
+    n = 4
+    host = np.zeros(n, dtype=[("m", "<f4"), ("v", "<f4")])
+    host["m"], host["v"] = np.arange(1, n + 1), 0.5
+    bodies = wp.array(host, dtype=_Body, requires_grad=True)
+    p = wp.zeros(n, dtype=float, requires_grad=True)
+    (rec,) = _measure(lambda: wp.launch(_momentum, dim=n, inputs=[bodies], outputs=[p]))
+    assert rec["ok"] is None and rec["skipped"] == "arrays of structs are not supported by the per-launch check", rec
+    np.testing.assert_allclose(p.numpy(), [0.5, 1.0, 1.5, 2.0])

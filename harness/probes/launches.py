@@ -503,6 +503,9 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
         if any(hasattr(a, "cls") and not isinstance(a, wp.array) for a in args):
             rec["skipped"] = "struct arguments are not supported by the per-launch check"
             continue
+        if any(isinstance(a, wp.array) and hasattr(a.dtype, "cls") for a in args):
+            rec["skipped"] = "arrays of structs are not supported by the per-launch check"
+            continue
         floats = [a for a in args if isinstance(a, wp.array) and a.requires_grad]
         if not floats:
             rec["skipped"] = "no argument with requires_grad"
