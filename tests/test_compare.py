@@ -115,3 +115,32 @@ def test_reference_disagreement_explanations():
     assert compare.reference_disagreement(3e10, steps5(1.0), steps5(2.0), [3.4e6, 5.3e4, 6.7e3, 4.7e3, -225], 1e-4) == "erratic"
     # tie: one-sided differences 2.17 and -2.27, the reference picks one side
     assert compare.reference_disagreement(2.17, steps5(2.17), steps5(-2.27), steps5(-0.05), 1e-4) == "kink"
+
+
+def _sweep(ad, fwd, bwd, cen, sigma):
+    """sweep_verdict with the noise of probes/sweep.py: steps (0.1, 1) one-sided, (0.1, 1, 10) central."""
+    u1 = [2 ** 0.5 * sigma / t for t in (0.1, 1.0)]
+    uc = [sigma / (2 ** 0.5 * t) for t in (0.1, 1.0, 10.0)]
+    return compare.sweep_verdict(ad, fwd, bwd, cen, u1, uc, 1e-2)
+
+
+def test_sweep_round_off_shrinking_with_the_step_is_precision():
+    # measured on warp/examples/optim/example_navier_stokes_perturbation.py (Warp 1.19.0, a correct
+    # program): the central differences approach autodiff as the step GROWS and the largest agrees
+    ad = -7.32e-05
+    fwd, bwd = [-1.121e-04, -9.0e-05], [-1.085e-04, -8.0e-05]
+    assert _sweep(ad, fwd, bwd, [-1.103e-04, -8.506e-05, -7.315e-05], 1.09e-06) == "precision"
+
+
+def test_sweep_consistent_disagreement_is_still_confirmed():
+    # a wrong adjoint (half the derivative): every step agrees on -1.1e-4, autodiff says -5.5e-5
+    fwd, bwd = [-1.101e-04, -1.10e-04], [-1.099e-04, -1.10e-04]
+    assert _sweep(-5.5e-05, fwd, bwd, [-1.10e-04, -1.10e-04, -1.101e-04], 1e-9) == "confirmed"
+    # curvature moving the large step's secant onto a wrong autodiff: the differences barely move
+    # between the small and base steps (h^2), so it is no round-off and the disagreement stands
+    assert _sweep(-5.5e-05, fwd, bwd, [-1.10e-04, -1.0995e-04, -5.5e-05], 1e-9) == "confirmed"
+    # and without the h^2 test it would have read as precision
+    u1 = [2 ** 0.5 * 1e-9 / t for t in (0.1, 1.0)]
+    uc = [1e-9 / (2 ** 0.5 * t) for t in (0.1, 1.0, 10.0)]
+    assert compare.sweep_verdict(-5.5e-05, fwd, bwd, [-1.10e-04, -1.0995e-04, -5.5e-05], u1, uc, 1e-2,
+                                 truncation_ratio=0.0) == "precision"

@@ -263,7 +263,7 @@ def combine(signatures) -> str:
 
 
 def sweep_verdict(ad: float, forward: list, backward: list, central: list, unc_one: list, unc_central: list,
-                  rtol: float) -> str:
+                  rtol: float, *, truncation_ratio: float = 0.1) -> str:
     """Judge one disagreeing item from differences at several steps.
 
     Parameters
@@ -279,6 +279,11 @@ def sweep_verdict(ad: float, forward: list, backward: list, central: list, unc_o
     unc_one, unc_central : list[float]
         Noise of each one-sided and central difference (same units).
     rtol : float
+    truncation_ratio : float
+        For the round-off ``precision`` case, the central difference must move
+        between the smallest and the base step at least this fraction of what
+        it moves between the base and the large step (default 0.1; a truncation
+        error, O(h^2), gives 0.01 for the sweep's steps 0.1, 1, 10).
 
     Returns
     -------
@@ -288,7 +293,12 @@ def sweep_verdict(ad: float, forward: list, backward: list, central: list, unc_o
         ``kink_nearby``: at the smallest step both sides agree with each other
         and with autodiff, so the base step straddled a kink or jump near the
         point; ``precision``: the small steps are below resolution and the
-        larger step agrees with autodiff (the base step was noise);
+        larger step agrees with autodiff (the base step was noise), or the
+        central differences' distance to autodiff shrinks at every larger step
+        and the largest step agrees with it: round-off the noise estimate
+        underrates (a truncation error shrinks with the step, never grows; a
+        float32 objective summed over a large field, where one third difference
+        of ECnoise can come out several times too small, shows this);
         ``confirmed``: the differences are consistent across steps and
         disagree with autodiff (a real disagreement); ``unclear`` otherwise.
     """
@@ -306,6 +316,14 @@ def sweep_verdict(ad: float, forward: list, backward: list, central: list, unc_o
         if abs(c_base - c_big) <= rtol * max(abs(c_base), abs(c_big)) + 2.0 * (unc_central[-2] + unc_central[-1]):
             return "confirmed"
         return "unclear"
+    errs = [abs(c - ad) for c in central]
+    c_big = central[-1]
+    # a central difference's truncation error grows as h^2: from the base to the big step (x10) it
+    # moves 100 times what it moves from the smallest to the base step; round-off does the reverse
+    small_moves = abs(central[-2] - central[0]) >= truncation_ratio * abs(c_big - central[-2])
+    if (ad != 0.0 and small_moves and errs[-1] <= rtol * max(abs(c_big), abs(ad)) + 2.0 * unc_central[-1]
+            and all(a > b for a, b in zip(errs, errs[1:]))):
+        return "precision"
     kind = one_sided(ad, forward, backward, rtol + 2.0 * u0 / scale)
     if kind in ("staircase", "kink"):
         return kind
