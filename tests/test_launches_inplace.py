@@ -378,3 +378,22 @@ def test_an_array_of_structs_is_left_unchecked_not_an_error():
     (rec,) = _measure(lambda: wp.launch(_momentum, dim=n, inputs=[bodies], outputs=[p]))
     assert rec["ok"] is None and rec["skipped"] == "arrays of structs are not supported by the per-launch check", rec
     np.testing.assert_allclose(p.numpy(), [0.5, 1.0, 1.5, 2.0])
+
+
+@wp.kernel
+def _square_then_halve(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+    x[i] = wp.float64(0.5) * x[i]
+
+
+def test_an_input_the_kernel_overwrites_is_restored_before_the_backward():
+    """``x`` is read, then overwritten by the same kernel: on a tape the adjoint of ``y = x^2`` reads the
+    halved ``x`` (a write-after-read in the program, which the trace reports). The kernel's own adjoint at
+    the values it read is ``2 x``, as the finite differences say: no kernel finding. Before, the
+    backward followed a forward that had halved ``x``, giving ``x`` (half the FD value): ok False."""
+    x = wp.array(np.linspace(1.0, 2.0, 4), dtype=wp.float64, requires_grad=True)
+    y = wp.zeros(4, dtype=wp.float64, requires_grad=True)
+    (rec,) = _measure(lambda: wp.launch(_square_then_halve, dim=4, inputs=[x], outputs=[y]))
+    assert rec["ok"] is True, rec
+    np.testing.assert_allclose(x.numpy(), 0.5 * np.linspace(1.0, 2.0, 4))  # the recorded launch's effect kept

@@ -227,9 +227,14 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
       state its adjoint reads is the one a forward leaves (an integer counter
       advanced once, the slots a ``wp.func_replay`` reads back written), not
       one advanced by every earlier row; then the differentiable outputs are
-      put back to their contents at entry, so that a kernel that reads what it
-      writes (``x[i] = x[i] * a[i] + b``, ``y[i] += ...``) has its adjoint
-      replayed at the values it read, the point of the finite differences.
+      put back to their contents at entry, and so are the differentiable
+      inputs (a kernel that writes an array it takes as input), so that a
+      kernel that reads what it writes (``x[i] = x[i] * a[i] + b``,
+      ``y[i] += ...``, ``y[i] = x[i] * x[i]; x[i] = 0.5 * x[i]``) has its
+      adjoint replayed at the values it read, the point of the finite
+      differences. An input the kernel overwrites after reading it is the
+      taping pattern (write-after-read), which the trace reports; the kernel's
+      own adjoint is what this Jacobian measures.
 
     Parameters
     ----------
@@ -274,6 +279,7 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
                 # with every float value the kernel reads as it was before the launch
                 wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks)
                 _restore(outs, [b if n in dout else None for n, b in enumerate(base)])
+                _restore(inputs, [b if n in din else None for n, b in enumerate(at_entry)])
                 for g in grads:
                     g.zero_()
                 seed = np.zeros(base[j].size, dtype=base[j].dtype)
