@@ -397,3 +397,22 @@ def test_an_input_the_kernel_overwrites_is_restored_before_the_backward():
     (rec,) = _measure(lambda: wp.launch(_square_then_halve, dim=4, inputs=[x], outputs=[y]))
     assert rec["ok"] is True, rec
     np.testing.assert_allclose(x.numpy(), 0.5 * np.linspace(1.0, 2.0, 4))  # the recorded launch's effect kept
+
+
+def test_snapshots_stop_at_the_total_budget():
+    """Each kernel's first recorded launch keeps a copy of its arrays until the capture's total budget
+    is spent: two launches of 4 float64 + 4 float64 (64 bytes each) under a 100-byte budget keep one."""
+    from defects4warp.probes.determinism import capture_launches
+
+    x = wp.array(np.linspace(1.0, 2.0, 4), dtype=wp.float64, requires_grad=True)
+    a = wp.array(np.ones(4), dtype=wp.float64, requires_grad=True)
+    y = wp.zeros(4, dtype=wp.float64, requires_grad=True)
+    z = wp.zeros(4, dtype=wp.float64, requires_grad=True)
+    with capture_launches(total_bytes=100) as captured:
+        with wp.Tape():
+            wp.launch(_affine64, dim=4, inputs=[x, a, wp.float64(0.0)], outputs=[y])
+            wp.launch(_square_then_halve, dim=4, inputs=[x], outputs=[z])
+    assert [e[0].key for e in captured] == [_affine64.key, _square_then_halve.key]
+    first, second = captured[0][6], captured[1][6]
+    np.testing.assert_array_equal(first[0], np.linspace(1.0, 2.0, 4))
+    assert second is None

@@ -29,6 +29,9 @@ JITTER_RTOL = 1e-6
 #: with more is recorded without its prior contents (the per-launch check then starts from the
 #: arrays' contents when it runs).
 SNAPSHOT_BYTES = 64 * 2**20
+#: Bytes all snapshots of one capture keep at most (a program with hundreds of kernels over large
+#: fields would otherwise hold up to SNAPSHOT_BYTES per kernel); later launches get none.
+TOTAL_SNAPSHOT_BYTES = 256 * 2**20
 
 
 def _runtime_tape(wp):
@@ -41,7 +44,7 @@ def _runtime_tape(wp):
 
 
 @contextlib.contextmanager
-def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES):
+def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TOTAL_SNAPSHOT_BYTES):
     """Collect the launches any ``wp.Tape`` records inside the block (the
     user's tape is created inside gradient(), so the class method is wrapped).
 
@@ -61,6 +64,10 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES):
     snapshot_bytes : int
         Bytes of array contents copied before one launch at most. Default
         :data:`SNAPSHOT_BYTES` (64 MiB).
+    total_bytes : int
+        Bytes all snapshots of the block keep at most; a launch whose copy
+        would pass it gets no snapshot (None). Default
+        :data:`TOTAL_SNAPSHOT_BYTES` (256 MiB).
     """
     import functools
 
@@ -74,6 +81,7 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES):
     # inside that call, with the kernel's overload for a generic kernel (another object), so the
     # record takes the innermost entry rather than matching the kernel object
     pending = []
+    kept = [0]  # bytes held by the snapshots taken so far
 
     def snapshot(kernel, args, kwargs):
         if not isinstance(kernel, wp.Kernel) or getattr(kernel, "key", None) in recorded or kwargs.get("adjoint") \
@@ -85,8 +93,10 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES):
             return None  # a generator would be consumed here and seen empty by Warp
         arrays = list(ins or ()) + list(outs or ())
         try:
-            if sum(a.capacity or 0 for a in arrays if isinstance(a, wp.array)) > snapshot_bytes:
+            size = sum(a.capacity or 0 for a in arrays if isinstance(a, wp.array))
+            if size > snapshot_bytes or kept[0] + size > total_bytes:
                 return None
+            kept[0] += size
             return [a.numpy().copy() if isinstance(a, wp.array) else None for a in arrays]
         except Exception:  # noqa: BLE001 - e.g. a CUDA graph being captured: no snapshot, the launch runs as it would
             return None
