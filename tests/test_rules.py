@@ -689,6 +689,12 @@ def mul(a: float, b: wp.float32, n: int) -> float:
 def twice(a: float, b: float) -> float:
     ...
 ''',
+    # t is only compared (a threshold): its derivative is zero wherever it exists
+    "threshold": '''
+@wp.func_native(snippet="return x > t ? x : 0.0f;", adj_snippet="if (x > t) { adj_x += adj_ret; }")
+def relu_at(x: float, t: float) -> float:
+    ...
+''',
     # the adjoint snippet is built at run time: not judged statically
     "computed": '''
 FWD = "return a * b;"
@@ -698,6 +704,19 @@ def mul(a: float, b: float) -> float:
     ...
 ''',
 }
+
+
+THRESHOLD_AND_VALUE = '''
+@wp.func_native(snippet="return x > t ? x * t : 0.0f;", adj_snippet="if (x > t) { adj_x += t * adj_ret; }")
+def gated(x: float, t: float) -> float:  # here
+    ...
+'''
+
+
+def test_func_native_compared_and_used_still_fires(tmp_path):
+    """t is compared AND multiplied: its adjoint is not zero, so leaving adj_t unwritten is reported."""
+    marked = _write(tmp_path, THRESHOLD_AND_VALUE)
+    assert _lines(tmp_path, "func_native_no_adjoint") == marked
 
 
 def test_func_native_partial_adjoint_fires(tmp_path):

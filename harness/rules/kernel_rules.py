@@ -431,6 +431,19 @@ def _differentiable_args(fn) -> list:
     return out
 
 
+_CMP = r"(?:<=|>=|==|!=|(?<![<>\-])<(?![<=])|(?<![<>\-])>(?![>=]))"
+
+
+def _compared_only(code: str, name: str) -> bool:
+    """True when every use of identifier ``name`` in C/C++ ``code`` is an operand of a comparison
+    (``<``, ``>``, ``<=``, ``>=``, ``==``, ``!=``; not shifts or ``->``): a threshold or a selector
+    whose derivative is zero wherever it exists, so an adjoint snippet rightly leaves it alone."""
+    ident = rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
+    uses = len(re.findall(ident, code))
+    compared = len(re.findall(rf"{ident}\s*{_CMP}", code)) + len(re.findall(rf"{_CMP}\s*{ident}", code))
+    return uses > 0 and compared >= uses
+
+
 @rule("func_native_no_adjoint",
       summary="@wp.func_native without adj_snippet, or whose adj_snippet never writes the adjoint "
               "of a floating-point argument the snippet reads")
@@ -453,7 +466,8 @@ def func_native_no_adjoint(unit):
             if fwd_text is None or adj_text is None:
                 continue
             read, mentioned = _c_identifiers(fwd_text), _c_identifiers(adj_text)
-            missing = [a for a in _differentiable_args(fn) if a in read and f"adj_{a}" not in mentioned]
+            missing = [a for a in _differentiable_args(fn) if a in read and f"adj_{a}" not in mentioned
+                       and not _compared_only(fwd_text, a)]
             if missing:
                 yield fn, (f"the adj_snippet of @wp.func_native {fn.name} never writes "
                            + ", ".join(f"adj_{a}" for a in missing) + f" ({', '.join(missing)} read by the snippet)"), fn.name
