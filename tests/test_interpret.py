@@ -115,3 +115,21 @@ def test_exact_factor_size_names_the_seed_only_when_it_can_be_a_reduction():
     assert "double_count" in w and "seed_mismatch" not in w
     assert factor_weights(2.81884e7, [])[0] == {}  # a blown-up gradient, not a mean over 28 million elements
     assert factor_weights(1.37, [])[0] == {}
+
+
+def test_an_unswept_inexact_disagreement_is_not_counted():
+    """The worker recorded that it planned the step sweep but the document has none (time ran out
+    before it): a subtly-wrong disagreement nobody swept is inconclusive, an exact factor still a bug."""
+    planned = {"probes": ["determinism", "noise", "fd", "sweep", "nan_scan"], "knobs": {}}
+    subtle = doc("subtly_wrong")
+    subtle["options"] = planned
+    d = interpret(subtle)
+    assert d["verdict"] == "inconclusive"
+    assert any(e["probe"] == "sweep" and "did not run" in e["finding"] for e in d["evidence"])
+    exact = doc("factor", factor=2.0)
+    exact["options"] = planned
+    assert interpret(exact)["verdict"] == "bug"
+    # a worker that never planned a sweep (an engine configured without it) counts the disagreement
+    unplanned = doc("subtly_wrong")
+    unplanned["options"] = {"probes": ["determinism", "fd"], "knobs": {}}
+    assert interpret(unplanned)["verdict"] == "bug"

@@ -195,3 +195,14 @@ def test_taped_loss_is_the_objective(same_batch, tmp_path):
         assert f["data"]["objective"] == pytest.approx(f0)
     # without an objective nothing is judged
     assert not [f for f in tm.trace_findings(trace) if f["id"] == "taped_loss_not_objective"]
+
+
+def test_a_loss_accumulated_k_times_is_not_another_draw():
+    """2x and 1/3x the objective are accumulation (duplicate launch, loss never zeroed), left to their
+    detectors; 0.05402 vs 0.07410 (spray-coating's two draws) and a negated loss are not."""
+    from defects4warp.measure.detectors import _integer_ratio
+
+    assert _integer_ratio(2.0 * 1.2345, 1.2345) and _integer_ratio(0.41150, 1.2345)
+    assert not _integer_ratio(0.05402, 0.07410)
+    assert not _integer_ratio(-1.2345, 1.2345) and not _integer_ratio(-2.469, 1.2345)
+    assert not _integer_ratio(2.01 * 1.2345, 1.2345)

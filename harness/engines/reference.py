@@ -203,10 +203,18 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
     confirmed = verdicts.count("confirmed")
     artefacts = [v for v in verdicts if v in ARTEFACTS]
     disagree = [c for _, c in comps if c["signature"] not in ("agrees", "unresolved")]
+    # the sweep was planned (the default probes) but is missing: the worker ran out of time or the
+    # probe failed before it. An inexact disagreement no sweep has looked at is not counted (the
+    # sweep's own rule for unswept items); an exact signature (zero, a factor) still is
+    planned = "sweep" in ((doc.get("options") or {}).get("probes") or ())
     if ref:
         counted = bool(disagree)
     elif has_sweep:
         counted = confirmed > 0
+    elif planned and disagree and sig in ("agrees", "unresolved", "subtly_wrong"):
+        counted = False
+        evidence.append(_ev("sweep", True, "the step sweep did not run (the worker stopped or the probe failed "
+                            "before it): an inexact disagreement no sweep checked is not counted", None))
     else:
         counted = bool(disagree)
     if direct or counted:

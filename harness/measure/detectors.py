@@ -23,6 +23,7 @@ so that findings can be recomputed from a stored trace anywhere.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -593,8 +594,18 @@ def _seeds(scan, b, view):
                          reduction=red, factor=factor, objective=objective), s["target"])
 
 
+def _integer_ratio(a: float, b: float, *, max_ratio: int = 16, tol: float = 1e-3) -> bool:
+    """True when ``a / b`` or ``b / a`` is within relative ``tol`` of an integer in 2..``max_ratio``."""
+    if a == 0 or b == 0 or not (math.isfinite(a) and math.isfinite(b)):
+        return False
+    r = abs(a / b)
+    r = r if r >= 1 else 1.0 / r
+    k = round(r)
+    return 2 <= k <= max_ratio and abs(r - k) <= tol * k and (a / b) > 0
+
+
 @detector("taped_loss", scope="backward", evidence=("taped_loss_not_objective",))
-def _taped_loss(scan, b, view):
+def _taped_loss(scan, b, view, *, max_ratio: int = 16, ratio_tol: float = 1e-3):
     """The one scalar loss backward seeds with 1 holds another value than objective() at the same point.
 
     The gradient a backward returns is the gradient of the value it seeds. When a call has a single
@@ -604,6 +615,11 @@ def _taped_loss(scan, b, view):
     another function: another random draw, another data batch or another state than the one
     objective() evaluates. Several backwards (windows) or seeds (a sum of losses), a seed other than
     1 (the ``seed_scale`` detector's business) and an unknown objective are not judged.
+
+    A taped value that is k or 1/k times the objective (k = 2..``max_ratio``, default 16, within
+    relative ``ratio_tol``, default 1e-3) is not judged: a loss accumulated k times (a launch
+    recorded twice, a loss array never zeroed between calls) is the business of the duplicate-launch
+    and accumulation detectors; another draw or batch gives no such ratio.
 
     A correct program whose objective() adds a host-side term to the taped loss (a regulariser
     whose gradient it adds by hand) also shows this finding. A trace finding never sets the
@@ -616,6 +632,8 @@ def _taped_loss(scan, b, view):
     value = s.get("target_sum")
     if s.get("target_size") != 1 or s.get("constant") != 1.0 or value is None or _close(value, objective, rtol):
         return
+    if _integer_ratio(value, objective, max_ratio=max_ratio, tol=ratio_tol):
+        return  # k x the objective: the loss accumulated k times (a duplicate launch, an unzeroed loss), not another draw
     add(_finding("taped_loss_not_objective",
                  f"backward (event {b['seq']}) seeds array {s['target']} (one element) with 1, but it holds "
                  f"{value:.6g} where objective() at the same point is {objective:.6g}: the gradient is the "
