@@ -416,3 +416,26 @@ def test_snapshots_stop_at_the_total_budget():
     first, second = captured[0][6], captured[1][6]
     np.testing.assert_array_equal(first[0], np.linspace(1.0, 2.0, 4))
     assert second is None
+
+
+@wp.kernel
+def _tile_row_sum(x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(x[i], shape=8)
+    s = wp.tile_sum(t)
+    wp.tile_store(out, s, offset=i)
+
+
+def test_a_launch_with_an_explicit_block_dim_is_re_run_with_it():
+    """The capture keeps the block_dim the program passed to wp.launch, and the check re-runs the kernel
+    with it (a tile kernel's result depends on it): a tile row-sum launched with block_dim=8 agrees."""
+    from defects4warp.probes.determinism import capture_launches
+
+    x = wp.array(np.arange(16, dtype=np.float32).reshape(2, 8) / 16.0, dtype=float, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    with capture_launches() as captured:
+        with wp.Tape():
+            wp.launch_tiled(_tile_row_sum, dim=[2], inputs=[x], outputs=[out], block_dim=8)
+    assert captured[0][7] == 8
+    (rec,) = _measure(lambda: wp.launch_tiled(_tile_row_sum, dim=[2], inputs=[x], outputs=[out], block_dim=8))
+    assert rec["ok"] is True and rec["skipped"] is None, rec

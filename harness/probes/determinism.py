@@ -48,8 +48,10 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
     """Collect the launches any ``wp.Tape`` records inside the block (the
     user's tape is created inside gradient(), so the class method is wrapped).
 
-    Each entry is ``[kernel, dim, max_blocks, inputs, outputs, device, before]``:
-    the arguments of ``Tape.record_launch`` and, for the first recorded launch
+    Each entry is ``[kernel, dim, max_blocks, inputs, outputs, device, before,
+    block_dim]``: the arguments of ``Tape.record_launch``, the ``block_dim``
+    the program passed to ``wp.launch`` (None when it passed none, or launched
+    other than through ``wp.launch``) and, for the first recorded launch
     of each kernel, ``before``, a list (one entry per argument of
     ``inputs + outputs``) of numpy copies of every ``wp.array``'s contents
     taken just before that launch ran (None for other arguments), or None
@@ -103,30 +105,51 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
 
     @functools.wraps(original_launch)  # inspect.signature(wp.launch) must stay Warp's (the runtime trace binds by it)
     def launch(kernel, *args, **kwargs):
-        pending.append(snapshot(kernel, args, kwargs))
+        block_dim = kwargs.get("block_dim")
+        pending.append((snapshot(kernel, args, kwargs), block_dim if isinstance(block_dim, int) else None))
         try:
             return original_launch(kernel, *args, **kwargs)
         finally:
             pending.pop()
 
+    original_tiled = getattr(wp, "launch_tiled", None)
+
+    def launch_tiled(*args, **kwargs):
+        # wp.launch_tiled (Warp >= 1.5) forwards to the module's own launch, past the wrapper above
+        kernel = args[0] if args else kwargs.get("kernel")
+        block_dim = kwargs.get("block_dim")
+        pending.append((snapshot(kernel, args[1:], kwargs), block_dim if isinstance(block_dim, int) else None))
+        try:
+            return original_tiled(*args, **kwargs)
+        finally:
+            pending.pop()
+
+    if original_tiled is not None:
+        launch_tiled = functools.wraps(original_tiled)(launch_tiled)
+
     def record(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs):
         before = None
         key = getattr(kernel, "key", None)
+        block_dim = pending[-1][1] if pending else None
         if key not in recorded:
             recorded.add(key)
-            before = pending[-1] if pending else None
+            before = pending[-1][0] if pending else None
             if before is not None and len(before) != len(list(inputs) + list(outputs)):
                 before = None
-        captured.append([kernel, dim, max_blocks, inputs, outputs, device, before])
+        captured.append([kernel, dim, max_blocks, inputs, outputs, device, before, block_dim])
         return original(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs)
 
     wp.Tape.record_launch = record
     wp.launch = launch
+    if original_tiled is not None:
+        wp.launch_tiled = launch_tiled
     try:
         yield captured
     finally:
         wp.Tape.record_launch = original
         wp.launch = original_launch
+        if original_tiled is not None:
+            wp.launch_tiled = original_tiled
 
 
 @probe("determinism", calls=3, jitter_rtol=JITTER_RTOL)

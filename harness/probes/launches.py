@@ -109,7 +109,7 @@ def _restore(arrays, snaps) -> None:
 
 
 def jacobian_fd(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0, eps: float = 1e-4,
-                deadline: float | None = None) -> dict:
+                deadline: float | None = None, block_dim: int | None = None) -> dict:
     """Central-difference Jacobian of one kernel launch, any float dtype.
 
     The same quantity as ``warp.autograd.jacobian_fd``: for every scalar ``k``
@@ -132,8 +132,9 @@ def jacobian_fd(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
     Parameters
     ----------
     kernel : warp.Kernel
-    dim, inputs, outputs, device, max_blocks
-        As for ``wp.launch``; inputs precede outputs in the kernel's arguments.
+    dim, inputs, outputs, device, max_blocks, block_dim
+        As for ``wp.launch``; inputs precede outputs in the kernel's arguments;
+        ``block_dim`` None (default) launches at Warp's default.
     eps : float
         Absolute step, in the inputs' units. Default 1e-4 (Warp's default).
     deadline : float or None
@@ -157,7 +158,7 @@ def jacobian_fd(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
     def run():
         outs = [wp.array(b, dtype=o.dtype, shape=o.shape, device=o.device) if isinstance(o, wp.array) else o
                 for o, b in zip(outputs, base)]
-        wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks)
+        wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks, **_bd(block_dim))
         return [np.array(outs[j].numpy(), dtype=np.float64).reshape(-1) for j in diff]
 
     jac = {}
@@ -186,6 +187,12 @@ def jacobian_fd(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
     return jac
 
 
+def _bd(block_dim: int | None) -> dict:
+    """``{"block_dim": block_dim}`` for a launch the program made with an explicit ``block_dim``
+    (a tile kernel's result depends on it), else ``{}`` (Warp's default)."""
+    return {"block_dim": int(block_dim)} if block_dim else {}
+
+
 def _block_dim_kw() -> dict:
     """``block_dim`` as ``warp.autograd.jacobian`` of this release records it (256 on 1.5-1.9,
     where ``Tape.record_launch`` defaults it to 0; left to the tape where the default is None
@@ -204,7 +211,7 @@ def _block_dim_kw() -> dict:
 
 
 def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0,
-                deadline: float | None = None) -> dict:
+                deadline: float | None = None, block_dim: int | None = None) -> dict:
     """Autodiff Jacobian of one kernel launch, each row from the same state.
 
     The same quantity as ``warp.autograd.jacobian`` for a kernel (the launch
@@ -240,9 +247,10 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
     ----------
     kernel : warp.Kernel
         Compiled with its adjoint (``enable_backward`` True).
-    dim, inputs, outputs, device, max_blocks
-        As for ``wp.launch``; inputs precede outputs in the kernel's arguments.
-        The inputs' contents are left as they were; their ``grad`` arrays are
+    dim, inputs, outputs, device, max_blocks, block_dim
+        As for ``wp.launch``; inputs precede outputs in the kernel's arguments;
+        ``block_dim`` None (default) launches at Warp's default and records
+        what ``warp.autograd.jacobian`` records. The inputs' contents are left as they were; their ``grad`` arrays are
         zeroed.
     deadline : float or None
         ``time.monotonic()`` value past which :class:`OverBudget` is raised.
@@ -265,7 +273,7 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
     din = [i for i, x in enumerate(inputs) if isinstance(x, wp.array) and x.requires_grad]
     dout = [j for j, o in enumerate(outs) if isinstance(o, wp.array) and o.requires_grad]
     tape = wp.Tape()
-    tape.record_launch(kernel, dim, max_blocks, inputs, outs, device, **_block_dim_kw())
+    tape.record_launch(kernel, dim, max_blocks, inputs, outs, device, **(_bd(block_dim) or _block_dim_kw()))
     grads = [a.grad for a in inputs + outs if isinstance(a, wp.array) and a.requires_grad and a.grad is not None]
     rows = {(i, j): [] for i in din for j in dout}
     try:
@@ -277,7 +285,8 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
                 # the forward the tape recorded, then its differentiable outputs put back: the state a
                 # backward pass follows (integer arrays it wrote, e.g. slots a wp.func_replay reads back),
                 # with every float value the kernel reads as it was before the launch
-                wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks)
+                wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks,
+                          **_bd(block_dim))
                 _restore(outs, [b if n in dout else None for n, b in enumerate(base)])
                 _restore(inputs, [b if n in din else None for n, b in enumerate(at_entry)])
                 for g in grads:
@@ -295,7 +304,8 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
     return {key: np.stack(v) if v else np.zeros((0, 0)) for key, v in rows.items()}
 
 
-def repeatable(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0) -> list:
+def repeatable(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0,
+               block_dim: int | None = None) -> list:
     """The integer arrays a launch writes differently when run twice from the same state.
 
     The launch is run twice, forward only, each time with every array
@@ -308,8 +318,8 @@ def repeatable(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0
 
     Parameters
     ----------
-    kernel, dim, inputs, outputs, device, max_blocks
-        As for ``wp.launch``.
+    kernel, dim, inputs, outputs, device, max_blocks, block_dim
+        As for ``wp.launch`` (``block_dim`` None: Warp's default).
 
     Returns
     -------
@@ -326,7 +336,7 @@ def repeatable(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0
         for _ in range(2):
             _restore(args, at_entry)
             wp.launch(kernel, dim=dim, inputs=list(inputs), outputs=list(outputs), device=device,
-                      max_blocks=max_blocks)
+                      max_blocks=max_blocks, **_bd(block_dim))
             runs.append([a.numpy().copy() if v is not None and np.issubdtype(v.dtype, np.integer) else None
                          for a, v in zip(args, at_entry)])
     finally:
@@ -340,7 +350,7 @@ def _as_f64(j) -> np.ndarray:
 
 
 def fd_noise(kernel, *, fd, jfd: dict, eps: float, dtype, dim, inputs, outputs, device=None, max_blocks: int = 0,
-             roundoff_factor: float = 1.0, deadline: float | None = None) -> dict:
+             roundoff_factor: float = 1.0, deadline: float | None = None, block_dim: int | None = None) -> dict:
     """Error bound of each entry of a central-difference Jacobian of one launch.
 
     A central difference ``(y(x+h) - y(x-h)) / 2h`` carries a truncation error
@@ -375,9 +385,10 @@ def fd_noise(kernel, *, fd, jfd: dict, eps: float, dtype, dim, inputs, outputs, 
         The absolute step of ``jfd``, in the inputs' units.
     dtype : numpy dtype
         The launch's floating dtype (``numpy.float32`` or ``numpy.float64``).
-    dim, inputs, outputs, device, max_blocks
-        As for ``wp.launch``; inputs precede outputs in the kernel's arguments.
-        The user's arrays are left as they were (outputs are run into copies).
+    dim, inputs, outputs, device, max_blocks, block_dim
+        As for ``wp.launch``; inputs precede outputs in the kernel's arguments;
+        ``block_dim`` None (default): Warp's default. The user's arrays are
+        left as they were (outputs are run into copies).
     roundoff_factor : float
         Multiplier of the dtype floor ``eps_dtype |y| / h``. Default 1.0: the
         two roundings of a central difference, each at most ``eps_dtype / 2``
@@ -399,12 +410,13 @@ def fd_noise(kernel, *, fd, jfd: dict, eps: float, dtype, dim, inputs, outputs, 
             for o in outputs]
     at_entry = _snapshot(inputs)
     try:
-        wp.launch(kernel, dim=dim, inputs=list(inputs), outputs=outs, device=device, max_blocks=max_blocks)
+        wp.launch(kernel, dim=dim, inputs=list(inputs), outputs=outs, device=device, max_blocks=max_blocks,
+                  **_bd(block_dim))
     finally:
         _restore(inputs, at_entry)  # a launch that writes an input (a counter) leaves it as it was
     y0 = {j: np.abs(np.asarray(o.numpy(), dtype=np.float64).reshape(-1))
           for j, o in enumerate(outs) if isinstance(o, wp.array)}
-    more = {"deadline": deadline} if fd is jacobian_fd else {}
+    more = {"deadline": deadline, "block_dim": block_dim} if fd is jacobian_fd else {}
     j2 = fd(kernel, dim=dim, inputs=list(inputs), outputs=list(outputs), device=device, max_blocks=max_blocks,
             eps=2.0 * eps, **more)
     floor_unit = roundoff_factor * float(np.finfo(dtype).eps) / eps
@@ -480,6 +492,7 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
     for launch in ctx.launches:
         kernel, dim, max_blocks, inputs, outputs, device = launch[:6]
         before = launch[6] if len(launch) > 6 else None
+        block_dim = launch[7] if len(launch) > 7 else None
         if not isinstance(kernel, wp.Kernel):
             continue
         key = kernel.key
@@ -547,7 +560,8 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
         dt = np.float64 if all("float64" in str(a.numpy().dtype) for a in floats) else np.float32
         mag = max(1.0, max(float(np.sqrt(np.mean(np.asarray(a.numpy(), dtype=np.float64) ** 2))) for a in floats))
         step = step_size(dt) * mag
-        kw = {"dim": dim, "inputs": f_in, "outputs": f_out, "device": device, "max_blocks": max_blocks}
+        kw = {"dim": dim, "inputs": f_in, "outputs": f_out, "device": device, "max_blocks": max_blocks,
+              "block_dim": block_dim}
         try:
             drift = repeatable(kernel, **kw)
             if drift:
