@@ -133,3 +133,21 @@ def test_an_unswept_inexact_disagreement_is_not_counted():
     unplanned = doc("subtly_wrong")
     unplanned["options"] = {"probes": ["determinism", "fd"], "knobs": {}}
     assert interpret(unplanned)["verdict"] == "bug"
+
+
+def _swept(verdict, ad=-7.32e-05, central=(-1.103e-04, -8.506e-05, -7.315e-05)):
+    return {"kind": "dir", "point": "perturbed", "autodiff": ad, "steps": [0.1, 1.0, 10.0],
+            "forward": [-1.121e-04, -9.0e-05], "backward": [-1.085e-04, -8.0e-05], "central": list(central),
+            "verdict": verdict}
+
+
+def test_a_disagreement_the_sweep_reads_as_round_off_is_fd_precision():
+    """Every disagreeing item swept reads as round-off (precision, as on Warp's navier-stokes example):
+    no bug, class fd_precision, and the sentence says why; one confirmed item keeps it a bug."""
+    d = doc("subtly_wrong")
+    d["sweep"] = {"items": [_swept("precision"), _swept("precision")], "unswept": 0}
+    got = interpret(d)
+    assert got["verdict"] == "no_bug" and top(got) == "fd_precision"
+    assert any("agree at the largest step" in e["finding"] for e in got["evidence"])
+    d["sweep"]["items"].append(_swept("confirmed"))
+    assert interpret(d)["verdict"] == "bug"

@@ -84,7 +84,13 @@ PRIORS = priors()
 ASSESSED = ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horizon", "train", "launches", "trace")
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
-ARTEFACTS = ("kink", "kink_nearby", "staircase")
+ARTEFACTS = ("kink", "kink_nearby", "staircase", "precision")
+#: What each artefact kind says about the disagreement (the evidence sentence).
+ARTEFACT_READINGS = {"kink": "one-sided differences at a smaller step explain the autodiff value",
+                     "kink_nearby": "one-sided differences at a smaller step explain the autodiff value",
+                     "staircase": "one-sided differences at a smaller step explain the autodiff value",
+                     "precision": "central differences approach autodiff as the step grows and agree at the "
+                                  "largest step (round-off at the base step)"}
 
 
 def _rank(weights: dict) -> list:
@@ -221,8 +227,11 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
         return "bug", ("subtly_wrong" if sig in ("agrees", "unresolved") else sig), []
 
     if disagree and artefacts and not confirmed:
-        evidence.append(_ev("sweep", True, "the disagreement is a finite-difference artefact: one-sided differences "
-                            "at a smaller step explain the autodiff value (" + ", ".join(sorted(set(artefacts))) + ")", None))
+        readings = {}
+        for v in sorted(set(artefacts)):
+            readings.setdefault(ARTEFACT_READINGS[v], []).append(v)
+        evidence.append(_ev("sweep", True, "the disagreement is a finite-difference artefact: " + "; ".join(
+            f"{text} ({', '.join(kinds)})" for text, kinds in readings.items()), None))
         # the artefact kinds (classes) share their rows' weight equally
         by_kind = {}
         for v in sorted(set(artefacts)):
