@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from defects4warp.cli import main
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_uncounted_findings_are_not_marked_like_counted_ones(monkeypatch, tmp_path):
@@ -49,3 +50,24 @@ def test_an_unpinned_stochastic_program_is_told_nothing_was_pinned(monkeypatch, 
     r = CliRunner().invoke(main, ["diagnose", str(PROGRAMS / "ref_right"), "--json", str(tmp_path / "d.json")])
     assert "no seed could be pinned (nothing was pinned)" in r.output
     assert "with the seed pinned" not in r.output.split("classes, best first")[0]
+
+
+def test_a_bundled_variant_is_diagnosed_in_a_neutral_copy(tmp_path):
+    """`diagnose CASE/VARIANT` runs a corpus variant in a neutral copy (files its script writes, such
+    as harbour's ballast.txt, would otherwise land in the corpus and change its digest); a user's
+    folder is diagnosed where it is (the script reads and writes next to itself)."""
+    from defects4warp.capture.spec import ScriptSpec
+    from defects4warp.commands.diagnose import _bundled_copy
+
+    variant = (ROOT / "corpus" / "harbour-buoy-ballast-drift" / "buggy").resolve()
+    entry = sorted(p.name for p in variant.glob("*.py"))[0]
+    spec = ScriptSpec(entry=str(variant / entry), args=["--iters", "2"])
+    with _bundled_copy(variant, spec) as (where, got):
+        assert where != variant and variant not in where.parents
+        assert sorted(p.name for p in where.glob("*.py")) == sorted(p.name for p in variant.glob("*.py"))
+        assert got.entry == entry and got.args == ["--iters", "2"]
+        (where / "ballast.txt").write_text("written by the script\n")
+    assert not (variant / "ballast.txt").exists()
+    assert not where.exists()
+    with _bundled_copy(tmp_path, None) as (where, got):
+        assert where == tmp_path.resolve() and got is None

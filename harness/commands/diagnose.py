@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import sys
+from pathlib import Path
 
 import click
 from rich.markup import escape
@@ -90,10 +93,10 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device}"
                       + (f" | script {spec.entry}" if spec else ""))
-    with _progress(0, f"diagnosing with {engine.name}") as prog:
+    with _progress(0, f"diagnosing with {engine.name}") as prog, _bundled_copy(folder, spec) as (where, spec):
         prog.add_task("", total=None)
         try:
-            d = diagnose_target(engine, str(folder), device, scale, script=spec)
+            d = diagnose_target(engine, str(where), device, scale, script=spec)
         except TypeError as exc:
             raise click.UsageError(str(exc)) from None
     from ..engines.command import contract_failure
@@ -138,6 +141,27 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     if json_path:
         write_json_atomic(json_path, d)
     sys.exit(0 if d["verdict"] in ("bug", "no_bug") else 1)
+
+
+@contextlib.contextmanager
+def _bundled_copy(folder, spec):
+    """Yield ``(folder, spec)`` to diagnose: for a variant of the bundled corpus, a neutral copy
+    (:func:`defects4warp.blind.neutral_copy`, as ``run`` uses) and the spec with its entry made
+    relative to it, so files a script writes (``deployment_points.csv``) never land in the corpus
+    (they would change the variant's digest); any other folder as it is, since a user's script
+    reads and writes next to itself."""
+    from ..blind import neutral_copy
+    from ..paths import bundled
+
+    folder = Path(folder).resolve()
+    corpus = bundled("corpus").resolve()
+    if corpus not in folder.parents:
+        yield folder, spec
+        return
+    with neutral_copy(folder) as copy:
+        if spec is not None and Path(spec.entry).is_absolute() and folder in Path(spec.entry).resolve().parents:
+            spec = dataclasses.replace(spec, entry=str(Path(spec.entry).resolve().relative_to(folder)))
+        yield copy, spec
 
 
 def _uncounted(e: dict) -> bool:
