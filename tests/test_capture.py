@@ -373,6 +373,23 @@ def test_script_failing_after_the_backward_is_captured(tmp_path):
     assert "no display" in p.capture_summary()["stopped"]
 
 
+def test_param_whose_requires_grad_is_set_after_allocation(tmp_path):
+    # `w.requires_grad = True` after the allocation (as Warp's example_inverse_kinematics.py does with
+    # model.joint_q): the capture found the param but had no value for it at the tape start (CaptureError)
+    from defects4warp.capture.core import capture_problem
+
+    src = (PROGRAMS / "script_optkernel" / "train.py").read_text()
+    src = src.replace("    w = wp.zeros(3, dtype=float, requires_grad=True)\n",
+                      "    w = wp.zeros(3, dtype=float)\n    w.requires_grad = True\n")
+    assert "w.requires_grad = True" in src
+    (tmp_path / "train.py").write_text(src)
+    p = capture_problem(tmp_path, ScriptSpec("train.py", iteration=2))
+    assert list(p.params) == ["w"]
+    w1 = np.array([0.1, 0.4, 0.9])  # 0 - 0.1 * grad at 0 = -[1, 4, 9]
+    np.testing.assert_allclose(p.params["w"].numpy(), w1, rtol=1e-6)
+    np.testing.assert_allclose(p.gradient()["w"], (w1 - [1.0, 2.0, 3.0]) * [1.0, 2.0, 3.0], rtol=1e-5)
+
+
 def test_exit_before_the_first_backward_says_where_and_what_it_printed(tmp_path):
     from defects4warp.capture.core import capture_problem
 
