@@ -1229,6 +1229,14 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     rec = [e for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
     reads = {a for e in rec for a in e["reads"]}
     writes = {a for e in rec for a in e["writes"]}
+    # a launch made with record_tape=False inside the tape's block (a solver whose adjoint the script registers
+    # with tape.record_func, as in Warp's example_fluid_checkpoint_custom_backward.py) writes an intermediate
+    # that a later recorded launch reads: no param, though no recorded launch writes it
+    last_reset = max([e["seq"] for e in events[: b["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
+                     or [-1])
+    for e in events[: b["seq"]]:
+        if e["kind"] == "launch" and e.get("tape") is None and e.get("active_tape") == T and e["seq"] > last_reset:
+            writes |= {a for a in e["writes"] if any(r["seq"] > e["seq"] and a in r["reads"] for r in rec)}
     # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
     # source is read on the tape (its adjoint receives the copy's), their destination written
     # a wp.copy / wp.clone the tape did not record (Warp 1.0.2 records none; 1.1.0 to 1.19.0 only one whose source
