@@ -373,6 +373,90 @@ def test_script_failing_after_the_backward_is_captured(tmp_path):
     assert "no display" in p.capture_summary()["stopped"]
 
 
+def test_param_whose_requires_grad_is_set_after_allocation(tmp_path):
+    # `w.requires_grad = True` after the allocation (as Warp's example_inverse_kinematics.py does with
+    # model.joint_q): the capture found the param but had no value for it at the tape start (CaptureError)
+    from defects4warp.capture.core import capture_problem
+
+    src = (PROGRAMS / "script_optkernel" / "train.py").read_text()
+    src = src.replace("    w = wp.zeros(3, dtype=float, requires_grad=True)\n",
+                      "    w = wp.zeros(3, dtype=float)\n    w.requires_grad = True\n")
+    assert "w.requires_grad = True" in src
+    (tmp_path / "train.py").write_text(src)
+    p = capture_problem(tmp_path, ScriptSpec("train.py", iteration=2))
+    assert list(p.params) == ["w"]
+    w1 = np.array([0.1, 0.4, 0.9])  # 0 - 0.1 * grad at 0 = -[1, 4, 9]
+    np.testing.assert_allclose(p.params["w"].numpy(), w1, rtol=1e-6)
+    np.testing.assert_allclose(p.gradient()["w"], (w1 - [1.0, 2.0, 3.0]) * [1.0, 2.0, 3.0], rtol=1e-5)
+
+
+def test_an_unrecorded_launch_inside_the_tape_writes_no_param(tmp_path):
+    # a solver launched with record_tape=False inside the tape block, its adjoint registered by
+    # tape.record_func (Warp's example_fluid_checkpoint_custom_backward.py): its output y is read by a recorded
+    # launch and written by none, but it is an intermediate, not a param
+    from defects4warp.capture.core import capture_problem
+
+    (tmp_path / "train.py").write_text("""import numpy as np
+import warp as wp
+
+
+@wp.kernel
+def double(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = 2.0 * x[i]
+
+
+@wp.kernel
+def double_adj(gy: wp.array(dtype=float), gx: wp.array(dtype=float)):
+    i = wp.tid()
+    gx[i] += 2.0 * gy[i]
+
+
+@wp.kernel
+def sumsq(y: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, y[i] * y[i])
+
+
+@wp.kernel
+def total(x: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, x[i])
+
+
+@wp.kernel
+def sgd(x: wp.array(dtype=float), g: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] - 0.01 * g[i]
+
+
+def main():
+    x = wp.array(np.array([1.0, 2.0, 3.0], dtype=np.float32), requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    for it in range(3):
+        loss.zero_()
+        tape = wp.Tape()
+        with tape:
+            wp.launch(double, dim=3, inputs=[x], outputs=[y], record_tape=False)
+            tape.record_func(lambda: wp.launch(double_adj, dim=3, inputs=[y.grad], outputs=[x.grad],
+                                               record_tape=False), arrays=[x, y])
+            wp.launch(sumsq, dim=3, inputs=[y], outputs=[loss])
+            wp.launch(total, dim=3, inputs=[x], outputs=[loss])
+        tape.backward(loss=loss)
+        wp.launch(sgd, dim=3, inputs=[x, x.grad])
+        print("dloss/dy", y.grad.numpy())
+        tape.zero()
+
+
+if __name__ == "__main__":
+    main()
+""")
+    p = capture_problem(tmp_path, ScriptSpec("train.py"))
+    assert [s["site"] for s in p.capture_summary()["params"]] == ["train.py:36"]
+    np.testing.assert_allclose(p.gradient()["x"], [9.0, 17.0, 25.0], rtol=1e-6)  # loss = sum((2x)^2 + x)
+
+
 def test_exit_before_the_first_backward_says_where_and_what_it_printed(tmp_path):
     from defects4warp.capture.core import capture_problem
 

@@ -71,3 +71,19 @@ def test_a_bundled_variant_is_diagnosed_in_a_neutral_copy(tmp_path):
     assert not where.exists()
     with _bundled_copy(tmp_path, None) as (where, got):
         assert where == tmp_path.resolve() and got is None
+
+
+def test_a_site_is_printed_as_written_not_as_an_emoji(capsys):
+    # the capture table of Warp's example_bounce.py showed its param site example_bounce.py:100:2 as
+    # "example_bounce.py💯2": rich turned the ":100:" between line and occurrence into an emoji
+    from rich.table import Table
+
+    from defects4warp.commands._common import console
+
+    t = Table()
+    t.add_column("allocated at")
+    t.add_row("example_bounce.py:100:2")
+    console.print(t)
+    console.print("at example_bounce.py:100:2")
+    out = capsys.readouterr().out
+    assert out.count("example_bounce.py:100:2") == 2 and "\U0001f4af" not in out

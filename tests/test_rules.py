@@ -817,3 +817,29 @@ def k(a: int, b: float, c):
         r = r + t
 ''').body[0]
     assert int_locals(fn) == {"a", "i", "j", "r", "h", "t"}
+
+
+def test_a_kernel_header_covered_at_import_did_not_run(tmp_path):
+    """A finding on a kernel's decorator line (enable_backward=False) counts only if the kernel was launched
+    during gradient(): Python covers the header whenever the module loads (Warp's example_spring_cage.py: an
+    update kernel launched after the backward, outside the tape)."""
+    from defects4warp.probes import source as probe
+
+    src = ("import warp as wp\n\n\n"
+           "@wp.kernel(enable_backward=False)\n"
+           "def upd(x: wp.array(dtype=float), g: wp.array(dtype=float)):\n"
+           "    i = wp.tid()\n"
+           "    x[i] = x[i] - 0.1 * g[i]\n\n\n"
+           "@wp.kernel\n"
+           "def sq(x: wp.array(dtype=float), loss: wp.array(dtype=float)):\n"
+           "    i = wp.tid()\n"
+           "    wp.atomic_add(loss, 0, x[i] * x[i])\n")
+    (tmp_path / "train.py").write_text(src)
+    header = list(range(1, 6)) + list(range(10, 12))  # lines Python runs when it loads the module
+    doc = {"trace": {"coverage": {"files": {"train.py": header}}, "kernels": ["sq"], "findings": []}}
+    findings, ran, available = probe.scan(tmp_path, doc)
+    (f,) = [f for f in findings if f["rule"] == "backward_disabled"]
+    assert available and (f["line"], f["scope"]) == (4, "upd")
+    assert f not in ran
+    doc["trace"]["kernels"] = ["sq", "upd"]
+    assert f in probe.scan(tmp_path, doc)[1]

@@ -218,6 +218,25 @@ class _Run:
         self.launches = 0
         self.callers = {}  # discovery: allocation site -> [(file, line)] of the user frames that called it
 
+    def grad_arrays(self):
+        """The arrays this run saw allocated that have ``requires_grad=True`` now, in construction order.
+
+        Holds those allocated with ``requires_grad=True`` (``self.rg``) and those whose flag the script set
+        afterwards (``x.requires_grad = True``, e.g. ``model.joint_q`` made by ``builder.finalize()`` in
+        Warp's example_inverse_kinematics.py): a param of either kind needs its value at the k-th tape start.
+
+        Returns
+        -------
+        list of wp.array
+            No duplicates; arrays in ``self.rg`` first.
+        """
+        out, ids = list(self.rg), {id(a) for a in self.rg}
+        for a in self.keep:
+            if id(a) not in ids and bool(getattr(a, "requires_grad", False)):
+                out.append(a)
+                ids.add(id(a))
+        return out
+
     def callers_of(self, depth=CALLER_DEPTH):
         """(file, line) of the user frames (in the variant folder) outside the first one, innermost first, at
         most ``depth``: a param made by a helper is named after the variable its caller assigns."""
@@ -256,7 +275,7 @@ class _Run:
         self.injected_at.add(self.backwards)
         with _quiet(self):
             if self.mode == "discover":
-                for a in self.rg:
+                for a in self.grad_arrays():
                     if id(a) not in self.snap:
                         try:
                             self.snap[id(a)] = _np(a)
@@ -402,7 +421,7 @@ def _install(run):
                 # the first backward after the script used a gradient: the next iteration
                 with _quiet(r):
                     r.next_backward_grads = {}
-                    for P in r.rg:
+                    for P in r.grad_arrays():
                         g = _grad(P)
                         r.next_backward_grads[id(P)] = None if g is None else _np(g)
                 try:
@@ -1210,6 +1229,14 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     rec = [e for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
     reads = {a for e in rec for a in e["reads"]}
     writes = {a for e in rec for a in e["writes"]}
+    # a launch made with record_tape=False inside the tape's block (a solver whose adjoint the script registers
+    # with tape.record_func, as in Warp's example_fluid_checkpoint_custom_backward.py) writes an intermediate
+    # that a later recorded launch reads: no param, though no recorded launch writes it
+    last_reset = max([e["seq"] for e in events[: b["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
+                     or [-1])
+    for e in events[: b["seq"]]:
+        if e["kind"] == "launch" and e.get("tape") is None and e.get("active_tape") == T and e["seq"] > last_reset:
+            writes |= {a for a in e["writes"] if any(r["seq"] > e["seq"] and a in r["reads"] for r in rec)}
     # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
     # source is read on the tape (its adjoint receives the copy's), their destination written
     # a wp.copy / wp.clone the tape did not record (Warp 1.0.2 records none; 1.1.0 to 1.19.0 only one whose source

@@ -15,9 +15,10 @@ from ..engines import engine_names, get_engine
 from ..progress import DEFAULT_EVERY_S, default_jobs
 from ..scoring import top_class
 
-#: Tables are not cut to 80 columns when the output goes to a file or a pipe.
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True)
+#: Tables are not cut to 80 columns when the output goes to a file or a pipe. No emoji codes: a site
+#: ``file.py:100:2`` printed with rich's default ``emoji=True`` reads ``file.py💯2`` (":100:" is an emoji code).
+console = Console(width=None if sys.stdout.isatty() else 200, emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 
 def _progress(total: int, what: str, every_s: float | None = None):

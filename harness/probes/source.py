@@ -186,12 +186,43 @@ def scan(path, doc: dict) -> tuple:
     lines, kernels, available = coverage_of(doc, path)
     if not available:
         return findings, findings, False
-    funcs = ran_functions(path, kernels)
+    defs = function_defs(path)
+    funcs = ran_functions(path, kernels, defs)
     ran = []
     for f in findings:
-        if f["line"] in lines.get(f["file"], ()) or (f.get("scope") and f["scope"] in funcs):
+        header = on_definition_header(f, defs)
+        if (f["line"] in lines.get(f["file"], ()) and not header) or (f.get("scope") and f["scope"] in funcs):
             ran.append(f)
     return findings, ran, True
+
+
+def on_definition_header(finding: dict, defs: dict) -> bool:
+    """Whether a finding sits on the header (decorators, ``def`` line) of the function it is scoped to.
+
+    Python runs a header once, when the module defines the function: its line coverage says the module was
+    loaded, not that the function ran during gradient(). Such a finding (``@wp.kernel(enable_backward=False)``
+    on an update kernel launched outside the tape, as in Warp's example_spring_cage.py) ran only if its
+    function did (:func:`ran_functions`).
+
+    Parameters
+    ----------
+    finding : dict
+        A finding dict with ``file``, ``line`` and optional ``scope`` (a function name).
+    defs : dict
+        :func:`function_defs` of the variant.
+
+    Returns
+    -------
+    bool
+        False where the finding has no scope or the scope is not a function of the finding's file.
+    """
+    d = defs.get(finding.get("scope") or "")
+    if d is None or d[0] != os.path.basename(str(finding.get("file", ""))):
+        return False
+    n = d[1]
+    first = min([n.lineno] + [x.lineno for x in n.decorator_list])
+    body = n.body[0].lineno if n.body else n.lineno + 1
+    return first <= int(finding.get("line", 0)) < body
 
 
 def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT,
