@@ -204,6 +204,7 @@ class _Run:
         self.stopped = None
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
+        self.k_info = None  # every mode: _objective_at's info for the k-th backward of this run
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
         self.next_objective = None
         self.next_info = None  # discovery: _objective_at's info for the backward it stopped at
@@ -467,6 +468,7 @@ def _install(run):
             value, info = _objective_at(r, loss, grads, n, self)
             if n == r.k:
                 r.objective = value
+                r.k_info = info
             if r.mode == "train":
                 r.losses.append(value)
             if r.mode == "objective":
@@ -719,7 +721,7 @@ def _objective_at(r, loss, grads, n, tape=None):
             return v, {"kind": "loss", "arrays": [loss], "seeds": None}
         if grads:
             total = 0.0
-            arrays, seeds = [], []
+            arrays, seeds, pairs = [], [], []
             for y, s in grads.items():
                 if not isinstance(y, wp.array) or not isinstance(s, wp.array):
                     raise _Limit(f"backward {n}: a grads={{...}} entry is not a pair of wp.array")
@@ -728,15 +730,19 @@ def _objective_at(r, loss, grads, n, tape=None):
                 if yv.size != sv.size:
                     raise _Limit(f"backward {n}: seed of shape {sv.shape} for an array of shape {yv.shape}")
                 total += float(np.sum(yv.ravel() * sv.ravel()))
+                pairs.append((yv.ravel().copy(), sv.ravel().copy()))  # numpy() of a CPU array is a view
                 arrays.append(y)
                 seeds.append({"sum": float(np.sum(sv)), "size": int(sv.size),
                               "constant": float(sv.ravel()[0]) if sv.size and np.all(sv == sv.ravel()[0]) else None,
                               "array_sum": float(np.sum(yv)), "array_mean": float(np.mean(yv)) if yv.size else None})
             wts = getattr(r.cap, "objective_weights", None)
-            if wts is not None and len(wts) == len(seeds):
+            weighted = wts is not None and len(wts) == len(seeds)
+            if weighted:
                 # the loss the script reports: sum_i w_i * sum(array_i), not the seed-weighted sum
                 total = float(sum(w * sd["array_sum"] for w, sd in zip(wts, seeds)))
             info = {"kind": "seeded", "arrays": arrays, "seeds": seeds}
+            if not weighted:
+                info["pairs"] = pairs  # (array values, seed values) of the seed-weighted sum, flat float64
             # the seed buffers as the backward will read them: the .grad set by hand, or the grads={...} values
             # (Warp attaches such a value itself as the .grad of an array that has none)
             info["buffers"] = [(s, _np(s)) for s in grads.values()]
@@ -791,6 +797,8 @@ class CapturedProblem:
         # is identified from what the script prints and differs from the seed-weighted sum
         self.summary = {}
         self.reruns = []  # seconds per re-run
+        self.seed_points = []  # [(params point, [seed values])] of the gradient() calls, for a seed-weighted sum
+        self.max_seed_points = 8
         self._rel = {}
 
     # -- paths ------------------------------------------------------------------------
@@ -935,7 +943,53 @@ class CapturedProblem:
         CaptureError
             When the re-run does not reach its k-th backward.
         """
-        return float(self._rerun_for("objective", "objective", "Tape.backward()"))
+        run, stopped, vals = self._rerun("objective")
+        self._restore(vals)
+        if run.objective is None:
+            raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
+                               f"Tape.backward(); lower --iteration")
+        return float(self._frozen_seed_objective(run, vals))
+
+    def _note_seeds(self, run, point) -> None:
+        """Keep the seeds of a gradient() call's k-th backward (a seed-weighted sum) with its point."""
+        pairs = (run.k_info or {}).get("pairs")
+        if pairs:
+            self.seed_points.append((point, [sv.copy() for _, sv in pairs]))
+            del self.seed_points[:-self.max_seed_points]
+
+    def _frozen_seed_objective(self, run, point) -> float:
+        """The k-th backward's objective at ``point`` (the run's params), with the seeds of a
+        seed-weighted sum taken from the nearest point where gradient() ran.
+
+        When the backward is seeded (``grads={y: s}`` or a ``.grad`` set by hand) and the reported
+        objective is the seed-weighted sum ``s . y``, the gradient a backward returns at x0 is
+        ``J(x0)^T s(x0)``. A script that computes the seed from the forward's output (the adjoint of
+        its loss kernel launched by hand, ``2 (d - t) / N``: Warp's example_fluid_checkpoint.py)
+        makes ``s`` a function of the params, and finite differences of ``s(x) . y(x)`` are not
+        that gradient. Weighting ``y(x)`` with ``s(x0)`` is: ``d/dx [s(x0) . y(x)] = J(x0)^T s(x0)``
+        at x0. x0 is the gradient() point nearest to ``point`` (Euclidean over all params); finite
+        differences and sweeps sit within a step of one. With no gradient() call yet, or seeds that
+        do not change with the params, the run's own seeds are used (the same value)."""
+        pairs = (run.k_info or {}).get("pairs")
+        if not pairs or not self.seed_points:
+            return run.objective
+
+        def dist(p):
+            return sum(float(np.sum((np.asarray(p[k], dtype=np.float64) - np.asarray(point[k], dtype=np.float64)) ** 2))
+                       for k in point if k in p)
+
+        _, seeds = min(self.seed_points, key=lambda e: dist(e[0]))
+        if len(seeds) != len(pairs) or any(sv.shape != s0.shape for (_, sv), s0 in zip(pairs, seeds)):
+            return run.objective
+        if all(np.array_equal(sv, s0) for (_, sv), s0 in zip(pairs, seeds)):
+            return run.objective
+        if "frozen_seeds" not in self.summary:
+            self.summary["frozen_seeds"] = True
+            self.summary.setdefault("assumptions", []).append(
+                "the backward's seeds change with the params (computed from the forward's output): objective() "
+                "weights the seeded arrays with the seeds of the nearest point where gradient() ran, the function "
+                "whose gradient the backward returns there")
+        return float(sum(float(np.sum(yv * s0)) for (yv, _), s0 in zip(pairs, seeds)))
 
     def gradient(self) -> dict:
         """The params' ``.grad`` right after the script's own k-th backward, copied at that moment,
@@ -958,7 +1012,13 @@ class CapturedProblem:
             When the re-run does not reach its k-th backward.
         """
         if not (self.carried or self.stale_seed):
-            return self._rerun_for("gradient", "grad", "Tape.backward() finished")
+            run, stopped, vals = self._rerun("gradient")
+            self._restore(vals)
+            if run.grad is None:
+                raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
+                                   f"Tape.backward() finished; lower --iteration")
+            self._note_seeds(run, vals)
+            return run.grad
         point = {k: _np(a) for k, a in self.params.items()}
         m = 1
         if self.chain is not None and all(np.array_equal(point[k], v) for k, v in self.chain[0].items()):
@@ -976,18 +1036,8 @@ class CapturedProblem:
                 f"{self.k}, but the run stopped ({stopped}) after {run.chain_reached}: the call returned the .grad "
                 f"after that iteration")
         self.chain = (point, m)
+        self._note_seeds(run, vals)
         return run.grad
-
-    def _rerun_for(self, mode: str, field: str, reached: str):
-        """Re-run the script in ``mode``, restore the params, and return the run's ``field``; a
-        :class:`CaptureError` when the run ended before its k-th backward (``reached`` says where)."""
-        run, stopped, vals = self._rerun(mode)
-        self._restore(vals)
-        value = getattr(run, field)
-        if value is None:
-            raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
-                               f"{reached}; lower --iteration")
-        return value
 
     def train(self, iterations: int) -> list:
         """Let the script run ``iterations`` iterations from ``params`` (its backwards k .. k+n-1 and the
