@@ -144,3 +144,16 @@ def test_sweep_consistent_disagreement_is_still_confirmed():
     uc = [1e-9 / (2 ** 0.5 * t) for t in (0.1, 1.0, 10.0)]
     assert compare.sweep_verdict(-5.5e-05, fwd, bwd, [-1.10e-04, -1.0995e-04, -5.5e-05], u1, uc, 1e-2,
                                  truncation_ratio=0.0) == "precision"
+
+
+def test_sweep_truncation_with_a_little_round_off_is_not_precision():
+    """A reviewer's counter-example (float32, rtol 1e-2): true derivative 1.0, autodiff 1.025 (2.5 %
+    wrong), the large step 1.8 % high by truncation (an exp(6x)-like objective) and a little round-off
+    at the smallest step. The small steps move 0.1 times what the large one does: truncation, so the
+    disagreement stands (with truncation_ratio=0.1 it read as precision)."""
+    fwd, bwd = [0.9985, 1.0001], [0.9981, 1.0003]
+    cen = [0.9983, 1.0002, 1.018]
+    assert _sweep(1.025, fwd, bwd, cen, 2e-5) == "confirmed"
+    u1 = [2 ** 0.5 * 2e-5 / t for t in (0.1, 1.0)]
+    uc = [2e-5 / (2 ** 0.5 * t) for t in (0.1, 1.0, 10.0)]
+    assert compare.sweep_verdict(1.025, fwd, bwd, cen, u1, uc, 1e-2, truncation_ratio=0.1) == "precision"

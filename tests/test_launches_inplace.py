@@ -426,7 +426,7 @@ def _tile_row_sum(x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
     wp.tile_store(out, s, offset=i)
 
 
-def test_a_launch_with_an_explicit_block_dim_is_re_run_with_it():
+def test_a_launch_with_an_explicit_block_dim_is_re_run_with_it(monkeypatch):
     """The capture keeps the block_dim the program passed to wp.launch, and the check re-runs the kernel
     with it (a tile kernel's result depends on it): a tile row-sum launched with block_dim=8 agrees."""
     from defects4warp.probes.determinism import capture_launches
@@ -437,5 +437,18 @@ def test_a_launch_with_an_explicit_block_dim_is_re_run_with_it():
         with wp.Tape():
             wp.launch_tiled(_tile_row_sum, dim=[2], inputs=[x], outputs=[out], block_dim=8)
     assert captured[0][7] == 8
-    (rec,) = _measure(lambda: wp.launch_tiled(_tile_row_sum, dim=[2], inputs=[x], outputs=[out], block_dim=8))
+    from defects4warp.probes import launches
+
+    ctx = _ctx(lambda: wp.launch_tiled(_tile_row_sum, dim=[2], inputs=[x], outputs=[out], block_dim=8))
+    seen = []
+    original = wp.launch
+
+    def spy(kernel, *args, **kwargs):  # the check's forward re-runs (on CPU Warp runs any block_dim as 1)
+        if kernel is _tile_row_sum and not kwargs.get("adjoint"):
+            seen.append(kwargs.get("block_dim"))
+        return original(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(wp, "launch", spy)
+    (rec,) = launches.measure(ctx)["kernels"]
     assert rec["ok"] is True and rec["skipped"] is None, rec
+    assert seen and set(seen) == {8}

@@ -843,3 +843,35 @@ def test_a_kernel_header_covered_at_import_did_not_run(tmp_path):
     assert f not in ran
     doc["trace"]["kernels"] = ["sq", "upd"]
     assert f in probe.scan(tmp_path, doc)[1]
+
+
+#: Integer state that decides where a loop writes (measured wrong on Warp 1.19.0 by a reviewer:
+#: tape [0,0,24,16,14,0,12] vs [0,4,18,16,0,0,56] for the first): still a dynamic loop.
+INT_INDEX_STILL_FIRES = {
+    "strided_index": '''
+@wp.kernel
+def k(x: wp.array(dtype=float), n: int, m: int, loss: wp.array(dtype=float)):
+    j = int(1)
+    for i in range(n):  # here
+        wp.atomic_add(loss, 0, x[j] * x[j] * float(i + 1))
+        j = (j * 3) % m
+''',
+    "break_then_helper_store": '''
+@wp.func
+def put(out: wp.array(dtype=float), i: int, v: float):
+    out[i] = v
+
+@wp.kernel
+def k(x: wp.array(dtype=float), n: int, out: wp.array(dtype=float)):
+    for i in range(n):  # here
+        if x[i] < 0.0:
+            break
+        put(out, i, x[i] * x[i])
+''',
+}
+
+
+@pytest.mark.parametrize("which", sorted(INT_INDEX_STILL_FIRES))
+def test_dynamic_loop_fires_on_integer_state_that_decides_a_store(which, tmp_path):
+    marked = _write(tmp_path, INT_INDEX_STILL_FIRES[which])
+    assert _lines(tmp_path, "dynamic_loop") == marked

@@ -197,12 +197,70 @@ def test_taped_loss_is_the_objective(same_batch, tmp_path):
     assert not [f for f in tm.trace_findings(trace) if f["id"] == "taped_loss_not_objective"]
 
 
-def test_a_loss_accumulated_k_times_is_not_another_draw():
-    """2x and 1/3x the objective are accumulation (duplicate launch, loss never zeroed), left to their
-    detectors; 0.05402 vs 0.07410 (spray-coating's two draws) and a negated loss are not."""
+def test_integer_ratios_of_the_taped_loss_to_the_objective():
+    """k (or 1/k) times the objective gives k; 0.05402 vs 0.07410 (spray-coating's two draws), negated
+    losses, and ratios that overflow or underflow give 0 (no exception)."""
     from defects4warp.measure.detectors import _integer_ratio
 
-    assert _integer_ratio(2.0 * 1.2345, 1.2345) and _integer_ratio(0.41150, 1.2345)
-    assert not _integer_ratio(0.05402, 0.07410)
-    assert not _integer_ratio(-1.2345, 1.2345) and not _integer_ratio(-2.469, 1.2345)
-    assert not _integer_ratio(2.01 * 1.2345, 1.2345)
+    assert _integer_ratio(2.0 * 1.2345, 1.2345) == 2 and _integer_ratio(0.41150, 1.2345) == 3
+    assert _integer_ratio(0.05402, 0.07410) == 0
+    assert _integer_ratio(-1.2345, 1.2345) == 0 and _integer_ratio(-2.469, 1.2345) == 0
+    assert _integer_ratio(2.01 * 1.2345, 1.2345) == 0
+    assert _integer_ratio(1e308, 1e-308) == 0 and _integer_ratio(1e-320, 1.0) == 0 and _integer_ratio(1e-308, 1e308) == 0
+
+
+MEAN_REPORTED = '''
+import numpy as np
+import warp as wp
+
+
+@wp.kernel
+def sq(x: wp.array(dtype=wp.float64), out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_add(out, 0, x[i] * x[i])
+
+
+class Problem:
+    def __init__(self, device, n):
+        self.device = device
+        self.x = wp.array(np.linspace(0.5, 1.5, n), dtype=wp.float64, requires_grad=True, device=device)
+        self.params = {"x": self.x}
+        self.n = n
+
+    def objective(self):
+        out = wp.zeros(1, dtype=wp.float64, device=self.device)
+        wp.launch(sq, dim=self.n, inputs=[self.x, out], device=self.device)
+        return float(out.numpy()[0]) / self.n
+
+    def gradient(self):
+        out = wp.zeros(1, dtype=wp.float64, requires_grad=True, device=self.device)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(sq, dim=self.n, inputs=[self.x, out], device=self.device)
+        tape.backward(out)
+        g = self.x.grad.numpy().copy()
+        tape.zero()
+        return {"x": g}
+
+
+def make_problem(device, scale="small"):
+    return Problem(device, N)
+'''
+
+
+@pytest.mark.parametrize("n", [8, 40])
+def test_a_summed_loss_reported_as_its_mean_is_found_for_small_n_too(n, tmp_path):
+    """objective() reports the mean of n squares, the backward seeds their sum: the taped loss is n times
+    the objective with ONE launch writing it (not a duplicate launch), so the finding is made for n = 8
+    as for n = 40 (before, any ratio up to 16 was taken for accumulation)."""
+    import warp as wp
+    from defects4warp.measure import trace as tm
+
+    wp.config.quiet = True
+    m = _module(tmp_path, f"mean_reported_{n}", MEAN_REPORTED.replace("Problem(device, N)", f"Problem(device, {n})"))
+    p = m.make_problem("cpu")
+    f0 = p.objective()
+    _, trace = tm.trace_call(p.gradient, params=p.params)
+    findings = tm.trace_findings(trace, objective=f0)
+    assert [f["data"]["taped"] / f["data"]["objective"] for f in findings
+            if f["id"] == "taped_loss_not_objective"] == pytest.approx([float(n)])

@@ -107,6 +107,11 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _HARNESS = os.path.dirname(_HERE) + os.sep
 _WARP = os.path.dirname(os.path.abspath(wp.__file__)) + os.sep
 _INTEROP = ("from_torch", "to_torch", "from_jax", "to_jax", "from_paddle", "to_paddle", "from_dlpack", "to_dlpack")
+#: gradient() points whose backward seeds a capture keeps (the most recent), for objective()'s
+#: frozen seeds (:meth:`CapturedProblem._frozen_seed_objective`): the FD probe and the sweep work at
+#: two points (the given and a perturbed one), so a few suffice.
+MAX_SEED_POINTS = 8
+
 #: Words on a printed line that say it reports the loss (the seed check reads numbers on such lines only).
 _LOSS_WORDS = re.compile(r"loss|objective|cost|error|\bmse\b|\brmse\b|\bmae\b|energy|residual|misfit", re.I)
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -798,7 +803,7 @@ class CapturedProblem:
         self.summary = {}
         self.reruns = []  # seconds per re-run
         self.seed_points = []  # [(params point, [seed values])] of the gradient() calls, for a seed-weighted sum
-        self.max_seed_points = 8
+        self.max_seed_points = MAX_SEED_POINTS
         self._rel = {}
 
     # -- paths ------------------------------------------------------------------------
@@ -969,7 +974,12 @@ class CapturedProblem:
         that gradient. Weighting ``y(x)`` with ``s(x0)`` is: ``d/dx [s(x0) . y(x)] = J(x0)^T s(x0)``
         at x0. x0 is the gradient() point nearest to ``point`` (Euclidean over all params); finite
         differences and sweeps sit within a step of one. With no gradient() call yet, or seeds that
-        do not change with the params, the run's own seeds are used (the same value)."""
+        do not change with the params, the run's own seeds are used (the same value).
+
+        What this checks is the tape's Jacobian, given the seeds: a seed the script computes wrongly
+        (half the loss's adjoint) is the gradient of another function, and agrees here. Before, the
+        seed-weighted sum disagreed on correct and wrong seeds alike (a bug verdict on Warp's own
+        example); the capture's assumptions say that the seeds are not checked."""
         pairs = (run.k_info or {}).get("pairs")
         if not pairs or not self.seed_points:
             return run.objective
@@ -988,7 +998,8 @@ class CapturedProblem:
             self.summary.setdefault("assumptions", []).append(
                 "the backward's seeds change with the params (computed from the forward's output): objective() "
                 "weights the seeded arrays with the seeds of the nearest point where gradient() ran, the function "
-                "whose gradient the backward returns there")
+                "whose gradient the backward returns there; the seeds themselves are not checked against the loss "
+                "the script reports (a wrong hand-computed seed is not seen)")
         return float(sum(float(np.sum(yv * s0)) for (yv, _), s0 in zip(pairs, seeds)))
 
     def gradient(self) -> dict:

@@ -594,14 +594,20 @@ def _seeds(scan, b, view):
                          reduction=red, factor=factor, objective=objective), s["target"])
 
 
-def _integer_ratio(a: float, b: float, *, max_ratio: int = 16, tol: float = 1e-3) -> bool:
-    """True when ``a / b`` or ``b / a`` is within relative ``tol`` of an integer in 2..``max_ratio``."""
+def _integer_ratio(a: float, b: float, *, max_ratio: int = 16, tol: float = 1e-3) -> int:
+    """The integer k in 2..``max_ratio`` that ``a / b`` (or ``b / a``) is within relative ``tol`` of,
+    with ``a / b`` positive; 0 when there is none (also for zero, non-finite or overflowing ratios)."""
     if a == 0 or b == 0 or not (math.isfinite(a) and math.isfinite(b)):
-        return False
-    r = abs(a / b)
-    r = r if r >= 1 else 1.0 / r
+        return 0
+    try:
+        r = abs(a / b)
+        r = r if r >= 1 else 1.0 / r
+    except (OverflowError, ZeroDivisionError):
+        return 0
+    if not math.isfinite(r) or (a / b) <= 0:
+        return 0
     k = round(r)
-    return 2 <= k <= max_ratio and abs(r - k) <= tol * k and (a / b) > 0
+    return k if 2 <= k <= max_ratio and abs(r - k) <= tol * k else 0
 
 
 @detector("taped_loss", scope="backward", evidence=("taped_loss_not_objective",))
@@ -617,9 +623,10 @@ def _taped_loss(scan, b, view, *, max_ratio: int = 16, ratio_tol: float = 1e-3):
     1 (the ``seed_scale`` detector's business) and an unknown objective are not judged.
 
     A taped value that is k or 1/k times the objective (k = 2..``max_ratio``, default 16, within
-    relative ``ratio_tol``, default 1e-3) is not judged: a loss accumulated k times (a launch
-    recorded twice, a loss array never zeroed between calls) is the business of the duplicate-launch
-    and accumulation detectors; another draw or batch gives no such ratio.
+    relative ``ratio_tol``, default 1e-3) where k launches on the tape wrote the loss is not judged:
+    the loss accumulated k times (a launch recorded twice), the duplicate-launch detector's
+    business. Any other ratio is: k = N for a loss that sums N terms where objective() reports their
+    mean is the classic seed mismatch.
 
     A correct program whose objective() adds a host-side term to the taped loss (a regulariser
     whose gradient it adds by hand) also shows this finding. A trace finding never sets the
@@ -632,8 +639,13 @@ def _taped_loss(scan, b, view, *, max_ratio: int = 16, ratio_tol: float = 1e-3):
     value = s.get("target_sum")
     if s.get("target_size") != 1 or s.get("constant") != 1.0 or value is None or _close(value, objective, rtol):
         return
-    if _integer_ratio(value, objective, max_ratio=max_ratio, tol=ratio_tol):
-        return  # k x the objective: the loss accumulated k times (a duplicate launch, an unzeroed loss), not another draw
+    k = _integer_ratio(value, objective, max_ratio=max_ratio, tol=ratio_tol)
+    if k:
+        writers = sum(1 for ev in scan.events[scan.start:b["seq"]]
+                      if ev["kind"] == "launch" and any(e.get("array") == s["target"] and e.get("writes")
+                                                        for e in ev.get("args", ())))
+        if writers == k:
+            return  # k launches accumulated into the loss: a duplicate launch, not another function
     add(_finding("taped_loss_not_objective",
                  f"backward (event {b['seq']}) seeds array {s['target']} (one element) with 1, but it holds "
                  f"{value:.6g} where objective() at the same point is {objective:.6g}: the gradient is the "

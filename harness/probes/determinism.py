@@ -12,6 +12,7 @@ launches any tape records captured (for the per-launch check); when the
 from __future__ import annotations
 
 import contextlib
+import numbers
 import time
 
 import numpy as np
@@ -41,6 +42,11 @@ def _runtime_tape(wp):
     mod = sys.modules.get("warp._src.context") or sys.modules.get("warp.context") or getattr(wp, "context", None)
     rt = getattr(mod, "runtime", None)
     return getattr(rt, "tape", True) if rt is not None else True
+
+
+def _int_or_none(v):
+    """``int(v)`` for an integer (Python or NumPy: ``np.int32(64)``), else None."""
+    return int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else None
 
 
 @contextlib.contextmanager
@@ -106,7 +112,7 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
     @functools.wraps(original_launch)  # inspect.signature(wp.launch) must stay Warp's (the runtime trace binds by it)
     def launch(kernel, *args, **kwargs):
         block_dim = kwargs.get("block_dim")
-        pending.append((snapshot(kernel, args, kwargs), block_dim if isinstance(block_dim, int) else None))
+        pending.append((snapshot(kernel, args, kwargs), _int_or_none(block_dim)))
         try:
             return original_launch(kernel, *args, **kwargs)
         finally:
@@ -118,7 +124,7 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
         # wp.launch_tiled (Warp >= 1.5) forwards to the module's own launch, past the wrapper above
         kernel = args[0] if args else kwargs.get("kernel")
         block_dim = kwargs.get("block_dim")
-        pending.append((snapshot(kernel, args[1:], kwargs), block_dim if isinstance(block_dim, int) else None))
+        pending.append((snapshot(kernel, args[1:], kwargs), _int_or_none(block_dim)))
         try:
             return original_tiled(*args, **kwargs)
         finally:

@@ -307,9 +307,11 @@ def _loop_reasons(unit, fn, loop):
     (empty when it is not one, or its bound is a compile-time constant).
 
     Integer locals (:func:`defects4warp.rules._ast.int_locals`) carry no
-    adjoint, so their updates are no reason; a loop whose only state is
-    integer and that stores to no array (an index search, a factorial) has
-    nothing for the adjoint to replay and gives no reason at all."""
+    adjoint: a loop whose only state is integer and that writes no memory (no
+    element or field store, atomic, tile call or call of a Warp function of
+    the file: an index search, a factorial) has nothing for the adjoint to
+    replay and gives no reason at all. Where the loop writes memory, an
+    integer it carries (an index, a stride) counts as any carried value."""
     if isinstance(loop, ast.For):
         it = loop.iter
         if not (isinstance(it, ast.Call) and _tail(it) == "range"):
@@ -321,28 +323,34 @@ def _loop_reasons(unit, fn, loop):
     else:
         loop_var = None
     ints = _int_locals(unit, fn)
+    # anything in the loop that may write memory: a store to an element or field, an atomic, a tile
+    # store, or a call of a Warp function of this file (which may store through its arguments)
+    own = {f.name for f, _ in unit.kernels}
     stores = any(isinstance(n, (ast.Assign, ast.AugAssign))
                  and any(isinstance(t, (ast.Subscript, ast.Attribute))
                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
                  for n in ast.walk(loop)) or any(
-        isinstance(n, ast.Call) and _tail(n).startswith("atomic_") for n in ast.walk(loop))
+        isinstance(n, ast.Call) and (_tail(n).startswith(("atomic_", "tile_")) or _tail(n) in own)
+        for n in ast.walk(loop))
     floats = {tg.id for n in ast.walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign))
               for tg in (n.targets if isinstance(n, ast.Assign) else [n.target])
               if isinstance(tg, ast.Name) and tg.id != loop_var and tg.id not in ints}
     if not stores and not floats:
-        return []
+        return []  # integer state only, nothing written: nothing for a loop adjoint to replay
+    # with memory written, an integer carried across iterations (an index, a stride) decides where:
+    # the reverse pass replays it at its final value, so it counts as any carried state
     reasons = []
     assigned = {}
     for n in ast.walk(loop):
         if isinstance(n, (ast.Continue, ast.Break)):
             reasons.append(f"'{type(n).__name__.lower()}' inside")
-        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id not in ints:
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
             assigned.setdefault(n.target.id, []).append(n)
             if not isinstance(n.op, (ast.Add, ast.Sub)):
                 reasons.append(f"'{n.target.id}' updated with a non-additive in-place operator")
         if isinstance(n, ast.Assign):
             for tg in n.targets:
-                if isinstance(tg, ast.Name) and tg.id != loop_var and tg.id not in ints:
+                if isinstance(tg, ast.Name) and tg.id != loop_var:
                     assigned.setdefault(tg.id, []).append(n)
                     if tg.id in _names_in(n.value):
                         v = n.value
@@ -414,10 +422,14 @@ def _snippet_text(unit, node):
     return values[0] if len(set(values)) == 1 else None
 
 
+def _c_code(code: str) -> str:
+    """A C/C++ snippet with comments and string literals blanked out."""
+    return re.sub(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\])*\"", " ", code, flags=re.S)
+
+
 def _c_identifiers(code: str) -> set:
     """Identifiers of a C/C++ snippet, comments and string literals left out."""
-    code = re.sub(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\])*\"", " ", code, flags=re.S)
-    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _c_code(code)))
 
 
 def _differentiable_args(fn) -> list:
@@ -438,10 +450,12 @@ def _compared_only(code: str, name: str) -> bool:
     """True when every use of identifier ``name`` in C/C++ ``code`` is an operand of a comparison
     (``<``, ``>``, ``<=``, ``>=``, ``==``, ``!=``; not shifts or ``->``): a threshold or a selector
     whose derivative is zero wherever it exists, so an adjoint snippet rightly leaves it alone."""
+    code = _c_code(code)
     ident = rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
-    uses = len(re.findall(ident, code))
-    compared = len(re.findall(rf"{ident}\s*{_CMP}", code)) + len(re.findall(rf"{_CMP}\s*{ident}", code))
-    return uses > 0 and compared >= uses
+    spans = [m.span() for m in re.finditer(ident, code)]
+    compared = {m.start(1) for m in re.finditer(rf"({ident})\s*{_CMP}", code)} | \
+               {m.start(1) for m in re.finditer(rf"{_CMP}\s*({ident})", code)}
+    return bool(spans) and all(a in compared for a, _ in spans)
 
 
 @rule("func_native_no_adjoint",
