@@ -98,13 +98,34 @@ def eval_id(case_id: str, variant: str, program: str = "adapter") -> str:
     return f"{case_id}-{hashlib.sha1(key.encode()).hexdigest()[:6]}"
 
 
-_NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 
 
 def _simplify(clauses: list) -> str | None:
-    """``[(op, version)]`` of ``<``, ``<=``, ``>``, ``>=`` as one specifier text with the
-    tightest lower and upper bound (``""`` for no bound); None when the bounds exclude
-    every release."""
+    """``[(op, version)]`` of ``<``, ``<=``, ``>``, ``>=``, ``==``, ``!=`` as one specifier
+    text: the tightest lower and upper bound, then the ``!=`` exclusions that lie inside
+    them (``""`` for no bound); ``==v`` when an ``==`` clause pins the release; None when
+    the clauses exclude every release."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    exact = sorted({v for op, v in clauses if op == "=="}, key=Version)
+    rest = [(op, v) for op, v in clauses if op not in ("==", "!=")]
+    excluded = sorted({v for op, v in clauses if op == "!="}, key=Version)
+    if exact:
+        v = exact[0]
+        ok = len(exact) == 1 and v not in excluded and Version(v) in SpecifierSet(",".join(f"{o}{w}" for o, w in rest))
+        return f"=={v}" if ok else None
+    bounds = _bounds(rest)
+    if bounds is None:
+        return None
+    inside = [v for v in excluded if not bounds or Version(v) in SpecifierSet(bounds)]
+    return ",".join([b for b in (bounds,) if b] + [f"!={v}" for v in inside])
+
+
+def _bounds(clauses: list) -> str | None:
+    """``[(op, version)]`` of ``<``, ``<=``, ``>``, ``>=`` as the tightest lower and upper
+    bound (``""`` for none); None when they exclude every release."""
     from packaging.version import Version
 
     lo = hi = None

@@ -96,4 +96,13 @@ def test_caveat_names_the_release_range_a_row_really_covers(tmp_path):
     doc = export_skill_evals(cases, tmp_path / "ev", "1.19.0")
     text = " ".join(a for e in doc["evals"] for a in e["assertions"])
     assert "all releases" not in text
-    assert "on Warp <1.4.2; no_bug (correct) on Warp >=1.4.2" in text
+    assert ("bug (warp_adjoint_bug) on Warp ==1.5.1; bug (warp_adjoint_bug) on Warp <1.4.2; "
+            "no_bug (correct) on Warp >=1.4.2,!=1.5.1") in text
+    # an exact release earlier leaves the rows below it everything else
+    ex = (Expectation("bug", ("x",), SpecifierSet("==1.5.1"), None),
+          Expectation("bug", ("y",), SpecifierSet("<1.4.2"), None),
+          Expectation("no_bug", ("correct",), SpecifierSet(""), None))
+    assert [effective_releases(ex, i)[0] for i in range(3)] == ["==1.5.1", "<1.4.2", ">=1.4.2,!=1.5.1"]
+    shadowed = (Expectation("bug", ("x",), SpecifierSet("<1.6"), None),
+                Expectation("bug", ("y",), SpecifierSet("==1.5.1"), None))
+    assert effective_releases(shadowed, 1)[0] is None
