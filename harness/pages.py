@@ -427,17 +427,25 @@ def _builtins_changes(a: str, b: str):
 def measurement_costs(root: Path = ROOT, docs: dict | None = None) -> dict:
     """What measuring one release cost, as recorded in the committed files.
 
+    A file assembled partly from the result store records the wall time of
+    the runs it measured only, so every rate here is per *measured* run
+    (checks or runs minus the ``reused`` ones); a release whose file reused
+    everything gives no rate.
+
     Returns
     -------
     dict
-        ``validation``: ``[(release, wall_s, checks)]`` from the committed validation JSON (the release's own
-        ``wall_s``, seconds of wall time of the independent oracle over ``checks`` variant runs, added up
-        when several files hold the release);
-        ``engine``: ``[(release, wall_s, cpu_s, runs, jobs)]`` from each ``docs/data/engine-<release>.json``;
-        ``per_variant_s``: the median over releases of validation seconds per check plus engine wall
-        seconds per run (None when either list is empty); ``validation_release_s``, ``engine_release_s``:
-        the median wall seconds of one release's validation and engine run (None when that list is empty);
-        ``per_release_s``: their sum (None when either is). Both lists oldest first.
+        ``validation``: ``[(release, wall_s, checks, measured)]`` from the committed validation JSON (the
+        release's own ``wall_s``, seconds of wall time of the independent oracle; ``checks`` variant runs, of
+        which ``measured`` were measured and the rest reused; added up when several files hold the release);
+        ``engine``: ``[(release, wall_s, cpu_s, runs, jobs, measured)]`` from each
+        ``docs/data/engine-<release>.json`` (``measured``: its runs minus its ``reused`` ones);
+        ``per_variant_s``: the median over releases of validation seconds per measured check plus engine
+        wall seconds per measured run (None when either has no release with a measured run);
+        ``validation_release_s``, ``engine_release_s``: the median wall seconds of one release's whole-corpus
+        validation and engine run, each release's rate per measured run times its runs (None when no
+        release has a measured run); ``per_release_s``: their sum (None when either is). Both lists
+        oldest first.
     """
     import statistics
 
@@ -446,35 +454,47 @@ def measurement_costs(root: Path = ROOT, docs: dict | None = None) -> dict:
     for p in validation_files(root):
         for rel, r in _read(p, "releases")["releases"].items():
             if r.get("wall_s") and r.get("checks"):
-                w, n = per.get(rel, (0.0, 0))
-                per[rel] = (w + float(r["wall_s"]), n + len(r["checks"]))
-    val = [(rel, w, n) for rel, (w, n) in per.items()]
-    eng = [(rel, float(d["wall_s"]), d.get("cpu_s"), d["corpus"]["runs"], d.get("jobs"))
-           for rel, d in docs.items() if d.get("wall_s") and d.get("corpus", {}).get("runs")]
+                w, n, m = per.get(rel, (0.0, 0, 0))
+                n_here = len(r["checks"])
+                per[rel] = (w + float(r["wall_s"]), n + n_here, m + max(0, n_here - int(r.get("reused") or 0)))
+    val = [(rel, w, n, m) for rel, (w, n, m) in per.items()]
+    eng = []
+    for rel, d in docs.items():
+        runs = d.get("corpus", {}).get("runs")
+        if d.get("wall_s") and runs:
+            measured = max(0, runs - int(d.get("reused") or 0))
+            eng.append((rel, float(d["wall_s"]), d.get("cpu_s"), runs, d.get("jobs"), measured))
     val.sort(key=lambda t: _vkey(t[0]))
     eng.sort(key=lambda t: _vkey(t[0]))
+    val_rates = [(w / m, n) for _, w, n, m in val if m]
+    eng_rates = [(w / m, n) for _, w, _c, n, _j, m in eng if m]
+    val_s = statistics.median(r * n for r, n in val_rates) if val_rates else None
+    eng_s = statistics.median(r * n for r, n in eng_rates) if eng_rates else None
     per_variant = per_release = None
-    val_s = statistics.median(w for _, w, _ in val) if val else None
-    eng_s = statistics.median(w for _, w, *_ in eng) if eng else None
-    if val and eng:
-        per_variant = (statistics.median(w / n for _, w, n in val)
-                       + statistics.median(w / n for _, w, _c, n, _j in eng))
+    if val_rates and eng_rates:
+        per_variant = statistics.median(r for r, _ in val_rates) + statistics.median(r for r, _ in eng_rates)
         per_release = val_s + eng_s
     return {"validation": val, "engine": eng, "per_variant_s": per_variant, "per_release_s": per_release,
             "validation_release_s": val_s, "engine_release_s": eng_s}
 
 
+def _of_measured(n: int, m: int, what: str) -> str:
+    """``"321 checks"``, or ``"12 of 321 checks measured (309 reused)"`` when some were reused."""
+    return f"{n} {what}" if m >= n else f"{m} of {n} {what} measured ({n - m} reused from the result store)"
+
+
 def _costs_paragraph(costs: dict) -> str:
-    val = "; ".join(f"{r} {w / 60:.1f} min for {n} checks" for r, w, n in costs["validation"]) or "none committed"
+    val = "; ".join(f"{r} {w / 60:.1f} min for {_of_measured(n, m, 'checks')}"
+                    for r, w, n, m in costs["validation"]) or "none committed"
     eng = "; ".join(f"{r} {w / 60:.1f} min wall" + ("" if c is None else f", {c / 60:.1f} min CPU")
-                    + f" for {n} runs" + ("" if not j else f" ({j} job{'' if j == 1 else 's'})")
-                    for r, w, c, n, j in costs["engine"]) or "none committed"
+                    + f" for {_of_measured(n, m, 'runs')}" + ("" if not j else f" ({j} job{'' if j == 1 else 's'})")
+                    for r, w, c, n, j, m in costs["engine"]) or "none committed"
     text = ("What measuring a release cost, as recorded in the committed files (wall time on the machines they "
             f"name): validation by the independent oracle: {val}. The engine's run: {eng}.")
     if costs["per_variant_s"] is not None:
-        text += (f" At the median of these rates one variant costs about {costs['per_variant_s']:.0f} s per release "
-                 f"(validation and engine run) and the whole corpus about {costs['per_release_s'] / 60:.0f} min "
-                 "per release.")
+        text += (f" At the median of these rates per measured run, one variant costs about "
+                 f"{costs['per_variant_s']:.0f} s per release (validation and engine run) and the whole corpus "
+                 f"about {costs['per_release_s'] / 60:.0f} min per release.")
     return text
 
 

@@ -301,7 +301,8 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path):
     # costs measured in the committed files, and the audit verb for pairs the data does not cover
     assert ("validation by the independent oracle: 1.18.0 1.0 min for 3 checks; 1.19.0 1.5 min for 3 checks. The "
             "engine's run: 1.18.0 0.5 min wall, 0.7 min CPU for 6 runs (1 job); 1.19.0 0.5 min wall, 0.7 min CPU "
-            "for 7 runs (1 job). At the median of these rates one variant costs about 30 s per release") in text
+            "for 7 runs (1 job). At the median of these rates per measured run, one variant costs about 30 s per "
+            "release") in text
     pre = text.split("## Warp 1.17.0 -> 1.18.0")[1]
     assert pre.startswith("\n\nThe committed data does not cover this pair. To compare the two releases on your own "
                           "corpus or a few cases, `defects4warp audit --from 1.17.0 --to 1.18.0 --cases GLOB` measures "
@@ -313,6 +314,38 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path):
     assert f"### {SECTIONS['contradictions']} (0)\n\nNot validated on Warp 1.17.0: only the other release is " \
            "checked.\n\nNone." in pre
     assert f"### {SECTIONS['contradictions']}\n\nNeither release is validated." in text.split("## Warp 1.16.0 -> ")[1]
+
+
+def test_costs_count_measured_runs_not_reused_ones(tmp_path):
+    """A file assembled from the result store records the wall time of what it measured only: its rate is per
+    measured run, and a release that reused everything gives no rate (it said 0.1 min for 321 checks)."""
+    data = tmp_path / "docs" / "data"
+    data.mkdir(parents=True)
+
+    def checks(n):
+        return [{"case": f"c{i}", "variant": "buggy"} for i in range(n)]
+
+    (data / "validation-1.1.0.json").write_text(json.dumps(
+        {"releases": {"1.1.0": {"wall_s": 6.0, "reused": 100, "checks": checks(100)}}}))
+    (data / "validation-1.2.2.json").write_text(json.dumps(
+        {"releases": {"1.2.2": {"wall_s": 600.0, "reused": 80, "checks": checks(100)}}}))  # 20 measured: 30 s each
+    docs = {"1.1.0": {"wall_s": 60.0, "cpu_s": 90.0, "jobs": 2, "reused": 90, "corpus": {"runs": 100}},
+            "1.2.2": {"wall_s": 400.0, "cpu_s": 700.0, "jobs": 2, "corpus": {"runs": 100}}}  # no count: none reused
+    costs = pages.measurement_costs(tmp_path, docs)
+    assert costs["validation"] == [("1.1.0", 6.0, 100, 0), ("1.2.2", 600.0, 100, 20)]
+    assert costs["engine"] == [("1.1.0", 60.0, 90.0, 100, 2, 10), ("1.2.2", 400.0, 700.0, 100, 2, 100)]
+    assert costs["validation_release_s"] == 3000.0  # 1.2.2 alone: 30 s x 100 checks
+    assert costs["engine_release_s"] == 500.0  # median of 6 s x 100 and 4 s x 100
+    assert costs["per_variant_s"] == 35.0  # 30 + median(6, 4)
+    assert costs["per_release_s"] == 3500.0
+    text = pages._costs_paragraph(costs)
+    assert "1.1.0 0.1 min for 0 of 100 checks measured (100 reused from the result store)" in text
+    assert "1.2.2 10.0 min for 20 of 100 checks measured (80 reused from the result store)" in text
+    assert "1.1.0 1.0 min wall, 1.5 min CPU for 10 of 100 runs measured (90 reused from the result store) (2 jobs)" \
+        in text
+    assert "1.2.2 6.7 min wall, 11.7 min CPU for 100 runs (2 jobs)" in text
+    assert "one variant costs about 35 s per release (validation and engine run) and the whole corpus about 58 min" \
+        in text
 
 
 def test_noise_sentence_says_what_is_meant():
