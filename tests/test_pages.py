@@ -4,6 +4,7 @@ to (no measurement), and a page edited by hand is caught."""
 import json
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from defects4warp import pages
@@ -116,6 +117,7 @@ def _root(tmp_path):
     shutil.copytree(pages.ROOT / "docs", tmp_path / "docs")
     for p in (tmp_path / "docs" / "data").glob("engine-*.json"):
         p.unlink()
+    shutil.rmtree(tmp_path / "docs" / "data" / "baselines", ignore_errors=True)
     return tmp_path
 
 
@@ -154,8 +156,6 @@ def test_engine_file_is_compact_strict_json_one_run_per_line(tmp_path):
 
 
 def test_engine_file_errors_name_file_and_field(tmp_path):
-    import pytest
-
     path = engine_matrix.data_path(tmp_path, "1.19.0")
     path.parent.mkdir(parents=True)
     doc = _doc("1.19.0", [_rec("a", "buggy", BUG, "bug", [("overwrite", 1.0)])])
@@ -375,7 +375,6 @@ def test_results_block_from_newest_engine_file_keeps_hand_written_sections(tmp_p
     assert "| class accuracy (top-1 in the expected classes) | 1.000 |" in block
     assert "| test | 2 | 1.000 | 1.000 | 1.000 | 0.000 |" in block
     (root / "docs" / "results.md").write_text(before.replace(pages.RESULTS_START, ""))
-    import pytest
 
     with pytest.raises(pages.PageSourceError, match="docs/results.md: no <!-- pages:engine-results:start -->"):
         pages.render_results(root)
@@ -386,7 +385,8 @@ def test_write_then_check_with_engine_files(tmp_path):
     pages.write_pages(root)  # the pages as they render without engine files
     assert pages.check_pages(root) == []
     _two_releases(root)
-    assert set(pages.check_pages(root)) == {"docs/release-matrix.md", "docs/upgrade-audit.md", "docs/results.md"}
+    assert set(pages.check_pages(root)) == {"docs/release-matrix.md", "docs/upgrade-audit.md", "docs/results.md",
+                                            "docs/engines.md"}
     pages.write_pages(root)
     assert pages.check_pages(root) == []
     assert pages.unmeasured_releases(["1.18.0", "1.19.0", "1.9.1"], root) == ["1.9.1"]
@@ -432,6 +432,73 @@ def test_measure_writes_engine_file_then_keeps_it_and_reuses_the_store(tmp_path)
     assert "| tiny-factor-two | main | bug double_count | bug overwrite x |" in text
 
 
+def _baseline(root, name, recs, code):
+    doc = _doc("1.19.0", recs)
+    doc["engine"] = {"name": name, "version": "0.1.0", "code": code}
+    engine_matrix.write(pages.baseline_path(root, name, "1.19.0"), doc)
+
+
+def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
+    """docs/engines.md's comparison: the reference engine's file and each baseline's, per split, the missing
+    ones named with the command that measures them, an older engine code said, the reference per family."""
+    from defects4warp.store import code_digest
+
+    root = _root(tmp_path)
+    _two_releases(root)
+    _baseline(root, "fd-only", [_rec("alpha", "buggy", BUG, "bug", [("overwrite", 0.5)], wall=0.5, evals=18),
+                                _rec("alpha", "fixed", OK, "bug", [("fd_precision", 0.5)], wall=0.5, evals=18),
+                                _rec("beta", "buggy", BUG, "bug", [("missing_tape_zero", 0.5)], split="test"),
+                                _rec("beta", "fixed", OK, "no_bug", [("correct", 1.0)], split="test")],
+              code_digest()[:16])
+    _baseline(root, "always-bug", [_rec("alpha", "fixed", OK, "bug", [("overwrite", 1.0)], wall=0.0, evals=0)],
+              "0123456789abcdef")
+    block = pages.engines_measured_block(root)
+    assert "| `reference` | dev | 2 | 1.000 | 1.000 | 1.000 | 0.000 | 0 | 2.05 | 20 |" in block
+    assert "| `reference` | test | 2 | 1.000 | 1.000 | 1.000 | 0.000 | 0 | 2.00 | 10 |" in block
+    # fd-only: dev verdicts 1/2 (a false positive on alpha/fixed), classes 1/2; test classes 1/2
+    assert "| `fd-only` | dev | 2 | 0.500 | 0.500 | 1.000 | 1.000 | 0 | 0.50 | 18 |" in block
+    assert "| `fd-only` | test | 2 | 1.000 | 0.500 | 1.000 | 0.000 | 0 | 1.00 | 10 |" in block
+    assert "| `always-bug` | dev | 1 | 0.000 | 0.000 | - | 1.000 | 0 | 0.00 | 0 |" in block
+    assert "| `tracker-only` | not measured |" in block and "| `warp-gradcheck` | not measured |" in block
+    assert ("Not measured on Warp 1.19.0: `warp-gradcheck`, `tracker-only`, `static-only`, `always-no-bug` "
+            "(`defects4warp pages --measure --baselines`).") in block
+    assert f"`always-bug`: 2026-12-01, device `cpu`, Test CPU" in block
+    assert f"measured with engine code 0123456789abcdef, not this checkout's {code_digest()[:16]}" in block
+    assert block.count("measured with engine code") == 2  # the reference file's code is 0123..., fd-only's is now
+    # the reference per family: taping (overwrite) 1 dev + 1 test, not_a_bug (correct) 1 + 1
+    assert "| taping | 1 | 1.000 | 1 | 1.000 |" in block and "| not_a_bug | 1 | 1.000 | 1 | 1.000 |" in block
+    assert "| warp | 0 | - | 0 | - |" in block
+    page = pages.render_engines(root)
+    assert block.strip() in page and "<!-- rules-table -->" in page
+    # a file whose name says another engine is an error naming the file
+    (root / "docs" / "data" / "baselines" / "fd-only-1.19.0.json").rename(
+        root / "docs" / "data" / "baselines" / "static-only-1.19.0.json")
+    with pytest.raises(pages.PageSourceError, match="static-only-1.19.0.json: holds engine 'fd-only'"):
+        pages.baseline_docs(root)
+
+
+def test_measure_baselines_writes_each_engine_file_then_keeps_it(tmp_path):
+    from defects4warp.case import load_corpus
+    from defects4warp.envs import installed_warp_version
+    from defects4warp.store import ResultStore
+
+    from tiny_corpus import make_tiny_corpus
+
+    rel = installed_warp_version()
+    root = _root(tmp_path / "repo")
+    cases, errors = load_corpus(make_tiny_corpus(tmp_path / "corpus"))
+    assert not errors
+    store = ResultStore(tmp_path / "store")
+    logs = []
+    kw = dict(release=rel, engines=("always-bug", "always-no-bug"), store=store, log=logs.append)
+    assert pages.measure_baselines(cases, root, **kw) == ["always-bug", "always-no-bug"]
+    docs = pages.baseline_docs(root)
+    assert sorted(docs) == [("always-bug", rel), ("always-no-bug", rel)]
+    assert [r["verdict"] for r in docs[("always-no-bug", rel)]["runs"]] == ["no_bug"] * 3
+    assert pages.measure_baselines(cases, root, **kw) == []
+    assert "is current" in logs[-1]
+
+
 def test_pages_verb_root_and_usage_errors(tmp_path):
     root = _root(tmp_path)
     _two_releases(root)
@@ -446,6 +513,14 @@ def test_pages_verb_root_and_usage_errors(tmp_path):
     assert res.exit_code == 2 and "give --measure too" in res.output
     res = CliRunner().invoke(main, ["pages", "--check", "--measure"])
     assert res.exit_code == 2 and "cannot be combined" in res.output
+    res = CliRunner().invoke(main, ["pages", "--baselines"])
+    assert res.exit_code == 2 and "give --measure too" in res.output
+    res = CliRunner().invoke(main, ["pages", "--measure", "--baseline-release", "1.19.0"])
+    assert res.exit_code == 2 and "give --baselines too" in res.output
+    res = CliRunner().invoke(main, ["pages", "--measure", "--baselines", "--baseline-release", "1.18.0,1.19.0"])
+    assert res.exit_code == 2 and "--baseline-release: one release" in res.output
+    res = CliRunner().invoke(main, ["pages", "--measure", "--baselines", "--baseline-release", "0.9"])
+    assert res.exit_code == 2 and "--baseline-release:" in res.output
     (root / "docs" / "data" / "engine-1.19.0.json").write_text("{}")
     res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root)])
     assert res.exit_code == 1 and "engine-1.19.0.json: no 'format' field" in res.output

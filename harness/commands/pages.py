@@ -7,7 +7,7 @@ import sys
 import click
 
 from ._common import (
-    _check_device, _executor, _load, _release, _store, _supported_releases, cases_opt, console, corpus_opt, device_opt,
+    _check_device, _checked_releases, _executor, _load, _release, _store, _supported_releases, cases_opt, console, corpus_opt, device_opt,
     err_console, jobs_opt, scale_opts, timeout_opt,
 )
 
@@ -28,6 +28,14 @@ from ._common import (
 @click.option("--no-validate", "no_validate", is_flag=True,
               help="With --measure: run the engine only; releases without a committed validation stay "
                    "'not validated' in the pages.")
+@click.option("--baselines", is_flag=True,
+              help="With --measure: measure the baseline engines that docs/engines.md compares the reference engine "
+                   "with (warp-gradcheck, fd-only, tracker-only, static-only, always-bug, always-no-bug) on "
+                   "--baseline-release into docs/data/baselines/<engine>-<release>.json, where a file is missing or "
+                   "stale, instead of the reference engine on the --warp releases.")
+@click.option("--baseline-release", "baseline_release", default=None, metavar="VERSION",
+              help="With --baselines: the release they are measured on (default: the release docs/engines.md "
+                   "compares on, 1.19.0).")
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder holding docs/ and docs/data/ (default: this checkout); for trial measurements "
                    "outside the repository.")
@@ -37,7 +45,7 @@ from ._common import (
 @jobs_opt
 @timeout_opt
 @scale_opts
-def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, jobs, timeout_s,
+def cmd(check, measure, warp, no_validate, baselines, baseline_release, root, corpus, cases_glob, device, jobs, timeout_s,
         results_path, fresh, executor_kind, scheduler, workers):
     """Regenerate every generated page of docs/ (version matrix, release
     matrix, upgrade audits, results, the generated parts of engines.md and
@@ -48,8 +56,8 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
     from pathlib import Path
 
     from ..pages import (
-        NOT_GENERATED, PAGES, ROOT, PageSourceError, check_pages, measure as measure_pages, measure_order,
-        missing_releases, older_engine_releases, unmeasured_releases, write_pages,
+        BASELINE_RELEASE, NOT_GENERATED, PAGES, ROOT, PageSourceError, check_pages, measure as measure_pages,
+        measure_baselines, measure_order, missing_releases, older_engine_releases, unmeasured_releases, write_pages,
     )
 
     root = Path(root) if root else ROOT
@@ -57,10 +65,19 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
         raise click.UsageError("--check compares only; it cannot be combined with --measure")
     if (cases_glob != "*" or corpus) and not measure:
         raise click.UsageError("--cases and --corpus choose what --measure measures; give --measure too")
+    if (baselines or baseline_release) and not measure:
+        raise click.UsageError("--baselines and --baseline-release choose what --measure measures; give --measure too")
+    if baseline_release and not baselines:
+        raise click.UsageError("--baseline-release is the release of --baselines; give --baselines too")
     releases = _supported_releases(warp)
     if measure:
         if warp == "all":
             releases = measure_order(releases)
+        if baselines:
+            releases = _checked_releases(baseline_release or BASELINE_RELEASE, click.UsageError,
+                                         "--baseline-release: ")
+            if len(releases) != 1:
+                raise click.UsageError("--baseline-release: one release, not a list")
         for rel in releases:
             python, _ = _release(rel)
             _check_device(device, python)
@@ -84,10 +101,16 @@ def cmd(check, measure, warp, no_validate, root, corpus, cases_glob, device, job
                             description=f"Warp {state['rel']} {rec['case']}/{v} {rec['diagnosis']['verdict']}")
 
             try:
-                done = measure_pages(cases, releases, root, engine_name="reference", device=device, jobs=jobs,
-                                     timeout_s=timeout_s, store=store, fresh=fresh, executor=ex,
-                                     validate=not no_validate, selection=cases_glob, on_result=tick, on_start=start,
-                                     log=err_console.print)
+                if baselines:
+                    done = [(releases[0], f"baseline {e}") for e in measure_baselines(
+                        cases, root, release=releases[0], device=device, jobs=jobs, timeout_s=timeout_s, store=store,
+                        fresh=fresh, executor=ex, selection=cases_glob, on_result=tick, on_start=start,
+                        log=err_console.print)]
+                else:
+                    done = measure_pages(cases, releases, root, engine_name="reference", device=device, jobs=jobs,
+                                         timeout_s=timeout_s, store=store, fresh=fresh, executor=ex,
+                                         validate=not no_validate, selection=cases_glob, on_result=tick,
+                                         on_start=start, log=err_console.print)
             except PageSourceError as exc:
                 raise click.ClickException(str(exc)) from None
         err_console.print("measured: " + (", ".join(f"{w} {r}" for r, w in done) or "nothing (every file is current)"))
