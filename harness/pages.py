@@ -760,7 +760,7 @@ def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -
          "by helpers who never read the engine; it is scored, never used to write or tune a rule.", "",
          "| engine | split | scored runs | verdict accuracy | class accuracy | detection rate | false-positive rate "
          "| harness errors | median s / run | median objective evals |", "|---|---|---|---|---|---|---|---|---|---|"]
-    notes, missing = [], []
+    notes, missing = {}, []
     for name, d in rows:
         if d is None:
             missing.append(name)
@@ -772,11 +772,13 @@ def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -
                      f"| {_f(g['detection_rate'])} | {_f(g['false_positive_rate'])} | {g['errors']} | "
                      f"{_f(g['median_wall_s_per_run'], 2)} | {_f(g['median_objective_evals'], 0)} |")
         code = (d.get("engine") or {}).get("code")
-        older = "" if code in (None, now) else f"; measured with engine code {code}, not this checkout's {now}"
-        notes.append(f"`{name}`: {d.get('measured_on', 'date not recorded')}, device `{d['device']}`, "
-                     f"{one_line(d['machine']) if d.get('machine') else 'machine not recorded'}, "
-                     f"{d.get('jobs', 1)} job(s){older}")
-    L += ["", "Measured: " + "; ".join(notes) + "." if notes else "Nothing measured yet."]
+        older = "" if code in (None, now) else f", measured with engine code {code}, not this checkout's {now}"
+        jobs = int(d.get("jobs") or 1)
+        where = (f"device `{d['device']}` of " + (one_line(d["machine"]) if d.get("machine") else "a machine not "
+                                                   "recorded"))
+        notes.setdefault(where, []).append(f"`{name}` ({d.get('measured_on', 'date not recorded')}, {jobs} "
+                                           f"job{'' if jobs == 1 else 's'}{older})")
+    L += [""] + ([f"Measured on {w}: " + ", ".join(v) + "." for w, v in notes.items()] or ["Nothing measured yet."])
     if missing:
         what = measure_command(release) if "reference" in missing else ""
         L += ["", "Not measured on Warp " + release + ": " + ", ".join(f"`{m}`" for m in missing) + " ("

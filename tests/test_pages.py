@@ -462,8 +462,9 @@ def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
     assert "| `tracker-only` | not measured |" in block and "| `warp-gradcheck` | not measured |" in block
     assert ("Not measured on Warp 1.19.0: `warp-gradcheck`, `tracker-only`, `static-only`, `always-no-bug` "
             "(`defects4warp pages --measure --baselines`).") in block
-    assert f"`always-bug`: 2026-12-01, device `cpu`, Test CPU" in block
-    assert f"measured with engine code 0123456789abcdef, not this checkout's {code_digest()[:16]}" in block
+    assert ("Measured on device `cpu` of Test CPU, 2 cores, 8.0 GiB, Linux, Python 3.11: `reference` (2026-12-01, "
+            f"1 job, measured with engine code 0123456789abcdef, not this checkout's {code_digest()[:16]}), `fd-only` "
+            "(2026-12-01, 1 job), `always-bug` (2026-12-01, 1 job, measured with engine code") in block
     assert block.count("measured with engine code") == 2  # the reference file's code is 0123..., fd-only's is now
     # the reference per family: taping (overwrite) 1 dev + 1 test, not_a_bug (correct) 1 + 1
     assert "| taping | 1 | 1.000 | 1 | 1.000 |" in block and "| not_a_bug | 1 | 1.000 | 1 | 1.000 |" in block
