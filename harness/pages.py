@@ -153,7 +153,8 @@ def engine_docs(root: Path = ROOT) -> dict:
 #: :func:`defects4warp.engines.get_engine`), in the order of its table.
 BASELINE_ENGINES = ("warp-gradcheck", "fd-only", "tracker-only", "static-only", "always-bug", "always-no-bug")
 
-#: The release the comparison in docs/engines.md is measured on (the newest supported one).
+#: The release the comparison in docs/engines.md is measured on (the newest supported release when it was
+#: chosen; move it, and re-measure, when a newer one is supported).
 BASELINE_RELEASE = "1.19.0"
 
 
@@ -465,50 +466,75 @@ def _builtins_changes(a: str, b: str):
     return changes({a: da, b: db}, a, b), {a: da, b: db}
 
 
-def measurement_costs(root: Path = ROOT, docs: dict | None = None) -> dict:
+def measured_checks(release: dict) -> int:
+    """The checks of one release of a validation document (``{"checks", "reused", ...}``) that its
+    ``wall_s`` paid for: its ``measured`` field when it has one (a file merged by
+    scripts/merge_validation.py), else its checks minus the ``reused`` ones and the ``skipped`` ones
+    (never run)."""
+    if release.get("measured") is not None:
+        return int(release["measured"])
+    checks = release.get("checks") or []
+    skipped = sum(1 for c in checks if c.get("status") == "skipped")
+    return max(0, len(checks) - int(release.get("reused") or 0) - skipped)
+
+
+#: A release whose committed files measured fewer runs than this gives no cost rate (:func:`measurement_costs`).
+COST_MIN_MEASURED = 20
+
+
+def measurement_costs(root: Path = ROOT, docs: dict | None = None, *, min_measured: int | None = None) -> dict:
     """What measuring one release cost, as recorded in the committed files.
 
     A file assembled partly from the result store records the wall time of
     the runs it measured only, so every rate here is per *measured* run
-    (checks or runs minus the ``reused`` ones); a release whose file reused
-    everything gives no rate.
+    (:func:`measured_checks` for a validation; an engine file's ``measured``
+    field, else its runs minus its ``reused`` ones).
+
+    Parameters
+    ----------
+    min_measured : int, optional
+        A release whose files measured fewer runs than this gives no rate
+        (default :data:`COST_MIN_MEASURED`, 20: below that the fixed start-up
+        of a release, environment and kernel-cache loading, dominates the rate).
 
     Returns
     -------
     dict
         ``validation``: ``[(release, wall_s, checks, measured)]`` from the committed validation JSON (the
-        release's own ``wall_s``, seconds of wall time of the independent oracle; ``checks`` variant runs, of
-        which ``measured`` were measured and the rest reused; added up when several files hold the release);
+        release's own ``wall_s``, seconds of wall time of the independent oracle, and its ``measured`` checks,
+        both added up when several files hold the release; ``checks``: the largest file's check count, the
+        corpus as validated on that release);
         ``engine``: ``[(release, wall_s, cpu_s, runs, jobs, measured)]`` from each
-        ``docs/data/engine-<release>.json`` (``measured``: its runs minus its ``reused`` ones);
+        ``docs/data/engine-<release>.json``;
         ``per_variant_s``: the median over releases of validation seconds per measured check plus engine
-        wall seconds per measured run (None when either has no release with a measured run);
+        wall seconds per measured run (None when either has no release with a rate);
         ``validation_release_s``, ``engine_release_s``: the median wall seconds of one release's whole-corpus
-        validation and engine run, each release's rate per measured run times its runs (None when no
-        release has a measured run); ``per_release_s``: their sum (None when either is). Both lists
+        validation and engine run, each release's rate times its checks or runs (None when no release has a
+        rate); ``per_release_s``: their sum (None when either is); ``min_measured`` as given. Both lists
         oldest first.
     """
     import statistics
 
     docs = engine_docs(root) if docs is None else docs
+    min_measured = COST_MIN_MEASURED if min_measured is None else min_measured
     per = {}
     for p in validation_files(root):
         for rel, r in _read(p, "releases")["releases"].items():
             if r.get("wall_s") and r.get("checks"):
                 w, n, m = per.get(rel, (0.0, 0, 0))
-                n_here = len(r["checks"])
-                per[rel] = (w + float(r["wall_s"]), n + n_here, m + max(0, n_here - int(r.get("reused") or 0)))
+                per[rel] = (w + float(r["wall_s"]), max(n, len(r["checks"])), m + measured_checks(r))
     val = [(rel, w, n, m) for rel, (w, n, m) in per.items()]
     eng = []
     for rel, d in docs.items():
         runs = d.get("corpus", {}).get("runs")
         if d.get("wall_s") and runs:
-            measured = max(0, runs - int(d.get("reused") or 0))
+            measured = d.get("measured")
+            measured = max(0, runs - int(d.get("reused") or 0)) if measured is None else int(measured)
             eng.append((rel, float(d["wall_s"]), d.get("cpu_s"), runs, d.get("jobs"), measured))
     val.sort(key=lambda t: _vkey(t[0]))
     eng.sort(key=lambda t: _vkey(t[0]))
-    val_rates = [(w / m, n) for _, w, n, m in val if m]
-    eng_rates = [(w / m, n) for _, w, _c, n, _j, m in eng if m]
+    val_rates = [(w / m, n) for _, w, n, m in val if m >= max(1, min_measured)]
+    eng_rates = [(w / m, n) for _, w, _c, n, _j, m in eng if m >= max(1, min_measured)]
     val_s = statistics.median(r * n for r, n in val_rates) if val_rates else None
     eng_s = statistics.median(r * n for r, n in eng_rates) if eng_rates else None
     per_variant = per_release = None
@@ -516,12 +542,13 @@ def measurement_costs(root: Path = ROOT, docs: dict | None = None) -> dict:
         per_variant = statistics.median(r for r, _ in val_rates) + statistics.median(r for r, _ in eng_rates)
         per_release = val_s + eng_s
     return {"validation": val, "engine": eng, "per_variant_s": per_variant, "per_release_s": per_release,
-            "validation_release_s": val_s, "engine_release_s": eng_s}
+            "validation_release_s": val_s, "engine_release_s": eng_s, "min_measured": min_measured}
 
 
 def _of_measured(n: int, m: int, what: str) -> str:
-    """``"321 checks"``, or ``"12 of 321 checks measured (309 reused)"`` when some were reused."""
-    return f"{n} {what}" if m >= n else f"{m} of {n} {what} measured ({n - m} reused from the result store)"
+    """``"321 checks"``, or ``"12 of 321 checks measured (the rest reused from the result store or
+    skipped)"`` when fewer were measured."""
+    return f"{n} {what}" if m >= n else f"{m} of {n} {what} measured (the rest reused from the result store or skipped)"
 
 
 def _costs_paragraph(costs: dict) -> str:
@@ -533,9 +560,10 @@ def _costs_paragraph(costs: dict) -> str:
     text = ("What measuring a release cost, as recorded in the committed files (wall time on the machines they "
             f"name): validation by the independent oracle: {val}. The engine's run: {eng}.")
     if costs["per_variant_s"] is not None:
-        text += (f" At the median of these rates per measured run, one variant costs about "
-                 f"{costs['per_variant_s']:.0f} s per release (validation and engine run) and the whole corpus "
-                 f"about {costs['per_release_s'] / 60:.0f} min per release.")
+        text += (" At the median of these rates per measured run (releases with at least "
+                 f"{costs.get('min_measured', 1)} measured runs), one "
+                 f"variant costs about {costs['per_variant_s']:.0f} s per release (validation and engine run) and the "
+                 f"whole corpus about {costs['per_release_s'] / 60:.0f} min per release.")
     return text
 
 
@@ -730,10 +758,9 @@ def render_results(root: Path = ROOT) -> str:
 ENGINES_START, ENGINES_END = "<!-- pages:engines-measured:start -->", "<!-- pages:engines-measured:end -->"
 
 
-def baselines_command(release: str = BASELINE_RELEASE) -> str:
-    """The command that measures the baseline engines' files missing or stale on ``release``."""
-    return "`defects4warp pages --measure --baselines" + ("" if release == BASELINE_RELEASE else
-                                                           f" --baseline-release {release}") + "`"
+def baselines_command() -> str:
+    """The command that measures the baseline engines' files missing or stale on :data:`BASELINE_RELEASE`."""
+    return "`defects4warp pages --measure --baselines`"
 
 
 def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -> str:
@@ -754,10 +781,11 @@ def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -
     rows = [("reference", ref)] + [(e, base.get((e, release))) for e in BASELINE_ENGINES]
     now = code_digest()[:16]
     L = [f"Generated by `defects4warp pages` from `docs/data/engine-{release}.json` (the reference engine) and "
-         f"`docs/data/baselines/<engine>-{release}.json` ({baselines_command(release)} measures the missing or stale "
+         f"`docs/data/baselines/<engine>-{release}.json` ({baselines_command()} measures the missing or stale "
          "ones), scored against the case labels as case.yaml says them now; do not edit between the markers. "
-         "Every engine on the whole corpus on Warp " + release + "; medians per run. The `test` split was written "
-         "by helpers who never read the engine; it is scored, never used to write or tune a rule.", "",
+         "Every engine on the corpus on Warp " + release + "; medians per run (the wall time of a run depends on "
+         "how many ran in parallel: the jobs of each file are below). The `test` split was written by helpers who "
+         "never read the engine; it is scored, never used to write or tune a rule.", "",
          "| engine | split | scored runs | verdict accuracy | class accuracy | detection rate | false-positive rate "
          "| harness errors | median s / run | median objective evals |", "|---|---|---|---|---|---|---|---|---|---|"]
     notes, missing = {}, []
@@ -773,6 +801,9 @@ def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -
                      f"{_f(g['median_wall_s_per_run'], 2)} | {_f(g['median_objective_evals'], 0)} |")
         code = (d.get("engine") or {}).get("code")
         older = "" if code in (None, now) else f", measured with engine code {code}, not this checkout's {now}"
+        sel = (d.get("corpus") or {}).get("selection", "*")
+        older += "" if sel == "*" else f", a subset of the corpus only (`--cases {sel}`)"
+        older += "" if d.get("complete", True) else ", incomplete (the measurement was cut short)"
         jobs = int(d.get("jobs") or 1)
         where = (f"device `{d['device']}` of " + (one_line(d["machine"]) if d.get("machine") else "a machine not "
                                                    "recorded"))
@@ -782,7 +813,7 @@ def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -
     if missing:
         what = measure_command(release) if "reference" in missing else ""
         L += ["", "Not measured on Warp " + release + ": " + ", ".join(f"`{m}`" for m in missing) + " ("
-              + " and ".join(x for x in (what, baselines_command(release) if set(missing) - {"reference"} else "")
+              + " and ".join(x for x in (what, baselines_command() if set(missing) - {"reference"} else "")
                              if x) + ")."]
     if ref is not None:
         recs = [full_record(x) for x in ref["runs"]]
@@ -830,11 +861,12 @@ def render_builtins(root: Path = ROOT) -> str:
 #: Generated pages (or parts) not rendered here, and why.
 NOT_GENERATED = {
     "docs/results.md (sections after the generated block)":
-        "the splits of every baseline engine and the generated tier (mutants) are written from run JSON and "
-        "`defects4warp mutate` output that is not committed",
+        "the generated tier (mutants) is written from `defects4warp mutate` output that is not committed (the "
+        "baseline engines are compared in docs/engines.md, generated)",
     "docs/engines.md (v4 fit, evidence and side-by-side tables)":
-        "they come from `fit-weights` and scripts/side_by_side.py runs whose inputs are not committed (only "
-        "docs/data/fit-v4.json is); the rule table and the comparison of the engines are generated",
+        "they come from `fit-weights` and scripts/side_by_side.py runs whose inputs are not committed (their "
+        "outputs docs/data/fit-v4.json and fit-v4-evid.json are); the rule table and the comparison of the "
+        "engines are generated",
 }
 
 

@@ -7,7 +7,8 @@ Usage::
 
 For every release of PATCH, the checks of the cases PATCH holds replace
 BASE's; counts and the failure list are recomputed from the checks, wall
-times and reused counts add up, and ``assembled_from`` records both inputs (their case counts
+times add up and so do the counts of checks they paid for (``measured``, see
+:func:`defects4warp.pages.measured_checks`; ``reused`` stays BASE's), and ``assembled_from`` records both inputs (their case counts
 and dates; ROLE says why PATCH was measured, default "cases re-validated
 after their labels changed"). The result is what ``defects4warp version-matrix`` and ``pages``
 render.
@@ -19,6 +20,7 @@ import datetime
 import json
 import sys
 
+from defects4warp.pages import measured_checks
 from defects4warp.runner import write_json_atomic
 from defects4warp.validate import counts
 
@@ -31,12 +33,13 @@ def merge(base: dict, patch: dict, role: str = DEFAULT_ROLE) -> dict:
     out = json.loads(json.dumps(base))
     for rel, r in patch["releases"].items():
         slot = out["releases"].setdefault(rel, {"wall_s": 0.0, "checks": [], "reused": 0})
+        # the summed wall time pays for the base's measured checks (replaced ones too) and the patch's
+        slot["measured"] = measured_checks(slot) + measured_checks(r)
         cases = {c["case"] for c in r["checks"]}
         slot["checks"] = [c for c in slot["checks"] if c["case"] not in cases] + r["checks"]
         slot["checks"].sort(key=lambda c: (c["case"], c["variant"], c["scale"]))
         slot["counts"] = counts(slot["checks"])
         slot["wall_s"] = float(slot.get("wall_s") or 0.0) + float(r.get("wall_s") or 0.0)
-        slot["reused"] = int(slot.get("reused") or 0) + int(r.get("reused") or 0)
     out["failures"] = [f"Warp {rel}: {c['case']}/{c['variant']}@{c['scale']}: {c['status']}: {c['message']}"
                        for rel, r in out["releases"].items() for c in r["checks"]
                        if c["status"] in ("failed", "unresolved")]

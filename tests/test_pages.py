@@ -277,10 +277,12 @@ def _validated_pair(root):
         _check("delta", "buggy", None, program="script")], 90.0)))
 
 
-def test_upgrade_audit_error_size_scale_and_costs(tmp_path):
+def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
     """The newcomer's findings on the page: bugs whose error changes size, the scale and script labels on every
     line, the same section titles as the audit verb, and the measured cost where data is missing."""
     from defects4warp.matrix import SECTIONS
+
+    monkeypatch.setattr(pages, "COST_MIN_MEASURED", 1)  # the fixture's files measure 3 to 4 runs
 
     root = _root(tmp_path)
     _validated_pair(root)
@@ -300,15 +302,16 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path):
                                             "cost_changes", "contradictions", "builtins")]
     # costs measured in the committed files, and the audit verb for pairs the data does not cover
     assert ("validation by the independent oracle: 1.18.0 1.0 min for 3 checks; 1.19.0 1.5 min for 3 checks. The "
-            "engine's run: 1.18.0 0.5 min wall, 0.7 min CPU for 6 runs (1 job); 1.19.0 0.5 min wall, 0.7 min CPU "
-            "for 7 runs (1 job). At the median of these rates per measured run, one variant costs about 30 s per "
-            "release") in text
+            "engine's run: 1.18.0 0.5 min wall, 0.7 min CPU for 4 of 6 runs measured (the rest reused from the result "
+            "store or skipped) (1 job); 1.19.0 0.5 min wall, 0.7 min CPU for 4 of 7 runs measured (the rest reused "
+            "from the result store or skipped) (1 job). At the median of these rates per measured run (releases "
+            "with at least 1 measured runs), one variant costs about 32 s per release") in text
     pre = text.split("## Warp 1.17.0 -> 1.18.0")[1]
     assert pre.startswith("\n\nThe committed data does not cover this pair. To compare the two releases on your own "
                           "corpus or a few cases, `defects4warp audit --from 1.17.0 --to 1.18.0 --cases GLOB` measures "
-                          "both (about 59 s per variant for the two releases, at the rates above) and prints these "
+                          "both (about 65 s per variant for the two releases, at the rates above) and prints these "
                           "sections; `defects4warp pages --measure --warp 1.17.0` measures the whole corpus into this "
-                          "page (about 2 min: ")  # 75 s (median validation) + 30 s (engine run)
+                          "page (about 2 min: ")  # 75 s (median validation) + 49 s (engine run: 7.5 s x 6.5 runs)
     assert "Needs the oracle's measurement on both releases (not validated on Warp 1.17.0)." in pre.split("## Warp")[0]
     assert "The committed data does not cover" not in sec
     assert f"### {SECTIONS['contradictions']} (0)\n\nNot validated on Warp 1.17.0: only the other release is " \
@@ -318,34 +321,39 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path):
 
 def test_costs_count_measured_runs_not_reused_ones(tmp_path):
     """A file assembled from the result store records the wall time of what it measured only: its rate is per
-    measured run, and a release that reused everything gives no rate (it said 0.1 min for 321 checks)."""
+    measured run (not reused, not skipped), a release with too few measured runs gives no rate (it said 0.1 min
+    for 321 checks), and a release validated in two files counts its corpus once."""
     data = tmp_path / "docs" / "data"
     data.mkdir(parents=True)
 
-    def checks(n):
-        return [{"case": f"c{i}", "variant": "buggy"} for i in range(n)]
+    def checks(n, skipped=0):
+        return [{"case": f"c{i}", "variant": "buggy", "status": "skipped" if i < skipped else "passed"}
+                for i in range(n)]
 
     (data / "validation-1.1.0.json").write_text(json.dumps(
-        {"releases": {"1.1.0": {"wall_s": 6.0, "reused": 100, "checks": checks(100)}}}))
-    (data / "validation-1.2.2.json").write_text(json.dumps(
-        {"releases": {"1.2.2": {"wall_s": 600.0, "reused": 80, "checks": checks(100)}}}))  # 20 measured: 30 s each
-    docs = {"1.1.0": {"wall_s": 60.0, "cpu_s": 90.0, "jobs": 2, "reused": 90, "corpus": {"runs": 100}},
-            "1.2.2": {"wall_s": 400.0, "cpu_s": 700.0, "jobs": 2, "corpus": {"runs": 100}}}  # no count: none reused
+        {"releases": {"1.1.0": {"wall_s": 6.0, "reused": 99, "checks": checks(100, skipped=1)}}}))
+    (data / "validation-1.2.2.json").write_text(json.dumps(  # 20 measured: 30 s each (5 skipped, 75 reused)
+        {"releases": {"1.2.2": {"wall_s": 600.0, "reused": 75, "checks": checks(100, skipped=5)}}}))
+    (data / "oracle-validation-1.2.2.json").write_text(json.dumps(  # an older file of the same release
+        {"releases": {"1.2.2": {"wall_s": 300.0, "reused": 0, "checks": checks(10)}}}))
+    docs = {"1.1.0": {"wall_s": 60.0, "cpu_s": 90.0, "jobs": 2, "measured": 30, "reused": 60, "corpus": {"runs": 100}},
+            "1.2.2": {"wall_s": 400.0, "cpu_s": 700.0, "jobs": 2, "corpus": {"runs": 100}},  # none reused
+            "1.3.3": {"wall_s": 30.0, "jobs": 2, "measured": 3, "reused": 97, "corpus": {"runs": 100}}}
     costs = pages.measurement_costs(tmp_path, docs)
-    assert costs["validation"] == [("1.1.0", 6.0, 100, 0), ("1.2.2", 600.0, 100, 20)]
-    assert costs["engine"] == [("1.1.0", 60.0, 90.0, 100, 2, 10), ("1.2.2", 400.0, 700.0, 100, 2, 100)]
-    assert costs["validation_release_s"] == 3000.0  # 1.2.2 alone: 30 s x 100 checks
-    assert costs["engine_release_s"] == 500.0  # median of 6 s x 100 and 4 s x 100
-    assert costs["per_variant_s"] == 35.0  # 30 + median(6, 4)
-    assert costs["per_release_s"] == 3500.0
+    assert costs["validation"] == [("1.1.0", 6.0, 100, 0), ("1.2.2", 900.0, 100, 30)]
+    assert costs["engine"] == [("1.1.0", 60.0, 90.0, 100, 2, 30), ("1.2.2", 400.0, 700.0, 100, 2, 100),
+                               ("1.3.3", 30.0, None, 100, 2, 3)]
+    assert costs["validation_release_s"] == 3000.0  # 1.2.2 alone: 900 s / 30 measured x 100 checks
+    assert costs["engine_release_s"] == 300.0  # median of 2 s x 100 and 4 s x 100; 1.3.3 has 3 measured runs
+    assert costs["per_variant_s"] == 33.0  # 30 + median(2, 4)
+    assert costs["per_release_s"] == 3300.0
     text = pages._costs_paragraph(costs)
-    assert "1.1.0 0.1 min for 0 of 100 checks measured (100 reused from the result store)" in text
-    assert "1.2.2 10.0 min for 20 of 100 checks measured (80 reused from the result store)" in text
-    assert "1.1.0 1.0 min wall, 1.5 min CPU for 10 of 100 runs measured (90 reused from the result store) (2 jobs)" \
-        in text
+    assert "1.1.0 0.1 min for 0 of 100 checks measured (the rest reused from the result store or skipped)" in text
+    assert "1.2.2 15.0 min for 30 of 100 checks measured" in text
     assert "1.2.2 6.7 min wall, 11.7 min CPU for 100 runs (2 jobs)" in text
-    assert "one variant costs about 35 s per release (validation and engine run) and the whole corpus about 58 min" \
-        in text
+    assert ("releases with at least 20 measured runs), one variant costs about 33 s per release (validation and "
+            "engine run) and the whole corpus about 55 min") in text
+    assert pages.measurement_costs(tmp_path, docs, min_measured=1)["engine_release_s"] == 400.0  # 1.3.3: 1000
 
 
 def test_noise_sentence_says_what_is_meant():
@@ -468,9 +476,16 @@ def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
     assert block.count("measured with engine code") == 2  # the reference file's code is 0123..., fd-only's is now
     # the reference per family: taping (overwrite) 1 dev + 1 test, not_a_bug (correct) 1 + 1
     assert "| taping | 1 | 1.000 | 1 | 1.000 |" in block and "| not_a_bug | 1 | 1.000 | 1 | 1.000 |" in block
+    assert "subset" not in block and "incomplete" not in block
     assert "| warp | 0 | - | 0 | - |" in block
     page = pages.render_engines(root)
     assert block.strip() in page and "<!-- rules-table -->" in page
+    # a subset or a cut-short measurement is said
+    doc = json.loads(pages.baseline_path(root, "always-bug", "1.19.0").read_text())
+    doc["corpus"]["selection"], doc["complete"] = "alpha*", False
+    pages.baseline_path(root, "always-bug", "1.19.0").write_text(json.dumps(doc))
+    assert ", a subset of the corpus only (`--cases alpha*`), incomplete (the measurement was cut short))" in \
+        pages.engines_measured_block(root)
     # a file whose name says another engine is an error naming the file
     (root / "docs" / "data" / "baselines" / "fd-only-1.19.0.json").rename(
         root / "docs" / "data" / "baselines" / "static-only-1.19.0.json")
@@ -516,12 +531,9 @@ def test_pages_verb_root_and_usage_errors(tmp_path):
     assert res.exit_code == 2 and "cannot be combined" in res.output
     res = CliRunner().invoke(main, ["pages", "--baselines"])
     assert res.exit_code == 2 and "give --measure too" in res.output
-    res = CliRunner().invoke(main, ["pages", "--measure", "--baseline-release", "1.19.0"])
-    assert res.exit_code == 2 and "give --baselines too" in res.output
-    res = CliRunner().invoke(main, ["pages", "--measure", "--baselines", "--baseline-release", "1.18.0,1.19.0"])
-    assert res.exit_code == 2 and "--baseline-release: one release" in res.output
-    res = CliRunner().invoke(main, ["pages", "--measure", "--baselines", "--baseline-release", "0.9"])
-    assert res.exit_code == 2 and "--baseline-release:" in res.output
+    for extra in (["--warp", "1.18.0"], ["--no-validate"]):
+        res = CliRunner().invoke(main, ["pages", "--measure", "--baselines"] + extra)
+        assert res.exit_code == 2 and "on 1.19.0 only" in res.output, extra
     (root / "docs" / "data" / "engine-1.19.0.json").write_text("{}")
     res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root)])
     assert res.exit_code == 1 and "engine-1.19.0.json: no 'format' field" in res.output

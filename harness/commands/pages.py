@@ -7,7 +7,7 @@ import sys
 import click
 
 from ._common import (
-    _check_device, _checked_releases, _executor, _load, _release, _store, _supported_releases, cases_opt, console, corpus_opt, device_opt,
+    _check_device, _executor, _load, _release, _store, _supported_releases, cases_opt, console, corpus_opt, device_opt,
     err_console, jobs_opt, scale_opts, timeout_opt,
 )
 
@@ -30,12 +30,9 @@ from ._common import (
                    "'not validated' in the pages.")
 @click.option("--baselines", is_flag=True,
               help="With --measure: measure the baseline engines that docs/engines.md compares the reference engine "
-                   "with (warp-gradcheck, fd-only, tracker-only, static-only, always-bug, always-no-bug) on "
-                   "--baseline-release into docs/data/baselines/<engine>-<release>.json, where a file is missing or "
-                   "stale, instead of the reference engine on the --warp releases.")
-@click.option("--baseline-release", "baseline_release", default=None, metavar="VERSION",
-              help="With --baselines: the release they are measured on (default: the release docs/engines.md "
-                   "compares on, 1.19.0).")
+                   "with (warp-gradcheck, fd-only, tracker-only, static-only, always-bug, always-no-bug) on the "
+                   "release it compares on (1.19.0) into docs/data/baselines/<engine>-<release>.json, where a file is "
+                   "missing or stale, instead of the reference engine on the --warp releases (so not with --warp).")
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder holding docs/ and docs/data/ (default: this checkout); for trial measurements "
                    "outside the repository.")
@@ -45,7 +42,7 @@ from ._common import (
 @jobs_opt
 @timeout_opt
 @scale_opts
-def cmd(check, measure, warp, no_validate, baselines, baseline_release, root, corpus, cases_glob, device, jobs, timeout_s,
+def cmd(check, measure, warp, no_validate, baselines, root, corpus, cases_glob, device, jobs, timeout_s,
         results_path, fresh, executor_kind, scheduler, workers):
     """Regenerate every generated page of docs/ (version matrix, release
     matrix, upgrade audits, results, the generated parts of engines.md and
@@ -65,19 +62,17 @@ def cmd(check, measure, warp, no_validate, baselines, baseline_release, root, co
         raise click.UsageError("--check compares only; it cannot be combined with --measure")
     if (cases_glob != "*" or corpus) and not measure:
         raise click.UsageError("--cases and --corpus choose what --measure measures; give --measure too")
-    if (baselines or baseline_release) and not measure:
-        raise click.UsageError("--baselines and --baseline-release choose what --measure measures; give --measure too")
-    if baseline_release and not baselines:
-        raise click.UsageError("--baseline-release is the release of --baselines; give --baselines too")
+    if baselines and not measure:
+        raise click.UsageError("--baselines chooses what --measure measures; give --measure too")
+    if baselines and (warp != "all" or no_validate):
+        raise click.UsageError(f"--baselines measures the baseline engines on {BASELINE_RELEASE} only; --warp and "
+                               "--no-validate are for the reference engine's releases")
     releases = _supported_releases(warp)
     if measure:
         if warp == "all":
             releases = measure_order(releases)
         if baselines:
-            releases = _checked_releases(baseline_release or BASELINE_RELEASE, click.UsageError,
-                                         "--baseline-release: ")
-            if len(releases) != 1:
-                raise click.UsageError("--baseline-release: one release, not a list")
+            releases = [BASELINE_RELEASE]
         for rel in releases:
             python, _ = _release(rel)
             _check_device(device, python)
