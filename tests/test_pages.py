@@ -405,19 +405,22 @@ def test_measure_order():
         ["1.12.1", "1.13.0", "1.19.0", "1.11.1", "1.9.1", "1.0.2"]
 
 
-def test_measure_writes_engine_file_then_keeps_it_and_reuses_the_store(tmp_path):
-    """The whole --measure path with a constant engine on the tiny corpus (no Warp program runs)."""
+def _tiny_measure_setup(tmp_path):
+    """(installed release, a root to render into, the tiny corpus's cases, an empty result store)."""
     from defects4warp.case import load_corpus
     from defects4warp.envs import installed_warp_version
     from defects4warp.store import ResultStore
 
     from tiny_corpus import make_tiny_corpus
 
-    rel = installed_warp_version()
-    root = _root(tmp_path / "repo")
     cases, errors = load_corpus(make_tiny_corpus(tmp_path / "corpus"))
     assert not errors
-    store = ResultStore(tmp_path / "store")
+    return installed_warp_version(), _root(tmp_path / "repo"), cases, ResultStore(tmp_path / "store")
+
+
+def test_measure_writes_engine_file_then_keeps_it_and_reuses_the_store(tmp_path):
+    """The whole --measure path with a constant engine on the tiny corpus (no Warp program runs)."""
+    rel, root, cases, store = _tiny_measure_setup(tmp_path)
     logs = []
     done = pages.measure(cases, [rel], root, engine_name="always-bug", store=store, validate=False, log=logs.append)
     assert done == [(rel, "engine")]
@@ -494,17 +497,7 @@ def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
 
 
 def test_measure_baselines_writes_each_engine_file_then_keeps_it(tmp_path):
-    from defects4warp.case import load_corpus
-    from defects4warp.envs import installed_warp_version
-    from defects4warp.store import ResultStore
-
-    from tiny_corpus import make_tiny_corpus
-
-    rel = installed_warp_version()
-    root = _root(tmp_path / "repo")
-    cases, errors = load_corpus(make_tiny_corpus(tmp_path / "corpus"))
-    assert not errors
-    store = ResultStore(tmp_path / "store")
+    rel, root, cases, store = _tiny_measure_setup(tmp_path)
     logs = []
     kw = dict(release=rel, engines=("always-bug", "always-no-bug"), store=store, log=logs.append)
     assert pages.measure_baselines(cases, root, **kw) == ["always-bug", "always-no-bug"]
