@@ -139,14 +139,22 @@ def engine_docs(root: Path = ROOT) -> dict:
     PageSourceError
         When a file is not a valid engine-release document (names the file and the field).
     """
-    from .engine_matrix import EngineFileError, read_all, rescore
+    from .engine_matrix import EngineFileError, read_all
 
     try:
         docs = read_all(root)
     except EngineFileError as exc:
         raise PageSourceError(str(exc)) from None
+    return _rescored(docs, root)
+
+
+def _rescored(docs: dict, root: Path) -> dict:
+    """``docs`` (``{key: engine-release document}``) each rescored against the labels of ``root``'s corpus
+    now (:func:`defects4warp.engine_matrix.rescore`); as they are when ``root`` has no corpus."""
+    from .engine_matrix import rescore
+
     cases = corpus_cases(root)
-    return {r: rescore(d, cases) for r, d in docs.items()} if cases else docs
+    return {k: rescore(d, cases) for k, d in docs.items()} if cases else docs
 
 
 #: The engines docs/engines.md compares the reference engine with (each a built-in engine,
@@ -174,7 +182,7 @@ def baseline_docs(root: Path = ROOT) -> dict:
         When a file is not a valid engine-release document, or its name does not say the engine and
         release it holds (names the file).
     """
-    from .engine_matrix import EngineFileError, read, rescore
+    from .engine_matrix import EngineFileError, read
 
     out = {}
     try:
@@ -187,8 +195,7 @@ def baseline_docs(root: Path = ROOT) -> dict:
             out[(name, doc["release"])] = doc
     except EngineFileError as exc:
         raise PageSourceError(str(exc)) from None
-    cases = corpus_cases(root)
-    return {k: rescore(d, cases) for k, d in out.items()} if cases else out
+    return _rescored(out, root)
 
 
 def corpus_cases(root: Path = ROOT) -> dict:
@@ -533,8 +540,9 @@ def measurement_costs(root: Path = ROOT, docs: dict | None = None, *, min_measur
             eng.append((rel, float(d["wall_s"]), d.get("cpu_s"), runs, d.get("jobs"), measured))
     val.sort(key=lambda t: _vkey(t[0]))
     eng.sort(key=lambda t: _vkey(t[0]))
-    val_rates = [(w / m, n) for _, w, n, m in val if m >= max(1, min_measured)]
-    eng_rates = [(w / m, n) for _, w, _c, n, _j, m in eng if m >= max(1, min_measured)]
+    least = max(1, min_measured)
+    val_rates = [(w / m, n) for _, w, n, m in val if m >= least]
+    eng_rates = [(w / m, n) for _, w, _c, n, _j, m in eng if m >= least]
     val_s = statistics.median(r * n for r, n in val_rates) if val_rates else None
     eng_s = statistics.median(r * n for r, n in eng_rates) if eng_rates else None
     per_variant = per_release = None
@@ -771,12 +779,16 @@ def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -
     labels; then the reference engine per taxonomy family of the expected
     class. An engine without a file gets a row naming the command that
     measures it; one measured with other harness code says so."""
-    from .engine_matrix import full_record
+    from .engine_matrix import EngineFileError, data_path, full_record, read
     from .machine import one_line
     from .scoring import summarize_groups
     from .store import code_digest
 
-    ref = engine_docs(root).get(release)
+    path = data_path(root, release)  # this release's file only, not every release's
+    try:
+        ref = _rescored({release: read(path)}, root)[release] if path.is_file() else None
+    except EngineFileError as exc:
+        raise PageSourceError(str(exc)) from None
     base = baseline_docs(root)
     rows = [("reference", ref)] + [(e, base.get((e, release))) for e in BASELINE_ENGINES]
     now = code_digest()[:16]

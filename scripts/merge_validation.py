@@ -7,11 +7,12 @@ Usage::
 
 For every release of PATCH, the checks of the cases PATCH holds replace
 BASE's; counts and the failure list are recomputed from the checks, wall
-times add up and so do the counts of checks they paid for (``measured``, see
-:func:`defects4warp.pages.measured_checks`; ``reused`` stays BASE's), and ``assembled_from`` records both inputs (their case counts
-and dates; ROLE says why PATCH was measured, default "cases re-validated
-after their labels changed"). The result is what ``defects4warp version-matrix`` and ``pages``
-render.
+times add up and so do the counts of checks they paid for (``measured``,
+see :func:`defects4warp.pages.measured_checks`; ``reused`` stays BASE's),
+and ``assembled_from`` records both inputs (their case counts and dates;
+ROLE says why PATCH was measured, default "cases re-validated after their
+labels changed"). The result is what ``defects4warp version-matrix`` and
+``pages`` render.
 """
 
 from __future__ import annotations
