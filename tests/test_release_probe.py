@@ -64,9 +64,9 @@ def test_builtin_measured_defective_in_a_launched_kernel(tmp_path):
 
 
 
-def test_differential_from_an_old_release_bisects_only_engine_releases(monkeypatch):
-    """Under test on 1.5.1 (older than ENGINE_RELEASES), the differential still
-    compares with the newest release and bisects only 1.12.1 and later."""
+def test_differential_from_an_old_release_bisects_every_supported_release(monkeypatch):
+    """Under test on 1.5.1 (older than ENGINE_RELEASES), the differential compares with the
+    newest release and bisects every supported release in between, old ones included."""
     from types import SimpleNamespace
 
     from defects4warp import envs, isolation, runner
@@ -78,7 +78,7 @@ def test_differential_from_an_old_release_bisects_only_engine_releases(monkeypat
 
         rel = "1.19.0" if python == sys.executable else python.split("/")[-1]
         measured.append(rel)
-        fixed = tuple(map(int, rel.split("."))) >= (1, 14, 0)
+        fixed = tuple(map(int, rel.split("."))) >= (1, 7, 2)
         return SimpleNamespace(doc=doc([1.0, 2.0], [1.0, 2.0] if fixed else [2.0, 4.0],
                                        sig="agrees" if fixed else "exact_factor"), failure=None)
 
@@ -86,7 +86,13 @@ def test_differential_from_an_old_release_bisects_only_engine_releases(monkeypat
     monkeypatch.setattr(isolation, "run_worker", fake_worker)
     monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
     out = release.differential("x", "cpu", "small", "1.5.1", base_doc=doc([1.0, 2.0], [2.0, 4.0]))
-    assert out["other"] == "1.19.0" and out["first_change"] == "1.14.0"
+    assert out["other"] == "1.19.0" and out["first_change"] == "1.7.2" and out["bracket"] == ["1.6.2", "1.7.2"]
+    assert {"1.6.2", "1.7.2"} <= set(measured) <= set(envs.RELEASES)
+    # a release list without the old ones leaves the bracket open
+    measured.clear()
+    out = release.differential("x", "cpu", "small", "1.5.1", base_doc=doc([1.0, 2.0], [2.0, 4.0]),
+                               releases=envs.ENGINE_RELEASES)
+    assert out["first_change"] is None and out["bracket"] == ["1.5.1", "1.12.1"]
     assert set(measured) <= set(envs.ENGINE_RELEASES)
 
 
@@ -167,7 +173,7 @@ def test_a_gradient_wrong_on_both_releases_is_no_evidence_of_a_warp_fix():
     a = release.assess_differential(_diff_other_wrong(None), copies=0)
     (e,) = a.evidence
     assert a.cited == [] and not e["clean"]
-    assert "changes between 1.0.2 and 1.12.1 (the releases in between were not measured)" in e["finding"]
+    assert "changes between 1.0.2 and 1.12.1 (not every release in between could be measured)" in e["finding"]
     assert "disagrees with finite differences on 1.19.0 too" in e["finding"]
     # the row it would have cited credits Warp alone
     assert evidence_classes("release_changed") == ("warp_adjoint_bug",)
@@ -222,18 +228,67 @@ def test_bisection_finds_the_release_that_agrees_not_an_earlier_wrong_change(mon
     assert [e.id for e in release.assess_differential(out, copies=0).cited] == ["release_first_change:1.19.0"]
 
 
-def test_a_change_before_the_measured_releases_has_no_first_release(monkeypatch):
-    """Right from 1.12.1 on, wrong on 1.0.2: the change lies somewhere in 1.1.0-1.12.1, which the
-    differential does not measure, so no first release is claimed (it was "1.12.1"); the other
-    release agrees with FD, so it is still evidence of Warp's own defect (release_changed)."""
+def test_a_change_among_old_releases_is_pinned(monkeypatch):
+    """Right from 1.12.1 on, wrong on 1.0.2: the bisection measures the old releases too and
+    names 1.12.1 (1.11.1 is still wrong); 1.12.1 has no changelog entry of a taping change, and
+    the other release agrees with FD: evidence of Warp's own defect (release_changed)."""
     from packaging.version import Version
 
     measured = _fake_releases(monkeypatch, lambda rel: [1.0, 2.0] if Version(rel) >= Version("1.12.1") else [0.0, 0.0])
     out = release.differential("x", "cpu", "small", "1.0.2", base_doc=doc([1.0, 2.0], [0.0, 0.0], sig="zero"))
-    assert out["first_change"] is None and out["bracket"] == ["1.0.2", "1.12.1"]
-    assert "1.0.2" not in measured and set(measured) <= {"1.12.1", "1.13.0", "1.14.0", "1.15.0", "1.16.0", "1.19.0"}
+    assert out["first_change"] == "1.12.1" and out["bracket"] == ["1.11.1", "1.12.1"]
+    assert "1.0.2" not in measured and "1.11.1" in measured
     a = release.assess_differential(out)
     assert [e.id for e in a.cited] == ["release_changed"]
-    assert "first release where it changes" not in a.evidence[0]["finding"]
-    # adjacent releases: the first release is named
+    assert "first release where it changes: 1.12.1" in a.evidence[0]["finding"]
     assert release._adjacent("1.11.1", "1.12.1") and not release._adjacent("1.0.2", "1.12.1")
+
+
+def test_a_gradient_right_at_the_first_change_is_warps_defect_before_it(monkeypatch):
+    """The shape of lidar-patch-shape-weights: a local matrix accumulated component by component,
+    zero below 1.4.2 (Warp's own defect), right on 1.4.2-1.6.2, wrong again from 1.7.2 (component
+    reassignment). Under test on 1.3.3 the newest release is wrong too, but the first release that
+    changes the gradient agrees with FD: the error on 1.3.3 is Warp's (release_changed), and the
+    relative change of a zero gradient is bounded (it was 6e+301)."""
+    from packaging.version import Version
+
+    def grad(rel):
+        v = Version(rel)
+        return [0.0, 0.0] if v < Version("1.4.2") else [1.0, 2.0] if v < Version("1.7.2") else [4.0, 1.0]
+
+    _fake_releases(monkeypatch, grad)
+    out = release.differential("x", "cpu", "small", "1.3.3", base_doc=doc([1.0, 2.0], [0.0, 0.0], sig="zero"))
+    assert out["bisected_against"] == "1.3.3" and out["first_change"] == "1.4.2" and out["first_agrees"] is True
+    assert out["compared"]["1.19.0"]["relative_change"] == 1.0
+    a = release.assess_differential(out)
+    assert [(e.id, e.strength) for e in a.cited] == [("release_changed", 1.0)]
+    assert "agrees on 1.4.2" in a.evidence[0]["finding"]
+    # under test on 1.7.2 (component reassignment): 1.19.0 computes the same gradient, no release evidence
+    out = release.differential("x", "cpu", "small", "1.7.2", base_doc=doc([1.0, 2.0], [4.0, 1.0]))
+    assert not out["compared"]["1.19.0"]["gradient_changed"] and release.assess_differential(out).cited == []
+    # a taping bug wrong on every release, whose wrong gradient changes at 1.13.0: no Warp evidence
+    _fake_releases(monkeypatch, lambda rel: [0.5, 1.0] if Version(rel) < Version("1.13.0") else [2.0, 4.0])
+    out = release.differential("x", "cpu", "small", "1.9.1", base_doc=doc([1.0, 2.0], [0.5, 1.0]))
+    assert out["first_change"] == "1.13.0" and out["first_agrees"] is False
+    assert [e.id for e in release.assess_differential(out, copies=0).cited] == ["release_first_change:1.13.0:no_copies"]
+
+
+def test_an_open_bracket_shares_the_evidence_among_its_releases():
+    """A failed measurement leaves the bracket (1.16.0, 1.18.0) open: 1.17.0 and 1.18.0 each get half,
+    instead of the whole change being read as Warp's own defect."""
+    diff = {"current": "1.12.1", "other": "1.19.0", "direction": "newer", "first_change": None,
+            "bracket": ["1.16.0", "1.18.0"],
+            "compared": {"1.19.0": {"objective_same": True, "gradient_changed": True, "b_agrees": True,
+                                    "relative_change": 0.5}}}
+    a = release.assess_differential(diff, copies=0)
+    assert [(e.id, e.strength) for e in a.cited] == [("release_first_change:1.17.0:no_copies", 0.5),
+                                                      ("release_first_change:1.18.0", 0.5)]
+    assert "not every release in between could be measured" in a.evidence[0]["finding"]
+    # an open bracket among releases without a changelog entry: release_changed in full
+    old = dict(diff, bracket=["1.2.2", "1.5.1"])
+    assert [(e.id, e.strength) for e in release.assess_differential(old).cited] == [("release_changed", 1.0)]
+    # wrong on both: only the taping entries keep their share
+    both = dict(diff, bracket=["1.12.1", "1.14.0"],
+                compared={"1.19.0": dict(diff["compared"]["1.19.0"], b_agrees=False)})
+    assert [(e.id, e.strength) for e in release.assess_differential(both, copies=0).cited] == [
+        ("release_first_change:1.13.0:no_copies", 0.5)]

@@ -91,6 +91,13 @@ def test_validation_key_moves_with_the_oracle_code_not_the_engine_code(tmp_path,
     table = next(copy.joinpath("engines").glob("*.yaml"))
     table.write_text(table.read_text() + "\n# edit\n")
     assert store.parts_digest(store.CODE_PARTS) != after_oracle[0]
+    # so are the builtins conformance results the release probe cites (they were left out of the key,
+    # so re-measured builtins kept stale diagnoses), and they are not the oracle's
+    after_table = (store.parts_digest(store.CODE_PARTS), store.parts_digest(store.ORACLE_PARTS))
+    cells = next(copy.joinpath("data", "builtins").glob("*.json"))
+    cells.write_text(cells.read_text() + "\n")
+    assert store.parts_digest(store.CODE_PARTS) != after_table[0]
+    assert store.parts_digest(store.ORACLE_PARTS) == after_table[1]
     # caches are not: a stray .pyc changes nothing
     edited = store.parts_digest(store.CODE_PARTS)
     (copy / "engines" / "__pycache__").mkdir(exist_ok=True)

@@ -85,10 +85,9 @@ ASSESSED = ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horiz
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
 ARTEFACTS = ("kink", "kink_nearby", "staircase", "precision")
+_ONE_SIDED = "one-sided differences at a smaller step explain the autodiff value"
 #: What each artefact kind says about the disagreement (the evidence sentence).
-ARTEFACT_READINGS = {"kink": "one-sided differences at a smaller step explain the autodiff value",
-                     "kink_nearby": "one-sided differences at a smaller step explain the autodiff value",
-                     "staircase": "one-sided differences at a smaller step explain the autodiff value",
+ARTEFACT_READINGS = {"kink": _ONE_SIDED, "kink_nearby": _ONE_SIDED, "staircase": _ONE_SIDED,
                      "precision": "central differences approach autodiff as the step grows and agree at the "
                                   "largest step (round-off at the base step)"}
 

@@ -7,19 +7,25 @@ or start more workers; nothing here runs in the worker):
   wrong on the release under test, the same variant is measured again with
   a cheap probe list in the per-release environment of another release
   (:func:`defects4warp.envs.ensure_env`, or this interpreter for the installed
-  release; the newest of :data:`defects4warp.envs.ENGINE_RELEASES` by default: the
-  supported releases from 1.12.1, whose changes the table below covers). If the objective's finite differences agree across the two
-  releases while autodiff changes, Warp changed the adjoint; the releases in
-  between are bisected for the first one with the other release's behaviour
-  (the first that computes the other release's gradient when that one agrees
-  with finite differences, else the first that differs from the release under
+  release; the newest of :data:`defects4warp.envs.ENGINE_RELEASES` by default). If
+  the objective's finite differences agree across the two releases while
+  autodiff changes, Warp changed the adjoint; every supported release in
+  between (:data:`defects4warp.envs.RELEASES`, 1.0.2 to 1.19.0) is a candidate
+  of the bisection for the first one with the other release's behaviour (the
+  first that computes the other release's gradient when that one agrees with
+  finite differences, else the first that differs from the release under
   test), and :data:`RELEASE_CHANGES` names the classes its changelog entries
   fix. A first release is named only when no supported release lies between
-  it and the last one with the old behaviour (releases older than 1.12.1 are
-  not measured). Only when the other release agrees with finite differences is
-  the change evidence of Warp's own adjoint defect: a program wrong on both
-  releases is a taping bug whose wrong gradient changes with Warp's taping
-  behaviour (1.13.0, 1.17.0, 1.19.0 change it by design).
+  it and the last one with the old behaviour. The change is evidence of
+  Warp's own adjoint defect when the other release agrees with finite
+  differences, or when the first release that changes the gradient does
+  (the program is right there: what was wrong before it was Warp's; measured
+  on lidar-patch-shape-weights, zero below 1.4.2, right on 1.4.2-1.6.2, wrong
+  again from 1.7.2). A program wrong on both releases and at the first change
+  is a taping bug whose wrong gradient changes with Warp's taping behaviour
+  (1.13.0, 1.17.0, 1.19.0 change it by design). When the bisection could not
+  pin the first release (a measurement failed), the evidence is shared among
+  the changelog entries of the releases the bracket leaves open.
 * **Builtins measured defective** (:func:`builtin_findings`): a launched
   kernel that calls a builtin the conformance suite (:mod:`defects4warp.builtins`,
   ``docs/builtins.md``) measured ``wrong`` or ``zero`` on the running release
@@ -152,7 +158,9 @@ def changed(doc_a: dict, doc_b: dict) -> dict | None:
     dict or None
         ``{"objective_same": bool, "gradient_changed": bool, "b_agrees": bool,
         "relative_change": float}`` (None when either lacks FD items or their
-        items differ in number).
+        items differ in number). ``relative_change`` is ||ad_a - ad_b|| over the larger
+        of the two norms (in [0, 2]; it was over ``doc_a``'s alone, which made a change from
+        a zero gradient read 1e+301).
     """
     a, b = _items(doc_a), _items(doc_b)
     if a is None or b is None or a[0].shape != b[0].shape:
@@ -165,12 +173,13 @@ def changed(doc_a: dict, doc_b: dict) -> dict | None:
         diff = np.abs(ada - adb)
         changed_ = bool(np.any(~np.isfinite(ada) != ~np.isfinite(adb)) or np.any(diff > rtol * max(scale, float(np.nanmax(np.abs(ada))) if np.any(np.isfinite(ada)) else scale) + ua + ub))
     sig_b = ((doc_b.get("fd") or {}).get("calls") or [{}])[0].get("joint", {}).get("signature")
-    rel = float(np.linalg.norm(np.nan_to_num(ada - adb)) / max(np.linalg.norm(np.nan_to_num(ada)), 1e-300))
+    den = max(float(np.linalg.norm(np.nan_to_num(ada))), float(np.linalg.norm(np.nan_to_num(adb))), 1e-300)
+    rel = float(np.linalg.norm(np.nan_to_num(ada - adb)) / den)
     return {"objective_same": same_obj, "gradient_changed": changed_, "b_agrees": sig_b == "agrees", "relative_change": rel}
 
 
 def differential(path, device: str, scale: str, current: str, *, other: str | None = None, bisect: bool = True,
-                 timeout_s: float = 120.0, base_doc: dict | None = None, log=None) -> dict | None:
+                 timeout_s: float = 120.0, base_doc: dict | None = None, releases=None, log=None) -> dict | None:
     """Measure ``path`` on another release and, when autodiff changes, bisect for the first release that changes it.
 
     Parameters
@@ -186,6 +195,9 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         oldest when ``current`` is the newest).
     bisect : bool
         Bisect the releases between the two for the first change (default True).
+    releases : iterable of str, optional
+        The releases the bisection may measure (default :data:`defects4warp.envs.RELEASES`,
+        every supported release; each is measured in its cached environment).
     timeout_s : float
         Wall-clock limit of each extra measurement.
     base_doc : dict
@@ -201,9 +213,11 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         ``other``'s; else ``current``: when it differs from ``current``'s) and ``"bracket"``
         ([last release with the old behaviour, first with the new]; ``first_change`` is its
         second release only when no release of :data:`defects4warp.envs.RELEASES` lies
-        between the two); None when no other release can be prepared (offline, not installed).
+        between the two), and ``"first_agrees"`` (whether autodiff agrees with finite
+        differences on ``first_change``, when it was bisected against ``current``); None when
+        no other release can be prepared (offline, not installed).
     """
-    from ..envs import ENGINE_RELEASES, ReleaseEnvError, ensure_env
+    from ..envs import ENGINE_RELEASES, RELEASES, ReleaseEnvError, ensure_env
     from ..isolation import run_worker
     from ..runner import installed_warp_version
 
@@ -214,9 +228,9 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     cur = _v(current)
     if cur is None or base_doc is None:
         return None
-    rel = sorted((r for r in ENGINE_RELEASES if _v(r) is not None), key=_v)
+    rel = sorted((r for r in (RELEASES if releases is None else releases) if _v(r) is not None), key=_v)
     if other is None:
-        newer = [r for r in rel if _v(r) > cur]
+        newer = [r for r in ENGINE_RELEASES if _v(r) > cur]
         other = newer[-1] if newer else None
     if other is None or _v(other) == cur:
         return None
@@ -249,7 +263,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         return out
     lo_v, hi_v = sorted([cur, _v(other)])
     # ascending; the behaviour switches once in between. ``current`` and ``other`` are the ends even when
-    # they are not in ENGINE_RELEASES (an older release under test): only engine-era releases are bisected.
+    # they are not among ``releases``.
     seq = sorted({r for r in rel if lo_v <= _v(r) <= hi_v} | {current, other}, key=_v)
     newer = out["direction"] == "newer"
     lo, hi = 0, len(seq) - 1  # seq[lo] has the older behaviour, seq[hi] the newer one
@@ -280,6 +294,9 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
                 lo = mid
     out["first_change"] = seq[hi] if hi - lo == 1 and _adjacent(seq[lo], seq[hi]) else None
     out["bracket"] = [seq[lo], seq[hi]]
+    if not to_other and out["first_change"] is not None and newer:
+        # the first release that changes a gradient wrong on both ends: is the program right there?
+        out["first_agrees"] = bool((compared.get(seq[hi]) or {}).get("b_agrees"))
     return out
 
 
@@ -297,12 +314,21 @@ def _adjacent(a: str, b: str) -> bool:
 def assess_differential(diff: dict | None, *, copies: int | None = None, table=None) -> Assessment:
     """Evidence from :func:`differential`'s result: a sentence and, when autodiff changes
     between the releases while finite differences do not, the structured evidence
-    ``release_first_change:<release>`` (``release_changed`` without a first release).
+    ``release_first_change:<release>`` (``release_changed`` for a release without a
+    changelog entry in :data:`RELEASE_CHANGES`).
 
     When the other release's autodiff disagrees with finite differences too, the change is
-    not evidence that Warp fixed an adjoint of its own: ``release_changed`` is not cited, and
-    ``release_first_change:<release>`` only when its table row gives ``warp_adjoint_bug`` no
-    weight (a changelog entry about taping behaviour, e.g. 1.13.0).
+    not evidence that Warp fixed an adjoint of its own, unless the first release that
+    changes the gradient agrees with finite differences (``diff["first_agrees"]``: the
+    program is right there, so the error before it was Warp's). Otherwise
+    ``release_first_change:<release>`` is cited only when its table row gives
+    ``warp_adjoint_bug`` no weight (a changelog entry about taping behaviour, e.g. 1.13.0).
+
+    When no first release was pinned (a measurement of the bisection failed), the evidence
+    is shared among the releases the bracket leaves open: each release R after its first end
+    up to its second contributes ``1/n`` of its id's weights (``release_first_change:R`` or
+    ``release_changed``), so that an unmeasured bracket holding 1.18.0 credits 1.18.0's
+    classes instead of reading the change as Warp's own defect.
 
     Parameters
     ----------
@@ -353,17 +379,26 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     if first:
         txt += f"; first release where it changes: {first}" + (f" ({entry})" if entry else "")
     elif bracket and bracket[0] != bracket[1]:
-        txt += (f"; it changes between {bracket[0]} and {bracket[1]} (the releases in between were not "
+        txt += (f"; it changes between {bracket[0]} and {bracket[1]} (not every release in between could be "
                 "measured)")
     from ..engines.evidence import load_table
 
     table = table or load_table()
     # structured evidence: its class weights are the rows release_first_change:<release>[:no_copies]
-    # (or release_changed when no first release was found) of harness/engines/evidence_table.yaml
-    eid = f"release_first_change:{first}" if first in RELEASE_CHANGES else "release_changed"
-    if first in RELEASE_CHANGES and copies == 0 and f"{eid}:no_copies" in table.rows:
-        eid += ":no_copies"
+    # (or release_changed for a release without a changelog entry) of harness/engines/evidence_table.yaml
+    if first:
+        shares = {_change_id(first, copies, table): 1.0}
+    else:
+        shares = _bracket_shares(bracket, copies, table)
+    data = {"first_change": first, "relative_change": c.get("relative_change")}
     a.facts["first_change"] = first
+    if not c.get("b_agrees") and diff.get("first_agrees"):
+        txt += (f"; autodiff disagrees with finite differences on {diff['other']} too, but agrees on {first}: "
+                f"the program's gradient is right there, so the error on {diff['current']} is Warp's")
+        a.add("release", False, txt, diff)
+        for eid, share in shares.items():
+            a.cite(eid, "release", txt, data, strength=share)
+        return a
     if not c.get("b_agrees"):
         # Wrong on both releases: the change is not evidence that Warp fixed an adjoint of its own
         # (taping behaviour changes with the release by design: 1.13.0 consumes written arrays'
@@ -372,12 +407,45 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
         txt += (f"; autodiff disagrees with finite differences on {diff['other']} too, so the change is not "
                 "evidence that Warp fixed its adjoint")
         a.add("release", False, txt, diff)
-        if first in RELEASE_CHANGES and "warp_adjoint_bug" not in table.weights(eid):
-            a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
+        for eid, share in shares.items():
+            if eid != "release_changed" and "warp_adjoint_bug" not in table.weights(eid):
+                a.cite(eid, "release", txt, data, strength=share)
         return a
     a.add("release", False, txt, diff)
-    a.cite(eid, "release", txt, {"first_change": first, "relative_change": c.get("relative_change")})
+    for eid, share in shares.items():
+        a.cite(eid, "release", txt, data, strength=share)
     return a
+
+
+def _change_id(release: str | None, copies: int | None, table) -> str:
+    """The evidence id of a change first seen on ``release``: ``release_first_change:<release>``
+    (``...:no_copies`` when the traced call made no copy and the table has that row) for a
+    release of :data:`RELEASE_CHANGES`, else ``release_changed``."""
+    if release not in RELEASE_CHANGES:
+        return "release_changed"
+    eid = f"release_first_change:{release}"
+    if copies == 0 and f"{eid}:no_copies" in table.rows:
+        eid += ":no_copies"
+    return eid
+
+
+def _bracket_shares(bracket, copies, table) -> dict:
+    """Evidence id -> share (summing to 1) over the supported releases after ``bracket[0]`` up to
+    ``bracket[1]`` (:data:`defects4warp.envs.RELEASES`); ``{"release_changed": 1.0}`` without a
+    bracket or when none of them lies inside it."""
+    from ..envs import RELEASES
+
+    if not bracket or _v(bracket[0]) is None or _v(bracket[1]) is None:
+        return {"release_changed": 1.0}
+    lo, hi = sorted((_v(bracket[0]), _v(bracket[1])))
+    inside = [r for r in RELEASES if lo < _v(r) <= hi]
+    if not inside:
+        return {"release_changed": 1.0}
+    shares = {}
+    for r in inside:
+        eid = _change_id(r, copies, table)
+        shares[eid] = shares.get(eid, 0.0) + 1.0 / len(inside)
+    return shares
 
 
 def _ratios(xs) -> str:
