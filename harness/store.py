@@ -53,10 +53,12 @@ IGNORED_PARTS = ("__pycache__",)
 #: Harness sources (relative to the ``harness`` package) whose digest is part of
 #: every built-in engine's key: everything an engine worker imports, the
 #: engine's data files (its fitted evidence table, and ``data/builtins``, the
-#: builtins conformance results the release probe cites) included. A test checks
-#: that the modules these import lie inside them.
+#: builtins conformance results the release probe cites, with the module that
+#: reads them) included, and ``envs.py`` (its ``RELEASES`` are the candidates of
+#: the release differential's bisection). A test checks that the modules these
+#: import lie inside them.
 CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "taxonomy.py",
-              "validate.py", "blind.py", "kernel_cache.py", "problem.py", "data")
+              "validate.py", "blind.py", "kernel_cache.py", "problem.py", "data", "builtins/__init__.py", "envs.py")
 
 #: Harness sources whose digest is part of every validation's key: the
 #: independent oracle, the capture it runs script variants through (with the

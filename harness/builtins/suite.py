@@ -346,13 +346,25 @@ def enumerate_specs(*, max_per_builtin: int = 12):
     return [out[k] for k in sorted(out)]
 
 
-#: Array access patterns (kernel body lines, ``x`` a float array, ``y`` a vec3 array): name -> body.
+#: Access patterns (kernel body lines, ``x`` a float array, ``y`` a vec3 array, or the type of
+#: :data:`ACCESS_RET`; ``R`` is ``y``'s element type): name -> body. The ``local_*`` patterns assign
+#: a component of a kernel-local vector or matrix (``v[1] = ...``, ``v[2] += ...``, ``v.x = ...``,
+#: ``m[0, 1] = ...``, ``m[1, 1] += ...``), once each: measured zero on 1.0.2-1.3.3 (Warp drops the
+#: adjoint of every local component write there, whatever the program does; 2026-12-02, the mechanism
+#: behind lidar-patch-shape-weights' and harbour-buoy-ballast-drift's old-release labels).
 ACCESS = {
     "component_write": ["y[i].x = 2.0 * x[i]", "y[i].y = 3.0 * x[i]", "y[i].z = 4.0 * x[i]"],
     "component_add": ["y[i].x += x[i]", "y[i].z += 2.0 * x[i]"],
     "component_mul": ["y[i].y *= x[i]"],
     "element_add": ["y[i] += x[i] * v"],
+    "local_component_write": ["v = R()", "v[1] = 2.0 * x[i]", "y[i] = v"],
+    "local_component_add": ["v = R()", "v[2] += 3.0 * x[i]", "y[i] = v"],
+    "local_attribute_write": ["v = R()", "v.x = 4.0 * x[i]", "y[i] = v"],
+    "local_matrix_write": ["m = R()", "m[0, 1] = 2.0 * x[i]", "y[i] = m"],
+    "local_matrix_add": ["m = R()", "m[1, 1] += 3.0 * x[i]", "y[i] = m"],
 }
+#: Element type of ``y`` of an access pattern, without its scalar suffix (default ``vec3``).
+ACCESS_RET = {"local_matrix_write": "mat22", "local_matrix_add": "mat22"}
 
 #: Tile templates: name -> (reduction expression over ``t``, output is a 1-tile).
 TILES = {
@@ -390,8 +402,10 @@ def template_specs(reg):
     for pat in ACCESS:
         for dt in ("float32", "float64"):
             c = "f" if dt == "float32" else "d"
-            out.append({"id": f"[{pat}](vec3{c})", "builtin": f"[{pat}]", "family": "array access",
-                        "args": [["x", dt]], "ret": f"vec3{c}", "dtype": dt, "differentiable": None,
+            ret = ACCESS_RET.get(pat, "vec3") + c
+            out.append({"id": f"[{pat}]({ret})", "builtin": f"[{pat}]",
+                        "family": "local component" if pat.startswith("local_") else "array access",
+                        "args": [["x", dt]], "ret": ret, "dtype": dt, "differentiable": None,
                         "template": pat})
     if "tile_sum" in reg:
         for name in TILES:
@@ -427,13 +441,16 @@ def kernel_source(j: int, spec: dict) -> list:
         return lines
     if tpl in ACCESS:
         rt = f"T{j}_r"
+        # the bodies read a0 directly: an array alias (x = a0) does not build with its adjoint on old
+        # releases (no array_t += in the adjoint; every access cell below 1.5 was a build_error until
+        # 2026-12-02), so each cell measures its access pattern alone
         lines += [f"{rt} = {type_expr(spec['ret'])}", "@wp.kernel",
                   f"def k{j}(a0: wp.array(dtype=wp.{dt}), y: wp.array(dtype={rt})):",
-                  "    i = wp.tid()", "    x = a0"]
+                  "    i = wp.tid()"]
         if tpl == "element_add":
             lines.append(f"    v = {rt}(wp.{dt}(1.0), wp.{dt}(2.0), wp.{dt}(3.0))")
         lines += ["    " + b.replace("2.0", f"wp.{dt}(2.0)").replace("3.0", f"wp.{dt}(3.0)").replace("4.0", f"wp.{dt}(4.0)")
-                  for b in ACCESS[tpl]]
+                  .replace("R()", f"{rt}()").replace("x[i]", "a0[i]") for b in ACCESS[tpl]]
         return lines
     params, call = [], []
     for a, (k, s) in enumerate(spec["args"]):
@@ -522,7 +539,7 @@ class Case:
         m = TILE_N if False else (1 if self.tiled else size_of(self.ret))
         self.W = rng.uniform(0.5, 1.5, size=(self.points, m)) * rng.choice([-1.0, 1.0], size=(self.points, m))
         self.y0 = None
-        if tpl in ACCESS:
+        if tpl in ACCESS and not tpl.startswith("local_"):
             self.y0 = rng.uniform(0.5, 1.5, size=(self.points, 3))
 
     def _wp_arrays(self, vals_list, requires_grad):

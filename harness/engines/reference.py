@@ -155,7 +155,9 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         evidence += src.evidence
     # builtins with documented adjoint defects, release differential
     kernel_names = release_probe.kernel_names(doc)
-    builtins = release_probe.builtin_findings(path, kernel_names, version) if path is not None else None
+    agreeing = [k["kernel"] for k in assessed["launches"].facts["passing"]]
+    builtins = (release_probe.builtin_findings(path, kernel_names, version, agreeing=agreeing)
+                if path is not None else None)
     if builtins is not None:
         evidence += builtins.evidence
     diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"),
@@ -317,7 +319,7 @@ def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, launc
     if builtins is not None:
         per_id = {}
         for e in builtins.evidence:
-            if not e["clean"]:
+            if not e["clean"] and (e.get("data") or {}).get("counted", True):
                 eid = (e.get("data") or {}).get("evidence", "builtin_adjoint_defect")
                 per_id.setdefault(eid, []).append((e.get("data") or {}).get("builtin"))
         for eid, names in sorted(per_id.items()):

@@ -16,20 +16,21 @@ or start more workers; nothing here runs in the worker):
   finite differences, else the first that differs from the release under
   test), and :data:`RELEASE_CHANGES` names the classes its changelog entries
   fix. A first release is named only when no supported release lies between
-  it and the last one with the old behaviour. The change is evidence of
-  Warp's own adjoint defect when the other release agrees with finite
-  differences, or when the first release that changes the gradient does
-  (the program is right there: what was wrong before it was Warp's; measured
-  on lidar-patch-shape-weights, zero below 1.4.2, right on 1.4.2-1.6.2, wrong
-  again from 1.7.2). A program wrong on both releases and at the first change
-  is a taping bug whose wrong gradient changes with Warp's taping behaviour
-  (1.13.0, 1.17.0, 1.19.0 change it by design). When the bisection could not
-  pin the first release (a measurement failed), the evidence is shared among
-  the changelog entries of the releases the bracket leaves open.
+  it and the last one with the old behaviour. Only when the other release
+  agrees with finite differences is the change evidence of Warp's own adjoint
+  defect: a program wrong on both releases is a taping bug whose wrong
+  gradient changes with Warp's taping behaviour (1.13.0, 1.17.0, 1.19.0 change
+  it by design), even when a release in between happens to compute it right
+  (harbour-buoy-ballast-drift's reassigned vector component is right on
+  1.4.2-1.6.2 only). When the bisection could not pin the first release (a
+  measurement failed, or ``bisect=False``), the evidence is shared among the
+  changelog entries of the releases the bracket leaves open.
 * **Builtins measured defective** (:func:`builtin_findings`): a launched
   kernel that calls a builtin the conformance suite (:mod:`defects4warp.builtins`,
   ``docs/builtins.md``) measured ``wrong`` or ``zero`` on the running release
-  is direct evidence of ``warp_adjoint_bug``, with the measured numbers.
+  is direct evidence of ``warp_adjoint_bug``, with the measured numbers, unless every
+  kernel that reaches it agrees with finite differences in isolation (the per-launch
+  check): then it is reported, not counted.
 
 Source of :data:`RELEASE_CHANGES`: the Warp changelog entries restated in
 ``docs/taxonomy.md`` ("Release facts") and ``shared/reports/public-reports.md``
@@ -50,7 +51,7 @@ from . import Assessment
 #: gradient changes at that release most likely has, and how much, are the evidence table's rows
 #: ``release_first_change:<release>`` (and ``...:no_copies`` where a copy adjoint can explain the
 #: change, as for 1.15.0/1.17.0, or 1.13.0 when a copy's destination is stored into before 1.17, and
-#: the traced call made no copy; ``release_changed`` without a first release).
+#: the traced call made no copy; ``release_changed`` for a release without an entry here).
 RELEASE_CHANGES = {
     "1.13.0": "array-store adjoints read and zero the output adjoint: backward() consumes the adjoints of "
               "written arrays (retain_grad opts out)",
@@ -191,8 +192,8 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         The Warp release of ``base_doc``.
     other : str, optional
         Release to compare with (default: the newest of
-        :data:`defects4warp.envs.ENGINE_RELEASES` that differs from ``current``; the
-        oldest when ``current`` is the newest).
+        :data:`defects4warp.envs.ENGINE_RELEASES` newer than ``current``; None, and no
+        differential, when ``current`` is the newest).
     bisect : bool
         Bisect the releases between the two for the first change (default True).
     releases : iterable of str, optional
@@ -213,9 +214,7 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         ``other``'s; else ``current``: when it differs from ``current``'s) and ``"bracket"``
         ([last release with the old behaviour, first with the new]; ``first_change`` is its
         second release only when no release of :data:`defects4warp.envs.RELEASES` lies
-        between the two), and ``"first_agrees"`` (whether autodiff agrees with finite
-        differences on ``first_change``, when it was bisected against ``current``); None when
-        no other release can be prepared (offline, not installed).
+        between the two); None when no other release can be prepared (offline, not installed).
     """
     from ..envs import ENGINE_RELEASES, RELEASES, ReleaseEnvError, ensure_env
     from ..isolation import run_worker
@@ -294,17 +293,14 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
                 lo = mid
     out["first_change"] = seq[hi] if hi - lo == 1 and _adjacent(seq[lo], seq[hi]) else None
     out["bracket"] = [seq[lo], seq[hi]]
-    if not to_other and out["first_change"] is not None and newer:
-        # the first release that changes a gradient wrong on both ends: is the program right there?
-        out["first_agrees"] = bool((compared.get(seq[hi]) or {}).get("b_agrees"))
     return out
 
 
 def _adjacent(a: str, b: str) -> bool:
     """Whether releases ``a`` < ``b`` have no supported release between them
     (:data:`defects4warp.envs.RELEASES`): only then is ``b`` the first release with the
-    change. A bracket such as (1.0.2, 1.12.1), whose inner releases the differential does not
-    measure, says only that the change happened somewhere in between."""
+    change. A bracket such as (1.0.2, 1.12.1), left open when a measurement in between failed,
+    says only that the change happened somewhere in between."""
     from ..envs import RELEASES
 
     va, vb = _v(a), _v(b)
@@ -318,14 +314,12 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     changelog entry in :data:`RELEASE_CHANGES`).
 
     When the other release's autodiff disagrees with finite differences too, the change is
-    not evidence that Warp fixed an adjoint of its own, unless the first release that
-    changes the gradient agrees with finite differences (``diff["first_agrees"]``: the
-    program is right there, so the error before it was Warp's). Otherwise
-    ``release_first_change:<release>`` is cited only when its table row gives
-    ``warp_adjoint_bug`` no weight (a changelog entry about taping behaviour, e.g. 1.13.0).
+    not evidence that Warp fixed an adjoint of its own: ``release_first_change:<release>``
+    is cited only when its table row gives ``warp_adjoint_bug`` no weight (a changelog entry
+    about taping behaviour, e.g. 1.13.0).
 
-    When no first release was pinned (a measurement of the bisection failed), the evidence
-    is shared among the releases the bracket leaves open: each release R after its first end
+    When no first release was pinned (a measurement of the bisection failed, or it did not
+    bisect), the evidence is shared among the releases the bracket leaves open: each release R after its first end
     up to its second contributes ``1/n`` of its id's weights (``release_first_change:R`` or
     ``release_changed``), so that an unmeasured bracket holding 1.18.0 credits 1.18.0's
     classes instead of reading the change as Warp's own defect.
@@ -392,13 +386,6 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
         shares = _bracket_shares(bracket, copies, table)
     data = {"first_change": first, "relative_change": c.get("relative_change")}
     a.facts["first_change"] = first
-    if not c.get("b_agrees") and diff.get("first_agrees"):
-        txt += (f"; autodiff disagrees with finite differences on {diff['other']} too, but agrees on {first}: "
-                f"the program's gradient is right there, so the error on {diff['current']} is Warp's")
-        a.add("release", False, txt, diff)
-        for eid, share in shares.items():
-            a.cite(eid, "release", txt, data, strength=share)
-        return a
     if not c.get("b_agrees"):
         # Wrong on both releases: the change is not evidence that Warp fixed an adjoint of its own
         # (taping behaviour changes with the release by design: 1.13.0 consumes written arrays'
@@ -453,21 +440,48 @@ def _ratios(xs) -> str:
 
 
 def access_patterns(node) -> set:
-    """Array access patterns of the conformance suite that ``node`` uses: ``[component_write]``
-    (``y[i].x = ...``), ``[component_add]`` (``y[i].x += ...``), ``[component_mul]`` (``y[i].x *= ...``)."""
+    """Access patterns of the conformance suite (``ACCESS`` in :mod:`defects4warp.builtins.suite`)
+    that the function ``node`` uses.
+
+    Array elements: ``[component_write]`` (``y[i].x = ...``), ``[component_add]``
+    (``y[i].x += ...``), ``[component_mul]`` (``y[i].x *= ...``). Components of a kernel-local
+    vector or matrix (a name that is not a parameter of ``node``): ``[local_component_write]``
+    (``v[1] = ...``), ``[local_component_add]`` (``v[1] += ...``, ``v.x += ...``),
+    ``[local_attribute_write]`` (``v.x = ...``, attributes ``x``, ``y``, ``z``, ``w`` only: other
+    names are struct fields), ``[local_matrix_write]`` (``m[0, 1] = ...``) and ``[local_matrix_add]``
+    (``m[0, 1] += ...``).
+    """
     import ast
 
+    params = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = node.args
+        params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
     out = set()
     for n in ast.walk(node):
         tgts = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        write = isinstance(n, ast.Assign)
+        add = isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
         for t in tgts:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Subscript):
-                if isinstance(n, ast.Assign):
+                if write:
                     out.add("[component_write]")
-                elif isinstance(n.op, ast.Add):
+                elif add:
                     out.add("[component_add]")
                 elif isinstance(n.op, ast.Mult):
                     out.add("[component_mul]")
+            elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id not in params \
+                    and t.attr in ("x", "y", "z", "w"):
+                if write:
+                    out.add("[local_attribute_write]")
+                elif add:
+                    out.add("[local_component_add]")
+            elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id not in params:
+                matrix = isinstance(t.slice, ast.Tuple) and len(t.slice.elts) == 2
+                if write:
+                    out.add("[local_matrix_write]" if matrix else "[local_component_write]")
+                elif add:
+                    out.add("[local_matrix_add]" if matrix else "[local_component_add]")
     return out
 
 
@@ -484,9 +498,15 @@ def _describe(cells: list) -> str:
     return "; ".join(parts) + more
 
 
-def builtin_findings(path, kernels: list, warp_version: str | None, *, device: str = "cpu", lookup=None) -> Assessment:
+def builtin_findings(path, kernels: list, warp_version: str | None, *, device: str = "cpu", lookup=None,
+                     agreeing=()) -> Assessment:
     """Builtins called by a launched kernel (or a ``@wp.func`` it calls, transitively, within the variant's
     files) that the conformance suite measured ``wrong`` or ``zero`` on this release.
+
+    A function reached only from kernels that agree with finite differences in isolation
+    (``agreeing``, the per-launch check's passing kernels) is reported but not counted
+    (``data["counted"]`` False): its defective builtin does not move that kernel's adjoint (e.g. a
+    local vector component written from constants, on a release where such writes have no adjoint).
 
     Parameters
     ----------
@@ -494,6 +514,9 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
         The variant folder.
     kernels : list[str]
         Names of the kernels launched during gradient() (from the trace).
+    agreeing : iterable of str
+        Kernels the per-launch check (:mod:`defects4warp.probes.launches`) found to agree with
+        finite differences in isolation (default none).
     warp_version : str
     device : str
         Device of the run (committed data is CPU; other devices fall back to it).
@@ -523,6 +546,7 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
     from .source import called_names, function_defs, ran_functions
 
     defs = function_defs(path)
+    live = ran_functions(path, set(kernels) - set(agreeing), defs)
     for name in sorted(ran_functions(path, set(kernels), defs)):
         fname, node = defs[name] if name in defs else (None, None)
         if node is None:
@@ -537,10 +561,13 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
             what = f"wp.{b}" if not b.startswith("[") else f"the access pattern {b}"
             on = (f"Warp {warp_version}" if not cs[0].get("bracket") else
                   f"Warp {cs[0]['bracket'][0]} and {cs[0]['bracket'][1]}, the measured releases around {warp_version}")
+            counted = name in live
             a.add("release", False, f"{fname}:{node.lineno}: kernel code {name} uses {what}, whose adjoint the "
                   f"builtins conformance suite measured defective on {on} ({len(cs)} of {n} "
-                  f"overloads: {_describe(cs)}; docs/builtins.md)",
-                  {"builtin": b, "function": name, "overloads": [c["id"] for c in cs],
+                  f"overloads: {_describe(cs)}; docs/builtins.md)"
+                  + ("" if counted else "; every kernel that reaches it agrees with finite differences in "
+                     "isolation, so it is not counted"),
+                  {"builtin": b, "function": name, "overloads": [c["id"] for c in cs], "counted": counted,
                    "evidence": BUILTIN_EVIDENCE.get(b, "builtin_adjoint_defect")})
     return a
 
