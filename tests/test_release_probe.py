@@ -87,7 +87,8 @@ def test_differential_from_an_old_release_bisects_every_supported_release(monkey
     monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
     out = release.differential("x", "cpu", "small", "1.5.1", base_doc=doc([1.0, 2.0], [2.0, 4.0]))
     assert out["other"] == "1.19.0" and out["first_change"] == "1.7.2" and out["bracket"] == ["1.6.2", "1.7.2"]
-    assert {"1.6.2", "1.7.2"} <= set(measured) and set(measured) - set(envs.ENGINE_RELEASES)
+    assert {"1.6.2", "1.7.2"} <= set(measured) <= set(envs.RELEASES)
+    assert set(measured) - set(envs.ENGINE_RELEASES)  # old releases were measured too
     # a release list without the old ones leaves the bracket open
     measured.clear()
     out = release.differential("x", "cpu", "small", "1.5.1", base_doc=doc([1.0, 2.0], [2.0, 4.0]),
@@ -308,6 +309,15 @@ def test_access_patterns_tell_local_components_from_array_stores_and_struct_fiel
                                              "[local_component_write]", "[local_matrix_add]", "[local_matrix_write]"}
     only_arrays = ast.parse("def k(x: wp.array(dtype=float)):\n    i = wp.tid()\n    x[i] = 1.0\n    x[i] += 2.0\n")
     assert release.access_patterns(only_arrays.body[0]) == set()
+    # a name bound to an array parameter is a view of it; a vector parameter is passed by value (a local);
+    # -= is an add
+    src2 = ("def f(out: wp.array(dtype=float), v: wp.vec3, m: wp.mat22):\n    a = out\n    b = a\n"
+            "    b[0] = 1.0\n    v[0] = 2.0\n    m[0, 1] -= 1.0\n    return v\n")
+    assert release.access_patterns(ast.parse(src2).body[0]) == {"[local_component_write]", "[local_matrix_add]"}
+    # host code is not kernel code: only decorated functions are looked up
+    host, kern = ast.parse("def host(t):\n    t[0] = 1.0\n\n@wp.kernel\ndef k(y: wp.array(dtype=float)):\n    pass\n"
+                           "\n@wp.func_grad(f)\ndef g(x: float):\n    pass\n").body[0:2]
+    assert not release.is_warp_function(host) and release.is_warp_function(kern)
 
 
 def test_a_local_component_write_cites_the_release_where_it_has_no_adjoint(tmp_path):
@@ -325,3 +335,10 @@ def test_a_local_component_write_cites_the_release_where_it_has_no_adjoint(tmp_p
     # the kernel agrees with finite differences in isolation: the defect does not move its adjoint
     (e,) = release.builtin_findings(tmp_path, ["cov"], "1.3.3", agreeing=["cov"]).evidence
     assert e["data"]["counted"] is False and "so it is not counted" in e["finding"]
+
+
+def test_agreeing_kernels_match_both_names_and_never_excuse_a_failing_namesake():
+    recs = [{"kernel": "make__locals__inner", "ok": True}, {"kernel": "integrate", "ok": True},
+            {"kernel": "step", "ok": False}, {"kernel": "other__step", "ok": True},
+            {"kernel": "spring", "skipped": "budget"}]
+    assert release.agreeing_kernels(recs) == {"make__locals__inner", "inner", "integrate", "other__step"}

@@ -621,7 +621,10 @@ def test_compatibility_layer_matches_registry():
     assert source.RULES == {n: r.classes for n, r in registry.REGISTRY.items()}
     assert source.SPECIFICITY["nonsmooth_op"] == 0.1 and source.SPECIFICITY["inplace_array_op"] == source.DEFAULT_SPECIFICITY
     assert {n: str(s) for n, s in probe.RELEASE_GATES.items()} == {
-        "array_component_write": "<1.14", "copy_on_tape": "<1.17", "grad_buffer_reuse": ">=1.13"}
+        "array_component_write": "<1.14", "copy_on_tape": "<1.17", "grad_buffer_reuse": ">=1.13",
+        "component_reassign": ">=1.7.2", "component_write_after_init": ">=1.7.2"}
+    # a reassigned local component is right on 1.4.2-1.6.2 and has no adjoint at all before (Warp's defect)
+    assert not probe.release_ok("component_reassign", "1.6.2") and probe.release_ok("component_reassign", "1.7.2")
     assert probe.release_ok("array_component_write", "1.13.0") and not probe.release_ok("array_component_write", "1.14.0")
     assert not probe.release_ok("grad_buffer_reuse", "1.12.1") and probe.release_ok("grad_buffer_reuse", "1.19.0")
     assert len(probe.OBSERVED_RULES) == 17 and "no_grad_zeroing" in probe.OBSERVED_RULES

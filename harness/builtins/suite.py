@@ -441,8 +441,8 @@ def kernel_source(j: int, spec: dict) -> list:
         return lines
     if tpl in ACCESS:
         rt = f"T{j}_r"
-        # the bodies read a0 directly: an array alias (x = a0) does not build with its adjoint on old
-        # releases (no array_t += in the adjoint; every access cell below 1.5 was a build_error until
+        # the bodies read a0 directly: an array alias (x = a0) does not build with its adjoint on
+        # 1.1.0-1.8.1 (no array_t += in the adjoint: every access cell there was a build_error until
         # 2026-12-02), so each cell measures its access pattern alone
         lines += [f"{rt} = {type_expr(spec['ret'])}", "@wp.kernel",
                   f"def k{j}(a0: wp.array(dtype=wp.{dt}), y: wp.array(dtype={rt})):",

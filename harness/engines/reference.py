@@ -155,7 +155,7 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         evidence += src.evidence
     # builtins with documented adjoint defects, release differential
     kernel_names = release_probe.kernel_names(doc)
-    agreeing = [k["kernel"] for k in assessed["launches"].facts["passing"]]
+    agreeing = release_probe.agreeing_kernels(assessed["launches"].facts["kernels"])
     builtins = (release_probe.builtin_findings(path, kernel_names, version, agreeing=agreeing)
                 if path is not None else None)
     if builtins is not None:

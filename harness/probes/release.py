@@ -40,6 +40,7 @@ a case cites it.
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -439,34 +440,66 @@ def _ratios(xs) -> str:
     return ", ".join(f"{x:.4g}" for x in xs)
 
 
+#: Parameter annotations of a value type (vectors, matrices, quaternions, transforms): Warp passes
+#: them by value, so writing a component of such a parameter is a write to a local.
+_VALUE_ANNOTATION = re.compile(r"\b(vec|mat|quat|transform|spatial_)\w*")
+
+
+def is_warp_function(node) -> bool:
+    """Whether ``node`` is decorated as Warp kernel code (``@wp.kernel``, ``@wp.func``,
+    ``@wp.func_grad(...)``, ``@kernel(...)``, ...): host functions are never looked up."""
+    import ast
+
+    for d in getattr(node, "decorator_list", ()):
+        f = d.func if isinstance(d, ast.Call) else d
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        if name in ("kernel", "func", "func_grad", "func_replay", "func_native"):
+            return True
+    return False
+
+
 def access_patterns(node) -> set:
     """Access patterns of the conformance suite (``ACCESS`` in :mod:`defects4warp.builtins.suite`)
     that the function ``node`` uses.
 
     Array elements: ``[component_write]`` (``y[i].x = ...``), ``[component_add]``
-    (``y[i].x += ...``), ``[component_mul]`` (``y[i].x *= ...``). Components of a kernel-local
-    vector or matrix (a name that is not a parameter of ``node``): ``[local_component_write]``
-    (``v[1] = ...``), ``[local_component_add]`` (``v[1] += ...``, ``v.x += ...``),
-    ``[local_attribute_write]`` (``v.x = ...``, attributes ``x``, ``y``, ``z``, ``w`` only: other
-    names are struct fields), ``[local_matrix_write]`` (``m[0, 1] = ...``) and ``[local_matrix_add]``
-    (``m[0, 1] += ...``).
+    (``y[i].x += ...``), ``[component_mul]`` (``y[i].x *= ...``). Components of a local vector or
+    matrix: ``[local_component_write]`` (``v[1] = ...``), ``[local_component_add]`` (``v[1] += ...``,
+    ``v[1] -= ...``, ``v.x += ...``), ``[local_attribute_write]`` (``v.x = ...``; attributes ``x``,
+    ``y``, ``z``, ``w`` only: other names are struct fields), ``[local_matrix_write]``
+    (``m[0, 1] = ...``) and ``[local_matrix_add]`` (``m[0, 1] += ...``). A local is any name but a
+    parameter annotated with another than a value type (an array, a struct) and a name bound to
+    such a parameter (``a = out``); a vector or matrix parameter is passed by value, so it counts.
     """
     import ast
 
     params = set()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = node.args
-        params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+        for x in a.posonlyargs + a.args + a.kwonlyargs:
+            ann = ast.unparse(x.annotation) if x.annotation is not None else ""
+            if "array" in ann or not _VALUE_ANNOTATION.search(ann):
+                params.add(x.arg)
+    # names bound to a parameter (or to such a name) are views of it, not locals
+    grew = True
+    while grew:
+        grew = False
+        for n in ast.walk(node):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params:
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id not in params:
+                        params.add(t.id)
+                        grew = True
     out = set()
     for n in ast.walk(node):
         tgts = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
         write = isinstance(n, ast.Assign)
-        add = isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
+        add = isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub))
         for t in tgts:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Subscript):
                 if write:
                     out.add("[component_write]")
-                elif add:
+                elif add and isinstance(n.op, ast.Add):
                     out.add("[component_add]")
                 elif isinstance(n.op, ast.Mult):
                     out.add("[component_mul]")
@@ -496,6 +529,20 @@ def _describe(cells: list) -> str:
                          else f"{c['id']} non-zero where finite differences are 0")
     more = f" and {len(cells) - 3} more" if len(cells) > 3 else ""
     return "; ".join(parts) + more
+
+
+def agreeing_kernels(records: list) -> set:
+    """Names of the kernels the per-launch check found to agree with finite differences in
+    isolation (``ok`` True in :mod:`defects4warp.probes.launches`' records), under their Warp key
+    (``make__locals__inner`` for a kernel defined in a function) and their plain name (``inner``),
+    the two forms :func:`kernel_names` holds. A name that a kernel not found to agree also has (a
+    failing or unchecked kernel, one of the same name in another file) is left out."""
+    def plain(k):
+        return str(k).split("__")[-1]
+
+    ok = {r["kernel"] for r in records if r.get("ok") is True and r.get("kernel")}
+    other = {r["kernel"] for r in records if r.get("ok") is not True and r.get("kernel")}
+    return (ok | {plain(k) for k in ok}) - other - {plain(k) for k in other}
 
 
 def builtin_findings(path, kernels: list, warp_version: str | None, *, device: str = "cpu", lookup=None,
@@ -551,7 +598,7 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
         fname, node = defs[name] if name in defs else (None, None)
         if node is None:
             continue
-        names = called_names(node) | access_patterns(node)
+        names = called_names(node) | (access_patterns(node) if is_warp_function(node) else set())
         cells = lookup(str(warp_version), device, names)
         by = {}
         for c in cells:
