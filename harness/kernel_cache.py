@@ -8,12 +8,18 @@ so the oracle still shares no module with the engine.
 
 from __future__ import annotations
 
-#: Releases whose CPU kernel cache names a module's object file after the module alone
-#: (``wp_<module>.o``, no content hash: Warp 1.0.x and 1.1.x; 1.2.0 added the hash to the path).
-#: Two workers building same-named modules at once (every script is ``__main__``, every adapter
-#: ``problem``) overwrite each other's object file, and the loser crashes loading it
+#: Releases whose shared CPU kernel cache can serve one program another program's module.
+#: Warp 1.0.x and 1.1.x name a module's object file after the module alone (``wp_<module>.o``, no
+#: content hash): two workers building same-named modules at once (every script is ``__main__``,
+#: every adapter ``problem``) overwrite each other's object file, and the loser crashes loading it
 #: ("The file was not recognized as a valid object file", then SIGSEGV; measured on 1.0.2 and 1.1.0).
-SHARED_CACHE_BEFORE = (1, 2)
+#: Warp 1.2.x hashes the module, but the hash leaves out ``@wp.func_replay`` functions: the buggy and
+#: fixed variants of hodoscope-strip-timing-offsets (which differ by a replay function only) both
+#: build ``wp_detector_e3b6674``, and whichever compiled first serves both (measured 2026-12-02 on
+#: 1.2.2: run in one cache, both variants give a zero gradient, or both the right one, by order; in
+#: private caches the fixed variant is right and the buggy zero, as on 1.1.0 and 1.3.3, where the
+#: two modules differ).
+SHARED_CACHE_BEFORE = (1, 3)
 
 
 def private_kernel_cache():

@@ -29,8 +29,8 @@ def _fake_warp(monkeypatch, version):
     return mod
 
 
-@pytest.mark.parametrize("version", ["1.0.2", "1.1.0"])
-def test_releases_without_a_hashed_object_name_get_a_private_cache(monkeypatch, version):
+@pytest.mark.parametrize("version", ["1.0.2", "1.1.0", "1.2.2"])
+def test_releases_whose_cache_can_serve_another_programs_module_get_a_private_cache(monkeypatch, version):
     wp = _fake_warp(monkeypatch, version)
     d = kernel_cache.private_kernel_cache()
     assert d is not None and os.path.isdir(d.name) and wp.config.kernel_cache_dir == d.name
@@ -39,11 +39,11 @@ def test_releases_without_a_hashed_object_name_get_a_private_cache(monkeypatch, 
     assert not os.path.exists(d.name)
 
 
-@pytest.mark.parametrize("version", ["1.2.2", "1.9.1", "1.19.0", "2.0.0", "dev"])
+@pytest.mark.parametrize("version", ["1.3.3", "1.9.1", "1.19.0", "2.0.0", "dev"])
 def test_newer_or_unreadable_releases_keep_the_shared_cache(monkeypatch, version):
     wp = _fake_warp(monkeypatch, version)
     assert kernel_cache.private_kernel_cache() is None and wp.config.kernel_cache_dir is None
-    assert kernel_cache.SHARED_CACHE_BEFORE == (1, 2)
+    assert kernel_cache.SHARED_CACHE_BEFORE == (1, 3)
 
 
 def test_both_workers_use_the_neutral_module_and_it_imports_nothing_of_the_package():

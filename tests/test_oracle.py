@@ -399,6 +399,6 @@ def test_worker_uses_a_private_kernel_cache_only_where_warp_names_objects_withou
     assert d is not None and os.path.isdir(d.name) and old.config.kernel_cache_dir == d.name
     d.cleanup()
     assert not os.path.exists(d.name)
-    assert worker.private_kernel_cache.__doc__ and worker.SHARED_CACHE_BEFORE == (1, 2)
-    new = fake("1.2.2")
+    assert worker.private_kernel_cache.__doc__ and worker.SHARED_CACHE_BEFORE == (1, 3)
+    new = fake("1.3.3")
     assert worker.private_kernel_cache() is None and new.config.kernel_cache_dir is None
