@@ -14,7 +14,11 @@ evidence re-reads it) and ``expected``: the diagnosis the main checkout's
 evidence table's refit to temperature 8.0 (scores changed in 22 of 32 runs, no
 verdict and no top class), and again when a per-launch check that could not run
 became uncounted instead of clean (the ``launches`` evidence flag of 4 runs; no
-verdict, class, score or citation moved), as
+verdict, class, score or citation moved), and once more when a module-level
+statement in a file whose kernels ran became code that ran (it runs at import;
+heatsink-fin-conductance-fit/buggy now also cites ``rule:backward_disabled`` for
+its module-level ``wp.set_module_options``; verdict, classes and scores
+unchanged), as
 ``scripts/reinterpret.py`` summarises it (verdict, signature, ranked classes
 with scores, cited evidence ids with strengths, evidence sentences).
 

@@ -342,3 +342,27 @@ def test_agreeing_kernels_match_both_names_and_never_excuse_a_failing_namesake()
             {"kernel": "step", "ok": False}, {"kernel": "other__step", "ok": True},
             {"kernel": "spring", "skipped": "budget"}]
     assert release.agreeing_kernels(recs) == {"make__locals__inner", "inner", "integrate", "other__step"}
+
+
+def test_a_module_level_option_counts_where_its_module_kernels_ran(tmp_path):
+    """wp.set_module_options at module level runs when the program imports the module, before the
+    traced gradient() call, so line coverage never sees it: it counts when the same file defines a
+    kernel that ran, not when it sits under `if __name__ == "__main__":` or in a file whose kernels
+    did not run (canoe-sprint-stroke-profile's adapter on 1.1.0-1.2.2, where no per-launch check
+    runs, read the option as code that did not run)."""
+    from defects4warp.probes import source
+
+    (tmp_path / "boat.py").write_text(
+        "import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n\n"
+        "@wp.kernel(enable_backward=True)\ndef advance(x: wp.array(dtype=float)):\n    i = wp.tid()\n    x[i] = x[i] * 2.0\n")
+    (tmp_path / "tools.py").write_text(
+        "import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n\n"
+        "@wp.kernel\ndef unused(x: wp.array(dtype=float)):\n    i = wp.tid()\n\n"
+        "if __name__ == '__main__':\n    wp.set_module_options({'enable_backward': False})\n")
+    (tmp_path / "problem.py").write_text("import boat\nimport tools\n")
+    doc = {"trace": {"coverage": {"files": {"problem.py": [1, 2]}}, "kernels": ["advance"]}}
+    findings, ran, available = source.scan(tmp_path, doc)
+    assert available
+    assert {(f["file"], f["line"]) for f in findings if f["rule"] == "backward_disabled"} >= {
+        ("boat.py", 3), ("tools.py", 3), ("tools.py", 10)}
+    assert {(f["file"], f["line"]) for f in ran if f["rule"] == "backward_disabled"} == {("boat.py", 3)}

@@ -191,9 +191,47 @@ def scan(path, doc: dict) -> tuple:
     ran = []
     for f in findings:
         header = on_definition_header(f, defs)
-        if (f["line"] in lines.get(f["file"], ()) and not header) or (f.get("scope") and f["scope"] in funcs):
+        if (f["line"] in lines.get(f["file"], ()) and not header) or (f.get("scope") and f["scope"] in funcs) \
+                or import_time_statement(f, path, funcs, defs):
             ran.append(f)
     return findings, ran, True
+
+
+def import_time_statement(finding: dict, path, funcs: set, defs: dict) -> bool:
+    """Whether a finding without a function scope sits on a plain top-level statement (an
+    expression, an assignment) of a file that defines a kernel or ``@wp.func`` that ran.
+
+    Such a statement ran when the program imported the module, before the traced gradient()
+    call, so line coverage of that call never sees it; it configures the module whose kernels
+    ran (``wp.set_module_options({"enable_backward": False})`` at module level disables the
+    adjoint of every kernel and function compiled into that module). A statement under
+    ``if``/``for``/``with``/``try`` (``if __name__ == "__main__":``) is not known to have run.
+
+    Parameters
+    ----------
+    finding : dict
+        A finding dict with ``file`` (relative to ``path``), ``line`` and optional ``scope``.
+    path : path-like
+        The variant folder.
+    funcs : set of str
+        Functions that ran (:func:`ran_functions`).
+    defs : dict
+        :func:`function_defs` of the variant.
+    """
+    if finding.get("scope"):
+        return False
+    base = os.path.basename(str(finding.get("file", "")))
+    if not any(name in defs and defs[name][0] == base for name in funcs):
+        return False
+    try:
+        tree = ast.parse((Path(path) / str(finding["file"])).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, KeyError):
+        return False
+    line = int(finding.get("line", 0))
+    for st in tree.body:
+        if st.lineno <= line <= (st.end_lineno or st.lineno):
+            return isinstance(st, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign))
+    return False
 
 
 def on_definition_header(finding: dict, defs: dict) -> bool:
