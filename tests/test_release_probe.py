@@ -347,22 +347,41 @@ def test_agreeing_kernels_match_both_names_and_never_excuse_a_failing_namesake()
 def test_a_module_level_option_counts_where_its_module_kernels_ran(tmp_path):
     """wp.set_module_options at module level runs when the program imports the module, before the
     traced gradient() call, so line coverage never sees it: it counts when the same file defines a
-    kernel that ran, not when it sits under `if __name__ == "__main__":` or in a file whose kernels
-    did not run (canoe-sprint-stroke-profile's adapter on 1.1.0-1.2.2, where no per-launch check
-    runs, read the option as code that did not run)."""
+    launched kernel whose adjoint it reaches, not under `if __name__ == "__main__":`, not in a file
+    of functions alone or whose kernels did not run, not for a kernel with its own
+    enable_backward=True (unless, before 1.18, that kernel calls a function: the option then still
+    reaches the function, canoe-sprint-stroke-profile's mechanism), and a `wp.config` assignment
+    only above the file's first definition."""
     from defects4warp.probes import source
 
     (tmp_path / "boat.py").write_text(
+        "import warp as wp\nimport hull\n\nwp.set_module_options({'enable_backward': False})\n\n"
+        "@wp.kernel(enable_backward=True)\ndef advance(x: wp.array(dtype=float)):\n    i = wp.tid()\n"
+        "    x[i] = hull.drag(x[i])\n")
+    (tmp_path / "hull.py").write_text("import warp as wp\n\n@wp.func\ndef drag(v: float):\n    return v * v\n")
+    (tmp_path / "plain.py").write_text(
         "import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n\n"
-        "@wp.kernel(enable_backward=True)\ndef advance(x: wp.array(dtype=float)):\n    i = wp.tid()\n    x[i] = x[i] * 2.0\n")
+        "@wp.kernel\ndef relax(x: wp.array(dtype=float)):\n    i = wp.tid()\n\n"
+        "wp.config.enable_backward = False\n")
     (tmp_path / "tools.py").write_text(
         "import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n\n"
         "@wp.kernel\ndef unused(x: wp.array(dtype=float)):\n    i = wp.tid()\n\n"
         "if __name__ == '__main__':\n    wp.set_module_options({'enable_backward': False})\n")
-    (tmp_path / "problem.py").write_text("import boat\nimport tools\n")
-    doc = {"trace": {"coverage": {"files": {"problem.py": [1, 2]}}, "kernels": ["advance"]}}
-    findings, ran, available = source.scan(tmp_path, doc)
-    assert available
-    assert {(f["file"], f["line"]) for f in findings if f["rule"] == "backward_disabled"} >= {
-        ("boat.py", 3), ("tools.py", 3), ("tools.py", 10)}
-    assert {(f["file"], f["line"]) for f in ran if f["rule"] == "backward_disabled"} == {("boat.py", 3)}
+    (tmp_path / "lib.py").write_text("import warp as wp\n\nwp.set_module_options({'enable_backward': False})\n\n"
+                                     "@wp.func\ndef sq(v: float):\n    return v * v\n")
+    (tmp_path / "problem.py").write_text("import boat\nimport plain\nimport tools\nimport lib\n")
+
+    def ran(version, kernels=("advance", "relax")):
+        doc = {"warp_version": version, "trace": {"coverage": {"files": {"problem.py": [1, 2]}}, "kernels": list(kernels)}}
+        findings, ran_, available = source.scan(tmp_path, doc)
+        assert available and {(f["file"], f["line"]) for f in findings if f["rule"] == "backward_disabled"} >= {
+            ("boat.py", 4), ("plain.py", 3), ("plain.py", 9), ("tools.py", 3), ("tools.py", 10), ("lib.py", 3)}
+        return {(f["file"], f["line"]) for f in ran_ if f["rule"] == "backward_disabled"}
+
+    assert ran("1.17.0") == {("boat.py", 4), ("plain.py", 3)}
+    assert ran("1.18.0") == {("plain.py", 3)}  # the kernel's own option reaches hull.drag from 1.18
+    assert ran("1.17.0", kernels=("advance",)) == {("boat.py", 4)}
+    # a captured script's coverage already holds its import-time lines
+    doc = {"warp_version": "1.17.0", "capture": {"files": ["boat.py"]},
+           "trace": {"coverage": {"files": {"boat.py": [1]}}, "kernels": ["advance"]}}
+    assert not [f for f in source.scan(tmp_path, doc)[1] if f["rule"] == "backward_disabled"]

@@ -10,7 +10,10 @@ draws). This assessor keeps a finding only when
   from :mod:`defects4warp.probes.trace`), or
 * it sits in a kernel launched during that call, or in a ``@wp.func`` such a
   kernel calls (transitively), since kernel bodies run natively and have no
-  Python line coverage;
+  Python line coverage, or
+* it is a module-level ``enable_backward=False`` option that ran at import in
+  the file of a launched kernel whose adjoint it reaches
+  (:func:`import_time_statement`; adapters only);
 
 and when its rule's release gate (:data:`RELEASE_GATES`, declared with the
 rule in :mod:`defects4warp.rules`) contains the Warp
@@ -186,51 +189,90 @@ def scan(path, doc: dict) -> tuple:
     lines, kernels, available = coverage_of(doc, path)
     if not available:
         return findings, findings, False
+    # a captured script's gradient() re-runs the whole script under the trace: its import-time lines
+    # are in the coverage already, and a line that is not did not run (or ran after the launches)
+    captured = bool(doc.get("capture"))
     defs = function_defs(path)
     funcs = ran_functions(path, kernels, defs)
     ran = []
     for f in findings:
         header = on_definition_header(f, defs)
         if (f["line"] in lines.get(f["file"], ()) and not header) or (f.get("scope") and f["scope"] in funcs) \
-                or import_time_statement(f, path, funcs, defs):
+                or (not captured and import_time_statement(f, path, kernels, defs, doc.get("warp_version"))):
             ran.append(f)
     return findings, ran, True
 
 
-def import_time_statement(finding: dict, path, funcs: set, defs: dict) -> bool:
-    """Whether a finding without a function scope sits on a plain top-level statement (an
-    expression, an assignment) of a file that defines a kernel or ``@wp.func`` that ran.
+#: The rules whose module-level statements configure how the module's kernels are compiled
+#: (:func:`import_time_statement`): only these count as run at import.
+IMPORT_TIME_RULES = ("backward_disabled",)
 
-    Such a statement ran when the program imported the module, before the traced gradient()
-    call, so line coverage of that call never sees it; it configures the module whose kernels
-    ran (``wp.set_module_options({"enable_backward": False})`` at module level disables the
-    adjoint of every kernel and function compiled into that module). A statement under
-    ``if``/``for``/``with``/``try`` (``if __name__ == "__main__":``) is not known to have run.
+#: First release where a kernel-level ``enable_backward=True`` reaches the ``@wp.func`` it calls
+#: (``RELEASE_CHANGES["1.18.0"]`` in :mod:`defects4warp.probes.release`).
+KERNEL_OPTION_REACHES_FUNCS = Version("1.18.0")
+
+
+def import_time_statement(finding: dict, path, kernels: set, defs: dict, warp_version=None) -> bool:
+    """Whether a module-level ``backward_disabled`` finding (:data:`IMPORT_TIME_RULES`: a
+    ``wp.set_module_options({"enable_backward": False})`` or ``wp.config.enable_backward = False``
+    statement) ran at import and disabled the adjoint of a kernel that ran.
+
+    Such a statement runs when the program imports the module, before the traced gradient()
+    call, so line coverage of that call never sees it. It counts when it is a plain top-level
+    statement (not under ``if``/``for``/``with``/``try``: ``if __name__ == "__main__":`` is not
+    known to have run) of a file that defines a launched kernel (a ``@wp.func`` is compiled with its
+    caller's module options, so a file of functions alone does not count) whose adjoint the option
+    reaches: a kernel without its own ``enable_backward=True``, or, before Warp 1.18.0, one with it
+    that calls a function (the kernel option did not reach called functions then). The
+    ``wp.config`` form counts only above the file's first function definition (Warp reads it when
+    the module object is created); ``wp.set_module_options`` anywhere (compilation is lazy).
+    Measured by a reviewer on 1.1.0-1.18.0 (2026-12-02). Not for captured scripts (their coverage
+    includes import time). Functions are matched by name and file by base name
+    (:func:`function_defs`).
 
     Parameters
     ----------
     finding : dict
-        A finding dict with ``file`` (relative to ``path``), ``line`` and optional ``scope``.
+        A finding dict with ``rule``, ``file`` (relative to ``path``), ``line`` and optional ``scope``.
     path : path-like
         The variant folder.
-    funcs : set of str
-        Functions that ran (:func:`ran_functions`).
+    kernels : set of str
+        Kernels launched during the traced call (:func:`coverage_of`).
     defs : dict
         :func:`function_defs` of the variant.
+    warp_version : str, optional
+        The release measured (default: treated as 1.18.0 or newer).
     """
-    if finding.get("scope"):
+    if finding.get("scope") or finding.get("rule") not in IMPORT_TIME_RULES:
         return False
     base = os.path.basename(str(finding.get("file", "")))
-    if not any(name in defs and defs[name][0] == base for name in funcs):
-        return False
     try:
         tree = ast.parse((Path(path) / str(finding["file"])).read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, KeyError):
         return False
     line = int(finding.get("line", 0))
-    for st in tree.body:
-        if st.lineno <= line <= (st.end_lineno or st.lineno):
-            return isinstance(st, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign))
+    stmt = next((st for st in tree.body if st.lineno <= line <= (st.end_lineno or st.lineno)), None)
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return False
+    first_def = min((n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))), default=None)
+    if isinstance(stmt, ast.Assign) and first_def is not None and stmt.lineno > first_def:
+        return False
+    try:
+        old = warp_version is not None and Version(str(warp_version)) < KERNEL_OPTION_REACHES_FUNCS
+    except InvalidVersion:
+        old = False
+    for name in kernels:
+        if name not in defs or defs[name][0] != base:
+            continue
+        node = defs[name][1]
+        own = any(isinstance(d, ast.Call) and any(k.arg == "enable_backward" and isinstance(k.value, ast.Constant)
+                                                  and k.value.value is True for k in d.keywords)
+                  for d in node.decorator_list)
+        calls = any(isinstance(c, ast.Call) and (c.func.id if isinstance(c.func, ast.Name) else
+                                                 getattr(c.func, "attr", None)) in defs
+                    for c in ast.walk(node))
+        if not own or (old and calls):
+            return True
     return False
 
 

@@ -134,7 +134,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
 
             doc["warp_version"] = wp.config.version
             atomic_write(out, doc)
-            kcache = private_kernel_cache()  # Warp 1.0.x/1.1.x: same-named modules of parallel workers collide
+            kcache = private_kernel_cache()  # Warp 1.0-1.2: a shared cache can serve another program's module
             wp.config.verify_autograd_array_access = "tracker" in names
             wp.init()
             from ..problem import check_problem, import_variant
