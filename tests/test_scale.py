@@ -175,14 +175,17 @@ def test_reference_run_of_the_tiny_corpus_is_right(tiny):
 def test_sigkill_mid_run_then_the_same_command_finishes_only_what_was_missing(tiny, tmp_path):
     env = dict(os.environ, DEFECTS4WARP_RESULTS=str(tmp_path / "results"))
     out = tmp_path / "out.json"
-    args = ("run", "--corpus", str(tiny["corpus"]), "--json", str(out))
+    # One variant at a time: the two left after the first take >= 1 s each
+    # even with a warm kernel cache (with -j 2 the last one could finish
+    # before the kill, as it did once in CI).
+    args = ("run", "-j", "1", "--corpus", str(tiny["corpus"]), "--json", str(out))
     p = cli(*args, env=env)
     deadline = time.time() + 120
     while time.time() < deadline:  # wait until the first variant is finished
         if out.exists() and json.loads(out.read_text())["results"]:
             break
-        time.sleep(0.2)
-    time.sleep(0.5)  # into the second variant's measurement
+        time.sleep(0.05)
+    time.sleep(0.3)  # into the second variant's measurement
     p.send_signal(signal.SIGKILL)
     p.communicate()
     assert p.returncode == -signal.SIGKILL
