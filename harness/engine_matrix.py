@@ -46,6 +46,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .jsonio import normal_mode
+
 #: Format tag of an engine-release file.
 FORMAT = "defects4warp-engine-release/1"
 
@@ -165,7 +167,8 @@ def _cpu_s() -> float:
 
 def measure_release(release: str, cases: list, *, engine_name: str = "reference", device: str = "cpu",
                     jobs: int = 1, timeout_s: float = 300.0, store=None, fresh: bool = False, executor=None,
-                    on_result=None, programs: str = "auto", selection: str = "*") -> dict:
+                    on_result=None, programs: str = "auto", selection: str = "*", bundle: list | None = None,
+                    seed: list | None = None, log=None) -> dict:
     """Run ``engine_name`` over ``cases`` on Warp ``release`` (its cached
     environment) and return the engine-release document (module docstring).
 
@@ -175,6 +178,12 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     engine; ``on_result(record)`` is called per finished run (progress).
     ``commit`` is the git HEAD of the checkout this code runs from (None for
     an installed package), whatever folder the file is written to.
+
+    ``seed`` (the entries of a committed measurement bundle, :func:`read_bundle`)
+    is put into ``store`` first (:func:`seed_store`), so only runs whose
+    measurement is missing, stale or of a changed variant are measured;
+    ``bundle``, when a list, receives this run's bundle entries
+    (:func:`bundle_entries`: the measurements of every run, reused or new).
 
     Raises
     ------
@@ -191,9 +200,18 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     python, version = python_for(env_release)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
     items = plan(cases, programs=programs)
+    if seed and store is not None and not fresh:
+        seeded = seed_store(store, seed, items, engine, version, device)
+        if log:
+            log(f"Warp {release}: {seeded['seeded']} committed measurement(s) put in the result store "
+                f"({len(seeded['stale'])} stale: measuring code changed; {len(seeded['variant_changed'])} of "
+                "changed variants left out)")
+    measurements = {}
     t0, c0 = time.perf_counter(), _cpu_s()
     doc = run(items, engine, device=device, jobs=jobs, warp_version=version, python=python, on_result=on_result,
-              store=store, fresh=fresh, executor=executor, release=env_release)
+              store=store, fresh=fresh, executor=executor, release=env_release, measurements=measurements)
+    if bundle is not None:
+        bundle[:] = bundle_entries(items, measurements)
     s = doc["summary"]
     return {
         "format": FORMAT, "release": release, "warp_version": version, "engine": engine_identity(engine),
@@ -226,6 +244,7 @@ def write(path: Path, doc: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=path.parent)
     try:
+        normal_mode(fd)  # the umask's mode, not mkstemp's 0600: a committed file
         with os.fdopen(fd, "w") as f:
             f.write(dumps(doc))
         os.replace(tmp, path)
@@ -351,3 +370,215 @@ def stale_reason(doc: dict | None, engine: dict, digest: str, device: str) -> st
     if (doc.get("corpus") or {}).get("digest") != digest:
         return "the corpus (or the selection of cases) changed since"
     return None
+
+
+# -- measurements apart from interpretation -------------------------------------------------------
+
+#: Format tag of a measurement bundle (:func:`write_bundle`).
+BUNDLE_FORMAT = "defects4warp-measurements/1"
+
+
+def bundle_path(engine_file: Path) -> Path:
+    """The measurement bundle beside an engine-release file:
+    ``engine-1.19.0.json`` -> ``engine-1.19.0.measurements.jsonl.gz``."""
+    engine_file = Path(engine_file)
+    return engine_file.with_name(engine_file.stem + ".measurements.jsonl.gz")
+
+
+def bundle_entries(items: list, measurements: dict) -> list:
+    """The bundle entries of a run: one ``{"case", "variant", "scale", "program",
+    "variant_digest", "record"}`` per item index of ``measurements`` (the
+    ``measurements`` argument of :func:`defects4warp.runner.run`), in item order."""
+    from .store import tree_digest
+
+    digests, out = {}, []
+    for i in sorted(measurements):
+        it = items[i]
+        p = str(it.variant.path)
+        if p not in digests:
+            digests[p] = tree_digest(it.variant.path)
+        out.append({"case": it.case.id, "variant": it.variant.name, "scale": it.scale, "program": it.program,
+                    "variant_digest": digests[p], "record": measurements[i]})
+    return out
+
+
+def write_bundle(path: Path, header: dict, entries: list) -> None:
+    """Write a measurement bundle atomically: gzip'd JSON lines, the first
+    ``header`` (with ``format`` = :data:`BUNDLE_FORMAT`), then one line per
+    entry (:func:`bundle_entries`). The gzip header carries no time stamp and
+    keys are sorted, so equal measurements give equal bytes."""
+    import gzip
+
+    from .jsonio import _strict
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(_strict(dict(header, format=BUNDLE_FORMAT)), sort_keys=True, allow_nan=False)]
+    lines += [json.dumps(_strict(e), sort_keys=True, separators=(",", ":"), allow_nan=False) for e in entries]
+    data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0)
+    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".gz", dir=path.parent)
+    try:
+        normal_mode(fd)  # the umask's mode, not mkstemp's 0600: a committed file
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_bundle(path: Path) -> tuple:
+    """``(header, entries)`` of a measurement bundle.
+
+    Raises
+    ------
+    EngineFileError
+        When the file is not gzip'd JSON lines, has another ``format``, or an
+        entry misses a field (the message names the file and the line).
+    """
+    import gzip
+
+    try:
+        lines = gzip.decompress(Path(path).read_bytes()).decode().splitlines()
+        header = json.loads(lines[0]) if lines else None
+    except (OSError, EOFError, ValueError, UnicodeDecodeError) as exc:
+        raise EngineFileError(f"{path}: not a gzip'd JSON-lines measurement bundle ({exc})") from None
+    if not isinstance(header, dict) or header.get("format") != BUNDLE_FORMAT:
+        raise EngineFileError(f"{path}: line 1: format {None if not isinstance(header, dict) else header.get('format')!r}, "
+                              f"expected {BUNDLE_FORMAT!r}")
+    entries = []
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            e = json.loads(line)
+        except ValueError as exc:
+            raise EngineFileError(f"{path}: line {n}: not JSON ({exc})") from None
+        for k in ("case", "variant", "scale", "program", "variant_digest", "record"):
+            if k not in e:
+                raise EngineFileError(f"{path}: line {n}: no '{k}' field")
+        entries.append(e)
+    return header, entries
+
+
+def seed_store(store, entries: list, items: list, engine, warp_version: str, device: str) -> dict:
+    """Put the records of bundle ``entries`` into ``store`` under the
+    measurement key of the matching run item of ``items`` (same case, variant,
+    scale and program, and the variant's files unchanged), so that a run over
+    ``items`` reuses them and measures only what is missing or stale.
+
+    Returns
+    -------
+    dict
+        ``{"seeded": n, "variant_changed": [labels], "stale": {label: [changed modules]}}``
+        (a stale record is seeded too; the store's ``get`` refuses it and counts it).
+    """
+    from .provenance import changed_modules
+    from .store import measurement_fields, tree_digest
+
+    by_key = {(e["case"], e["variant"], e["scale"], e["program"]): e for e in entries}
+    out = {"seeded": 0, "variant_changed": [], "stale": {}}
+    for it in items:
+        e = by_key.get((it.case.id, it.variant.name, it.scale, it.program))
+        if e is None:
+            continue
+        if e["variant_digest"] != tree_digest(it.variant.path):
+            out["variant_changed"].append(it.label)
+            continue
+        script = it.variant.script.to_json() if it.program == "script" else None
+        fields = measurement_fields(it.variant.path, engine, warp_version, device, it.scale, script=script)
+        if fields is None:
+            continue
+        changed = changed_modules(e["record"].get("code"))
+        if changed:
+            out["stale"][it.label] = changed
+        store.put(fields, e["record"])
+        out["seeded"] += 1
+    return out
+
+
+def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", jobs: int = 1) -> tuple:
+    """Interpret the committed measurements of one engine-release file again
+    with the current interpretation code: no Warp run, no per-release environment.
+
+    Every run of the file at ``path`` whose variant is unchanged and whose
+    record in the bundle (:func:`bundle_path`) is current (no module that took
+    it changed, :func:`defects4warp.provenance.changed_modules`) is interpreted
+    by ``engine_name`` (:func:`defects4warp.runner.interpret_item`) and scored
+    against today's labels. Runs that were not diagnosed (skipped, unsupported)
+    are kept as they are.
+
+    Parameters
+    ----------
+    path : Path
+        ``docs/data/engine-<release>.json`` (or a baseline's file).
+    cases : list[defects4warp.case.Case]
+        The corpus the file was measured on.
+    engine_name : str
+        The engine whose interpretation to apply (default ``reference``).
+    jobs : int
+        Runs interpreted at once (threads; default 1).
+
+    Returns
+    -------
+    (doc, needs)
+        ``doc``: the new engine-release document (the measurement's header
+        fields kept; ``engine`` now this code's identity, ``interpreted``:
+        ``{"commit", "on", "wall_s"}``), or None when some run could not be
+        interpreted; ``needs``: ``[(run label, reason)]`` of the runs that need
+        a measurement first (``pages --measure`` measures only those).
+
+    Raises
+    ------
+    EngineFileError
+        When the file or its bundle is unreadable, or there is no bundle.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .engines import get_engine
+    from .provenance import changed_modules
+    from .runner import interpret_item, plan
+    from .store import tree_digest
+
+    path = Path(path)
+    old = read(path)
+    bpath = bundle_path(path)
+    if not bpath.is_file():
+        raise EngineFileError(f"{path}: no measurement bundle {bpath.name} beside it (measured before measurements "
+                              f"were committed): `defects4warp pages --measure --warp {old['release']}` measures it")
+    _header, entries = read_bundle(bpath)
+    t0 = time.perf_counter()
+    engine = get_engine(engine_name)
+    items = {(it.case.id, it.variant.name, it.scale, it.program): it
+             for it in plan(cases, programs=(old.get("corpus") or {}).get("programs", "auto"))}
+    by_key = {(e["case"], e["variant"], e["scale"], e["program"]): e for e in entries}
+    version = old.get("warp_version") or old["release"]
+    needs, work = [], []
+    for n, r in enumerate(old["runs"]):
+        key = (r["case"], r["variant"], r.get("scale", "small"), r.get("program", "adapter"))
+        it, e = items.get(key), by_key.get(key)
+        label = f"{key[0]}/{key[1]}" + ("" if key[2] == "small" else f"@{key[2]}") + (" (script)" if key[3] == "script" else "")
+        if r.get("skipped") or r.get("unsupported"):
+            continue
+        if it is None:
+            needs.append((label, "no longer in the corpus"))
+        elif e is None:
+            needs.append((label, "no measurement in the bundle"))
+        elif e["variant_digest"] != tree_digest(it.variant.path):
+            needs.append((label, "the variant's files changed since"))
+        elif changed_modules(e["record"].get("code")):
+            needs.append((label, "measuring code changed: " + ", ".join(changed_modules(e["record"].get("code"))[:4])))
+        else:
+            work.append((n, it, e["record"]))
+    planned = {k for k in items} - {(r["case"], r["variant"], r.get("scale", "small"), r.get("program", "adapter"))
+                                    for r in old["runs"]}
+    needs += [(f"{k[0]}/{k[1]}", "new in the corpus") for k in sorted(planned)]
+    if needs:
+        return None, needs
+    runs = list(old["runs"])
+    with ThreadPoolExecutor(max(1, int(jobs))) as pool:
+        for (n, _it, _rec), res in zip(work, pool.map(lambda w: interpret_item(engine, w[1], w[2], version), work)):
+            runs[n] = compact_record(res)
+    doc = dict(old, engine=engine_identity(engine), runs=runs,
+               interpreted={"commit": git_commit(Path(__file__).resolve().parent.parent),
+                            "on": datetime.date.today().isoformat(), "wall_s": round(time.perf_counter() - t0, 1)})
+    return doc, []

@@ -1066,7 +1066,7 @@ def _measure_file(path: Path, rel: str, cases: list, ident: dict, digest: str, *
                   on_result, on_start, log) -> bool:
     """Measure one engine-release file at ``path`` when it is missing or stale
     (:func:`defects4warp.engine_matrix.stale_reason`) or ``fresh``; True when written."""
-    from .engine_matrix import measure_release, read, stale_reason, write
+    from .engine_matrix import bundle_path, measure_release, read, read_bundle, stale_reason, write, write_bundle
     from .runner import plan
 
     try:
@@ -1081,10 +1081,20 @@ def _measure_file(path: Path, rel: str, cases: list, ident: dict, digest: str, *
     log(f"Warp {rel}: running {ident['name']} {ident['version']} on {len(cases)} cases ({why or '--fresh'})")
     if on_start:
         on_start(rel, len(plan(cases, programs=programs)))
+    seed = None
+    if bundle_path(path).is_file() and not fresh:
+        try:
+            seed = read_bundle(bundle_path(path))[1]
+        except Exception as exc:  # noqa: BLE001 - an unreadable bundle is measured again, saying why
+            log(f"Warp {rel}: {bundle_path(path).name} unreadable ({exc}); measuring every run")
+    entries = []
     doc = measure_release(rel, cases, engine_name=engine_name, device=device, jobs=jobs, timeout_s=timeout_s,
                           store=store, fresh=fresh, executor=executor, on_result=on_result, programs=programs,
-                          selection=selection)
+                          selection=selection, seed=seed, bundle=entries, log=log)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if entries:
+        write_bundle(bundle_path(path), {"release": rel, "warp_version": doc["warp_version"], "engine": doc["engine"],
+                                         "device": device, "corpus": doc["corpus"]}, entries)
     write(path, doc)
     per = f", {doc['cpu_s'] / doc['measured']:.1f} CPU s per diagnosed run" if doc["measured"] else ""
     log(f"Warp {rel}: wrote {path} ({len(doc['runs'])} runs: {doc['measured']} diagnosed, {doc['reused']} reused; "

@@ -23,6 +23,7 @@ from .envs import installed_warp_version, missing_modules  # noqa: F401 (re-expo
 from .isolation import kill_all
 from .jsonio import _strict, write_json_atomic  # noqa: F401 (re-exported: older callers import them from here)
 from .scoring import judge, summarize, summarize_groups
+from .store import diagnosis_fields, measurement_fields, measures_apart, transient
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,16 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
 
     A case whose ``requires`` modules are missing from ``python`` is not
     diagnosed: its record has ``skipped`` set and no expectation (unscored).
+    For an engine that stores its measurement apart from its interpretation
+    (:func:`defects4warp.store.measures_apart`) the record also carries the
+    measurement under :data:`MEASUREMENT_KEY` (the runner stores it and takes
+    it off the record).
     """
     t0 = time.perf_counter()
     skipped = skipped_record(item, python, warp_version)
     if skipped:
         return skipped
+    record = None
     try:
         kw = {}
         if item.program == "script":
@@ -153,7 +159,10 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
                 return score_item(item, diag, time.perf_counter() - t0, warp_version)
             kw["script"] = item.variant.script.spec()
         with item_copy(item) as path:
-            if getattr(engine, "wants_summary", False):
+            if measures_apart(engine):
+                record = engine.measure(str(path), device, item.scale, **kw)
+                diag = engine.interpret_measurement(record, str(path))
+            elif getattr(engine, "wants_summary", False):
                 diag = engine.diagnose(str(path), device, item.scale, summary=item.case.summary, **kw)
             else:
                 diag = engine.diagnose(str(path), device, item.scale, **kw)
@@ -163,7 +172,34 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     except Exception as exc:  # noqa: BLE001 - one engine failure must not stop the run
         diag = error_diagnosis(f"engine raised {type(exc).__name__}: {exc}", time.perf_counter() - t0, device,
                                [{"probe": "engine", "clean": False, "finding": traceback.format_exc(limit=5), "data": None}])
-    return score_item(item, diag, time.perf_counter() - t0, warp_version)
+    out = score_item(item, diag, time.perf_counter() - t0, warp_version)
+    if record is not None:
+        out[MEASUREMENT_KEY] = record
+    return out
+
+
+#: Key under which :func:`diagnose_item` hands the measurement record to the runner.
+MEASUREMENT_KEY = "_measurement"
+
+
+def interpret_item(engine, item: RunItem, record: dict, warp_version: str) -> dict:
+    """The result record of ``item`` from a stored measurement ``record``,
+    interpreted by ``engine``'s current interpretation code on a neutral copy
+    of the variant (no Warp run). An interpretation that raises or returns an
+    off-schema diagnosis gives an ``error`` diagnosis, as in :func:`diagnose_item`;
+    ``seconds`` is the measurement's wall time."""
+    device = record.get("device", "cpu")
+    try:
+        with item_copy(item) as path:
+            diag = engine.interpret_measurement(record, str(path))
+        problem = check_diagnosis(diag)
+        if problem:
+            diag = error_diagnosis(f"engine returned an invalid diagnosis: {problem}", 0.0, device)
+    except Exception as exc:  # noqa: BLE001 - one engine failure must not stop the run
+        diag = error_diagnosis(f"engine raised {type(exc).__name__} interpreting a stored measurement: {exc}", 0.0,
+                               device, [{"probe": "engine", "clean": False, "finding": traceback.format_exc(limit=5),
+                                         "data": None}])
+    return score_item(item, diag, float(record.get("wall_s") or 0.0), warp_version)
 
 
 def _diagnose_work(engine, item: RunItem, device: str, warp_version: str, python: str | None, release: str | None):
@@ -198,6 +234,21 @@ def without_timing(x):
     return x
 
 
+def _store_fields(store, engine, it: RunItem, warp_version: str, device: str) -> dict | None:
+    """The store key fields of item ``it``: a measurement's for an engine that
+    measures apart, else a diagnosis's; None without a store or for an
+    engine whose results are not reused."""
+    if store is None:
+        return None
+    script = it.variant.script.to_json() if it.program == "script" else None
+    if measures_apart(engine):
+        return measurement_fields(it.variant.path, engine, warp_version, device, it.scale, script=script)
+    fields = diagnosis_fields(it.variant.path, engine, warp_version, device, it.scale)
+    if fields is not None and script is not None:
+        fields["script"] = script
+    return fields
+
+
 def run(
     items: list,
     engine,
@@ -213,6 +264,7 @@ def run(
     executor=None,
     release: str | None = None,
     prefilled: dict | None = None,
+    measurements: dict | None = None,
 ) -> dict:
     """Diagnose every item and score it.
 
@@ -236,7 +288,9 @@ def run(
     python : str, optional
         Interpreter the variants run under (for ``requires`` checks).
     store : defects4warp.store.ResultStore, optional
-        Diagnoses found there under their key (:func:`defects4warp.store.diagnosis_fields`)
+        Measurements found there under their key (:func:`defects4warp.store.measurement_fields`,
+        engines that measure apart: interpreted again by the engine's current code) or
+        diagnoses (:func:`defects4warp.store.diagnosis_fields`, other cacheable engines)
         are reused, re-scored against this run's expectations, and counted in
         ``summary["reused"]``; new ones are stored as they finish, so a killed
         run resumes where it stopped. None: nothing is read or written.
@@ -253,6 +307,11 @@ def run(
         Result records already made (item index -> record), e.g. by an
         engine's preflight (:func:`defects4warp.engines.command.preflight`): they
         are taken as they are and not diagnosed again.
+    measurements : dict, optional
+        Filled with ``{item index: measurement record}`` of every item an
+        engine that measures apart (:func:`defects4warp.store.measures_apart`)
+        measured or reused from the store (the committed measurement bundles
+        of :mod:`defects4warp.engine_matrix` are made from it).
 
     Returns
     -------
@@ -260,7 +319,6 @@ def run(
         ``{"summary": {...}, "results": [...]}`` (results in item order).
     """
     from .executors import LocalExecutor, outcome
-    from .store import diagnosis_fields, transient
 
     warp_version = warp_version or installed_warp_version()
     t0 = time.perf_counter()
@@ -303,13 +361,16 @@ def run(
         if rec is not None:
             finish(i, rec)
             continue
-        fields = diagnosis_fields(it.variant.path, engine, warp_version, device, it.scale) if store is not None else None
-        if fields is not None and it.program == "script":
-            fields["script"] = it.variant.script.to_json()
+        fields = _store_fields(store, engine, it, warp_version, device)
         hit = None if (fresh or fields is None) else store.get(fields)
         if hit is not None:
             reused += 1
-            finish(i, score_item(it, hit["diagnosis"], float(hit.get("seconds") or 0.0), warp_version))
+            if fields["kind"] == "measurement":
+                if measurements is not None:
+                    measurements[i] = hit
+                finish(i, interpret_item(engine, it, hit, warp_version))
+            else:
+                finish(i, score_item(it, hit["diagnosis"], float(hit.get("seconds") or 0.0), warp_version))
         else:
             pending.append((i, it, fields))
     if json_path and not pending:
@@ -325,10 +386,17 @@ def run(
         for f in ex.as_completed(list(futs)):
             i, it, fields = futs[f]
             rec, cause = outcome(f)
+            record = None if rec is None else rec.pop(MEASUREMENT_KEY, None)
             if rec is None:
                 rec = score_item(it, error_diagnosis(cause, 0.0, device), 0.0, warp_version)
             elif fields is not None and not transient(rec["diagnosis"].get("error")):
-                store.put(fields, {"diagnosis": rec["diagnosis"], "seconds": rec["seconds"]})
+                if fields["kind"] == "measurement":
+                    if record is not None:
+                        store.put(fields, record)
+                else:
+                    store.put(fields, {"diagnosis": rec["diagnosis"], "seconds": rec["seconds"]})
+            if record is not None and measurements is not None:
+                measurements[i] = record
             finish(i, rec)
     except BaseException:
         ex.cancel(list(futs))

@@ -13,6 +13,18 @@ depends on:
                 the scale. The expectation is *not* part of it: a stored
                 diagnosis is re-scored against the case.yaml of the run that
                 reuses it.
+``measurement`` what a built-in worker engine measured (its measurement record,
+                :meth:`defects4warp.engines.base.WorkerEngine.measure`), keyed by the
+                variant digest, the engine's *measurement* options
+                (``measurement_options()``: worker probes and knobs, the release
+                differential's settings), the release, the device, the scale and
+                the script spec. No code digest is in the key: the record lists
+                the harness modules that took it (:mod:`defects4warp.provenance`)
+                and is current while none of them changed (:meth:`ResultStore.get`
+                counts the others as ``stale``). The diagnosis is *derived* from
+                the record when read, by the interpretation code of the reader, so
+                an edit to a verdict rule, the evidence table or an assessor
+                re-scores from the store without running Warp.
 ``validation``  the variant digest, its fixed twin's digest (the pair
                 check measures it), the expectation it is judged against,
                 the oracle's knobs, the digest of the code the oracle runs
@@ -21,7 +33,7 @@ depends on:
                 scale and the repeat count.
 
 A changed file, engine version, engine option or release therefore misses the
-store. Results that say nothing about the variant -- a timeout, a lost worker
+store, and so does a measurement whose measuring code changed. Results that say nothing about the variant -- a timeout, a lost worker
 (:func:`transient`) -- are never stored, so the next run measures them again.
 
 Layout: ``<root>/<kind>/<key[:2]>/<key>.json``, one file per result written
@@ -45,6 +57,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .provenance import changed_modules
+
 #: Folder and file names left out of a variant digest: the same ones
 #: :func:`defects4warp.blind.neutral_copy` does not copy (caches, hidden files),
 #: since an engine never sees them.
@@ -57,7 +71,7 @@ IGNORED_PARTS = ("__pycache__",)
 #: reads them) included, and ``envs.py`` (its ``RELEASES`` are the candidates of
 #: the release differential's bisection). A test checks that the modules these
 #: import lie inside them.
-CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "taxonomy.py",
+CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "provenance.py", "taxonomy.py",
               "validate.py", "blind.py", "kernel_cache.py", "problem.py", "data", "builtins/__init__.py", "envs.py")
 
 #: Harness sources whose digest is part of every validation's key: the
@@ -158,6 +172,27 @@ def diagnosis_fields(variant_path, engine, warp_version: str, device: str, scale
             "device": device, "scale": scale}
 
 
+def measures_apart(engine) -> bool:
+    """True when ``engine`` is a built-in engine whose measurement is stored
+    apart from its interpretation: it has ``measure``, ``interpret_measurement``
+    and ``measurement_options`` (:class:`defects4warp.engines.base.WorkerEngine`)
+    and is defined inside this package (a plugin's measuring code is not the
+    harness's, so :mod:`defects4warp.provenance` could not say when it changed)."""
+    builtin = type(engine).__module__.startswith(__name__.split(".")[0] + ".")
+    return builtin and getattr(engine, "cacheable", True) is not False and all(
+        callable(getattr(engine, m, None)) for m in ("measure", "interpret_measurement", "measurement_options"))
+
+
+def measurement_fields(variant_path, engine, warp_version: str, device: str, scale: str, script=None) -> dict | None:
+    """Key fields of one measurement (see the module docstring); None when the
+    engine does not store its measurements apart (:func:`measures_apart`).
+    ``script`` is the script spec's JSON form (``ScriptSpec.to_json()``) of a script item."""
+    if not measures_apart(engine):
+        return None
+    return {"kind": "measurement", "variant": tree_digest(variant_path), "measurer": engine.measurement_options(),
+            "warp": warp_version, "device": device, "scale": scale, "script": script}
+
+
 def validation_fields(variant_path, expected: dict, options: dict, warp_version: str, device: str, scale: str,
                       repeat: int, twin=None, extra: dict | None = None) -> dict:
     """Key fields of one validation check (see the module docstring).
@@ -212,6 +247,9 @@ class ResultStore:
     ----------
     hits, misses, writes : int
         Counters of this instance's :meth:`get` and :meth:`put` calls.
+    stale : int
+        Measurements :meth:`get` found but did not return because code that
+        took them has changed since (counted among ``misses`` too).
     hit_dates : dict
         ``{(kind, warp release): [oldest, newest]}``: the UTC dates
         (``YYYY-MM-DD``, from the stored files' modification times, i.e. when
@@ -225,6 +263,7 @@ class ResultStore:
         self.hits = 0
         self.misses = 0
         self.writes = 0
+        self.stale = 0
         self.hit_dates = {}
 
     def measured_dates(self, kind: str, release: str):
@@ -239,7 +278,9 @@ class ResultStore:
 
     def get(self, fields: dict | None):
         """The stored value for ``fields``, or None (a miss; also for an
-        unreadable or foreign file, which is then overwritten by the next put)."""
+        unreadable or foreign file, which is then overwritten by the next put,
+        and for a measurement whose ``code`` lists a module that changed since:
+        :func:`defects4warp.provenance.changed_modules`)."""
         if fields is None:
             return None
         key = make_key(fields)
@@ -249,6 +290,10 @@ class ResultStore:
             if doc.get("key") != key:
                 raise ValueError("key mismatch")
         except (OSError, ValueError):
+            self.misses += 1
+            return None
+        if fields["kind"] == "measurement" and changed_modules((doc.get("value") or {}).get("code")):
+            self.stale += 1
             self.misses += 1
             return None
         self.hits += 1

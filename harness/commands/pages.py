@@ -33,6 +33,12 @@ from ._common import (
                    "with (warp-gradcheck, fd-only, tracker-only, static-only, always-bug, always-no-bug) on the "
                    "release it compares on (1.19.0) into docs/data/baselines/<engine>-<release>.json, where a file is "
                    "missing or stale, instead of the reference engine on the --warp releases (so not with --warp).")
+@click.option("--rescore", is_flag=True,
+              help="Interpret the committed measurements again with this checkout's engine code, no Warp run: every "
+                   "--warp release (and every baseline's file) with a measurement bundle beside its engine file "
+                   "(engine-<release>.measurements.jsonl.gz) whose runs are all current gets its engine file "
+                   "rewritten; a release with runs that need a measurement first (variant or measuring code changed) "
+                   "is listed with them and left as it is (`--measure` measures only those).")
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder holding docs/ and docs/data/ (default: this checkout); for trial measurements "
                    "outside the repository.")
@@ -42,7 +48,7 @@ from ._common import (
 @jobs_opt
 @timeout_opt
 @scale_opts
-def cmd(check, measure, warp, no_validate, baselines, root, corpus, cases_glob, device, jobs, timeout_s,
+def cmd(check, measure, warp, no_validate, baselines, rescore, root, corpus, cases_glob, device, jobs, timeout_s,
         results_path, fresh, executor_kind, scheduler, workers):
     """Regenerate every generated page of docs/ (version matrix, release
     matrix, upgrade audits, results, the generated parts of engines.md and
@@ -60,7 +66,7 @@ def cmd(check, measure, warp, no_validate, baselines, root, corpus, cases_glob, 
     root = Path(root) if root else ROOT
     if check and measure:
         raise click.UsageError("--check compares only; it cannot be combined with --measure")
-    if (cases_glob != "*" or corpus) and not measure:
+    if (cases_glob != "*" or corpus) and not (measure or rescore):
         raise click.UsageError("--cases and --corpus choose what --measure measures; give --measure too")
     if baselines and not measure:
         raise click.UsageError("--baselines chooses what --measure measures; give --measure too")
@@ -68,6 +74,11 @@ def cmd(check, measure, warp, no_validate, baselines, root, corpus, cases_glob, 
         raise click.UsageError(f"--baselines measures the baseline engines on {BASELINE_RELEASE} only; --warp and "
                                "--no-validate are for the reference engine's releases")
     releases = _supported_releases(warp)
+    if rescore:
+        if check or measure:
+            raise click.UsageError("--rescore re-interprets committed measurements; it cannot be combined with "
+                                   "--check or --measure")
+        _rescore(root, releases, corpus, cases_glob, jobs)
     if measure:
         if warp == "all":
             releases = measure_order(releases)
@@ -140,3 +151,38 @@ def cmd(check, measure, warp, no_validate, baselines, root, corpus, cases_glob, 
                       f"(`defects4warp pages --measure --no-validate --warp {','.join(old)}`)")
     if check:
         sys.exit(1 if stale else 0)
+
+
+def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
+    """``pages --rescore``: re-interpret every engine file of ``releases`` (and
+    the baselines' files) that has a measurement bundle; print what each needs."""
+    import time
+
+    from ..engine_matrix import EngineFileError, bundle_path, data_path, rescore_release, write
+    from ..pages import baseline_path, BASELINE_ENGINES, BASELINE_RELEASE
+
+    cases, errors = _load(corpus, cases_glob)
+    if errors:
+        raise click.UsageError(f"{len(errors)} case folder(s) have format errors; fix them before re-scoring")
+    files = [(data_path(root, r), "reference") for r in releases]
+    files += [(baseline_path(root, e, BASELINE_RELEASE), e) for e in BASELINE_ENGINES]
+    t0, written, blocked = time.perf_counter(), 0, 0
+    for path, engine in files:
+        if not path.is_file() or not bundle_path(path).is_file():
+            if path.is_file():
+                err_console.print(f"{path.name}: no measurement bundle; not re-scored")
+            continue
+        try:
+            doc, needs = rescore_release(path, cases, engine_name=engine, jobs=jobs)
+        except EngineFileError as exc:
+            raise click.ClickException(str(exc)) from None
+        if doc is None:
+            blocked += 1
+            err_console.print(f"{path.name}: {len(needs)} run(s) need a measurement first; file kept: "
+                              + "; ".join(f"{lbl} ({why})" for lbl, why in needs[:5]) + (" ..." if len(needs) > 5 else ""))
+            continue
+        write(path, doc)
+        written += 1
+        err_console.print(f"{path.name}: {len(doc['runs'])} runs re-interpreted in {doc['interpreted']['wall_s']} s")
+    err_console.print(f"re-scored {written} engine file(s) in {time.perf_counter() - t0:.1f} s"
+                      + (f"; {blocked} need measurements first" if blocked else ""))

@@ -126,8 +126,10 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
                       _fmt(m["detection_rate"]), _fmt(m["false_positive_rate"]))
         console.print(g)
     if s.get("reused"):
-        err_console.print(f"{s['reused']} of {len(items)} diagnoses reused from the result store {store.root} "
-                          "(--fresh to measure again)")
+        err_console.print(f"{s['reused']} of {len(items)} diagnoses reused from the result store {store.root}, their "
+                          "stored measurements interpreted by this engine code (--fresh to measure again)")
+    if getattr(store, "stale", 0):
+        err_console.print(f"{store.stale} stored measurement(s) measured again: code that took them changed since")
     if json_path:
         err_console.print(f"wrote {json_path}")
     if not no_store and doc["summary"].get("complete") and doc["results"]:

@@ -35,6 +35,9 @@ from typing import Protocol, runtime_checkable
 
 import jsonschema
 
+from ..isolation import DEFAULT_TIMEOUT_S, run_worker
+from ..provenance import digests, loaded_modules, merge
+
 
 @runtime_checkable
 class Engine(Protocol):
@@ -123,6 +126,15 @@ def refusal_of(doc: dict):
     return None
 
 
+#: Format tag of a measurement record (:meth:`WorkerEngine.measure`).
+MEASUREMENT_FORMAT = "defects4warp-measurement/1"
+
+#: Harness files the parent process runs to take a measurement (start and
+#: watch the worker, make the neutral copy, find a release's interpreter):
+#: part of every record's ``code`` besides the worker's own modules.
+PARENT_MEASUREMENT_PARTS = ("isolation.py", "blind.py", "envs.py")
+
+
 def ev(probe: str, clean: bool, finding: str, data=None) -> dict:
     """One evidence entry of a diagnosis."""
     return {"probe": probe, "clean": bool(clean), "finding": finding, "data": data}
@@ -149,8 +161,6 @@ class WorkerEngine:
     options: dict = {}
 
     def __init__(self, timeout_s: float | None = None, options: dict | None = None, python: str | None = None):
-        from ..isolation import DEFAULT_TIMEOUT_S
-
         self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
         self.options = {**type(self).options, **(options or {})}
         self.python = python
@@ -158,38 +168,73 @@ class WorkerEngine:
     def judge(self, doc: dict, path) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def diagnose(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
-        """Measure ``path`` in the worker and judge it; ``script`` (a
-        :class:`defects4warp.capture.ScriptSpec`) captures the Problem from the
-        folder's training script instead of importing ``problem.py``."""
-        from ..isolation import run_worker
+    def measurement_options(self) -> dict:
+        """What this engine's measurement depends on besides the program, the
+        release, the device and the scale: the worker options (``probes``,
+        ``knobs``, ``seed``). Two engines with equal options share stored
+        measurements (:func:`defects4warp.store.measurement_fields`)."""
+        return {"worker": self.options}
 
+    def measure(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
+        """Measure ``path`` in the worker; return the measurement record (JSON).
+
+        The record holds everything :meth:`interpret_measurement` needs and
+        nothing it derives, so it can be stored and interpreted again by later
+        interpretation code without running Warp:
+
+        ``format``  :data:`MEASUREMENT_FORMAT`
+        ``doc``     the worker's document (:mod:`defects4warp.probes.worker`), ``{}`` when it wrote none
+        ``worker``  ``{"failure", "died", "leftovers", "stderr_tail"}`` of the
+                    :class:`defects4warp.isolation.WorkerResult` (failure and died: one line or None)
+        ``wall_s``  wall-clock seconds of the measurement (float)
+        ``device``, ``scale``
+        ``code``    the harness modules that took it, with their digests
+                    (:mod:`defects4warp.provenance`): the worker's own list, else (a worker that died
+                    before writing it) every module this process has loaded, a superset
+        """
         t0 = time.perf_counter()
         res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
                          python=self.python, script=script)
-        wall = time.perf_counter() - t0
         doc = res.doc or {}
-        refused = refusal_of(doc) if res.failure else None
+        return {"format": MEASUREMENT_FORMAT, "doc": doc,
+                "worker": {"failure": res.failure, "died": res.died, "leftovers": int(getattr(res, "leftovers", 0) or 0),
+                           "stderr_tail": (res.stderr_tail or "")[-1500:] if res.failure else ""},
+                "wall_s": time.perf_counter() - t0, "device": device, "scale": scale,
+                "code": merge(doc.get("code") or loaded_modules(), digests(PARENT_MEASUREMENT_PARTS))}
+
+    def interpret_measurement(self, record: dict, path) -> dict:
+        """Turn a measurement record (:meth:`measure`) into a diagnosis with ``cost``.
+
+        Pure of Warp: it reads ``record`` and the variant's files at ``path``
+        (source evidence), so a stored record is re-interpreted by the current
+        interpretation code in milliseconds. A failed measurement becomes an
+        ``error`` diagnosis that says why (or ``refused``, when the release
+        refused to build the program, :data:`REFUSALS`); probes that failed or
+        a worker that died late are noted in the evidence.
+        """
+        doc, w = record.get("doc") or {}, record.get("worker") or {}
+        wall, device, scale = float(record.get("wall_s") or 0.0), record.get("device", "cpu"), record.get("scale", "small")
+        refused = refusal_of(doc) if w.get("failure") else None
         if refused:
             diag = {"verdict": "refused", "classes": [{"id": c, "score": round(1.0 / len(refused[1]), 4)} for c in refused[1]],
                     "signature": None, "evidence": [ev("load", False, f"Warp {doc.get('warp_version')} refuses to build or "
                                                     f"run the program: {refused[0]}", None)]}
-        elif res.failure:
-            diag = error_diagnosis(res.failure, wall, device)
+        elif w.get("failure"):
+            diag = error_diagnosis(w["failure"], wall, device)
             errs = doc.get("errors", [])
             if errs:
                 diag["evidence"].append(ev("load", False, errs[0]["error"], {"traceback": errs[0].get("traceback")}))
-            elif res.stderr_tail:
-                diag["evidence"].append(ev("load", False, "worker output tail", {"tail": res.stderr_tail[-1500:]}))
+            elif w.get("stderr_tail"):
+                diag["evidence"].append(ev("load", False, "worker output tail", {"tail": w["stderr_tail"]}))
         else:
-            diag = self.judge(doc, path)
-            if res.died:
-                diag["evidence"].append(ev("worker", False, f"{res.died}; the probes that finished are used", None))
+            diag = self.judge_record(record, path)
+            if w.get("died"):
+                diag["evidence"].append(ev("worker", False, f"{w['died']}; the probes that finished are used", None))
             for e in doc.get("errors", []):
                 diag["evidence"].append(ev(e["probe"], False, f"probe failed: {e['error']}", None))
-        if getattr(res, "leftovers", 0):
-            diag["evidence"].append(ev("worker", False, f"the program left {res.leftovers} process(es) running after "
-                                       "the worker ended; they were killed", {"leftovers": res.leftovers}))
+        if w.get("leftovers"):
+            diag["evidence"].append(ev("worker", False, f"the program left {w['leftovers']} process(es) running after "
+                                       "the worker ended; they were killed", {"leftovers": w["leftovers"]}))
         cost = doc.get("cost", {})
         diag["cost"] = {
             "wall_s": wall,
@@ -207,3 +252,16 @@ class WorkerEngine:
             diag["capture"] = doc["capture"]
         diag["scale"] = doc.get("scale", scale)
         return diag
+
+    def judge_record(self, record: dict, path) -> dict:
+        """The diagnosis (without ``cost``) of a successful measurement: :meth:`judge`
+        of its document. Engines whose measurement holds more than the worker's
+        document (the reference engine's release differential) override this."""
+        return self.judge(record.get("doc") or {}, path)
+
+    def diagnose(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
+        """Measure ``path`` in the worker and judge it: :meth:`interpret_measurement`
+        of :meth:`measure`. ``script`` (a :class:`defects4warp.capture.ScriptSpec`)
+        captures the Problem from the folder's training script instead of
+        importing ``problem.py``."""
+        return self.interpret_measurement(self.measure(path, device, scale, script=script), path)

@@ -57,6 +57,7 @@ from ..probes import tracker as tracker_probe
 from ..probes.trace import DOUBLE_COUNT_FINDINGS, inplace_kernel  # noqa: F401  (importable here as before)
 from ..probes.tracker import TRACKER_STAGES  # noqa: F401  (importable here as before: the baselines read it)
 from ..taxonomy import BUG_CLASSES, CLASSES
+from ..provenance import digests, merge
 from .base import WorkerEngine, ev as _ev
 from .evidence import EvidenceTable, explain, fold, fold_nobug, load_table, rank
 
@@ -380,20 +381,57 @@ class ReferenceEngine(WorkerEngine):
         self.differential = differential
         self.other_release = other_release
 
+    def measurement_options(self) -> dict:
+        """The worker options and the release differential's settings (see
+        :meth:`defects4warp.engines.base.WorkerEngine.measurement_options`)."""
+        return {"worker": self.options, "differential": self.differential, "other_release": self.other_release}
+
+    def measure(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
+        """The worker's measurement (:meth:`WorkerEngine.measure`) and, when the
+        gradient is wrong (the interpretation of that measurement says ``bug``),
+        the release differential (:func:`defects4warp.probes.release.differential`),
+        measured on the device and scale of the worker's document.
+
+        Adds to the record ``differential`` (its result, None when not measured
+        or when no other release could be prepared), ``differential_measured``
+        (bool) and, when it failed, ``differential_error`` (one line).
+        ``probes/release.py``, which measures it, joins ``code``.
+        """
+        record = super().measure(path, device, scale, script=script)
+        doc = record["doc"]
+        record["differential"], record["differential_measured"] = None, False
+        if not (self.differential and doc.get("warp_version") and not record["worker"]["failure"]):
+            return record
+        if interpret(doc, path=path)["verdict"] != "bug":
+            return record
+        record["differential_measured"] = True
+        try:
+            diff = release_probe.differential(path, doc.get("device", "cpu"), doc.get("scale", "small"),
+                                              doc["warp_version"], other=self.other_release,
+                                              timeout_s=min(self.timeout_s, 120.0), base_doc=doc)
+        except Exception as exc:  # noqa: BLE001 - extra evidence must never lose the measurement
+            record["differential_error"] = f"{type(exc).__name__}: {exc}"
+            return record
+        record["differential"] = diff
+        # the other releases' workers run the same worker modules (a subset of the probes)
+        record["code"] = merge(record["code"], digests(("probes/release.py",)))
+        return record
+
     def judge(self, doc: dict, path) -> dict:
-        """Interpret ``doc``; the device and scale of a release differential
-        are the ones the document was measured at (``doc["device"]``,
-        ``doc["scale"]``, written by the worker), never state of the engine."""
-        diag = interpret(doc, path=path)
-        if self.differential and diag["verdict"] == "bug" and doc.get("warp_version"):
-            try:
-                diff = release_probe.differential(path, doc.get("device", "cpu"), doc.get("scale", "small"),
-                                                  doc["warp_version"],
-                                                  other=self.other_release, timeout_s=min(self.timeout_s, 120.0),
-                                                  base_doc=doc)
-            except Exception as exc:  # noqa: BLE001 - extra evidence must never lose the diagnosis
-                diff = None
-                diag["evidence"].append(_ev("release", True, f"release differential failed: {type(exc).__name__}: {exc}", None))
-            if diff:
-                diag = interpret(doc, path=path, differential=diff)
+        """Interpret a worker document alone (no release differential)."""
+        return interpret(doc, path=path)
+
+    def judge_record(self, record: dict, path) -> dict:
+        """Interpret a measurement record: the worker's document with the
+        release differential the record holds. A ``bug`` whose record has no
+        differential because it was measured under an interpretation that
+        did not ask for one says so (``--fresh`` measures it)."""
+        doc = record.get("doc") or {}
+        diag = interpret(doc, path=path, differential=record.get("differential"))
+        if record.get("differential_error"):
+            diag["evidence"].append(_ev("release", True, f"release differential failed: {record['differential_error']}", None))
+        elif (diag["verdict"] == "bug" and self.differential and doc.get("warp_version")
+              and not record.get("differential_measured", True)):
+            diag["evidence"].append(_ev("release", True, "release differential not measured: this measurement was "
+                                        "taken when its reading was not a bug (--fresh measures it)", None))
         return diag

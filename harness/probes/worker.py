@@ -14,7 +14,9 @@ is a module of :mod:`defects4warp.probes`; ``options["knobs"]`` overrides their
 keyword defaults per probe, e.g. ``{"knobs": {"fd": {"coords": 8}}}``.
 
 The result is one JSON document (keys: ``protocol``, one key per probe that
-ran, ``errors``, ``cost``, ``warp_version``), rewritten atomically after
+ran, ``errors``, ``cost``, ``warp_version``, and ``code``: the harness modules
+this process imported with their digests, :func:`defects4warp.provenance.loaded_modules`,
+so a stored measurement is current while none of them changed), rewritten atomically after
 every probe, so what was measured survives a later crash. Probes return data;
 judging it is the engine's (or the oracle's) business.
 
@@ -44,6 +46,7 @@ import traceback
 import warnings
 
 from ..kernel_cache import private_kernel_cache
+from ..provenance import loaded_modules
 from . import DEFAULT_PROBES, get
 from .context import Context, atomic_write
 
@@ -186,6 +189,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
     if ctx is not None:
         doc["cost"].update({"objective_evals": ctx.n_obj, "gradient_evals": ctx.n_grad})
     doc["log_tail"] = cap.text()[-4000:]
+    doc["code"] = loaded_modules()  # what took this measurement (defects4warp.provenance)
     atomic_write(out, doc)
     if kcache is not None:
         kcache.cleanup()
