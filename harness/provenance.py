@@ -52,10 +52,7 @@ def loaded_modules(extra: tuple = ()) -> dict:
         gone is left out (there is nothing to compare against).
     """
     out = {}
-    pkg = __name__.split(".")[0]
-    for name, mod in list(sys.modules.items()):
-        if name != pkg and not name.startswith(pkg + "."):
-            continue
+    for mod in list(sys.modules.values()):  # ``__main__`` too: the worker runs as ``python -m``
         f = getattr(mod, "__file__", None)
         if not f:
             continue
