@@ -30,13 +30,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from . import sandbox
+from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES
 
 #: Relative tolerance on param values when matching captured to adapter params.
 VALUE_RTOL = 1e-6
@@ -101,9 +103,9 @@ def _side(kind: str, folder: Path, device: str, scale: str, spec: dict | None, t
         cmd = [python or sys.executable, "-m", "defects4warp.conversion", "--snapshot", kind, str(copy), "--out", out,
                "--device", device, "--scale", scale, "--spec", json.dumps(spec)]
         t0 = time.perf_counter()
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, cwd=tmp)
-        except subprocess.TimeoutExpired:
+        res = sandbox.run(cmd, timeout_s=timeout_s, env=env, cwd=tmp, memory_bytes=DEFAULT_MEMORY_BYTES,
+                          file_bytes=DEFAULT_FILE_BYTES)
+        if res.timed_out:
             return {"error": f"{kind}: timed out after {timeout_s:g} s"}
         wall = time.perf_counter() - t0
         if res.returncode != 0 or not os.path.isfile(out + ".json"):

@@ -1,8 +1,9 @@
 """Running a variant's measurement in its own subprocess.
 
 A variant may raise, hang, segfault or eat memory. :func:`run_worker` starts
-``python -m defects4warp.probes.worker`` in a new session (process group) with a
-wall-clock timeout and an address-space limit, and always returns what was
+``python -m defects4warp.probes.worker`` in the sandbox (:mod:`defects4warp.sandbox`:
+a new session, a wall-clock timeout, an address-space and a file-size limit,
+children killed however they detach), and always returns what was
 measured: the worker rewrites its JSON after every probe, so a crash half-way
 keeps the probes that finished.
 """
@@ -12,14 +13,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import sandbox
 from .paths import child_pythonpath, module
+from .sandbox import SIGNAL_CAUSES
 
 #: Default wall-clock limit of one variant's measurement, seconds. A small case
 #: takes 2-10 s on a 2-core CPU including one kernel compile.
@@ -35,21 +36,6 @@ DEFAULT_MEMORY_BYTES = 16 * 1024**3
 #: Warp's compiled kernels are a few MiB; a variant that writes past 1 GiB is
 #: killed by SIGXFSZ and recorded as filling the disk.
 DEFAULT_FILE_BYTES = 1024**3
-
-#: Environment variable carrying a token unique to one worker; every process
-#: the program starts inherits it, so children that detach (new session,
-#: double fork) are still found and killed when the worker ends.
-TOKEN_VAR = "DEFECTS4WARP_WORKER_TOKEN"
-
-#: Plain-language causes of the signals a worker dies by (in :attr:`WorkerResult.died`).
-SIGNAL_CAUSES = {
-    "SIGSEGV": "the program crashed (segmentation fault)",
-    "SIGXFSZ": "the program wrote a file past the file size limit (RLIMIT_FSIZE), i.e. tried to fill the disk",
-    "SIGKILL": "killed (by the kernel's out-of-memory killer or another process)",
-    "SIGABRT": "the program aborted",
-    "SIGBUS": "the program crashed (bus error)",
-}
-
 
 @dataclass
 class WorkerResult:
@@ -122,72 +108,6 @@ class WorkerResult:
         return None
 
 
-def _limit(memory_bytes, file_bytes=None):
-    def preexec():
-        import resource
-
-        if memory_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        if file_bytes:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-        _die_with_parent()
-
-    return preexec
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies
-    (``prctl(PR_SET_PDEATHSIG)``), so a ``kill -9`` of the harness (or of an
-    executor worker) does not leave measurements running. No-op elsewhere."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
-
-
-def processes_with_token(token: str) -> list:
-    """PIDs of this user's processes whose environment holds ``TOKEN_VAR=token``
-    (read from ``/proc/<pid>/environ``; an empty list where there is no /proc)."""
-    needle = f"{TOKEN_VAR}={token}".encode()
-    out = []
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return out
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    out.append(pid)
-        except OSError:
-            continue
-    return out
-
-
-def kill_token(token: str, rounds: int = 5, exclude: tuple = ()) -> int:
-    """SIGKILL every process carrying ``token`` (repeated ``rounds`` times, for
-    children forked while the previous round ran); returns how many were found,
-    not counting the PIDs in ``exclude`` (killed all the same)."""
-    import time
-
-    seen = set()
-    for _ in range(rounds):
-        pids = [p for p in processes_with_token(token) if p != os.getpid()]
-        if not pids:
-            break
-        for pid in pids:
-            seen.add(pid)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.05)
-    return len(seen - set(exclude))
-
-
 #: Fraction of a script worker's wall-clock limit given to each run of the script by the capture (the rest
 #: leaves time to write its message and the measurement document before the worker would be killed).
 CAPTURE_TIMEOUT_FRACTION = 0.8
@@ -234,10 +154,10 @@ def run_worker(
         at least 1 s), so a script that never reaches its backward ends with the
         capture's own message (what ran, where it was) rather than a kill.
 
-    Every process the program starts carries a token in its environment
-    (:data:`TOKEN_VAR`) and is killed when the worker ends, however it
-    detached; :attr:`WorkerResult.leftovers` counts them. The worker itself
-    dies with this process (``PR_SET_PDEATHSIG``).
+    The worker runs in :func:`defects4warp.sandbox.run`: every process the
+    program starts is killed when the worker ends, however it detached
+    (:attr:`WorkerResult.leftovers` counts them), and the worker dies with
+    this process (``PR_SET_PDEATHSIG``).
     """
     if script is not None and "capture_timeout_s" not in (options or {}):
         t = float(timeout_s)
@@ -245,7 +165,6 @@ def run_worker(
                                                                        t - CAPTURE_TIMEOUT_MARGIN_S)))
     with tempfile.TemporaryDirectory(prefix="d4w-out-") as tmp:
         out = os.path.join(tmp, "result.json")
-        log = os.path.join(tmp, "output.log")
         cmd = [
             python or sys.executable, "-m", module("probes.worker"), str(Path(path).resolve()),
             "--device", device, "--scale", scale, "--out", out,
@@ -259,32 +178,9 @@ def run_worker(
         env = dict(os.environ)
         env["PYTHONPATH"] = child_pythonpath(env)  # this package only, not this environment's site-packages
         env.setdefault("PYTHONHASHSEED", "0")
-        token = uuid.uuid4().hex
-        env[TOKEN_VAR] = token
         env["TMPDIR"] = tmp
-        mem = memory_bytes if device.startswith("cpu") else None
-        # output goes to a file, not a pipe: a grandchild the program detaches
-        # would hold a pipe open and defeat the timeout
-        with open(log, "wb") as sink:
-            proc = subprocess.Popen(
-                cmd, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=tmp, env=env, start_new_session=True, preexec_fn=_limit(mem, file_bytes),
-            )
-            proc.token = token
-            _ACTIVE.add(proc)
-            timed_out = False
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill(proc)
-                proc.wait()
-            except BaseException:
-                _kill(proc)
-                raise
-            finally:
-                _ACTIVE.discard(proc)
-                leftovers = getattr(proc, "leftovers", 0) + kill_token(token, exclude=(proc.pid,))
+        res = sandbox.run(cmd, timeout_s=timeout_s, env=env, cwd=tmp, merge_output=True,
+                          memory_bytes=memory_bytes if device.startswith("cpu") else None, file_bytes=file_bytes)
         doc = None
         if os.path.exists(out):
             try:
@@ -292,27 +188,4 @@ def run_worker(
                     doc = json.load(f)
             except (OSError, json.JSONDecodeError):
                 doc = None
-        with open(log, "rb") as f:
-            f.seek(max(0, os.path.getsize(log) - 8000))
-            text = f.read().decode("utf-8", "replace")
-        return WorkerResult(doc, None if timed_out else proc.returncode, timed_out, text[-4000:], leftovers)
-
-
-#: Worker processes running now (killed by :func:`kill_all` on interruption).
-_ACTIVE: set = set()
-
-
-def _kill(proc) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    if getattr(proc, "token", None):
-        proc.leftovers = getattr(proc, "leftovers", 0) + kill_token(proc.token, rounds=1, exclude=(proc.pid,))
-
-
-def kill_all() -> None:
-    """Kill every running worker's process group (on Ctrl-C or SIGTERM, so no
-    measurement outlives the command that started it)."""
-    for proc in list(_ACTIVE):
-        _kill(proc)
+        return WorkerResult(doc, res.returncode, res.timed_out, res.stdout[-4000:], res.leftovers)

@@ -20,7 +20,7 @@ from .blind import neutral_copy
 from .case import Case, Variant
 from .engines.base import check_diagnosis, error_diagnosis
 from .envs import installed_warp_version, missing_modules  # noqa: F401 (re-exported)
-from .isolation import kill_all
+from .sandbox import kill_all
 from .jsonio import _strict, write_json_atomic  # noqa: F401 (re-exported: older callers import them from here)
 from .scoring import judge, summarize, summarize_groups
 from .store import diagnosis_fields, measurement_fields, measures_apart, transient

@@ -71,7 +71,7 @@ IGNORED_PARTS = ("__pycache__",)
 #: reads them) included, and ``envs.py`` (its ``RELEASES`` are the candidates of
 #: the release differential's bisection). A test checks that the modules these
 #: import lie inside them.
-CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "provenance.py", "taxonomy.py",
+CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "sandbox.py", "provenance.py", "taxonomy.py",
               "validate.py", "blind.py", "kernel_cache.py", "problem.py", "data", "builtins/__init__.py", "envs.py")
 
 #: Harness sources whose digest is part of every validation's key: the
@@ -79,7 +79,7 @@ CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "iso
 #: trace module the capture records with), the judgement in ``validate.py``, and
 #: what these import. The engine is not among them: the oracle shares no code
 #: with it (tests/test_oracle.py), so an engine change re-measures no ground truth.
-ORACLE_PARTS = ("oracle", "capture", "measure/__init__.py", "measure/trace.py", "measure/recorder.py", "measure/access.py",
+ORACLE_PARTS = ("oracle", "capture", "sandbox.py", "measure/__init__.py", "measure/trace.py", "measure/recorder.py", "measure/access.py",
                 "measure/detectors.py", "measure/aliasing.py", "measure/tape_sessions.py", "kernel_cache.py",
                 "problem.py", "taxonomy.py", "validate.py", "blind.py")
 

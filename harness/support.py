@@ -14,11 +14,13 @@ taken from there, and ``validate`` checks them again on every release.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 from packaging.version import Version
+
+from . import sandbox
+from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES
 
 #: Default seconds one build check may take (import, compile, one objective and gradient call).
 DEFAULT_TIMEOUT_S = 300.0
@@ -78,7 +80,9 @@ def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFA
     dict
         ``{"ok": bool, "error": str or None (exception type and first line),
         "seconds": float}``; ``ok`` is None when the check timed out or the
-        worker died without a verdict.
+        worker died without a verdict. The check runs in the sandbox
+        (:func:`defects4warp.sandbox.run`) under the measurement worker's
+        memory and file-size limits.
     """
     from .blind import neutral_copy
 
@@ -92,10 +96,10 @@ def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFA
 
     cmd = [python, "-c", _CODE] if script is None else [python, "-c", _SCRIPT_CODE]
     with neutral_copy(path, drop=("problem.py",) if script is not None else ()) as p:
-        try:
-            res = subprocess.run(cmd + [str(p), scale] + ([json.dumps(script)] if script is not None else []),
-                                 capture_output=True, text=True, timeout=timeout_s, env=env)
-        except subprocess.TimeoutExpired:
+        res = sandbox.run(cmd + [str(p), scale] + ([json.dumps(script)] if script is not None else []),
+                          timeout_s=timeout_s, env=env, memory_bytes=DEFAULT_MEMORY_BYTES,
+                          file_bytes=DEFAULT_FILE_BYTES)
+        if res.timed_out:
             return {"ok": None, "error": f"timed out after {timeout_s:.0f} s", "seconds": time.perf_counter() - t0}
     out = [ln for ln in res.stdout.splitlines() if ln.startswith(("D4W-OK", "D4W-FAIL"))]
     secs = time.perf_counter() - t0

@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from .blind import hint_findings, neutral_copy
 from .envs import missing_modules, python_for
 from .oracle.api import DEFAULT_OBJECTIVE_RTOL, _finish_pair
-from .oracle.runner import kill_all, run_worker
+from .oracle.runner import run_worker
+from .sandbox import kill_all
 from .runner import RunItem, plan
 from .taxonomy import CLASSES
 

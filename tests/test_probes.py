@@ -158,13 +158,13 @@ def test_kill_all_stops_running_workers(programs):
     import threading
     import time
 
-    from defects4warp.isolation import _ACTIVE, kill_all
+    from defects4warp.sandbox import kill_all, live
 
     out = {}
     th = threading.Thread(target=lambda: out.setdefault("res", run_worker(programs / "hangs", timeout_s=120)))
     th.start()
     for _ in range(100):
-        if _ACTIVE:
+        if live():
             break
         time.sleep(0.05)
     kill_all()

@@ -17,11 +17,12 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .. import sandbox
 
 #: Overloads per worker process (one generated module each). On 1.19.0 a
 #: kernel and its adjoint take about 1 s to compile on one CPU core, so a
@@ -51,11 +52,9 @@ def _run(python: str, args: list, timeout_s: float, log=None):
     with tempfile.TemporaryDirectory(prefix="d4w-bw-") as tmp:
         out = os.path.join(tmp, "out.json")
         env["TMPDIR"] = tmp
-        try:
-            res = subprocess.run([python, "-m", "defects4warp.builtins.worker", *args, "--out", out], env=env,
-                                 capture_output=True, text=True, timeout=timeout_s, cwd=tmp,
-                                 start_new_session=True)
-        except subprocess.TimeoutExpired:
+        res = sandbox.run([python, "-m", "defects4warp.builtins.worker", *args, "--out", out], env=env,
+                          timeout_s=timeout_s, cwd=tmp)
+        if res.timed_out:  # the whole process tree is killed, not only the worker
             return None, f"timed out after {timeout_s:.0f} s"
         if res.returncode != 0 or not os.path.exists(out):
             tail = (res.stderr or res.stdout or "").strip().splitlines()[-1:] or [""]

@@ -132,7 +132,7 @@ MEASUREMENT_FORMAT = "defects4warp-measurement/1"
 #: Harness files the parent process runs to take a measurement (start and
 #: watch the worker, make the neutral copy, find a release's interpreter):
 #: part of every record's ``code`` besides the worker's own modules.
-PARENT_MEASUREMENT_PARTS = ("isolation.py", "blind.py", "envs.py")
+PARENT_MEASUREMENT_PARTS = ("isolation.py", "sandbox.py", "blind.py", "envs.py")
 
 
 def ev(probe: str, clean: bool, finding: str, data=None) -> dict:

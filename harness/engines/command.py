@@ -37,11 +37,10 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import tempfile
 import time
-import uuid
 
+from .. import sandbox
 from .base import error_diagnosis, ev
 
 PREFIX = "cmd:"
@@ -152,62 +151,42 @@ class CommandEngine:
 
     def diagnose(self, path, device: str = "cpu", scale: str = "small", summary: str | None = None,
                  script=None) -> dict:
-        from ..isolation import _ACTIVE, TOKEN_VAR, _kill, kill_token
-
         t0 = time.perf_counter()
         extra = [summary] if (self.wants_summary and summary is not None) else []
         with tempfile.TemporaryDirectory(prefix="d4w-cmd-") as tmp:
             answer = os.path.join(tmp, "answer.json")
-            out_path, err_path = os.path.join(tmp, "stdout.log"), os.path.join(tmp, "stderr.log")
             argv = [a.replace(ANSWER_PLACEHOLDER, answer) for a in self.argv] + [str(path), device, scale] + extra
             env = dict(os.environ)
             env[ANSWER_VAR] = answer
             env.pop(SCRIPT_VAR, None)
             if script is not None:
                 env[SCRIPT_VAR] = script.to_json() if hasattr(script, "to_json") else json.dumps(script)
-            token = uuid.uuid4().hex
-            env[TOKEN_VAR] = token
-            # output goes to files, not pipes: a grandchild that outlives the
-            # tool would hold a pipe open and keep the harness waiting
-            with open(out_path, "wb") as out_f, open(err_path, "wb") as err_f:
-                try:
-                    proc = subprocess.Popen(argv, stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL, env=env,
-                                            start_new_session=True)
-                except FileNotFoundError:
-                    return self._fail("not_found", f"cannot run the command: {argv[0]!r} not found (looked in PATH "
-                                      f"and relative to {os.getcwd()})", time.perf_counter() - t0, device)
-                except PermissionError:
-                    return self._fail("not_executable", f"cannot run the command: {argv[0]!r} is not executable "
-                                      f"(start it through its interpreter, e.g. cmd:\"python {argv[0]}\")",
-                                      time.perf_counter() - t0, device)
-                except OSError as exc:
-                    return self._fail("not_executable", f"cannot run the command {argv[0]!r}: {exc}",
-                                      time.perf_counter() - t0, device)
-                proc.token = token
-                _ACTIVE.add(proc)
-                timed_out = False
-                try:
-                    proc.wait(timeout=self.timeout_s)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                finally:
-                    # the whole group, then anything carrying the token that left it
-                    _kill(proc)
-                    proc.wait()
-                    _ACTIVE.discard(proc)
-                    kill_token(token, rounds=2)
+            try:
+                res = sandbox.run(argv, timeout_s=self.timeout_s, env=env, output_dir=tmp, tail_bytes=0)
+            except FileNotFoundError:
+                return self._fail("not_found", f"cannot run the command: {argv[0]!r} not found (looked in PATH "
+                                  f"and relative to {os.getcwd()})", time.perf_counter() - t0, device)
+            except PermissionError:
+                return self._fail("not_executable", f"cannot run the command: {argv[0]!r} is not executable "
+                                  f"(start it through its interpreter, e.g. cmd:\"python {argv[0]}\")",
+                                  time.perf_counter() - t0, device)
+            except OSError as exc:
+                return self._fail("not_executable", f"cannot run the command {argv[0]!r}: {exc}",
+                                  time.perf_counter() - t0, device)
+            out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+            timed_out = res.timed_out
             wall = time.perf_counter() - t0
             out, err = _tail(out_path, self.tail_lines), _tail(err_path, self.tail_lines)
             if timed_out:
                 return self._fail("timeout", f"timeout: the command did not answer within {self.timeout_s:g} s "
                                   "(its process group was killed)", wall, device, out, err)
-            if proc.returncode != 0:
-                how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
-                       else f"exited with status {proc.returncode}")
-                return self._fail("exit_status", f"the command {how}", wall, device, out, err, proc.returncode)
+            if res.returncode != 0:
+                how = (f"was killed by signal {-res.returncode}" if res.returncode < 0
+                       else f"exited with status {res.returncode}")
+                return self._fail("exit_status", f"the command {how}", wall, device, out, err, res.returncode)
             diag, problem = self._read_answer(answer, out_path)
             if problem:
-                return self._fail(problem[0], problem[1], wall, device, out, err, proc.returncode)
+                return self._fail(problem[0], problem[1], wall, device, out, err, res.returncode)
         diag.setdefault("cost", {})
         if isinstance(diag["cost"], dict):
             diag["cost"].setdefault("wall_s", wall)

@@ -1,105 +1,36 @@
 """Running the oracle worker in a contained subprocess.
 
 One variant runs in ``python -m defects4warp.oracle.worker`` (the interpreter of
-the Warp release measured), in a new session (its own process group, so a
-hang is killed with everything it started), under a wall-clock timeout and an
-address-space limit (``RLIMIT_AS``; not applied on CUDA devices, whose driver
-reserves far more virtual address space than it uses). The package alone is
+the Warp release measured) in the sandbox (:mod:`defects4warp.sandbox`: its own
+session, so a hang is killed with everything it started, under a wall-clock
+timeout and an address-space limit, ``RLIMIT_AS``, not applied on CUDA devices,
+whose driver reserves far more virtual address space than it uses). The package alone is
 put on ``PYTHONPATH`` (:func:`defects4warp.paths.import_root`, none of this
 environment's site-packages); bytecode is not written into the variant folder.
 
-This is deliberately separate from :mod:`defects4warp.isolation` (the engine's
-runner), so the oracle shares no code with what it judges.
+It shares the sandbox with the engine's runner (:mod:`defects4warp.isolation`):
+starting a process is no measurement, and one place owns it. Nothing the
+engine measures with (the probes, the recorder) is imported here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
+from .. import sandbox
 from ..paths import child_pythonpath, module
+
 
 #: Default address-space limit of a worker on CPU: 16 GiB.
 DEFAULT_MEMORY_LIMIT = 16 * 2 ** 30
 
-_LIVE: set = set()
-_LOCK = threading.Lock()
-
-
-def kill_all() -> None:
-    """Kill the process group of every worker still running (Ctrl-C, SIGTERM)."""
-    with _LOCK:
-        procs = list(_LIVE)
-    for p in procs:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if getattr(p, "token", None) and os.path.isdir("/proc"):
-            _kill_token(p.token, p.pid, rounds=1)
-
-
 #: Size limit of any one file the worker writes (RLIMIT_FSIZE), bytes: a
 #: program that tries to fill the disk gets EFBIG (Python ignores SIGXFSZ).
 DEFAULT_FILE_LIMIT = 2 ** 30
-
-#: Environment variable with a token unique to one worker: every process the
-#: program starts inherits it, so children that detached (new session, double
-#: fork) are found in /proc and killed when the worker ends.
-TOKEN_VAR = "DEFECTS4WARP_ORACLE_TOKEN"
-
-
-def _limit(nbytes, file_bytes=DEFAULT_FILE_LIMIT):
-    def apply():
-        import resource
-
-        if nbytes:
-            resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
-        if file_bytes:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-        try:  # die with the harness (PR_SET_PDEATHSIG = 1), so kill -9 of it leaves no worker
-            import ctypes
-
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    return apply
-
-
-def _kill_token(token: str, exclude: int | None = None, rounds: int = 5) -> int:
-    """SIGKILL every process whose environment holds ``TOKEN_VAR=token``;
-    returns how many (other than ``exclude``) were found."""
-    import time
-
-    needle = f"{TOKEN_VAR}={token}".encode()
-    seen = set()
-    for _ in range(rounds):
-        found = []
-        for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-            if pid == os.getpid():
-                continue
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if needle in f.read().split(b"\0"):
-                        found.append(pid)
-            except OSError:
-                continue
-        if not found:
-            break
-        for pid in found:
-            seen.add(pid)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.05)
-    return len(seen - {exclude})
 
 
 def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str | None = None,
@@ -145,8 +76,6 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
     env = dict(os.environ)
     env["PYTHONPATH"] = child_pythonpath(env)  # this package only, not this environment's site-packages
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    token = os.urandom(16).hex()
-    env[TOKEN_VAR] = token
     if device != "cpu":
         memory_limit = None
     with tempfile.TemporaryDirectory(prefix="d4w-oracle-") as tmp:
@@ -160,39 +89,13 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
             cmd += ["--point", str(Path(point).resolve())]
         if script is not None:
             cmd += ["--script", json.dumps(script)]
-        # stderr goes to a file, not a pipe: a child the program detaches would
-        # hold a pipe open and keep communicate() waiting until the timeout
-        err_path = os.path.join(tmp, "stderr.log")
-        err_file = open(err_path, "wb")
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, env=env, cwd=tmp,
-                                start_new_session=True, preexec_fn=_limit(memory_limit))
-        proc.token = token
-        with _LOCK:
-            _LIVE.add(proc)
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-        finally:
-            with _LOCK:
-                _LIVE.discard(proc)
-            err_file.close()
-            if os.path.isdir("/proc"):
-                _kill_token(token, proc.pid)
-        with open(err_path, "rb") as f:
-            f.seek(max(0, os.path.getsize(err_path) - 8000))
-            err = f.read()
-        tail = (err or b"").decode("utf-8", "replace").strip().splitlines()[-5:]
-        if timed_out:
+        res = sandbox.run(cmd, timeout_s=timeout_s, env=env, cwd=tmp, memory_bytes=memory_limit,
+                          file_bytes=DEFAULT_FILE_LIMIT)
+        tail = res.stderr.strip().splitlines()[-5:]
+        if res.timed_out:
             return _failed(f"timed out after {timeout_s:g} s", device, scale), None
         if not os.path.isfile(out):
-            rc = proc.returncode
+            rc = res.returncode
             why = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
             return _failed(f"worker {why} without a result: {' | '.join(tail)[-400:]}", device, scale), None
         with open(out) as f:
