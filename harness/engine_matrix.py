@@ -40,6 +40,7 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import resource
 import subprocess
 import tempfile
@@ -582,3 +583,139 @@ def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", 
                interpreted={"commit": git_commit(Path(__file__).resolve().parent.parent),
                             "on": datetime.date.today().isoformat(), "wall_s": round(time.perf_counter() - t0, 1)})
     return doc, []
+
+
+#: Keys of a measurement document that say how long or where it ran, not what it measured; left out when
+#: two measurements of the same program are compared (:func:`document_difference`).
+VOLATILE_KEYS = frozenset({"cost", "log_tail", "code", "wall_s", "seconds", "compile_s", "ms", "running", "probe_s",
+                           "traceback", "path", "tmp"})
+
+
+def document_difference(a, b, *, rtol: float = 1e-9, where: str = "") -> str | None:
+    """The first place where measurement ``a`` and ``b`` differ, as ``"path: a-value != b-value"``,
+    or None when they agree: equal structure, equal strings and booleans, numbers within
+    ``rtol`` relative (default 1e-9: the same program measured twice with the same seeds gives
+    the same floats up to summation order), paths inside the harness's temporary folders
+    (``.../d4w-xxxx``) taken as equal. Keys of :data:`VOLATILE_KEYS` and durations (keys
+    ending in ``_s`` or ``_ms``) are ignored."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        a = {_untemp(k): v for k, v in a.items()}
+        b = {_untemp(k): v for k, v in b.items()}
+        for k in sorted(set(a) | set(b)):
+            if k in VOLATILE_KEYS or k.endswith(("_s", "_ms")):  # durations in seconds or milliseconds
+                continue
+            if k not in a or k not in b:
+                return f"{where}/{k}: only in the {'first' if k in a else 'second'}"
+            d = document_difference(a[k], b[k], rtol=rtol, where=f"{where}/{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{where}: {len(a)} items != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = document_difference(x, y, rtol=rtol, where=f"{where}[{i}]")
+            if d:
+                return d
+        return None
+    num = (int, float)
+    if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) and not isinstance(b, bool):
+        fa, fb = float(a), float(b)
+        if fa == fb or (fa != fa and fb != fb) or abs(fa - fb) <= rtol * max(abs(fa), abs(fb)):
+            return None
+        return f"{where}: {a!r} != {b!r}"
+    if isinstance(a, str) and isinstance(b, str):
+        a, b = _untemp(a), _untemp(b)
+    return None if a == b else f"{where}: {str(a)[:80]!r} != {str(b)[:80]!r}"
+
+
+#: A path inside one of the harness's temporary folders (the neutral copy ``d4w-*``, the worker's
+#: output folder): a different folder each measurement, the same program.
+_TEMP_PATH = re.compile(r"[^\s'\"]*d4w-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)?")
+
+
+def _untemp(x):
+    return _TEMP_PATH.sub("<tmp>", x) if isinstance(x, str) else x
+
+
+def neutral_check(path: Path, cases: list, *, sample: int = 5, engine_name: str = "reference", seed: int = 0,
+                  rtol: float = 1e-9, timeout_s: float = 300.0, python: str | None = None, log=None) -> dict:
+    """Check that a change to measuring code was neutral, and if so re-stamp the committed measurements.
+
+    The records of the bundle beside engine file ``path`` that are stale only because
+    measuring modules changed (:func:`defects4warp.provenance.changed_modules`; the variant
+    unchanged) are the candidates. ``sample`` of them (spread over adapters and scripts,
+    drawn with ``seed``) are measured again with this checkout's code and their worker
+    documents compared with the stored ones (:func:`document_difference`). When every one
+    agrees, every candidate whose changed modules all appear among the sampled records'
+    changed modules gets this checkout's digests for them (the bundle is rewritten; the
+    documents themselves are kept), so the change costs ``sample`` measurements instead of a
+    release. When one differs, nothing is written and the difference is reported: the change
+    moved measurements, and ``pages --measure`` measures the stale runs again.
+
+    Returns
+    -------
+    dict
+        ``{"candidates": n, "sampled": [{"run", "difference"}], "neutral": bool,
+        "restamped": n, "changed_modules": [...]}``.
+
+    Raises
+    ------
+    EngineFileError
+        When there is no bundle beside ``path`` or it is unreadable.
+    """
+    import random
+
+    from .blind import neutral_copy
+    from .engines import get_engine
+    from .provenance import changed_modules, digests
+    from .runner import plan
+    from .store import tree_digest
+
+    log = log or (lambda _m: None)
+    bpath = bundle_path(path)
+    if not bpath.is_file():
+        raise EngineFileError(f"{path}: no measurement bundle {bpath.name} beside it")
+    header, entries = read_bundle(bpath)
+    items = {(it.case.id, it.variant.name, it.scale, it.program): it for it in plan(cases)}
+    cands = []
+    for n, e in enumerate(entries):
+        it = items.get((e["case"], e["variant"], e["scale"], e["program"]))
+        ch = changed_modules(e["record"].get("code"))
+        if it is None or not ch or ch == ["(no code recorded)"] or e["variant_digest"] != tree_digest(it.variant.path):
+            continue
+        cands.append((n, it, ch))
+    out = {"candidates": len(cands), "sampled": [], "neutral": False, "restamped": 0, "changed_modules": []}
+    if not cands:
+        return out
+    rng = random.Random(seed)
+    scripts = [c for c in cands if c[1].program == "script"]
+    adapters = [c for c in cands if c[1].program != "script"]
+    k_s = min(len(scripts), max(1 if scripts else 0, round(sample * len(scripts) / len(cands))))
+    picked = rng.sample(scripts, k_s) + rng.sample(adapters, min(len(adapters), max(0, sample - k_s)))
+    engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
+    covered = set()
+    for n, it, ch in picked:
+        old = entries[n]["record"]
+        kw = {"script": it.variant.script.spec()} if it.program == "script" else {}
+        with neutral_copy(it.variant.path, drop=("problem.py",) if it.program == "script" else ()) as p:
+            new = engine.measure(str(p), old.get("device", "cpu"), it.scale, **kw)
+        diff = document_difference(old.get("doc"), new.get("doc"), rtol=rtol)
+        if diff is None and bool(old.get("differential")) != bool(new.get("differential")):
+            diff = "/differential: measured on one side only"
+        out["sampled"].append({"run": it.label, "difference": diff})
+        log(f"{it.label}: {'same measurement' if diff is None else 'differs at ' + diff}")
+        covered |= set(ch)
+    out["changed_modules"] = sorted(covered)
+    if any(s["difference"] for s in out["sampled"]):
+        return out
+    out["neutral"] = True
+    now = digests(tuple(sorted(covered)))
+    for n, _it, ch in cands:
+        if set(ch) <= covered:
+            rec = entries[n]["record"]
+            code = {m: d for m, d in rec["code"].items() if m not in ch or m in now}  # moved or deleted: dropped
+            rec["code"] = dict(sorted({**code, **{m: now[m] for m in ch if m in now}}.items()))
+            out["restamped"] += 1
+    write_bundle(bpath, {k: v for k, v in header.items() if k != "format"}, entries)
+    return out

@@ -142,6 +142,75 @@ def test_a_changed_measuring_module_remeasures_only_the_records_that_list_it(mea
                                                                             "tiny-factor-two": "bug"}
 
 
+def test_document_difference_ignores_durations_and_temporary_paths_only():
+    from defects4warp.engine_matrix import document_difference
+
+    a = {"fd": {"items": [1.0, 2.0]}, "cost": {"wall_s": 1}, "gradient_call_s": [0.2],
+         "trace": {"coverage": {"/tmp/d4w-abc123/program/p.py": [3]}}}
+    b = {"fd": {"items": [1.0, 2.0 + 1e-12]}, "cost": {"wall_s": 9}, "gradient_call_s": [0.7],
+         "trace": {"coverage": {"/tmp/d4w-zz9/program/p.py": [3]}}}
+    assert document_difference(a, b) is None
+    b["fd"]["items"][1] = 2.001
+    assert document_difference(a, b) == "/fd/items[1]: 2.0 != 2.001"
+    b["fd"]["items"] = [1.0]
+    assert document_difference(a, b) == "/fd/items: 2 items != 1"
+    assert document_difference({"v": "bug"}, {"v": "no_bug"}) == "/v: 'bug' != 'no_bug'"
+
+
+def _bundle_for(measured, tmp_path):
+    from defects4warp.engine_matrix import corpus_digest, engine_identity
+    from defects4warp.pages import _measure_file
+    from defects4warp.runner import installed_warp_version
+
+    path = tmp_path / "docs" / "data" / f"engine-{installed_warp_version()}.json"
+    ident = engine_identity(get_engine("reference"))
+    _measure_file(path, installed_warp_version(), measured["cases"], ident, corpus_digest(measured["items"]),
+                  engine_name="reference", device="cpu", jobs=1, timeout_s=120, store=measured["store"], fresh=False,
+                  executor=None, programs="auto", selection="*", on_result=None, on_start=None,
+                  log=lambda m: None)
+    return path
+
+
+def _tamper(path, edit):
+    header, entries = read_bundle(bundle_path(path))
+    for e in entries:
+        edit(e["record"])
+    write_bundle(bundle_path(path), {k: v for k, v in header.items() if k != "format"}, entries)
+
+
+@pytest.mark.slow
+def test_a_neutral_change_to_measuring_code_costs_a_sample_not_a_release(measured, tmp_path):
+    from defects4warp.engine_matrix import neutral_check
+
+    path = _bundle_for(measured, tmp_path)
+    # as if both runs had been measured before probes/fd.py was last edited
+    _tamper(path, lambda r: r["code"].update({"probes/fd.py": "0" * 16}))
+    assert rescore_release(path, measured["cases"])[0] is None
+    res = neutral_check(path, measured["cases"], sample=1, timeout_s=120)
+    assert res["candidates"] == 2 and len(res["sampled"]) == 1 and res["sampled"][0]["difference"] is None
+    assert res["neutral"] and res["restamped"] == 2 and res["changed_modules"] == ["probes/fd.py"]
+    doc, needs = rescore_release(path, measured["cases"])
+    assert needs == [] and [r["verdict"] for r in doc["runs"]] == ["no_bug", "bug"]
+
+
+@pytest.mark.slow
+def test_a_change_that_moved_a_measurement_is_reported_and_nothing_is_restamped(measured, tmp_path):
+    from defects4warp.engine_matrix import neutral_check
+
+    path = _bundle_for(measured, tmp_path)
+
+    def edit(r):
+        r["code"]["probes/fd.py"] = "0" * 16
+        r["doc"]["determinism"]["gradient_norms"][0] *= 1.5
+
+    _tamper(path, edit)
+    before = bundle_path(path).read_bytes()
+    res = neutral_check(path, measured["cases"], sample=2, timeout_s=120)
+    assert not res["neutral"] and res["restamped"] == 0
+    assert all(s["difference"].startswith("/determinism/gradient_norms[0]: ") for s in res["sampled"])
+    assert bundle_path(path).read_bytes() == before
+
+
 @pytest.mark.slow
 def test_pages_measure_writes_a_bundle_that_rescores_to_the_same_engine_file(measured, tmp_path, monkeypatch):
     from defects4warp.pages import _measure_file

@@ -39,6 +39,11 @@ from ._common import (
                    "(engine-<release>.measurements.jsonl.gz) whose runs are all current gets its engine file "
                    "rewritten; a release with runs that need a measurement first (variant or measuring code changed) "
                    "is listed with them and left as it is (`--measure` measures only those).")
+@click.option("--neutral-check", "neutral", type=int, default=None, metavar="N",
+              help="After a change to measuring code meant to be neutral: for each --warp release with a "
+                   "measurement bundle, measure N of its now-stale runs again and compare the documents with the "
+                   "committed ones; when all agree, re-stamp the stale records with this code (no other run is "
+                   "measured), else say where they differ and write nothing.")
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder holding docs/ and docs/data/ (default: this checkout); for trial measurements "
                    "outside the repository.")
@@ -48,7 +53,7 @@ from ._common import (
 @jobs_opt
 @timeout_opt
 @scale_opts
-def cmd(check, measure, warp, no_validate, baselines, rescore, root, corpus, cases_glob, device, jobs, timeout_s,
+def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, root, corpus, cases_glob, device, jobs, timeout_s,
         results_path, fresh, executor_kind, scheduler, workers):
     """Regenerate every generated page of docs/ (version matrix, release
     matrix, upgrade audits, results, the generated parts of engines.md and
@@ -74,6 +79,11 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, root, corpus, cas
         raise click.UsageError(f"--baselines measures the baseline engines on {BASELINE_RELEASE} only; --warp and "
                                "--no-validate are for the reference engine's releases")
     releases = _supported_releases(warp)
+    if neutral is not None:
+        if check or measure or rescore:
+            raise click.UsageError("--neutral-check runs alone (then --rescore or the pages)")
+        _neutral(root, releases, corpus, cases_glob, neutral, timeout_s)
+        return
     if rescore:
         if check or measure:
             raise click.UsageError("--rescore re-interprets committed measurements; it cannot be combined with "
@@ -186,3 +196,31 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
         err_console.print(f"{path.name}: {len(doc['runs'])} runs re-interpreted in {doc['interpreted']['wall_s']} s")
     err_console.print(f"re-scored {written} engine file(s) in {time.perf_counter() - t0:.1f} s"
                       + (f"; {blocked} need measurements first" if blocked else ""))
+
+
+def _neutral(root, releases, corpus, cases_glob, sample, timeout_s) -> None:
+    """``pages --neutral-check N``: see the option's help."""
+    from ..engine_matrix import bundle_path, data_path, neutral_check
+
+    cases, errors = _load(corpus, cases_glob)
+    if errors:
+        raise click.UsageError(f"{len(errors)} case folder(s) have format errors; fix them first")
+    moved = False
+    for rel in releases:
+        path = data_path(root, rel)
+        if not bundle_path(path).is_file():
+            continue
+        python, _ = _release(rel)
+        res = neutral_check(path, cases, sample=sample, timeout_s=timeout_s, python=python,
+                            log=lambda m, r=rel: err_console.print(f"Warp {r}: {m}"))
+        if not res["candidates"]:
+            err_console.print(f"Warp {rel}: no stale measurement")
+        elif res["neutral"]:
+            err_console.print(f"Warp {rel}: {len(res['sampled'])} of {res['candidates']} stale runs measured again, "
+                              f"all the same: {res['restamped']} re-stamped for {', '.join(res['changed_modules'])}")
+        else:
+            moved = True
+            err_console.print(f"Warp {rel}: the change moved measurements; nothing re-stamped "
+                              "(`defects4warp pages --measure --warp " + rel + "` measures the stale runs)")
+    if moved:
+        sys.exit(1)
