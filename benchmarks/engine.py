@@ -139,3 +139,31 @@ class WholeRunMemory:
     def peakmem_run_static_only(self):
         cases, _ = load_corpus(CORPUS)
         run(plan(cases), get_engine("static-only"), warp_version="1.19.0")
+
+
+class RescoreCommitted:
+    """Re-interpreting a release's committed measurements (``pages --rescore``), no Warp run.
+
+    The target: every committed engine file (20 releases, about 320 runs each) re-scored
+    after an interpretation change in under 2 minutes on 2 cores, i.e. under 6 s a release.
+    Skipped (``NotImplementedError``) where the release has no committed bundle.
+    """
+
+    timeout = 600
+    version = "1"
+    params = ["1.19.0"]
+    param_names = ["release"]
+
+    def setup(self, release):
+        from defects4warp.engine_matrix import bundle_path, data_path
+
+        self.root = CORPUS.parent
+        self.path = data_path(self.root, release)
+        if not bundle_path(self.path).is_file():
+            raise NotImplementedError(f"no committed measurement bundle for Warp {release}")
+        self.cases, _ = load_corpus(CORPUS)
+
+    def time_rescore_release(self, release):
+        from defects4warp.engine_matrix import rescore_release
+
+        rescore_release(self.path, self.cases, jobs=2)
