@@ -1,4 +1,4 @@
-"""asv benchmarks of the script capture (issue 15): seconds per re-run and per diagnosis.
+"""asv benchmarks of the script capture: seconds per re-run and per diagnosis.
 
 The issue's target is a median under 30 s per script diagnosis on 2 CPU cores
 with a warm kernel cache; this is measured here, not in a timed test.

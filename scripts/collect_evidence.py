@@ -28,28 +28,7 @@ import time
 from defects4warp.case import default_corpus, load_corpus
 from defects4warp.engines.reference import ReferenceEngine
 from defects4warp.envs import installed_warp_version
-from defects4warp.runner import _strict, diagnose_item, plan
-
-
-class _Capturing(ReferenceEngine):
-    """The reference engine, keeping the last document and differential it judged."""
-
-    def judge(self, doc, path):
-        self.last_doc = doc
-        self.last_diff = None
-        from defects4warp.probes import release as release_probe
-        orig = release_probe.differential
-
-        def spy(*a, **k):
-            d = orig(*a, **k)
-            self.last_diff = d
-            return d
-
-        release_probe.differential = spy
-        try:
-            return super().judge(doc, path)
-        finally:
-            release_probe.differential = orig
+from defects4warp.runner import MEASUREMENT_KEY, _strict, diagnose_item, plan
 
 
 def main(argv=None) -> int:
@@ -84,18 +63,18 @@ def main(argv=None) -> int:
                     continue
                 done.add((r["case"], r["variant"], r["scale"]))
     version = installed_warp_version()
-    eng = _Capturing()
+    eng = ReferenceEngine()
     print(f"{len(items)} items, {len(done)} already collected", flush=True)
     for n, it in enumerate(items):
         key = (it.case.id, it.variant.name, it.scale)
         if key in done:
             continue
-        eng.last_doc = eng.last_diff = None
         t0 = time.perf_counter()
         rec = diagnose_item(eng, it, a.device, version)
+        m = rec.pop(MEASUREMENT_KEY, None) or {}  # the measurement record (engines.base.WorkerEngine.measure)
         line = {"case": it.case.id, "variant": it.variant.name, "scale": it.scale, "split": it.case.split,
                 "features": list(it.case.features), "path": str(it.variant.path), "expected": rec["expected"],
-                "warp_version": version, "doc": eng.last_doc, "differential": eng.last_diff,
+                "warp_version": version, "doc": m.get("doc"), "differential": m.get("differential"),
                 "diagnosis": rec["diagnosis"], "correct": rec["correct"], "seconds": time.perf_counter() - t0}
         with open(a.out, "a") as f:
             f.write(json.dumps(_strict(line), default=str) + "\n")

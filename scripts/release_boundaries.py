@@ -122,7 +122,7 @@ def insert_rows(doc: dict, rows: list) -> int:
             print(f"{yml}: no variant {variant}; skipped")
             continue
         row = (f'    - warp: "<{first}"\n      verdict: {verdict}\n      classes: [{classes.replace(",", ", ")}]\n'
-               f"      note: measured by the oracle (issue 16) {c.get('oracle')} on {last} (relative error {err}); "
+               f"      note: measured by the oracle {c.get('oracle')} on {last} (relative error {err}); "
                f"the labels below hold from {first}\n")
         yml.write_text(text.replace(head, head + row, 1))
         print(f"{yml}: {variant} <{first}: {verdict} {classes}")

@@ -1,6 +1,6 @@
 """The reference engine's diagnoses and the trace detectors' findings equal a recorded baseline.
 
-Guards refactors of the engine that must change no diagnosis (issue 18, item
+Guards refactors of the engine that must change no diagnosis (item
 1: the trace split into recorder / access analysis / detectors, evidence
 ids declared by detectors and rules, ``interpret()`` as a fold).
 

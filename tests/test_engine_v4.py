@@ -80,7 +80,7 @@ def _edges(graph, src, dst):
 
 @pytest.mark.parametrize("a,b", [("defects4warp.runner", "defects4warp.store"), ("defects4warp.probes", "defects4warp.measure")])
 def test_no_import_cycle(a, b):
-    """The two cycles issue 18 names are gone: at most one direction imports the other."""
+    """The two import cycles between these modules are gone: at most one direction imports the other."""
     g = _module_graph()
     ab, ba = _edges(g, a, b), _edges(g, b, a)
     assert not (ab and ba), f"{a} -> {b}: {ab}; {b} -> {a}: {ba}"

@@ -1,4 +1,4 @@
-"""Evidence for three mechanisms the engine had none for (issue 18, item 5).
+"""Evidence for three mechanisms the engine had none for.
 
 * ``returned_grad_overwritten`` (harness/measure/aliasing.py): the gradient a
   program returns is a view of a ``.grad`` buffer (``x.grad.numpy()`` on CPU)

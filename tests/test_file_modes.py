@@ -1,7 +1,7 @@
 """Files and folders the harness writes get the umask's normal mode (0644 files and
 0755 folders under umask 022), like any ``open``/``mkdir``, while still being written
 atomically: a temporary file from ``mkstemp`` is 0600, which made results unreadable
-to the rest of a group (a newcomer's finding, issue 19)."""
+to the rest of a group (a newcomer's finding)."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""One generated test per source rule (issue 12; the model is scikit-learn's
+"""One generated test per source rule (the model is scikit-learn's
 ``parametrize_with_checks``): for every rule in the registry
 (:data:`defects4warp.rules.REGISTRY`) a tiny Warp program where it must fire, at
 the lines marked ``# here``, and a near miss where it must not. Static

@@ -1,4 +1,4 @@
-"""Script variants in the case format (issue 15): the ``script:`` block, the
+"""Script variants in the case format: the ``script:`` block, the
 ``tags.form`` tag, what the loader rejects (naming file and field), and how a
 run plans adapter and script programs."""
 

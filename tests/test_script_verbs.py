@@ -1,4 +1,4 @@
-"""run, validate and export on script variants (issue 15), on a tiny corpus of
+"""run, validate and export on script variants, on a tiny corpus of
 plain training scripts built in tmp_path (tests/tiny_corpus.py)."""
 
 import json

@@ -22,7 +22,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-#: Releases measured by ``defects4warp builtins --warp all``, in the order of the brief: newest first
+#: Releases measured by ``defects4warp builtins --warp all``, newest first
 #: for the verified range, then the newest patch of each older minor.
 ALL_RELEASES = ("1.19.0", "1.12.1", "1.0.2", "1.14.0", "1.13.0", "1.18.0", "1.17.0", "1.16.0", "1.15.0",
                 "1.8.1", "1.11.1", "1.10.1", "1.9.1", "1.7.2", "1.6.2", "1.5.1", "1.4.2", "1.3.3", "1.2.2", "1.1.0")

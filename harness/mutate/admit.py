@@ -1,7 +1,7 @@
 """Admission of mutants into the generated tier, and the manifest.
 
 A candidate mutant (one operator at one site of one parent) is admitted only
-when all of these hold (issue 9, "Admission"):
+when all of these hold (docs/mutation.md, "Admission"):
 
 1. **diff** -- re-applying the operator to the parent reproduces the mutant
    byte for byte, and the mutant differs from the parent only in the lines

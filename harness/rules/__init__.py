@@ -1,4 +1,4 @@
-"""Source rules as small registered functions (engine v3, issue 12).
+"""Source rules as small registered functions (engine v3).
 
 Each rule is a function ``fn(unit) -> Iterable[(node_or_line, detail, scope)]``
 over a parsed :class:`~defects4warp.rules.unit.Unit` (one ``.py`` file of a
