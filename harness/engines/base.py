@@ -35,7 +35,8 @@ from typing import Protocol, runtime_checkable
 
 import jsonschema
 
-from ..isolation import DEFAULT_TIMEOUT_S, run_worker
+from .. import isolation
+from ..isolation import DEFAULT_TIMEOUT_S
 from ..provenance import digests, loaded_modules, merge
 
 
@@ -193,7 +194,7 @@ class WorkerEngine:
                     before writing it) every module this process has loaded, a superset
         """
         t0 = time.perf_counter()
-        res = run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
+        res = isolation.run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
                          python=self.python, script=script)
         doc = res.doc or {}
         return {"format": MEASUREMENT_FORMAT, "doc": doc,
