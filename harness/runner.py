@@ -213,6 +213,7 @@ def run(
     executor=None,
     release: str | None = None,
     prefilled: dict | None = None,
+    started: float | None = None,
 ) -> dict:
     """Diagnose every item and score it.
 
@@ -253,6 +254,10 @@ def run(
         Result records already made (item index -> record), e.g. by an
         engine's preflight (:func:`defects4warp.engines.command.preflight`): they
         are taken as they are and not diagnosed again.
+    started : float, optional
+        When the run's work began, a :func:`time.perf_counter` reading (default: now), so
+        ``summary["wall_s"]`` counts work done before this call for it (an engine's preflight,
+        whose records come in ``prefilled``).
 
     Returns
     -------
@@ -263,7 +268,7 @@ def run(
     from .store import diagnosis_fields, transient
 
     warp_version = warp_version or installed_warp_version()
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else started
     done = {}
     reused = 0
 

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
-    WRITTEN_AS_IT_GOES, _refuse_dash,
+    CONTRACT_HINT, EngineFailed, WRITTEN_AS_IT_GOES, _refuse_dash,
     ProgramPath,
     _check_writable,
     _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, timeout_opt,
@@ -102,8 +102,7 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     from ..engines.command import contract_failure
 
     if contract_failure(d):  # a broken cmd: engine (as the preflight of run, matrix and audit): exit 2
-        raise click.UsageError(f"the engine {engine.name} failed on {path}:\n{d.get('error')}\n"
-                               "(the contract of an outside engine: docs/engines.md, 'Any command')")
+        raise EngineFailed(f"the engine {engine.name} failed on {path}:\n{d.get('error')}\n{CONTRACT_HINT}")
     if spec is not None:
         cap = d.get("capture")
         if cap:

@@ -1,0 +1,159 @@
+"""What a newcomer trips on when a run goes wrong or takes long: a run in which every variant
+errored, an outside engine that fails on the first variant, the summary's wall time, the
+progress lines and messages in a log file, and a run stopped by SIGTERM. Each test runs the
+command line with a trivial or outside engine (no Warp program runs)."""
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from defects4warp.cli import main
+from defects4warp.progress import PlainProgress
+
+ROOT = Path(__file__).resolve().parent.parent
+ONE = "projectile-launch-fit"  # two variants, no `requires`
+
+ANSWER = {"verdict": "no_bug", "classes": [{"id": "correct", "score": 1.0}], "signature": None,
+          "evidence": [], "cost": {}}
+
+
+def _engine(tmp_path, body: str, name="e.py", args=""):
+    script = tmp_path / name
+    script.write_text("import json, os, sys, time\n" + body)
+    return f"cmd:{sys.executable} {script}{args}"
+
+
+def test_a_run_in_which_every_variant_errored_exits_1_and_counts_the_preflight(tmp_path):
+    engine = _engine(tmp_path, "time.sleep(30)\n")
+    out = tmp_path / "o.json"
+    r = CliRunner().invoke(main, ["run", "--engine", engine, "--cases", ONE, "--timeout", "1", "--no-store",
+                                  "--results", str(tmp_path / "r"), "--json", str(out)])
+    assert r.exit_code == 1, r.output  # was 0: a CI job read a run that measured nothing as a success
+    assert "no run got a verdict: all 2 that ran ended in an error, so nothing was measured" in r.output
+    assert "did not answer within 1 s" in r.output
+    doc = json.loads(out.read_text())
+    s = doc["summary"]
+    assert s["errors"] == 2 and s["runs"] == 2
+    # the first variant is diagnosed by the preflight, before the run proper: its second counts too
+    assert s["wall_s"] >= sum(x["seconds"] for x in doc["results"]) >= 2.0
+
+
+def test_a_run_with_one_verdict_among_errors_still_exits_0(tmp_path):
+    # the first call (the preflight) answers, the second times out: one verdict, so something was measured
+    log = tmp_path / "calls"
+    body = (f"first = not os.path.exists({str(log)!r})\nopen({str(log)!r}, 'a').write('x')\n"
+            "time.sleep(0 if first else 30)\n"
+            f"json.dump({ANSWER!r}, open(os.environ['DEFECTS4WARP_ANSWER'], 'w'))\n")
+    r = CliRunner().invoke(main, ["run", "--engine", _engine(tmp_path, body), "--cases", ONE, "--timeout", "1",
+                                  "--no-store", "--results", str(tmp_path / "r"), "--jobs", "1"])
+    assert r.exit_code == 0, r.output
+    assert "errors 1" in r.output and "no run got a verdict" not in r.output
+
+
+def test_a_broken_outside_engine_is_an_engine_error_not_a_usage_error(tmp_path):
+    engine = _engine(tmp_path, "print('ImportError: no module named foo', file=sys.stderr); sys.exit(1)\n")
+    for args in (["run", "--engine", engine, "--cases", ONE, "--no-store", "--results", str(tmp_path / "r")],
+                 ["diagnose", f"{ONE}/buggy", "--engine", engine]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert "ImportError: no module named foo" in r.output
+        assert "Error: the engine cmd:" in r.output
+        # was printed under "Usage: ... Try '... --help' for help": the options were right, the engine was not
+        assert "Usage:" not in r.output and "--help" not in r.output
+
+
+def test_messages_and_progress_in_a_log_file_are_one_line_each(tmp_path):
+    # a long engine command makes the first message over 80 columns; rich wrapped it at 80 on a pipe
+    long_dir = tmp_path / ("x" * 60)
+    long_dir.mkdir()
+    engine = _engine(long_dir, f"json.dump({ANSWER!r}, open(os.environ['DEFECTS4WARP_ANSWER'], 'w'))\n")
+    r = CliRunner().invoke(main, ["run", "--engine", engine, "--cases", ONE, "--no-store",
+                                  "--results", str(tmp_path / "r"), "--jobs", "1"])
+    assert r.exit_code == 0, r.output
+    head = next(ln for ln in r.output.splitlines() if ln.startswith("engine cmd:"))
+    assert len(head) > 120
+    assert head.endswith("| 1 cases, 2 runs (0 of them scripts) | 1 jobs")
+    lines = [ln for ln in r.output.splitlines() if ln.startswith("diagnosing [")]
+    assert lines and all(" last: projectile-launch-fit/" in ln for ln in lines)
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_the_eta_waits_for_enough_items_after_the_start_up_burst():
+    """A run that resumes 40 items from the result store (finished at once) and then measures
+    items of 8 s each: the first lines say 'eta --', not the seconds that 40 free items suggest."""
+    out, now = io.StringIO(), FakeClock()
+    with PlainProgress("diagnosing", stream=out, every_s=0, clock_fn=now) as p:
+        task = p.add_task("", total=246)
+        for i in range(40):  # the burst: reused, skipped, preflighted, milliseconds apart
+            now.t = 0.001 * (i + 1)
+            p.update(task, advance=1, description=f"reused-{i}")
+        for i in range(6):
+            now.t = 0.04 + 8.0 * (i + 1)
+            p.update(task, advance=1, description=f"measured-{i}")
+    lines = out.getvalue().splitlines()
+    # the old estimate after the first item was 0.001 s * 245 = 0 s; after item 41, 8 s / 41 * 205 = 40 s
+    assert lines[0] == "diagnosing [  1/246]   0% elapsed 0:00 eta -- last: reused-0"
+    assert all(" eta -- " in ln for ln in lines[:44])  # 40 burst items and 4 measured ones
+    # 5 measured in 40 s since the burst: 8 s an item, 201 left
+    assert lines[44] == "diagnosing [ 45/246]  18% elapsed 0:40 eta 26:48 last: measured-4"
+    assert lines[45] == "diagnosing [ 46/246]  19% elapsed 0:48 eta 26:40 last: measured-5"
+
+
+def _wait_for(pred, timeout_s=60.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        if pred():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigterm_says_the_run_was_interrupted_and_the_json_is_partial(tmp_path):
+    """The first variant answers at once, the second hangs; SIGTERM while it hangs."""
+    pids = tmp_path / "pids"
+    body = (f"first = not os.path.exists({str(pids)!r})\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+            "time.sleep(0 if first else 120)\n"
+            f"json.dump({ANSWER!r}, open(os.environ['DEFECTS4WARP_ANSWER'], 'w'))\n")
+    out = tmp_path / "o.json"
+    proc = subprocess.Popen([sys.executable, "-m", "defects4warp", "run", "--engine", _engine(tmp_path, body),
+                             "--cases", ONE, "--jobs", "1", "--json", str(out), "--results", str(tmp_path / "r")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert _wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2), "the second call never started"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    # was: nothing on stderr after the last progress line
+    assert (f"interrupted by SIGTERM after 1 of 2 runs: {out} is partial: it holds the 1 that finished "
+            "(summary.complete is false); the run was not stored in the history") in err
+    assert "defects4warp run: interrupted" not in err  # said once, by the run itself
+    doc = json.loads(out.read_text())
+    assert doc["summary"]["complete"] is False and len(doc["results"]) == 1
+    hung = int(pids.read_text().split()[1])
+    assert _wait_for(lambda: not _alive(hung), 10), "the engine's process outlived the run"
