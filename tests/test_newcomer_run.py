@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from defects4warp.cli import main
@@ -157,3 +158,38 @@ def test_sigterm_says_the_run_was_interrupted_and_the_json_is_partial(tmp_path):
     assert doc["summary"]["complete"] is False and len(doc["results"]) == 1
     hung = int(pids.read_text().split()[1])
     assert _wait_for(lambda: not _alive(hung), 10), "the engine's process outlived the run"
+
+
+def _bug_runs(spec):
+    """Run records of bug runs diagnosed bug: ``[(top-1 score, right?, how many)]``."""
+    out = []
+    for score, right, n in spec:
+        for _ in range(n):
+            out.append({"expected": {"verdict": "bug", "classes": ["a"]},
+                        "diagnosis": {"verdict": "bug", "classes": [{"id": "a" if right else "b", "score": score},
+                                                                    {"id": "b" if right else "a",
+                                                                     "score": round(1 - score, 6)}]}})
+    return out
+
+
+def test_the_reliability_diagram_bins_by_counts_or_says_why_it_cannot():
+    from defects4warp.html_report import confidence_bins, reliability_html
+
+    # equal-width bins of 0.1 put 30 of these 40 runs (0.9 and 1.0) in one bin; equal counts keep ties together
+    bins = confidence_bins([(0.6, i < 5) for i in range(10)] + [(0.9, i < 8) for i in range(10)] + [(1.0, True)] * 20)
+    assert [(b["lo"], b["hi"], b["count"], b["right"]) for b in bins] == [(0.6, 0.6, 10, 5), (0.9, 0.9, 10, 8),
+                                                                           (1.0, 1.0, 20, 20)]
+    assert bins[0]["low"] == pytest.approx(0.2366, abs=1e-4) and bins[0]["high"] == pytest.approx(0.7634, abs=1e-4)
+    assert bins[2]["low"] == pytest.approx(0.8389, abs=1e-4) and bins[2]["high"] == 1.0  # Wilson, 20 of 20
+    # a last bin with fewer than 5 runs joins the one before it
+    assert [b["count"] for b in confidence_bins([(x / 13, True) for x in range(13)])] == [6, 7]
+
+    page = reliability_html({"results": _bug_runs([(0.6, True, 5), (0.6, False, 5), (0.9, True, 8), (0.9, False, 2),
+                                                   (1.0, True, 20)])})
+    assert "<p>3 bins of about 13 runs each over the top-1 scores of 40 bug runs diagnosed bug (0.600 to 1.000)" in page
+    # was: one dot at (1, 1) and no word
+    page = reliability_html({"results": _bug_runs([(1.0, True, 3)])})
+    assert ("<p>One bin only: 3 run(s) with top-1 scores 1.000 to 1.000, 3 right. A curve needs at least 10 runs "
+            "(two bins of 5), so this figure cannot say whether the scores are calibrated.</p>") in page
+    page = reliability_html({"results": _bug_runs([(1.0, True, 30)])})
+    assert "A curve needs scores that differ (the runs' scores are all alike)" in page
