@@ -193,3 +193,29 @@ def test_the_reliability_diagram_bins_by_counts_or_says_why_it_cannot():
             "(two bins of 5), so this figure cannot say whether the scores are calibrated.</p>") in page
     page = reliability_html({"results": _bug_runs([(1.0, True, 30)])})
     assert "A curve needs scores that differ (the runs' scores are all alike)" in page
+
+
+def test_the_wall_time_says_how_warm_the_kernel_cache_was():
+    from defects4warp.pages import RESULTS_KERNEL_CACHE
+    from defects4warp.report import run_markdown
+
+    def doc(costs, **summary):
+        res = [{"case": "c", "variant": f"v{i}", "scale": "small", "expected": None, "correct": None,
+                "diagnosis": {"verdict": "bug", "classes": [], "cost": c}} for i, c in enumerate(costs)]
+        s = {"engine": "reference", "warp_version": "1.19.0", "device": "cpu", "wall_s": 126.0, "cases": 1,
+             "variants": 2, "runs": 2, "scored": 0, "verdict_accuracy": None, "class_accuracy": None,
+             "detection_rate": None, "false_positive_rate": None, "per_class": {}, **summary}
+        return {"summary": s, "results": res}
+
+    row = [ln for ln in run_markdown(doc([{"compiles": 0}, {"compiles": 0, "compile_s": 0.0}])).splitlines()
+           if ln.startswith("| wall time")]
+    assert row == ["| wall time of the whole run | 2.1 min (Warp's kernel cache warm: no kernel compiled) |"]
+    row = [ln for ln in run_markdown(doc([{"compiles": 12, "compile_s": 80.4}, {"compiles": 0}])).splitlines()
+           if ln.startswith("| wall time")]
+    assert row == ["| wall time of the whole run | 2.1 min (12 kernel build(s) took 80 s of it: the kernel cache was "
+                   "cold for some) |"]
+    assert "| wall time of the whole run | 2.1 min |" in run_markdown(doc([{"wall_s": 1.0}]))  # not recorded: no claim
+    # docs/results.md (from an engine file that records no compiles) says the cache was warm, and what cold costs
+    text = (ROOT / "docs" / "results.md").read_text()
+    assert f" min ({RESULTS_KERNEL_CACHE}) |" in text
+    assert "35 min on 2 shared cores" in RESULTS_KERNEL_CACHE
