@@ -219,3 +219,42 @@ def test_the_wall_time_says_how_warm_the_kernel_cache_was():
     text = (ROOT / "docs" / "results.md").read_text()
     assert f" min ({RESULTS_KERNEL_CACHE}) |" in text
     assert "35 min on 2 shared cores" in RESULTS_KERNEL_CACHE
+
+
+def _long_prose_lines(text: str, limit: int = 400) -> list:
+    fenced, out = False, []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced and len(line) > limit and not line.lstrip().startswith(("|", "#", "<")):
+            out.append((n, len(line)))
+    return out
+
+
+def test_no_line_of_prose_in_the_docs_is_over_400_characters():
+    from defects4warp.pages import wrap_prose
+
+    pages = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+    # was: docs/upgrade-audit.md:7 (4,659 characters), docs/old-releases.md:7, docs/capture-table.md:7, ...
+    assert {p.name: _long_prose_lines(p.read_text()) for p in pages if _long_prose_lines(p.read_text())} == {}
+    item = "- " + " ".join(f"word{i}" for i in range(120))
+    text = "\n".join(["# t", item, "| " + "x " * 300 + "|", "```", "y " * 300, "```", "> " + "q " * 250])
+    out = wrap_prose(text, max_line=400, width=60).splitlines()
+    cont = [ln for ln in out if ln.startswith("  word")]
+    assert out[0] == "# t" and out[1].startswith("- word0 ") and all(len(ln) <= 60 for ln in [out[1]] + cont)
+    assert cont and " ".join(x.strip() for x in [out[1][2:]] + cont) == item[2:]  # the item's text, in order
+    assert "| " + "x " * 300 + "|" in out and "y " * 300 in out  # tables and code as they were
+    quote = out[len(out) - out[::-1].index("```"):]
+    assert len(quote) == 9 and all(ln.startswith("> q") and len(ln) <= 60 for ln in quote)
+
+
+def test_the_glossary_defines_the_release_row_and_the_pages_link_it():
+    glossary = (ROOT / "docs" / "glossary.md").read_text()
+    assert "### release row\nAn [expectation](#expectation) that holds for some Warp releases only" in glossary
+    assert "](docs/glossary.md)" in (ROOT / "README.md").read_text()
+    for p in sorted((ROOT / "docs").glob("*.md")):
+        if p.name == "glossary.md":
+            continue
+        text = p.read_text()
+        assert text.count("release row") == text.count("[release row](glossary.md#release-row)"), p.name

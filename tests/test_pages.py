@@ -348,9 +348,10 @@ def test_costs_count_measured_runs_not_reused_ones(tmp_path):
     assert costs["per_variant_s"] == 33.0  # 30 + median(2, 4)
     assert costs["per_release_s"] == 3300.0
     text = pages._costs_paragraph(costs)
-    assert "1.1.0 0.1 min for 0 of 100 checks measured (the rest reused from the result store or skipped)" in text
-    assert "1.2.2 15.0 min for 30 of 100 checks measured" in text
-    assert "1.2.2 6.7 min wall, 11.7 min CPU for 100 runs (2 jobs)" in text
+    # one row per release (was one paragraph of 4,659 characters on the committed page)
+    assert "| 1.1.0 | 0.1 min | 0 of 100 | 1.0 min | 1.5 min | 30 of 100 | 2 |" in text
+    assert "| 1.2.2 | 15.0 min | 30 of 100 | 6.7 min | 11.7 min | 100 of 100 | 2 |" in text
+    assert "| 1.3.3 | - | - | 0.5 min | - | 3 of 100 | 2 |" in text
     assert ("releases with at least 20 measured runs), one variant costs about 33 s per release (validation and "
             "engine run) and the whole corpus about 55 min") in text
     assert pages.measurement_costs(tmp_path, docs, min_measured=1)["engine_release_s"] == 400.0  # 1.3.3: 1000
