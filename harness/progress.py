@@ -191,13 +191,22 @@ class _EtaColumn(ProgressColumn):
 
 class BarProgress(Progress):
     """Rich's progress bar whose ETA column is :class:`Eta`'s (rich's own extrapolates from the
-    start-up burst of items that cost nothing)."""
+    start-up burst of items that cost nothing).
 
-    def __init__(self, what: str, console):
+    Parameters
+    ----------
+    what : str
+        What is being done (the bar's label).
+    console : rich.console.Console
+    get_time : callable, optional
+        The time source, seconds (default rich's; tests pass a fake).
+    """
+
+    def __init__(self, what: str, console, get_time=None):
         self.etas = {}
         super().__init__(TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                          TextColumn("eta"), _EtaColumn(self.etas), TextColumn("{task.description}"),
-                         console=console, transient=True)
+                         console=console, transient=True, get_time=get_time)
 
     def add_task(self, description: str, *args, **kwargs):
         tid = super().add_task(description, *args, **kwargs)

@@ -258,3 +258,37 @@ def test_the_glossary_defines_the_release_row_and_the_pages_link_it():
             continue
         text = p.read_text()
         assert text.count("release row") == text.count("[release row](glossary.md#release-row)"), p.name
+
+
+def test_the_bar_on_a_terminal_uses_the_same_eta():
+    from rich.console import Console
+
+    from defects4warp.progress import BarProgress, progress
+
+    assert isinstance(progress("x", Console(file=io.StringIO(), force_terminal=True)), BarProgress)
+    now = FakeClock()
+    p = BarProgress("diagnosing", Console(file=io.StringIO(), force_terminal=True), get_time=now)
+    task = p.add_task("", total=100)
+    eta = p.columns[5]
+    for i in range(30):  # reused from the result store, at once
+        now.t = 0.001 * (i + 1)
+        p.update(task, advance=1)
+    assert eta.render(p.tasks[0]).plain == "-:--"  # rich's own column said 0:00:00 here
+    for i in range(5):
+        now.t = 0.03 + 10.0 * (i + 1)
+        p.update(task, advance=1)
+    assert eta.render(p.tasks[0]).plain == "10:50"  # 10 s an item, 65 left
+
+
+def test_an_interrupted_verb_says_so(monkeypatch):
+    import defects4warp.commands.list_cases as list_cases
+    from defects4warp.commands._common import Terminated
+
+    def stop(*a, **k):
+        raise Terminated()
+
+    monkeypatch.setattr(list_cases, "load_corpus", stop, raising=False)
+    monkeypatch.setattr(list_cases, "_load", stop, raising=False)
+    r = CliRunner().invoke(main, ["list"])
+    assert r.exit_code == 143
+    assert "defects4warp list: interrupted by SIGTERM before it finished" in r.output
