@@ -343,7 +343,9 @@ def reliability_html(doc: dict) -> str:
     x = list(range(len(bins)))
     ys = [b["accuracy"] for b in bins]
     ax.plot(x, [b["confidence"] for b in bins], "x", c="grey", ms=7, label="mean top-1 score")
-    ax.errorbar(x, ys, yerr=[[y - b["low"] for y, b in zip(ys, bins)], [b["high"] - y for y, b in zip(ys, bins)]],
+    # (clipped at 0: at a fraction of 0 or 1 the interval's end can miss it by a rounding error)
+    ax.errorbar(x, ys, yerr=[[max(0.0, y - b["low"]) for y, b in zip(ys, bins)],
+                             [max(0.0, b["high"] - y) for y, b in zip(ys, bins)]],
                 fmt="o", c="C0", capsize=3, lw=1, label="fraction right (95% interval)")
     for i, b in enumerate(bins):
         ax.annotate(f"{b['right']}/{b['count']}", (i, b["accuracy"]), fontsize=7, xytext=(5, 3),

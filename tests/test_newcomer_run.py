@@ -292,3 +292,13 @@ def test_an_interrupted_verb_says_so(monkeypatch):
     r = CliRunner().invoke(main, ["list"])
     assert r.exit_code == 143
     assert "defects4warp list: interrupted by SIGTERM before it finished" in r.output
+
+
+def test_the_reliability_diagram_draws_bins_that_are_all_wrong_or_all_right():
+    from defects4warp.html_report import confidence_bins, reliability_html
+
+    # a fraction of 0 (or 1): the Wilson interval's end may miss it by a rounding error (matplotlib refused it)
+    bins = confidence_bins([(0.3, False)] * 11 + [(0.9, True)] * 6)
+    assert [(b["accuracy"], b["count"]) for b in bins] == [(0.0, 11), (1.0, 6)]
+    assert bins[0]["low"] > 0.0 and bins[1]["high"] < 1.0  # 2.8e-17 and 1 - 1.1e-16: Wilson in floating point
+    assert "<img" in reliability_html({"results": _bug_runs([(0.3, False, 11), (0.9, True, 6)])})
