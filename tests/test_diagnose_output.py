@@ -145,3 +145,6 @@ def test_a_bug_verdict_keeps_the_legend_and_adds_no_excuse():
     assert [ln.strip()[:12] for ln in lines] == ["!!  [trace] ", "in your code", "--  [source]", "ok  [fd] cal"]
     _, _, why = evidence_lines(dict(d, verdict="no_bug"), "cmd:my-tool")
     assert why == "why the verdict is no_bug despite 1 finding(s) marked !!: the engine cmd:my-tool reports them but did not count them toward a bug"
+    _, _, why = evidence_lines({"verdict": "error", "evidence": [
+        {"probe": "engine", "clean": False, "finding": "Traceback ...", "data": None}]})
+    assert why is None  # an error's traceback is no finding the verdict ignored

@@ -180,7 +180,7 @@ def evidence_lines(d: dict, engine_name: str = "reference") -> tuple:
     (``--``), then clean ones (``ok``). A source finding that is not counted because the runtime
     trace observes its kind of taping behaviour (the rule is ``observed``) is printed under the
     counted trace finding of the same class, as the line of the user's code it points at (the
-    trace cites the kernel by its ``@wp.kernel`` line). On a verdict other than ``bug`` with
+    trace cites the kernel by its ``@wp.kernel`` line). On a ``no_bug`` or ``inconclusive`` verdict with
     findings marked ``!!``, ``why`` says why they did not change it (for the reference engine: the
     verdict rests on the measurement alone, autodiff against finite differences; the findings
     choose the class of a wrong gradient and never make an agreeing one a bug); else ``why`` is None.
@@ -220,7 +220,7 @@ def evidence_lines(d: dict, engine_name: str = "reference") -> tuple:
             lines.append(f"        in your code: {x['finding'][:-len(_OBSERVED)]} (a source pattern of {cls} that "
                          "the trace observed: counted through this finding, not again)")
     n = len(counted)
-    if d.get("verdict") == "bug" or not n:
+    if d.get("verdict") not in ("no_bug", "inconclusive") or not n:  # bug, refused, error: the marks say it
         return "(!! counted against correctness, -- reported but not counted, ok clean)", lines, None
     legend = (f"(!! would count against correctness, but the verdict {d.get('verdict')} does not rest on it: "
               "see below; -- reported but not counted; ok clean)")
