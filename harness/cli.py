@@ -8,26 +8,44 @@ with two lines (the import and ``main.add_command``).
 
 from __future__ import annotations
 
-import sys
+import signal
 
 import click
 
 from . import __version__
+from .commands._common import Terminated, on_sigterm
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The group: a verb interrupted by SIGTERM or Ctrl-C says so on standard error (unless the
+    verb has said more precisely what it left behind), then exits as the signal asks."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (Terminated, KeyboardInterrupt) as exc:
+            if not getattr(exc, "reported", False):
+                why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+                verb = ctx.invoked_subcommand or "the command"
+                click.echo(f"defects4warp {verb}: interrupted by {why} before it finished; a file it writes as "
+                           "it goes (--json) holds only what finished", err=True)
+            raise
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="defects4warp")
 def main():
     """defects4warp: a verified corpus of gradient bugs in NVIDIA Warp programs,
     and a harness that scores diagnostic engines on it.
 
-    Exit status: 0 success; 1 a validation failure or a case format error
-    (the run still measures every valid case); 2 a usage error."""
-    import signal
-
+    Exit status: 0 success; 1 a validation failure, a case format error
+    (the run still measures every valid case), or a run in which no variant
+    got a verdict (every one that ran ended in an error); 2 a usage error or
+    an outside engine that breaks its contract on the first variant; 143
+    terminated by SIGTERM (what finished stays on disk, and it says so)."""
     # SIGTERM unwinds like Ctrl-C, so running measurements are killed and
     # partial results stay on disk
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, on_sigterm)
 
 
 from .commands.run import cmd as _cmd_run  # noqa: E402

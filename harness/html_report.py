@@ -4,7 +4,9 @@ Figures (PNG, embedded as base64 so the page is one file): the confusion
 matrix of expected vs diagnosed class as a heatmap, per-class recall and
 precision bars (classes grouped by taxonomy family), the seconds of the
 costliest cases (the time of the rest stated under it), and, when runs on several Warp
-releases are given, verdict and class accuracy across releases. The page also
+releases are given, verdict and class accuracy across releases; a reliability
+diagram of the class scores in bins of equal run counts, or why the runs cannot
+make one (:func:`reliability_html`). The page also
 states the corpus, the date, the wall time and the skipped runs with their
 reason.
 """
@@ -243,28 +245,140 @@ def reliability(results: list, *, bins: int = 10) -> dict:
     return {"runs": m["runs"], "brier": m.get("brier"), "bins": m.get("reliability", [])}
 
 
+#: Fewest runs in a bin of the reliability diagram: a fraction of fewer runs moves by 1/4 or more
+#: with one run, too coarse to compare with a score.
+MIN_BIN_RUNS = 5
+
+
+def confidence_bins(points: list, *, min_count: int = MIN_BIN_RUNS, max_bins: int = 10) -> list:
+    """Bins of equal run counts over the top-1 class score, for a reliability diagram.
+
+    Equal-width bins put every run of an engine whose scores sit near 1 in one bin (one dot at
+    (1, 1)); bins of equal counts (quantiles) spread them over what the scores actually are.
+    Runs with the same score never straddle two bins, so a bin can hold more than its share.
+
+    Parameters
+    ----------
+    points : list[(float, bool)]
+        ``(top-1 score, whether the top-1 class is expected)`` per run.
+    min_count : int, default :data:`MIN_BIN_RUNS`
+        Fewest runs in a bin; the number of bins is ``min(max_bins, len(points) // min_count)``
+        (at least 1), and a last bin with fewer runs joins the one before it.
+    max_bins : int, default 10
+
+    Returns
+    -------
+    list[dict]
+        Per bin, lowest score first: ``lo``, ``hi`` (its lowest and highest score),
+        ``confidence`` (mean score), ``accuracy`` (fraction right), ``count``, ``right``,
+        ``low``/``high`` (the Wilson 95% interval of the fraction: Wilson 1927, z = 1.96).
+    """
+    pts = sorted((float(c), bool(h)) for c, h in points)
+    n = len(pts)
+    if not n:
+        return []
+    k = max(1, min(max_bins, n // max(1, min_count)))
+    groups, i = [], 0
+    for j in range(1, k + 1):
+        end = round(j * n / k)
+        while 0 < end < n and pts[end][0] == pts[end - 1][0]:
+            end += 1  # equal scores stay together
+        if end > i:
+            groups.append(pts[i:end])
+            i = end
+    if len(groups) > 1 and len(groups[-1]) < min_count:
+        groups[-2:] = [groups[-2] + groups[-1]]
+    out = []
+    for g in groups:
+        m, right = len(g), sum(h for _, h in g)
+        low, high = _wilson(right, m)
+        out.append({"lo": g[0][0], "hi": g[-1][0], "confidence": sum(c for c, _ in g) / m,
+                    "accuracy": right / m, "count": m, "right": right, "low": low, "high": high})
+    return out
+
+
+def _wilson(k: int, n: int, z: float = 1.96) -> tuple:
+    """The Wilson score interval of the fraction ``k / n`` (Wilson 1927), ``(low, high)``."""
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
 def reliability_html(doc: dict) -> str:
-    """A reliability diagram of the run's class scores (empty when no run qualifies):
-    a calibrated engine's points lie on the diagonal."""
+    """A reliability diagram of the run's class scores (empty when no run qualifies): the top-1
+    score of each bug run diagnosed bug, in bins of equal counts (:func:`confidence_bins`), against
+    the fraction whose top-1 class is right, with its Wilson 95% interval and the count of each
+    bin, next to the bin's mean score; under it, how the scores are spread. A calibrated engine's
+    fraction right equals its mean score in every bin.
+    When the runs make one bin only (fewer than two bins' worth of :data:`MIN_BIN_RUNS` runs, or
+    scores all alike), the figure and the text under its title say so instead of drawing a curve."""
     rel = reliability(doc.get("results") or [])
     if not rel["runs"]:
         return ""
+    points = []
+    for r in doc.get("results") or []:
+        d, exp = r.get("diagnosis") or {}, r.get("expected") or {}
+        if exp.get("verdict") == "bug" and d.get("verdict") == "bug" and d.get("classes"):
+            ranked = sorted(d["classes"], key=lambda c: (-c["score"], c["id"]))
+            points.append((ranked[0]["score"], ranked[0]["id"] in (exp.get("classes") or [])))
+    bins = confidence_bins(points)
+    n, right = len(points), sum(h for _, h in points)
+    lo, hi = min(c for c, _ in points), max(c for c, _ in points)
+    why = None
+    if len(bins) < 2:
+        why = (f"One bin only: {n} run(s) with top-1 scores {lo:.3f} to {hi:.3f}, {right} right. A curve needs "
+               + (f"at least {2 * MIN_BIN_RUNS} runs (two bins of {MIN_BIN_RUNS})" if n < 2 * MIN_BIN_RUNS
+                  else "scores that differ (the runs' scores are all alike)")
+               + ", so this figure cannot say whether the scores are calibrated.")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = [b for b in rel["bins"] if b["count"]]
-    fig, ax = plt.subplots(figsize=(4.2, 4.2))
-    ax.plot([0, 1], [0, 1], ls="--", c="grey", lw=1)
-    ax.plot([b["confidence"] for b in pts], [b["accuracy"] for b in pts], "o-", c="C0")
-    for b in pts:
-        ax.annotate(str(b["count"]), (b["confidence"], b["accuracy"]), fontsize=7, xytext=(3, -9),
+    fig, (ax, hx) = plt.subplots(2, 1, figsize=(5.2, 5.6), gridspec_kw={"height_ratios": [3, 1.2]})
+    # one column per bin (scores near 1 crowd an axis of the score itself): its mean score (the
+    # fraction right it promises) next to the fraction right, with its Wilson 95% interval
+    x = list(range(len(bins)))
+    ys = [b["accuracy"] for b in bins]
+    ax.plot(x, [b["confidence"] for b in bins], "x", c="grey", ms=7, label="mean top-1 score")
+    # (clipped at 0: at a fraction of 0 or 1 the interval's end can miss it by a rounding error)
+    ax.errorbar(x, ys, yerr=[[max(0.0, y - b["low"]) for y, b in zip(ys, bins)],
+                             [max(0.0, b["high"] - y) for y, b in zip(ys, bins)]],
+                fmt="o", c="C0", capsize=3, lw=1, label="fraction right (95% interval)")
+    for i, b in enumerate(bins):
+        ax.annotate(f"{b['right']}/{b['count']}", (i, b["accuracy"]), fontsize=7, xytext=(5, 3),
                     textcoords="offset points")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("top-1 class score")
-    ax.set_ylabel("fraction whose top-1 class is right")
+    ax.set_xticks(x, [f"{b['lo']:.3f}-{b['hi']:.3f}" for b in bins], fontsize=7, rotation=30, ha="right")
+    ax.set_xlim(-0.6, max(len(bins) - 0.4, 0.6))
+    ax.set_ylim(0, 1.08)
+    ax.set_xlabel("bins of the top-1 class score, equal run counts (labels: right/runs)", fontsize=8)
+    ax.set_ylabel("fraction / score")
+    ax.legend(fontsize=7, loc="lower right")
+    if why:
+        ax.text(0.03, 0.5, "\n".join(_wrap(why, 52)), transform=ax.transAxes, fontsize=7, va="center",
+                bbox={"fc": "white", "ec": "0.7"})
     ax.set_title(f"reliability ({rel['runs']} bug runs, Brier {rel['brier']:.3f})", fontsize=10)
-    return (f'<h2>reliability of the class scores</h2><img alt="reliability" '
+    hx.hist([c for c, _ in points], bins=20, range=(0, 1), color="C0")
+    hx.set_xlim(0, 1)
+    hx.set_xlabel("top-1 class score (all runs, 20 bins of 0.05)", fontsize=8)
+    hx.set_ylabel("runs")
+    fig.tight_layout()
+    text = why or (f"{len(bins)} bins of about {n // len(bins)} runs each over the top-1 scores of {n} bug runs "
+                   f"diagnosed bug ({lo:.3f} to {hi:.3f}); where the fraction right (dot) lies above the mean "
+                   "score (cross), the scores understate how often the top class is right.")
+    return (f'<h2>reliability of the class scores</h2><p>{html.escape(text, quote=False)}</p><img alt="reliability" '
             f'src="data:image/png;base64,{_png(fig)}">')
+
+
+def _wrap(text: str, width: int) -> list:
+    """``text`` in lines of at most ``width`` characters, broken at spaces."""
+    lines, cur = [], ""
+    for word in text.split():
+        if cur and len(cur) + 1 + len(word) > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    return lines + ([cur] if cur else [])

@@ -18,7 +18,10 @@ Parts of pages whose sources are not committed are listed in
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +62,46 @@ def validated_releases(root: Path = ROOT) -> set:
     return {r for p in validation_files(root) for r in _read(p, "releases")["releases"]}
 
 
+#: Longest line of prose a generated page keeps as it is (tables, headings, HTML and code are kept
+#: whatever their length): a longer one (a list of 20 releases' costs ran to 4,659 characters) is
+#: wrapped at :data:`WRAP_WIDTH` so a diff or an editor can show it.
+MAX_PROSE_LINE = 400
+
+#: Width of the lines a too-long line of prose is wrapped to.
+WRAP_WIDTH = 100
+
+
+def wrap_prose(text: str, *, max_line: int = MAX_PROSE_LINE, width: int = WRAP_WIDTH) -> str:
+    """``text`` (Markdown) with every line of prose longer than ``max_line`` characters wrapped at
+    ``width``, at spaces only (a URL or a code span is never cut inside a word); a list item's or a
+    quote's continuation lines are indented under its text, so the Markdown renders as before.
+    Table rows (``|``), headings, HTML lines (``<``) and fenced code blocks are kept as they are."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        bare = line.lstrip()
+        if bare.startswith("```"):
+            fenced = not fenced
+        if fenced or bare.startswith("```") or len(line) <= max_line or bare.startswith(("|", "#", "<")):
+            out.append(line)
+            continue
+        lead = re.match(r"\s*(?:(?:[-*+]|\d+\.) |> )?", line).group(0)
+        cont = lead if lead.strip() == ">" else " " * len(lead)
+        out += textwrap.wrap(line[len(lead):], width=width, initial_indent=lead, subsequent_indent=cont,
+                             break_long_words=False, break_on_hyphens=False)
+    return "\n".join(out)
+
+
+def _wrapped(render):
+    """A page renderer whose page comes out through :func:`wrap_prose`."""
+
+    @functools.wraps(render)
+    def inner(root: Path = ROOT) -> str:
+        return wrap_prose(render(root))
+
+    return inner
+
+
+@_wrapped
 def render_version_matrix(root: Path = ROOT) -> str:
     """docs/version-matrix.md from every committed validation JSON (merged)."""
     from .report import merge_validations, version_matrix_markdown
@@ -82,6 +125,7 @@ MIN_WARP_JSON = "docs/data/min-warp.json"
 BOUNDARIES_JSON = "docs/data/release-boundaries.json"
 
 
+@_wrapped
 def render_old_releases(root: Path = ROOT) -> str:
     """docs/old-releases.md: which variants need a newer release than 1.0.2
     (``min_warp``, with the build error on the release before) and where a
@@ -105,8 +149,9 @@ def render_old_releases(root: Path = ROOT) -> str:
     lines += ["", "## Ground truth that changes before 1.12.1", "",
               "Each variant below contradicted its labels on an old release (the oracle measured it there); the "
               "bisection up to " + bounds.get("upto", "1.12.1") + " found the first release from which the "
-              "labels hold: Warp changed the program's gradient there. The case.yaml carries a release row for "
-              "the releases before it.", "",
+              "labels hold: Warp changed the program's gradient there. The case.yaml carries a "
+              "[release row](glossary.md#release-row) (an expectation limited by a `warp:` specifier) for the "
+              "releases before it.", "",
               "| variant | labels hold from | last release that contradicts them | what the oracle measured there |",
               "|---|---|---|---|"]
     for key, r in sorted(bounds["variants"].items()):
@@ -321,6 +366,7 @@ def _stale_engine_lines(docs: dict, have: list) -> list:
     return L + [""]
 
 
+@_wrapped
 def render_release_matrix(root: Path = ROOT) -> str:  # noqa: C901 - one page, section by section
     """docs/release-matrix.md: per release the engine's accuracy and cost,
     per split, the release x case matrix of its answers, and every run it
@@ -553,26 +599,30 @@ def measurement_costs(root: Path = ROOT, docs: dict | None = None, *, min_measur
             "validation_release_s": val_s, "engine_release_s": eng_s, "min_measured": min_measured}
 
 
-def _of_measured(n: int, m: int, what: str) -> str:
-    """``"321 checks"``, or ``"12 of 321 checks measured (the rest reused from the result store or
-    skipped)"`` when fewer were measured."""
-    return f"{n} {what}" if m >= n else f"{m} of {n} {what} measured (the rest reused from the result store or skipped)"
-
-
 def _costs_paragraph(costs: dict) -> str:
-    val = "; ".join(f"{r} {w / 60:.1f} min for {_of_measured(n, m, 'checks')}"
-                    for r, w, n, m in costs["validation"]) or "none committed"
-    eng = "; ".join(f"{r} {w / 60:.1f} min wall" + ("" if c is None else f", {c / 60:.1f} min CPU")
-                    + f" for {_of_measured(n, m, 'runs')}" + ("" if not j else f" ({j} job{'' if j == 1 else 's'})")
-                    for r, w, c, n, j, m in costs["engine"]) or "none committed"
+    """What measuring each release cost (:func:`measurement_costs`): a sentence, a table with one row
+    per release (validation wall time and checks measured; the engine run's wall and CPU time, runs
+    measured and jobs; ``-`` where a file is missing), and the median rates."""
+    rows = {}
+    for r, w, n, m in costs["validation"]:
+        rows.setdefault(r, {})["val"] = f"{w / 60:.1f} min | {min(m, n)} of {n}"
+    for r, w, c, n, j, m in costs["engine"]:
+        rows.setdefault(r, {})["eng"] = (f"{w / 60:.1f} min | {'-' if c is None else f'{c / 60:.1f} min'} | "
+                                         f"{min(m, n)} of {n} | {j or '-'}")
     text = ("What measuring a release cost, as recorded in the committed files (wall time on the machines they "
-            f"name): validation by the independent oracle: {val}. The engine's run: {eng}.")
+            "name; a check or run not measured was reused from the result store or skipped):")
+    if not rows:
+        return text + " none committed."
+    lines = [text, "", "| release | validation (oracle) | checks measured | engine run | engine CPU | runs measured "
+             "| jobs |", "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=_vkey):
+        lines.append(f"| {r} | {rows[r].get('val', '- | -')} | {rows[r].get('eng', '- | - | - | -')} |")
     if costs["per_variant_s"] is not None:
-        text += (" At the median of these rates per measured run (releases with at least "
-                 f"{costs.get('min_measured', 1)} measured runs), one "
-                 f"variant costs about {costs['per_variant_s']:.0f} s per release (validation and engine run) and the "
-                 f"whole corpus about {costs['per_release_s'] / 60:.0f} min per release.")
-    return text
+        lines += ["", ("At the median of these rates per measured run (releases with at least "
+                       f"{costs.get('min_measured', 1)} measured runs), one "
+                       f"variant costs about {costs['per_variant_s']:.0f} s per release (validation and engine run) "
+                       f"and the whole corpus about {costs['per_release_s'] / 60:.0f} min per release.")]
+    return "\n".join(lines)
 
 
 def _uncovered_sentence(a: str, b: str, unvalidated: list, unmeasured: list, costs: dict) -> str:
@@ -591,6 +641,7 @@ def _uncovered_sentence(a: str, b: str, unvalidated: list, unmeasured: list, cos
             f"sections; {measure_command(','.join(missing))} measures the whole corpus into this page{whole}.")
 
 
+@_wrapped
 def render_upgrade_audit(root: Path = ROOT) -> str:  # noqa: C901 - one page, section by section
     """docs/upgrade-audit.md: for each pair of consecutive releases, the ground
     truth that changes and the bugs whose gradient error changes size
@@ -694,6 +745,13 @@ def render_upgrade_audit(root: Path = ROOT) -> str:  # noqa: C901 - one page, se
     return "\n".join(L + [""] + body).rstrip("\n") + "\n"
 
 
+#: What docs/results.md says of Warp's kernel cache when the engine file does not record it (its
+#: ``kernel_cache``): the committed engine files were measured after earlier runs of the same corpus
+#: had compiled its kernels. The cold figure is a first run of the whole corpus (`defects4warp run`,
+#: reference engine, Warp 1.19.0) on 2 shared cores, measured at commit 2ef3c4d.
+RESULTS_KERNEL_CACHE = ("with Warp's kernel cache warm: its kernels compiled by earlier runs; a first run on a "
+                        "cold cache compiles every kernel, and took 35 min on 2 shared cores")
+
 #: Markers of the generated block of docs/results.md (the hand-written sections around it are kept).
 RESULTS_START, RESULTS_END = "<!-- pages:engine-results:start -->", "<!-- pages:engine-results:end -->"
 
@@ -720,6 +778,7 @@ def _existing(root: Path, rel: str) -> str | None:
     return p.read_text() if p.is_file() else None
 
 
+@_wrapped
 def render_results(root: Path = ROOT) -> str:
     """docs/results.md: its generated block (between :data:`RESULTS_START` and
     :data:`RESULTS_END`) from the engine file of the newest release measured;
@@ -742,7 +801,7 @@ def render_results(root: Path = ROOT) -> str:
         s.update({"engine": d["engine"]["name"], "engine_version": d["engine"].get("version", ""),
                   "warp_version": d.get("warp_version", rel), "device": d["device"], "machine": d.get("machine"),
                   "date": d.get("measured_on", "n/a"), "jobs": d.get("jobs", 1), "wall_s": d.get("wall_s") or 0.0,
-                  "complete": d.get("complete", True)})
+                  "complete": d.get("complete", True), "kernel_cache": d.get("kernel_cache") or RESULTS_KERNEL_CACHE})
         text = run_markdown({"summary": s, "results": recs}, title=title,
                             source=f"Generated by `defects4warp pages` from `docs/data/engine-{rel}.json` (the newest "
                                    "release measured; docs/release-matrix.md has every release); do not edit between "
@@ -845,6 +904,7 @@ def engines_measured_block(root: Path = ROOT, release: str = BASELINE_RELEASE) -
     return "\n".join(L) + "\n"
 
 
+@_wrapped
 def render_engines(root: Path = ROOT) -> str:
     """docs/engines.md: the source-rule table (between ``<!-- rules-table -->``
     markers) from the rule registry (:func:`defects4warp.rules.registry_table`)
@@ -858,6 +918,7 @@ def render_engines(root: Path = ROOT) -> str:
     return _splice(text, ENGINES_START, ENGINES_END, engines_measured_block(root), "docs/engines.md")
 
 
+@_wrapped
 def render_builtins(root: Path = ROOT) -> str:
     """docs/builtins.md: its generated part from the committed builtins conformance data
     (``harness/data/builtins/*-cpu.json``, :func:`defects4warp.builtins.page.page_markdown`)."""

@@ -7,6 +7,12 @@ and once at the end::
 
     [ 12/246]   5% elapsed 0:41 eta 13:20 last: ball-drag-identification/buggy bug
 
+The estimate of the time left (:class:`Eta`) says ``eta --`` until
+:data:`ETA_MIN_ITEMS` items have finished after the start-up burst (items that
+finish at once because they cost nothing: reused from the result store,
+skipped, or diagnosed by an engine's preflight), so that it never extrapolates
+a 35-minute run from an item that took no time.
+
 Both objects offer the part of :class:`rich.progress.Progress` the commands
 use: ``add_task(description, total=...)`` and ``update(task, advance=...,
 description=...)``, as a context manager.
@@ -18,9 +24,23 @@ import os
 import sys
 import time
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
 #: Default seconds between two plain progress lines on a pipe: often enough to
 #: see a run move in a CI log, rare enough to keep a 10-minute run's log to ~20 lines.
 DEFAULT_EVERY_S = 30.0
+
+#: Items that must finish after the start-up burst before a time left is estimated. A run's
+#: items differ widely in cost (under a second to minutes a variant: docs/warp-examples.md,
+#: docs/results.md), so one quick or slow first item must not set the estimate.
+ETA_MIN_ITEMS = 5
+
+#: Seconds between two completions under which they belong to the start-up burst (reused,
+#: skipped or preflighted items, which finish within milliseconds of each other), as long as
+#: every completion before them did too (a result-store look-up or a ``requires`` check takes
+#: milliseconds). A real item finishing this fast only moves the estimate's start a little.
+INSTANT_S = 0.5
 
 
 def default_jobs() -> int:
@@ -39,6 +59,49 @@ def clock(seconds: float) -> str:
     h, rem = divmod(s, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class Eta:
+    """Time left of a task, from the rate of items finished after its start-up burst.
+
+    Items that finish back to back at the start, each within ``instant_s`` seconds of the
+    previous one (or of the start), cost nothing (reused, skipped, preflighted): the rate is
+    measured from the last of them. The estimate is ``elapsed since then / items since then *
+    items left``, and None until ``min_items`` items have finished since then.
+
+    Parameters
+    ----------
+    t0 : float
+        When the task started, seconds (the progress object's clock).
+    min_items : int, default :data:`ETA_MIN_ITEMS`
+    instant_s : float, default :data:`INSTANT_S`
+    """
+
+    def __init__(self, t0: float, *, min_items: int = ETA_MIN_ITEMS, instant_s: float = INSTANT_S):
+        self.min_items = int(min_items)
+        self.instant_s = float(instant_s)
+        self.anchor_t, self.anchor_done = t0, 0
+        self.last_t = t0
+        self.burst = True
+
+    def advance(self, now: float, done: int) -> None:
+        """Record that ``done`` items have finished at time ``now``."""
+        if self.burst and now - self.last_t < self.instant_s:
+            self.anchor_t, self.anchor_done = now, done
+        else:
+            self.burst = False
+        self.last_t = now
+
+    def remaining(self, now: float, done: int, total) -> float | None:
+        """Seconds left (0 when ``done >= total``), or None when it cannot be told yet."""
+        if not total:
+            return None
+        if done >= total:
+            return 0.0
+        n = done - self.anchor_done
+        if n < self.min_items:
+            return None
+        return (now - self.anchor_t) / n * (total - done)
 
 
 class PlainProgress:
@@ -75,8 +138,9 @@ class PlainProgress:
 
     def add_task(self, description: str = "", total=None, **_) -> int:
         tid = len(self.tasks)
-        self.tasks[tid] = {"total": total, "done": 0, "last": description, "t0": self.clock(), "printed_at": None,
-                           "printed": 0}
+        t0 = self.clock()
+        self.tasks[tid] = {"total": total, "done": 0, "last": description, "t0": t0, "printed_at": None,
+                           "printed": 0, "eta": Eta(t0)}
         return tid
 
     def update(self, task: int, advance: float = 0, description: str | None = None, total=None, **_) -> None:
@@ -89,6 +153,7 @@ class PlainProgress:
         if not advance:
             return
         now = self.clock()
+        t["eta"].advance(now, t["done"])
         finished = t["total"] is not None and t["done"] >= t["total"]
         if finished or t["printed_at"] is None or now - t["printed_at"] >= self.every_s:
             self._line(t, now)
@@ -100,8 +165,8 @@ class PlainProgress:
         if total:
             width = len(str(total))
             head = f"[{done:>{width}}/{total}] {100.0 * done / total:3.0f}%"
-            eta = elapsed / done * (total - done) if done else None
-            tail = f" eta {clock(eta)}" if eta is not None else ""
+            eta = t["eta"].remaining(now, done, total)
+            tail = f" eta {clock(eta)}" if eta is not None else " eta --"
         else:
             head, tail = f"[{done}]", ""
         what = f"{self.what} " if self.what else ""
@@ -111,15 +176,54 @@ class PlainProgress:
         self.lines += 1
 
 
+class _EtaColumn(ProgressColumn):
+    """The time left of a task as :class:`Eta` estimates it (``-:--`` until it can tell)."""
+
+    def __init__(self, etas: dict):
+        super().__init__()
+        self.etas = etas
+
+    def render(self, task) -> Text:
+        eta = self.etas.get(task.id)
+        left = eta.remaining(task.get_time(), int(task.completed), task.total) if eta is not None else None
+        return Text(clock(left) if left is not None else "-:--", style="progress.remaining")
+
+
+class BarProgress(Progress):
+    """Rich's progress bar whose ETA column is :class:`Eta`'s (rich's own extrapolates from the
+    start-up burst of items that cost nothing).
+
+    Parameters
+    ----------
+    what : str
+        What is being done (the bar's label).
+    console : rich.console.Console
+    get_time : callable, optional
+        The time source, seconds (default rich's; tests pass a fake).
+    """
+
+    def __init__(self, what: str, console, get_time=None):
+        self.etas = {}
+        super().__init__(TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                         TextColumn("eta"), _EtaColumn(self.etas), TextColumn("{task.description}"),
+                         console=console, transient=True, get_time=get_time)
+
+    def add_task(self, description: str, *args, **kwargs):
+        tid = super().add_task(description, *args, **kwargs)
+        self.etas[tid] = Eta(self.get_time())
+        return tid
+
+    def update(self, task_id, *args, advance=None, **kwargs) -> None:
+        super().update(task_id, *args, advance=advance, **kwargs)
+        if advance:
+            with self._lock:
+                done = int(self._tasks[task_id].completed)
+            self.etas[task_id].advance(self.get_time(), done)
+
+
 def progress(what: str, console, every_s: float = DEFAULT_EVERY_S):
-    """Rich's bar (with ETA) when ``console`` is a terminal, else :class:`PlainProgress`
-    writing to ``console.file`` at most every ``every_s`` seconds."""
+    """Rich's bar (with :class:`Eta`'s time left) when ``console`` is a terminal, else
+    :class:`PlainProgress` writing to ``console.file`` at most every ``every_s`` seconds."""
     if not console.is_terminal:
         return PlainProgress(what, stream=console.file, every_s=every_s)
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    return Progress(
-        TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.description}"), console=console, transient=True,
-    )
+    return BarProgress(what, console)

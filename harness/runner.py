@@ -265,6 +265,7 @@ def run(
     release: str | None = None,
     prefilled: dict | None = None,
     measurements: dict | None = None,
+    started: float | None = None,
 ) -> dict:
     """Diagnose every item and score it.
 
@@ -312,6 +313,10 @@ def run(
         engine that measures apart (:func:`defects4warp.store.measures_apart`)
         measured or reused from the store (the committed measurement bundles
         of :mod:`defects4warp.engine_matrix` are made from it).
+    started : float, optional
+        When the run's work began, a :func:`time.perf_counter` reading (default: now), so
+        ``summary["wall_s"]`` counts work done before this call for it (an engine's preflight,
+        whose records come in ``prefilled``).
 
     Returns
     -------
@@ -321,7 +326,7 @@ def run(
     from .executors import LocalExecutor, outcome
 
     warp_version = warp_version or installed_warp_version()
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else started
     done = {}
     reused = 0
 

@@ -87,3 +87,64 @@ def test_a_site_is_printed_as_written_not_as_an_emoji(capsys):
     console.print("at example_bounce.py:100:2")
     out = capsys.readouterr().out
     assert out.count("example_bounce.py:100:2") == 2 and "\U0001f4af" not in out
+
+
+def _overwrite_evidence():
+    """A trace finding of a write-after-read (its entry as harness/probes/trace.py's assessor makes it, classes
+    from the evidence table), the buffer swap behind it (not counted: the trace observes it) and an agreeing fd."""
+    from defects4warp.probes import Assessment
+    from defects4warp.probes.trace import assess
+
+    detail = ("state read by step (model.py:12) on tape T1 is written by a later recorded launch of step "
+              "before backward")
+    trace = assess({"trace": {"findings": [{"id": "write_after_read", "detail": detail,
+                                            "data": {"kernel": "step", "tape": "T1", "count": 3}}]}})
+    assert "overwrite" in trace.evidence[0]["data"]["classes"]
+    a = Assessment()
+    a.add("source", False, "train.py:40: 'self.a, self.b = self.b, self.a' swaps buffers inside a loop in simulate "
+          "(taping behaviour: the runtime trace observes it instead)",
+          {"rule": "buffer_swap", "classes": ["overwrite"], "counted": False})
+    a.add("source", False, "train.py:7: .grad read before backward() (not in code that ran during gradient())",
+          {"rule": "grad_read_before_backward", "classes": ["stale_gradient_read"], "counted": False})
+    a.add("fd", True, "call 1 vs finite differences (elements): agrees on 5 resolved items", None)
+    return a.evidence + trace.evidence
+
+
+def test_a_no_bug_verdict_says_why_its_counted_findings_did_not_change_it(monkeypatch, tmp_path):
+    import defects4warp.engines.base as base
+
+    d = {"verdict": "no_bug", "classes": [{"id": "correct", "score": 1.0}], "signature": "agrees",
+         "evidence": _overwrite_evidence()}
+    monkeypatch.setattr(base, "diagnose_target", lambda *args, **kw: d)
+    r = CliRunner().invoke(main, ["diagnose", str(PROGRAMS / "ref_right"), "--json", str(tmp_path / "d.json")])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    # was: "!! counted against correctness" over a no_bug verdict, and not a word on why it stood
+    assert "(!! would count against correctness, but the verdict no_bug does not rest on it: see below;" in text
+    assert ("why the verdict is no_bug despite 1 finding(s) marked !!: the reference engine decides the verdict "
+            "from the measurement alone (autodiff against finite differences: the [fd] and [sweep] lines, and "
+            "autodiff agrees)") in text
+    lines = [ln.strip() for ln in r.output.splitlines()]
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("!!"))
+    # the counted finding names the kernel's definition, and the buffer swap is printed under it, not among the notes
+    assert lines[i] == ("!!  [trace] trace: state read by step (kernel defined at model.py:12) on tape T1 is written "
+                        "by a later recorded launch of step before backward")
+    assert lines[i + 1] == ("in your code: train.py:40: 'self.a, self.b = self.b, self.a' swaps buffers inside a loop "
+                            "in simulate (a source pattern of overwrite that the trace observed: counted through "
+                            "this finding, not again)")
+    assert lines[i + 2].startswith("--  [source] train.py:7: .grad read before backward()")
+    assert sum("swaps buffers" in ln for ln in lines) == 1
+
+
+def test_a_bug_verdict_keeps_the_legend_and_adds_no_excuse():
+    from defects4warp.commands.diagnose import evidence_lines
+
+    d = {"verdict": "bug", "evidence": _overwrite_evidence()}
+    legend, lines, why = evidence_lines(d)
+    assert legend == "(!! counted against correctness, -- reported but not counted, ok clean)" and why is None
+    assert [ln.strip()[:12] for ln in lines] == ["!!  [trace] ", "in your code", "--  [source]", "ok  [fd] cal"]
+    _, _, why = evidence_lines(dict(d, verdict="no_bug"), "cmd:my-tool")
+    assert why == "why the verdict is no_bug despite 1 finding(s) marked !!: the engine cmd:my-tool reports them but did not count them toward a bug"
+    _, _, why = evidence_lines({"verdict": "error", "evidence": [
+        {"probe": "engine", "clean": False, "finding": "Traceback ...", "data": None}]})
+    assert why is None  # an error's traceback is no finding the verdict ignored

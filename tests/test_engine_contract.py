@@ -200,9 +200,10 @@ def test_plain_progress_lines_are_rate_limited_with_eta():
         now.t = 400.0
         p.update(task, advance=1, description="late/fixed no_bug")
     lines = out.getvalue().splitlines()
-    # the first item (at 3.4 s), the first 30 s after it (item 10 at 34.2 s), then 400 s; none at exit (shown)
+    # the first item (at 3.4 s), the first 30 s after it (item 10 at 34.2 s), then 400 s; none at exit (shown);
+    # no estimate from one item (progress.ETA_MIN_ITEMS)
     assert lines == [
-        "diagnosing [  1/246]   0% elapsed 0:03 eta 13:57 last: case-0/buggy bug",
+        "diagnosing [  1/246]   0% elapsed 0:03 eta -- last: case-0/buggy bug",
         "diagnosing [ 10/246]   4% elapsed 0:34 eta 13:26 last: case-9/buggy bug",
         "diagnosing [ 13/246]   5% elapsed 6:40 eta 1:59:29 last: late/fixed no_bug",
     ]
@@ -215,7 +216,7 @@ def test_plain_progress_prints_the_end_even_between_intervals():
         for i in range(3):
             now.t += 2
             p.update(task, advance=1, description=f"c{i}")
-    assert out.getvalue().splitlines() == ["[1/3]  33% elapsed 0:02 eta 0:04 last: c0",
+    assert out.getvalue().splitlines() == ["[1/3]  33% elapsed 0:02 eta -- last: c0",
                                            "[3/3] 100% elapsed 0:06 eta 0:00 last: c2"]
 
 

@@ -301,13 +301,12 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
     assert titles == [SECTIONS[k] for k in ("truth_changes", "error_size_changes", "verdict_flips", "probe_changes",
                                             "cost_changes", "contradictions", "builtins")]
     # costs measured in the committed files, and the audit verb for pairs the data does not cover
-    assert ("validation by the independent oracle: 1.18.0 1.0 min for 3 checks; 1.19.0 1.5 min for 3 checks. The "
-            "engine's run: 1.18.0 0.5 min wall, 0.7 min CPU for 4 of 6 runs measured (the rest reused from the result "
-            "store or skipped) (1 job); 1.19.0 0.5 min wall, 0.7 min CPU for 4 of 7 runs measured (the rest reused "
-            "from the result store or skipped) (1 job). At the median of these rates per measured run (releases "
-            "with at least 1 measured runs), one variant costs about 32 s per release") in text
+    assert ("| 1.18.0 | 1.0 min | 3 of 3 | 0.5 min | 0.7 min | 4 of 6 | 1 |\n"
+            "| 1.19.0 | 1.5 min | 3 of 3 | 0.5 min | 0.7 min | 4 of 7 | 1 |\n\nAt the median of these rates per measured "
+            "run (releases with at least 1 measured runs), one variant costs about 32 s per release") in text
     pre = text.split("## Warp 1.17.0 -> 1.18.0")[1]
-    assert pre.startswith("\n\nThe committed data does not cover this pair. To compare the two releases on your own "
+    # (the sentence is over 400 characters: the page wraps it, pages.wrap_prose)
+    assert " ".join(pre.split()).startswith("The committed data does not cover this pair. To compare the two releases on your own "
                           "corpus or a few cases, `defects4warp audit --from 1.17.0 --to 1.18.0 --cases GLOB` measures "
                           "both (about 65 s per variant for the two releases, at the rates above) and prints these "
                           "sections; `defects4warp pages --measure --warp 1.17.0` measures the whole corpus into this "
@@ -348,9 +347,10 @@ def test_costs_count_measured_runs_not_reused_ones(tmp_path):
     assert costs["per_variant_s"] == 33.0  # 30 + median(2, 4)
     assert costs["per_release_s"] == 3300.0
     text = pages._costs_paragraph(costs)
-    assert "1.1.0 0.1 min for 0 of 100 checks measured (the rest reused from the result store or skipped)" in text
-    assert "1.2.2 15.0 min for 30 of 100 checks measured" in text
-    assert "1.2.2 6.7 min wall, 11.7 min CPU for 100 runs (2 jobs)" in text
+    # one row per release (was one paragraph of 4,659 characters on the committed page)
+    assert "| 1.1.0 | 0.1 min | 0 of 100 | 1.0 min | 1.5 min | 30 of 100 | 2 |" in text
+    assert "| 1.2.2 | 15.0 min | 30 of 100 | 6.7 min | 11.7 min | 100 of 100 | 2 |" in text
+    assert "| 1.3.3 | - | - | 0.5 min | - | 3 of 100 | 2 |" in text
     assert ("releases with at least 20 measured runs), one variant costs about 33 s per release (validation and "
             "engine run) and the whole corpus about 55 min") in text
     assert pages.measurement_costs(tmp_path, docs, min_measured=1)["engine_release_s"] == 400.0  # 1.3.3: 1000
@@ -482,7 +482,7 @@ def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
     assert "subset" not in block and "incomplete" not in block
     assert "| warp | 0 | - | 0 | - |" in block
     page = pages.render_engines(root)
-    assert block.strip() in page and "<!-- rules-table -->" in page
+    assert pages.wrap_prose(block).strip() in page and "<!-- rules-table -->" in page  # long prose wrapped
     # a subset or a cut-short measurement is said
     doc = json.loads(pages.baseline_path(root, "always-bug", "1.19.0").read_text())
     doc["corpus"]["selection"], doc["complete"] = "alpha*", False

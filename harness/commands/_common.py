@@ -18,7 +18,18 @@ from ..scoring import top_class
 #: Tables are not cut to 80 columns when the output goes to a file or a pipe. No emoji codes: a site
 #: ``file.py:100:2`` printed with rich's default ``emoji=True`` reads ``file.py💯2`` (":100:" is an emoji code).
 console = Console(width=None if sys.stdout.isatty() else 200, emoji=False)
-err_console = Console(stderr=True, emoji=False)
+
+
+class _MessageConsole(Console):
+    """The console of messages on standard error: on a terminal they wrap at its width; on a file or
+    a pipe (``2> run.log``, CI) each message stays one line, however long (rich would wrap it at
+    80 columns, splitting a line a reader greps for)."""
+
+    def print(self, *objects, soft_wrap=None, **kwargs) -> None:
+        super().print(*objects, soft_wrap=(not self.is_terminal) if soft_wrap is None else soft_wrap, **kwargs)
+
+
+err_console = _MessageConsole(stderr=True, emoji=False)
 
 
 def _progress(total: int, what: str, every_s: float | None = None):
@@ -66,11 +77,65 @@ def _engine_name(value: str) -> str:
     raise click.BadParameter(f"unknown engine {value!r}; known: {', '.join(engine_names())}, or cmd:\"<command>\"")
 
 
+class Terminated(SystemExit):
+    """Raised in the main thread when the process gets SIGTERM (:func:`on_sigterm`): it unwinds
+    like Ctrl-C, so running measurements are killed and what finished stays on disk; exit status
+    143 (128 + SIGTERM's 15, as a shell reports a process it killed). ``reported`` is set by a verb
+    that has already said what its interruption left behind."""
+
+    def __init__(self):
+        super().__init__(143)
+        self.reported = False
+
+
+def on_sigterm(signum, frame):
+    """The SIGTERM handler of the command line: raise :class:`Terminated`."""
+    raise Terminated()
+
+
+def interrupted_note(exc: BaseException, *, finished: int, total: int, json_path=None, resumable: bool = True) -> str:
+    """What an interrupted run leaves behind, in one line for standard error.
+
+    Parameters
+    ----------
+    exc : BaseException
+        :class:`Terminated` (SIGTERM) or KeyboardInterrupt (Ctrl-C, SIGINT).
+    finished, total : int
+        Runs finished, and runs planned.
+    json_path : str, optional
+        The ``--json`` file written after every finished run.
+    resumable : bool
+        Whether the finished diagnoses are in the result store, so the same command reuses them
+        (False for an outside engine, whose diagnoses are never reused).
+    """
+    why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+    out = f"interrupted by {why} after {finished} of {total} runs: "
+    if json_path:
+        out += f"{json_path} is partial: it holds the {finished} that finished (summary.complete is false); "
+    out += "the run was not stored in the history"
+    if resumable and finished:
+        out += "; the finished diagnoses are in the result store, so the same command resumes from them"
+    return out
+
+
+class EngineFailed(click.ClickException):
+    """An outside (``cmd:``) engine broke its contract before any work started: exit status 2,
+    as for a usage error (docs/engines.md, "Checked before the run starts"), but printed as
+    ``Error: ...`` alone, without the usage line and "Try --help": the command line is right,
+    the engine is not."""
+
+    exit_code = 2
+
+
+#: Where the contract of an outside engine is written, quoted under its failure.
+CONTRACT_HINT = "(the contract of an outside engine: docs/engines.md, 'Any command')"
+
+
 def _preflight(engine, items, device, warp_version, python):
     """An outside (``cmd:``) engine diagnoses the first item before a verb's work
     starts (:func:`defects4warp.engines.command.preflight`); a broken command (not
     found, not executable, non-zero exit, no answer, an answer against the schema)
-    is a usage error (exit 2) with the full message.
+    stops the verb with :class:`EngineFailed` (exit 2) and the full message.
 
     Returns
     -------
@@ -82,7 +147,7 @@ def _preflight(engine, items, device, warp_version, python):
     try:
         first = preflight(engine, items, device, warp_version, python)
     except EngineContractError as exc:
-        raise click.UsageError(f"{exc}\n(the contract of an outside engine: docs/engines.md, 'Any command')") from None
+        raise EngineFailed(f"{exc}\n{CONTRACT_HINT}") from None
     return dict([first]) if first else {}
 
 
@@ -541,5 +606,5 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
+__all__ += ["Terminated", "on_sigterm", "interrupted_note", "EngineFailed", "CONTRACT_HINT", "_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
             "deprecated_alias", "WARP_HELP", "progress_opt"]

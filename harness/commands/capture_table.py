@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from ..pages import wrap_prose
+
 from ._common import (
     _check_writable, _emit, _load, _one_stdout, _read_json, _write_json, cases_opt, corpus_opt, device_opt, err_console,
 )
@@ -71,5 +73,5 @@ def cmd(corpus, cases_glob, device, timeout_s, conversions_json, run_json, valid
     if json_path:
         _write_json(doc, json_path)
     if markdown_path or json_path != "-":  # with --json - stdout carries the JSON alone
-        _emit(markdown(doc), markdown_path)
+        _emit(wrap_prose(markdown(doc)), markdown_path)  # no line of prose over 400 characters
     sys.exit(0)

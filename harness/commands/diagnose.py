@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
-    WRITTEN_AS_IT_GOES, _refuse_dash,
+    CONTRACT_HINT, EngineFailed, WRITTEN_AS_IT_GOES, _refuse_dash,
     ProgramPath,
     _check_writable,
     _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, timeout_opt,
@@ -102,8 +103,7 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     from ..engines.command import contract_failure
 
     if contract_failure(d):  # a broken cmd: engine (as the preflight of run, matrix and audit): exit 2
-        raise click.UsageError(f"the engine {engine.name} failed on {path}:\n{d.get('error')}\n"
-                               "(the contract of an outside engine: docs/engines.md, 'Any command')")
+        raise EngineFailed(f"the engine {engine.name} failed on {path}:\n{d.get('error')}\n{CONTRACT_HINT}")
     if spec is not None:
         cap = d.get("capture")
         if cap:
@@ -126,10 +126,10 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
         for c in d["classes"][:5]:
             t.add_row(c["id"], f"{c['score']:.2f}", CLASSES[c["id"]].summary)
         console.print(t)
-    console.print("[bold]evidence[/bold]  (!! counted against correctness, -- reported but not counted, ok clean)")
-    for e in sorted(d["evidence"], key=lambda e: (e["clean"], _uncounted(e))):
-        mark = "ok " if e["clean"] else ("-- " if _uncounted(e) else "!! ")
-        console.print(escape(f"  {mark} [{e['probe']}] {e['finding']}"))
+    legend, lines, why = evidence_lines(d, engine.name)
+    console.print(f"[bold]evidence[/bold]  {escape(legend)}")
+    for line in lines + ([why] if why else []):  # one line each on a pipe (a reader greps them)
+        console.print(escape(line), soft_wrap=not console.is_terminal)
     c = d["classes"][0]["id"] if d["classes"] else None
     if c:
         if c in BUG_CLASSES:
@@ -162,6 +162,87 @@ def _bundled_copy(folder, spec):
         if spec is not None and Path(spec.entry).is_absolute() and folder in Path(spec.entry).resolve().parents:
             spec = dataclasses.replace(spec, entry=str(Path(spec.entry).resolve().relative_to(folder)))
         yield copy, spec
+
+
+#: Where the runtime trace names a kernel it adds the first line of the kernel's source, its
+#: ``@wp.kernel`` decorator (``kname (file.py:N)``, harness/measure/detectors.py).
+_KERNEL_AT = re.compile(r"\b(\w+) \(([\w.\-]+\.py:\d+)\)")
+
+#: The words harness/probes/source.py adds to a source finding not counted because the runtime
+#: trace observes the same taping behaviour.
+_OBSERVED = " (taping behaviour: the runtime trace observes it instead)"
+
+
+def evidence_lines(d: dict, engine_name: str = "reference") -> tuple:
+    """The evidence of a diagnosis as ``diagnose`` prints it: ``(legend, lines, why)``.
+
+    Findings counted against correctness (``!!``) come first, then those reported but not counted
+    (``--``), then clean ones (``ok``). A source finding that is not counted because the runtime
+    trace observes its kind of taping behaviour (the rule is ``observed``) is printed under the
+    counted trace finding of the same class, as the line of the user's code it points at (the
+    trace cites the kernel by its ``@wp.kernel`` line). On a ``no_bug`` or ``inconclusive`` verdict with
+    findings marked ``!!``, ``why`` says why they did not change it (for the reference engine: the
+    verdict rests on the measurement alone, autodiff against finite differences; the findings
+    choose the class of a wrong gradient and never make an agreeing one a bug); else ``why`` is None.
+
+    Parameters
+    ----------
+    d : dict
+        The diagnosis (``verdict``, ``evidence``: ``{probe, clean, finding, data}``).
+    engine_name : str
+        The engine's name (the explanation of ``why`` is the reference engine's own).
+
+    Returns
+    -------
+    (str, list[str], str or None)
+    """
+    ev = sorted(d.get("evidence") or [], key=lambda e: (e["clean"], _uncounted(e)))
+    counted = [e for e in ev if not e["clean"] and not _uncounted(e)]
+    traced = [e for e in counted if e["probe"] == "trace" and _classes(e)]
+    under = {}  # id of a counted trace entry -> the observed source notes printed under it
+    for e in ev:
+        if e["probe"] == "source" and _uncounted(e) and e["finding"].endswith(_OBSERVED):
+            host = next((t for t in traced if _classes(t) & _classes(e)), None)
+            if host is not None:
+                under.setdefault(id(host), []).append(e)
+    placed = {id(x) for xs in under.values() for x in xs}
+    lines = []
+    for e in ev:
+        if id(e) in placed:
+            continue
+        mark = "ok " if e["clean"] else ("-- " if _uncounted(e) else "!! ")
+        text = e["finding"]
+        if e["probe"] == "trace":
+            text = _KERNEL_AT.sub(r"\1 (kernel defined at \2)", text)
+        lines.append(f"  {mark} [{e['probe']}] {text}")
+        for x in under.get(id(e), []):
+            cls = ", ".join(sorted(_classes(x) & _classes(e)))
+            lines.append(f"        in your code: {x['finding'][:-len(_OBSERVED)]} (a source pattern of {cls} that "
+                         "the trace observed: counted through this finding, not again)")
+    n = len(counted)
+    if d.get("verdict") not in ("no_bug", "inconclusive") or not n:  # bug, refused, error: the marks say it
+        return "(!! counted against correctness, -- reported but not counted, ok clean)", lines, None
+    legend = (f"(!! would count against correctness, but the verdict {d.get('verdict')} does not rest on it: "
+              "see below; -- reported but not counted; ok clean)")
+    if engine_name != "reference":
+        why = (f"why the verdict is {d.get('verdict')} despite {n} finding(s) marked !!: the engine "
+               f"{engine_name} reports them but did not count them toward a bug")
+        return legend, lines, why
+    fd = sum(e["probe"] in ("fd", "sweep") for e in counted)
+    why = (f"why the verdict is {d.get('verdict')} despite {n} finding(s) marked !!: the reference engine decides "
+           "the verdict from the measurement alone (autodiff against finite differences: the [fd] and [sweep] "
+           + ("lines, and autodiff agrees); " if d.get("verdict") == "no_bug" else "lines); ")
+           + ("a disagreement the step sweep reads as a finite-difference artefact is not counted; " if fd else "")
+           + "a source pattern or a trace, launch or release finding chooses the class of a wrong gradient and "
+           "never makes an agreeing one a bug. They say where a bug of their kind would be: look at them if the "
+           "program runs at other points, sizes or releases than the one measured.")
+    return legend, lines, why
+
+
+def _classes(e: dict) -> set:
+    """The classes an evidence entry names (``data["classes"]``), as a set."""
+    data = e.get("data")
+    return set(data.get("classes") or []) if isinstance(data, dict) else set()
 
 
 def _uncounted(e: dict) -> bool:

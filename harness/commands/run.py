@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
-    WRITTEN_AS_IT_GOES, _refuse_dash,
+    WRITTEN_AS_IT_GOES, Terminated, _refuse_dash, interrupted_note,
     _preflight,
     _check_device, _check_writable, _executor, _fmt, default_corpus, _load, _progress, _release, _store, cases_opt, console,
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
@@ -66,11 +67,14 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
     n_script = sum(it.program == "script" for it in items)
     err_console.print(f"engine {engine.name} {engine.version} | Warp {warp_version} | device {device} | "
                       f"{len(cases)} cases, {len(items)} runs ({n_script} of them scripts) | {jobs} jobs")
+    started = time.perf_counter()  # the summary's wall time counts the preflight's diagnosis
     prefilled = _preflight(engine, items, device, warp_version, python)  # before any work: a broken cmd: exits 2
+    finished = []
     with _progress(len(items), "diagnosing", every_s=progress_every) as prog:
         task = prog.add_task("", total=len(items))
 
         def tick(rec):
+            finished.append(1)
             variant = rec["variant"] + ("" if rec["scale"] == "small" else f"@{rec['scale']}")
             prog.update(task, advance=1, description=f"{rec['case']}/{variant} {rec['diagnosis']['verdict']}")
 
@@ -79,10 +83,17 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
                 "date": _dt.date.today().isoformat(),
                 "corpus": corpus_info(corpus or default_corpus(), cases, cases_glob, split)}
         store = _store(results_path)
-        with _executor(executor_kind, jobs, scheduler, workers) as ex:
-            doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
-                            json_path=json_path, meta=meta, python=python, store=store, fresh=fresh, executor=ex,
-                            release=warp, prefilled=prefilled)
+        try:
+            with _executor(executor_kind, jobs, scheduler, workers) as ex:
+                doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
+                                json_path=json_path, meta=meta, python=python, store=store, fresh=fresh, executor=ex,
+                                release=warp, prefilled=prefilled, started=started)
+        except (Terminated, KeyboardInterrupt) as exc:
+            err_console.print(escape(interrupted_note(exc, finished=len(finished), total=len(items),
+                                                      json_path=json_path if finished else None,
+                                                      resumable=getattr(engine, "cacheable", True))))
+            exc.reported = True
+            raise
 
     table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
     for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
@@ -138,4 +149,17 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
 
         run_id = store_run(doc, corpus_digest(cases), results_path)
         err_console.print(f"stored as run {run_id} in {results_dir(results_path) / 'history.sqlite'}")
+    if nothing_measured(s):
+        first = next((r["diagnosis"].get("error") or "" for r in doc["results"] if r["diagnosis"]["verdict"] == "error"), "")
+        err_console.print(escape(f"no run got a verdict: all {s['errors']} that ran ended in an error, so nothing was "
+                                 f"measured (the first: {first.splitlines()[0] if first else '?'})"), style="red")
+        sys.exit(1)
     sys.exit(1 if errors else 0)
+
+
+def nothing_measured(summary: dict) -> bool:
+    """Whether a run's summary says no variant got a verdict: some ran and every one of them ended
+    in an ``error`` (a run whose variants were all skipped measured nothing either, but by design:
+    the reason is printed for each, and nothing failed)."""
+    ran = summary.get("runs", 0) - summary.get("skipped", 0)
+    return ran > 0 and summary.get("errors", 0) == ran
