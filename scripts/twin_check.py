@@ -8,12 +8,16 @@ engines get a neutral copy of one variant folder, ``defects4warp.blind.neutral_c
   with more iterations so that a bug that shows late is reached);
 * ``HOOK``: where the update consumes the gradient, one of
   ``("kernel", kernel_key, [param_arg, ...], [grad_arg, ...])`` (argument names of a Warp kernel
-  launched by the update) or ``("optim",)`` (``warp.optim.SGD.step`` / ``Adam.step``: the ``grad``
+  launched by the update), optionally followed by ``point_key, [param_arg, ...]``: the parameters
+  are then taken at the latest launch of the kernel ``point_key`` before the update (for a script
+  that changes the parameters between its forward pass and the update), or ``("optim",)`` (``warp.optim.SGD.step`` / ``Adam.step``: the ``grad``
   list and the optimizer's ``params``);
 * ``loss(params) -> float``: the loss the script reports, as a function of the list of parameter
   arrays (float64 NumPy, written without Warp), **or** ``grad(params) -> list[np.ndarray]``: an
   analytic gradient (used for deliberate surrogates, where finite differences of the hard forward
-  are not the intended gradient).
+  are not the intended gradient);
+* optionally ``combine(grads) -> list[np.ndarray]``: the gradient per parameter from the arrays the
+  update reads (e.g. a data term and a prior term it adds).
 
 The runner executes each variant of the case as ``__main__`` in its own process (variant folder
 first on ``sys.path``), records at every update the parameters just before it and the gradient it
@@ -68,17 +72,23 @@ def record(variant_dir: Path, entry: str, args: list, hook: tuple) -> list:
 
     records = []
     if hook[0] == "kernel":
-        _, key, pnames, gnames = hook
+        _, key, pnames, gnames = hook[:4]
+        point_key, point_names = hook[4:6] if len(hook) >= 6 else (None, None)
         orig = wp.launch
+        point = []
 
         def launch(kernel, *a, **kw):
-            if getattr(kernel, "key", None) == key:
+            k = getattr(kernel, "key", None)
+            if k in (key, point_key):
                 inputs = list(kw.get("inputs", a[1] if len(a) > 1 else []))
                 outputs = list(kw.get("outputs", a[2] if len(a) > 2 else []))
                 names = [arg.label for arg in kernel.adj.args]
                 vals = dict(zip(names, inputs + outputs))
-                records.append(([np.array(vals[n].numpy(), dtype=np.float64) for n in pnames],
-                                [np.array(vals[n].numpy(), dtype=np.float64) for n in gnames]))
+                if k == point_key:
+                    point[:] = [np.array(vals[n].numpy(), dtype=np.float64) for n in point_names]
+                if k == key:
+                    params = list(point) if point_key else [np.array(vals[n].numpy(), dtype=np.float64) for n in pnames]
+                    records.append((params, [np.array(vals[n].numpy(), dtype=np.float64) for n in gnames]))
             return orig(kernel, *a, **kw)
 
         wp.launch = launch
@@ -124,6 +134,8 @@ def compare(twin, records: list) -> list:
     """Per update: relative error of the script's gradient against the twin's, and the twin's norm."""
     rows = []
     for k, (params, grads) in enumerate(records, start=1):
+        if hasattr(twin, "combine"):
+            grads = twin.combine(grads)
         ref = twin.grad(params) if hasattr(twin, "grad") else central_difference(twin.loss, params)
         a = np.concatenate([g.reshape(-1) for g in grads])
         b = np.concatenate([np.asarray(r, dtype=np.float64).reshape(-1) for r in ref])
