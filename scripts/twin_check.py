@@ -31,6 +31,10 @@ elements. Output: one JSON object per variant on stdout (``--json FILE`` writes 
 Usage::
 
     python scripts/twin_check.py CASE_ID [--json out.json]
+    python scripts/twin_check.py all --json scripts/twins/results-1.19.0.json   # every twin
+
+Run it with another release's interpreter (e.g. ``~/.cache/defects4warp/envs/warp-1.12.1/bin/python``)
+to measure on that release.
 """
 
 from __future__ import annotations
@@ -149,10 +153,26 @@ def compare(twin, records: list) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case_id")
+    ap.add_argument("case_id", help="a case id with a twin in scripts/twins/, or 'all'")
     ap.add_argument("--one", help=argparse.SUPPRESS)
-    ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--json", help="write the results to this file (for 'all': one object per case)")
     ns = ap.parse_args()
+    if ns.case_id == "all" and not ns.one:
+        import warp
+
+        results = {"warp": warp.__version__, "cases": {}}
+        for twin_file in sorted(TWINS.glob("*.py")):
+            proc = subprocess.run([sys.executable, __file__, twin_file.stem, "--json", "/dev/stdout"],
+                                  capture_output=True, text=True, timeout=1200)
+            text = proc.stdout
+            start = text.find("{")
+            results["cases"][twin_file.stem] = json.loads(text[start:]) if start >= 0 else {"error": proc.stderr[-2000:]}
+            print(text[:start] if start >= 0 else proc.stderr[-500:], end="", flush=True)
+        if ns.json:
+            tmp = Path(ns.json).with_suffix(".tmp")
+            tmp.write_text(json.dumps(results, indent=1))
+            tmp.replace(ns.json)
+        return 0
     twin = _twin(ns.case_id)
     if ns.one:
         recs = record(Path(ns.one), twin.ENTRY, twin.ARGS, twin.HOOK)
@@ -175,7 +195,10 @@ def main() -> int:
         text = "  ".join(f"it{r['iteration']}={r['relative_error']:.2e}" for r in rows)
         print(f"{ns.case_id}/{name}: {text}")
     if ns.json:
-        Path(ns.json).write_text(json.dumps(out, indent=1))
+        if ns.json == "/dev/stdout":
+            print(json.dumps(out))
+        else:
+            Path(ns.json).write_text(json.dumps(out, indent=1))
     return 0
 
 
