@@ -47,7 +47,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .jsonio import normal_mode
+from .jsonio import lossless, normal_mode, restore
 
 #: Format tag of an engine-release file.
 FORMAT = "defects4warp-engine-release/1"
@@ -406,7 +406,8 @@ def bundle_entries(items: list, measurements: dict) -> list:
 def write_bundle(path: Path, header: dict, entries: list) -> None:
     """Write a measurement bundle atomically: gzip'd JSON lines, the first
     ``header`` (with ``format`` = :data:`BUNDLE_FORMAT`), then one line per
-    entry (:func:`bundle_entries`). The gzip header carries no time stamp and
+    entry (:func:`bundle_entries`; non-finite floats as :func:`defects4warp.jsonio.lossless`
+    writes them, read back as floats). The gzip header carries no time stamp and
     keys are sorted, so equal measurements give equal bytes."""
     import gzip
 
@@ -415,7 +416,7 @@ def write_bundle(path: Path, header: dict, entries: list) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(_strict(dict(header, format=BUNDLE_FORMAT)), sort_keys=True, allow_nan=False)]
-    lines += [json.dumps(_strict(e), sort_keys=True, separators=(",", ":"), allow_nan=False) for e in entries]
+    lines += [json.dumps(lossless(e), sort_keys=True, separators=(",", ":"), allow_nan=False) for e in entries]
     data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0)
     fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".gz", dir=path.parent)
     try:
@@ -457,7 +458,7 @@ def read_bundle(path: Path) -> tuple:
         for k in ("case", "variant", "scale", "program", "variant_digest", "record"):
             if k not in e:
                 raise EngineFileError(f"{path}: line {n}: no '{k}' field")
-        entries.append(e)
+        entries.append(restore(e))
     return header, entries
 
 

@@ -24,6 +24,34 @@ def _strict(x):
     return x
 
 
+#: Key of the one-entry object that stands for a non-finite float in :func:`lossless` JSON.
+FLOAT_TAG = "$float"
+
+
+def lossless(x):
+    """``x`` with every non-finite float as ``{"$float": "nan" | "inf" | "-inf"}``: strict JSON
+    that :func:`restore` turns back into the same floats (a measurement's NaN is evidence,
+    and :func:`_strict`'s plain strings would not read back as numbers)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return {FLOAT_TAG: str(x)}
+    if isinstance(x, dict):
+        return {k: lossless(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [lossless(v) for v in x]
+    return x
+
+
+def restore(x):
+    """The inverse of :func:`lossless`."""
+    if isinstance(x, dict):
+        if len(x) == 1 and FLOAT_TAG in x:
+            return float(x[FLOAT_TAG])
+        return {k: restore(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [restore(v) for v in x]
+    return x
+
+
 def current_umask() -> int:
     """The process's file mode creation mask (e.g. ``0o022``), read without changing it
     where Linux shows it (``Umask:`` of ``/proc/self/status``, Linux >= 4.7); elsewhere it is

@@ -57,6 +57,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .jsonio import _strict, lossless, normal_mode, restore
 from .provenance import changed_modules
 
 #: Folder and file names left out of a variant digest: the same ones
@@ -298,7 +299,7 @@ class ResultStore:
             return None
         self.hits += 1
         self._note_date(fields, self.path(key, fields["kind"]))
-        return doc["value"]
+        return restore(doc["value"]) if fields["kind"] == "measurement" else doc["value"]
 
     def _note_date(self, fields: dict, path: Path) -> None:
         import datetime
@@ -319,11 +320,11 @@ class ResultStore:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=p.parent)
         try:
-            from .jsonio import normal_mode
-
             normal_mode(fd)  # the umask's mode (0644 under 022), not mkstemp's 0600
             with os.fdopen(fd, "w") as f:
-                json.dump({"key": key, "fields": fields, "value": _strict(value)}, f, default=str, allow_nan=False)
+                # a measurement keeps its non-finite floats (lossless); other results are read as text
+                value = lossless(value) if fields["kind"] == "measurement" else _strict(value)
+                json.dump({"key": key, "fields": fields, "value": value}, f, default=str, allow_nan=False)
             os.replace(tmp, p)
         except BaseException:
             if os.path.exists(tmp):
@@ -334,8 +335,3 @@ class ResultStore:
     def __len__(self) -> int:
         return sum(1 for _ in self.root.glob("*/*/*.json")) if self.root.is_dir() else 0
 
-
-def _strict(x):
-    from .jsonio import _strict as strict
-
-    return strict(x)

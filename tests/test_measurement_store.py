@@ -253,3 +253,22 @@ def test_rescore_without_a_bundle_names_the_command_that_measures_it(tmp_path):
                  "runs": []})
     with pytest.raises(EngineFileError, match=r"no measurement bundle .* pages --measure --warp 1.9.1"):
         rescore_release(path, [])
+
+
+def test_non_finite_floats_of_a_measurement_read_back_as_floats(tmp_path):
+    """A NaN in the gradient is evidence (the nan_inf signature): the store and the bundle
+    keep it a float, where the strict-JSON text of other results would make it a string."""
+    import math
+
+    rec = {"doc": {"nan_scan": {"gradient": [float("nan"), float("inf"), -float("inf"), 1.5]}}, "code": {}}
+    store = ResultStore(tmp_path)
+    fields = {"kind": "measurement", "variant": "v"}
+    store.put(fields, dict(rec, code=provenance.digests(("store.py",))))
+    g = store.get(fields)["doc"]["nan_scan"]["gradient"]
+    assert math.isnan(g[0]) and g[1:] == [math.inf, -math.inf, 1.5]
+    p = tmp_path / "b.jsonl.gz"
+    write_bundle(p, {}, [{"case": "c", "variant": "v", "scale": "small", "program": "adapter",
+                          "variant_digest": "d", "record": rec}])
+    g = read_bundle(p)[1][0]["record"]["doc"]["nan_scan"]["gradient"]
+    assert math.isnan(g[0]) and g[1:] == [math.inf, -math.inf, 1.5]
+    assert b"NaN" not in gzip.decompress(p.read_bytes())  # strict JSON on disk

@@ -71,8 +71,8 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, root, co
     root = Path(root) if root else ROOT
     if check and measure:
         raise click.UsageError("--check compares only; it cannot be combined with --measure")
-    if (cases_glob != "*" or corpus) and not (measure or rescore):
-        raise click.UsageError("--cases and --corpus choose what --measure measures; give --measure too")
+    if (cases_glob != "*" or corpus) and not (measure or rescore or neutral is not None):
+        raise click.UsageError("--cases and --corpus choose what --measure, --rescore or --neutral-check read; give one")
     if baselines and not measure:
         raise click.UsageError("--baselines chooses what --measure measures; give --measure too")
     if baselines and (warp != "all" or no_validate):

@@ -136,6 +136,16 @@ MEASUREMENT_FORMAT = "defects4warp-measurement/1"
 PARENT_MEASUREMENT_PARTS = ("isolation.py", "sandbox.py", "blind.py", "envs.py")
 
 
+#: Harness files and folders a measurement worker may import (the worker's side of the house): when a
+#: worker died before listing its modules, a record names the ones of these the parent has loaded.
+WORKER_SIDE = ("__init__.py", "probes/", "measure/", "capture/", "problem.py", "kernel_cache.py", "jsonio.py",
+               "provenance.py", "paths.py")
+
+
+def _worker_side(code: dict) -> dict:
+    return {m: d for m, d in code.items() if m.startswith(WORKER_SIDE)}
+
+
 def ev(probe: str, clean: bool, finding: str, data=None) -> dict:
     """One evidence entry of a diagnosis."""
     return {"probe": probe, "clean": bool(clean), "finding": finding, "data": data}
@@ -191,7 +201,7 @@ class WorkerEngine:
         ``device``, ``scale``
         ``code``    the harness modules that took it, with their digests
                     (:mod:`defects4warp.provenance`): the worker's own list, else (a worker that died
-                    before writing it) every module this process has loaded, a superset
+                    before writing it) every module of :data:`WORKER_SIDE` this process has loaded
         """
         t0 = time.perf_counter()
         res = isolation.run_worker(path, device=device, scale=scale, options=self.options, timeout_s=self.timeout_s,
@@ -201,7 +211,7 @@ class WorkerEngine:
                 "worker": {"failure": res.failure, "died": res.died, "leftovers": int(getattr(res, "leftovers", 0) or 0),
                            "stderr_tail": (res.stderr_tail or "")[-1500:] if res.failure else ""},
                 "wall_s": time.perf_counter() - t0, "device": device, "scale": scale,
-                "code": merge(doc.get("code") or loaded_modules(), digests(PARENT_MEASUREMENT_PARTS))}
+                "code": merge(doc.get("code") or _worker_side(loaded_modules()), digests(PARENT_MEASUREMENT_PARTS))}
 
     def interpret_measurement(self, record: dict, path) -> dict:
         """Turn a measurement record (:meth:`measure`) into a diagnosis with ``cost``.
