@@ -48,6 +48,7 @@ import time
 from pathlib import Path
 
 from .jsonio import lossless, normal_mode, restore
+from .store import measures_apart
 
 #: Format tag of an engine-release file.
 FORMAT = "defects4warp-engine-release/1"
@@ -201,7 +202,7 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     python, version = python_for(env_release)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
     items = plan(cases, programs=programs)
-    if seed and store is not None and not fresh:
+    if seed and store is not None and not fresh and measures_apart(engine):
         seeded = seed_store(store, seed, items, engine, version, device)
         if log:
             log(f"Warp {release}: {seeded['seeded']} committed measurement(s) put in the result store "
