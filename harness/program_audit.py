@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -225,14 +226,20 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
 
 
 def refusal(text: str) -> str | None:
-    """The first line of ``text`` when it is the release refusing the program (a Warp codegen error,
-    :data:`defects4warp.engines.base.REFUSALS`), else None."""
+    """Warp's own words when ``text`` (an error, its traceback and output) is the release refusing
+    to build the program (a Warp codegen error, :data:`defects4warp.engines.base.REFUSALS`): from
+    ``In function ...`` when Warp names the function, else the first matching line; None otherwise."""
+    text = text or ""
+    if not any(pat.search(text) for pat, _ in REFUSALS):
+        return None
+    m = re.search(r"In function '[^\n]*?(?=\s*\(before the capture|\n|$)", text)
+    if m:
+        return m.group(0).strip()[:400]
     for pat, _ in REFUSALS:
-        m = pat.search(text or "")
-        if m:
-            line = next((ln for ln in text.splitlines() if pat.search(ln)), text.splitlines()[0] if text else "")
+        line = next((ln for ln in text.splitlines() if pat.search(ln)), None)
+        if line:
             return line.strip()[:400]
-    return None
+    return text.strip().splitlines()[0][:400]
 
 
 def _engine(name: str, *, timeout_s: float, python: str):
@@ -466,11 +473,13 @@ def locate_change(folder, spec, a: dict, b: dict, *, device: str = "cpu", timeou
     dict
         ``{"between": [a, b], "first_change": release or None, "bracket": [last old, first new],
         "how": "adjacent"|"bisected"|"not bisected"|"bisection open", "note": text or None,
-        "measured": [releases the bisection measured], "other_agrees_fd": bool or None}``.
+        "measured": [releases the bisection measured], "other_agrees_fd", "base_agrees_fd": whether autodiff
+        agrees with finite differences on ``b`` and on ``a`` in the bisection's measurements (None: not
+        measured)}``.
     """
     ra, rb = a["release"], b["release"]
     out = {"between": [ra, rb], "first_change": None, "bracket": [ra, rb], "how": None, "note": None,
-           "measured": [], "other_agrees_fd": None}
+           "measured": [], "other_agrees_fd": None, "base_agrees_fd": None}
     if release_probe._adjacent(ra, rb):
         out.update(first_change=rb, how="adjacent")
         return out
@@ -483,6 +492,8 @@ def locate_change(folder, spec, a: dict, b: dict, *, device: str = "cpu", timeou
     res = run_worker(folder, device=device, scale="small", options=opts, timeout_s=timeout_s, python=a["python"],
                      script=spec)
     base = res.doc or {}
+    sig = (((base.get("fd") or {}).get("calls") or [{}])[0].get("joint") or {}).get("signature")
+    out["base_agrees_fd"] = None if sig is None else sig == "agrees"
     if res.failure or not base.get("fd"):
         out.update(how="bisection open", note=f"the bisection's first measurement on {ra} failed: "
                    f"{res.failure or 'no finite-difference items'}")
@@ -591,7 +602,7 @@ def audit_program(folder, spec, releases, *, engine_name: str = "reference", dev
         changes.append({"between": [a["release"], b["release"]], "params": moved, **{k: loc[k] for k in (
             "first_change", "bracket", "how", "note", "measured")},
             "builtins": bi, "changelog": cl,
-            "old_wrong": _wrong(ea, None), "new_wrong": _wrong(eb, loc.get("other_agrees_fd"))})
+            "old_wrong": _wrong(ea, loc.get("base_agrees_fd")), "new_wrong": _wrong(eb, loc.get("other_agrees_fd"))})
     for r in rows:
         r.pop("_grad", None)
     doc = {"format": FORMAT, "target": target or str(folder), "script": spec.to_dict() if spec is not None and
@@ -619,8 +630,8 @@ def ticket_line(doc: dict) -> str:
     changes at 1.14.0: the component-write adjoint was fixed there; 1.13.0 and earlier were wrong``."""
     rows = doc["rows"]
     ran = [r["release"] for r in rows if r["runs"]]
-    failed = [r["release"] for r in rows if not r["runs"]]
-    tail = f" (did not run on {', '.join(failed)})" if failed else ""
+    failed = [r["release"] + (" (refused)" if r.get("refused") else "") for r in rows if not r["runs"]]
+    tail = f"; did not run on {', '.join(failed)}" if failed else ""
     if len(ran) < 2:
         return (f"gradient not compared: the program ran on {len(ran)} of {len(rows)} releases"
                 + (f" ({ran[0]})" if ran else "") + tail)
@@ -704,7 +715,7 @@ def audit_program_markdown(doc: dict) -> str:
             runs = "yes"
         else:
             norms = ch = "-"
-            runs = ("refused: " if r.get("refused") else "no: ") + _cell(r.get("error"))
+            runs = ("refused: " if r.get("refused") else "no: ") + _cell(r.get("error"), 320)
         verdict = e.get("verdict") or "-"
         if e.get("error") and verdict not in ("bug", "no_bug"):
             verdict += f" ({_cell(e['error'], 120)})"
@@ -751,3 +762,4 @@ def _cell(text, n: int = 200) -> str:
     s = " ".join(str(text or "").split())
     s = s.replace("|", "\\|")
     return s if len(s) <= n else s[: n - 3] + "..."
+
