@@ -58,6 +58,7 @@ from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES, TOKEN_VAR, _lim
 from .paths import child_pythonpath, module
 from .probes import release as release_probe
 from .probes.release import RELEASE_CHANGES, access_patterns, is_warp_function
+from .probes.worker import COMPILE_PATTERN
 from .probes.source import _norm_kernel, called_names, function_defs, ran_functions
 
 #: Format tag of the program audit's JSON.
@@ -177,7 +178,8 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
     Returns
     -------
     dict
-        The child's document (:mod:`defects4warp.program_gradient`), plus ``"wall_s"``; on a
+        The child's document (:mod:`defects4warp.program_gradient`), plus ``"wall_s"`` and
+        ``"compile_s"`` (Warp's kernel compile seconds, from its "Module ... took X ms (compiled)" lines); on a
         timeout or a child that wrote nothing, ``{"error": why, "output_tail": ...}``.
     """
     t0 = time.perf_counter()
@@ -207,7 +209,9 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
                 if proc.poll() is None:
                     proc.kill()
                 proc.wait()
-        tail = Path(log).read_bytes()[-3000:].decode("utf-8", "replace")
+        text = Path(log).read_bytes().decode("utf-8", "replace")
+        tail = text[-3000:]
+        compiles = [float(m.group("ms")) / 1000.0 for m in COMPILE_PATTERN.finditer(text) if m.group("how") == "compiled"]
         doc = None
         if os.path.exists(out):
             try:
@@ -218,8 +222,9 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
     if doc is None:
         why = (f"timed out after {timeout_s:g} s" if timed_out else
                f"the measurement exited with status {proc.returncode} and wrote no result")
-        return {"error": why, "output_tail": tail, "wall_s": wall}
+        return {"error": why, "output_tail": tail, "wall_s": wall, "compile_s": sum(compiles)}
     doc["wall_s"] = wall
+    doc["compile_s"] = sum(compiles)
     if doc.get("error"):
         doc["output_tail"] = tail
     return doc
@@ -275,7 +280,9 @@ def measure_release(release: str, folder, spec, *, engine_name: str = "reference
     dict
         ``{"release", "warp_version", "runs", "error", "refused", "loss", "params": {name: {"shape",
         "norm", "finite"}}, "kernels", "functions", "engine": {"verdict", "class", "signature",
-        "fd_agrees", "error"} | None, "cost": {"wall_s", "compile_s", "cpu_s", "gradient_s", "engine_s"}}``;
+        "fd_agrees", "error"} | None, "cost": {"wall_s", "compile_s" (Warp's kernel compiles in the gradient
+        measurement and the engine's: 0 when the kernel cache already held them), "cpu_s", "gradient_s",
+        "engine_s"}}``;
         the gradient child's full ``params`` stay under the private key ``"_grad"``.
     """
     t0, c0 = time.perf_counter(), _cpu_s()
@@ -291,6 +298,7 @@ def measure_release(release: str, folder, spec, *, engine_name: str = "reference
     g = measure_gradient(folder, str(python), device=device, script=spec, timeout_s=timeout_s)
     row["warp_version"] = g.get("warp_version") or version
     row["cost"]["gradient_s"] = round(g.get("wall_s", 0.0), 2)
+    row["cost"]["compile_s"] = g.get("compile_s") or 0.0
     if g.get("error"):
         text = (g.get("error") or "") + "\n" + (g.get("traceback") or "") + "\n" + (g.get("output_tail") or "")
         ref = refusal(text)
@@ -313,7 +321,7 @@ def measure_release(release: str, folder, spec, *, engine_name: str = "reference
                                 "small", script=spec)
             row["engine"] = {"verdict": d.get("verdict"), "class": _top(d), "signature": d.get("signature"),
                              "fd_agrees": _fd_agrees(d), "error": (str(d["error"])[:400] if d.get("error") else None)}
-            row["cost"]["compile_s"] = (d.get("cost") or {}).get("compile_s")
+            row["cost"]["compile_s"] = (row["cost"].get("compile_s") or 0.0) + ((d.get("cost") or {}).get("compile_s") or 0.0)
             if d.get("verdict") == "refused" and not row["error"]:
                 row["refused"] = True
         except Exception as exc:  # noqa: BLE001 - one release's engine failure must not stop the others

@@ -164,6 +164,10 @@ def _audit_program(path, script_args, releases, *, bisect, engine, engine_name, 
         doc = audit_program(where, spec2, releases, engine_name=engine_name, device=device, timeout_s=timeout_s,
                             bisect=bisect, engine=engine, log=err_console.print, on_row=progress, target=str(path),
                             assumed=assumed)
+        for r in doc["rows"]:  # name the user's files, not the neutral copy's
+            for d in (r, r.get("engine") or {}):
+                if d.get("error"):
+                    d["error"] = d["error"].replace(str(where), str(folder))
     text = audit_program_markdown(doc)
     if markdown_path or json_path != "-":
         _emit(text, markdown_path)
