@@ -34,12 +34,12 @@ The report is a JSON document (:func:`audit_program`, format
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -55,11 +55,12 @@ from .engines import get_engine
 from .engines.base import REFUSALS, diagnose_target
 from .envs import RELEASES, ReleaseEnvError, installed_warp_version, list_envs, python_for
 from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES, TOKEN_VAR, _limit, kill_token, run_worker
+from .machine import describe
 from .paths import child_pythonpath, module
 from .probes import release as release_probe
 from .probes.release import RELEASE_CHANGES, access_patterns, is_warp_function
-from .probes.worker import COMPILE_PATTERN
 from .probes.source import _norm_kernel, called_names, function_defs, ran_functions
+from .probes.worker import COMPILE_PATTERN
 
 #: Format tag of the program audit's JSON.
 FORMAT = "defects4warp-program-audit/1"
@@ -613,11 +614,13 @@ def audit_program(folder, spec, releases, *, engine_name: str = "reference", dev
             "old_wrong": _wrong(ea, loc.get("base_agrees_fd")), "new_wrong": _wrong(eb, loc.get("other_agrees_fd"))})
     for r in rows:
         r.pop("_grad", None)
+        r.pop("python", None)
     doc = {"format": FORMAT, "target": target or str(folder), "script": spec.to_dict() if spec is not None and
            hasattr(spec, "to_dict") else None, "assumed": list(assumed), "device": device,
            "cpu_only": not str(device).startswith("cuda"), "releases": rels, "grad_rtol": grad_rtol,
            "bisect": bisect, "engine": engine_name if engine else None, "rows": rows, "changes": changes}
     doc["ticket"] = ticket_line(doc)
+    doc["machine"], doc["measured_on"] = describe(), datetime.date.today().isoformat()
     doc["wall_s"] = round(time.perf_counter() - t0, 1)
     doc["cpu_s"] = round(_cpu_s() - c0, 1)
     return doc
@@ -762,7 +765,10 @@ def audit_program_markdown(doc: dict) -> str:
         else:
             L.append("No changelog entry for those releases (no changelog table committed).")
         L.append("")
-    L += [f"Wall {doc['wall_s']:.1f} s, CPU {doc['cpu_s']:.1f} s in all.", "", "**Ticket:** " + doc["ticket"], ""]
+    m = doc.get("machine") or {}
+    on = f" on {m.get('cpu')}, {m.get('cores')} cores" if m else ""
+    L += [f"Wall {doc['wall_s']:.1f} s, CPU {doc['cpu_s']:.1f} s in all{on}"
+          + (f", {doc['measured_on']}" if doc.get("measured_on") else "") + ".", "", "**Ticket:** " + doc["ticket"], ""]
     return "\n".join(L)
 
 

@@ -162,3 +162,16 @@ def test_program_audit_bisects_to_the_release_that_changed_the_builtin(tmp_path)
     assert any(e["release"] == "1.14.0" and "component writes" in e["text"] for e in c["changelog"])
     assert doc["ticket"] == ("gradient of `x` changes at 1.14.0: the component-write adjoint was fixed there; "
                              "1.13.0 and earlier were wrong")
+
+
+def test_pages_keep_the_hand_written_program_audit_section():
+    """docs/upgrade-audit.md is rendered by `defects4warp pages`; its measured program-audit section lies
+    between markers and is carried over as it is (a page without them gets nothing appended)."""
+    from defects4warp.pages import PROGRAM_AUDIT_MARKERS, ROOT, _kept_block
+
+    start, end = PROGRAM_AUDIT_MARKERS
+    assert _kept_block(f"generated\n{start}\n## Your program\nmeasured\n{end}\n", start, end) == \
+        f"\n{start}\n## Your program\nmeasured\n{end}\n"
+    assert _kept_block("generated only\n", start, end) == "" and _kept_block(None, start, end) == ""
+    page = (ROOT / "docs" / "upgrade-audit.md").read_text()
+    assert page.count(start) == 1 and page.rstrip().endswith(end)

@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 
 from ..capture.targets import TargetError, resolve_target
-from ..program_audit import DEFAULT_TIMEOUT_S, GRAD_RTOL, audit_program, audit_program_markdown
+from ..program_audit import audit_program, audit_program_markdown
 from ._common import (
     ProgramPath, _preflight_releases,
     _check_device, _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store,
