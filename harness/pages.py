@@ -613,7 +613,9 @@ def render_upgrade_audit(root: Path = ROOT) -> str:  # noqa: C901 - one page, se
          "`docs/data/engine-<release>.json` (the engine's answers) and `harness/data/builtins/` (Warp's builtin "
          "adjoints against finite differences, docs/builtins.md); do not edit by hand. For any two releases, "
          "`defects4warp audit --warp A,B` measures the same comparison directly, with the same sections, "
-         "on the whole corpus or on the cases `--cases GLOB` selects (or on your own corpus, `--corpus`).", "",
+         "on the whole corpus or on the cases `--cases GLOB` selects (or on your own corpus, `--corpus`). Your own "
+         "program across releases, `defects4warp audit train.py --warp A,B`: the last section, "
+         "[Your program across releases](#your-program-across-releases).", "",
          "For each pair of consecutive supported releases: variants whose gradient becomes wrong or right "
          "(measured by the independent oracle), bugs present on both whose gradient error changes size by more "
          f"than {ERROR_SIZE_FACTOR:g}x, the engine's answers that change (verdict or top-1 class, judged right or "
