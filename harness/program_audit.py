@@ -517,7 +517,10 @@ def locate_change(folder, spec, a: dict, b: dict, *, device: str = "cpu", timeou
     c = (diff.get("compared") or {}).get(rb) or {}
     out["other_agrees_fd"] = c.get("b_agrees")
     if "error" in c:
-        out.update(how="bisection open", note=f"not measured on {rb}: {c['error']}")
+        why = ("their finite-difference items are missing or differ in number" if c["error"] == "not comparable"
+               else c["error"])
+        out.update(how="bisection open", note=f"the bisection's measurements on {ra} and {rb} could not be "
+                   f"compared: {why}")
     elif not c.get("gradient_changed"):
         out.update(how="bisection open", note="the bisection's sampled items (finite-difference coordinates and "
                    "directions) did not see the change the whole gradient shows")
@@ -596,7 +599,16 @@ def audit_program(folder, spec, releases, *, engine_name: str = "reference", dev
         moved = {k: v for k, v in pc.items() if not v <= grad_rtol}
         if not moved:
             continue
-        loc = locate_change(folder, spec, a, b, device=device, timeout_s=timeout_s, bisect=bisect, log=log)
+        loss_moved = relative_change([_float(a["loss"])], [_float(b["loss"])]) > grad_rtol
+        if loss_moved:  # the forward differs: the release differential bisects only autodiff under one objective
+            ra, rb = a["release"], b["release"]
+            adjacent = release_probe._adjacent(ra, rb)
+            loc = {"first_change": rb if adjacent else None, "bracket": [ra, rb], "measured": [],
+                   "other_agrees_fd": None, "base_agrees_fd": None, "how": "adjacent" if adjacent else "not bisected",
+                   "note": None if adjacent else "the loss itself changes, so the forward differs; the release "
+                   "differential bisects only a change of autodiff under the same objective"}
+        else:
+            loc = locate_change(folder, spec, a, b, device=device, timeout_s=timeout_s, bisect=bisect, log=log)
         lo, hi = loc["bracket"]
         used = used_names(folder, set(a["kernels"]) | set(b["kernels"]) | set(a["functions"]) | set(b["functions"]))
         bi = builtin_changes_between(lo, hi, used, device)
@@ -610,7 +622,7 @@ def audit_program(folder, spec, releases, *, engine_name: str = "reference", dev
         ea, eb = a.get("engine") or {}, b.get("engine") or {}
         changes.append({"between": [a["release"], b["release"]], "params": moved, **{k: loc[k] for k in (
             "first_change", "bracket", "how", "note", "measured")},
-            "builtins": bi, "changelog": cl,
+            "builtins": bi, "changelog": cl, "loss": [a["loss"], b["loss"]] if loss_moved else None,
             "old_wrong": _wrong(ea, loc.get("base_agrees_fd")), "new_wrong": _wrong(eb, loc.get("other_agrees_fd"))})
     for r in rows:
         r.pop("_grad", None)
@@ -680,9 +692,12 @@ def _why(c: dict) -> str:
         out.append(f"the {' and '.join(fixed)} adjoint{'s were' if len(fixed) > 1 else ' was'} fixed {there}")
     if broke:
         out.append(f"the {' and '.join(broke)} adjoint{'s' if len(broke) > 1 else ''} became wrong {there}")
-    if not out and c["changelog"]:
-        e = c["changelog"][0]
-        out.append(f"Warp {e['release']}'s changelog: {e['text']}")
+    if c.get("loss"):
+        out.append(f"the loss changes too ({_fmt(c['loss'][0], '.6g')} -> {_fmt(c['loss'][1], '.6g')}): the program "
+                   "computes something else on these releases")
+    pinned = [e for e in c["changelog"] if e["release"] == c["first_change"]]
+    if not out and pinned:
+        out.append(f"Warp {pinned[0]['release']}'s changelog: {pinned[0]['text']}")
     return "; ".join(out)
 
 
@@ -722,7 +737,9 @@ def audit_program_markdown(doc: dict) -> str:
         e = r.get("engine") or {}
         if r["runs"]:
             norms = ", ".join(f"{k} {_fmt(p['norm'])}" for k, p in r["params"].items())
-            ch = ", ".join(f"{k} {_fmt(v, '.3g')}" for k, v in (r.get("change") or {}).items())
+            chg = r.get("change") or {}
+            ch = ", ".join(f"{k} {_fmt(chg[k], '.3g')}" for k in list(r["params"]) + sorted(set(chg) - set(r["params"]))
+                           if k in chg)
             runs = "yes"
         else:
             norms = ch = "-"

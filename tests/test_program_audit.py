@@ -175,3 +175,21 @@ def test_pages_keep_the_hand_written_program_audit_section():
     assert _kept_block("generated only\n", start, end) == "" and _kept_block(None, start, end) == ""
     page = (ROOT / "docs" / "upgrade-audit.md").read_text()
     assert page.count(start) == 1 and page.rstrip().endswith(end)
+
+
+def test_a_loss_that_changes_is_not_bisected_and_the_ticket_says_so(monkeypatch, tmp_path):
+    """The forward differs between 1.12.1 and 1.16.0 (measured on Warp's example_navier_stokes_perturbation:
+    loss -1.97e-06 on 1.12.1, -1.30 on 1.16.0): no release differential is run (it bisects autodiff under one
+    objective), the bracket stays open and the ticket names the loss change, not a changelog entry."""
+    losses = {"1.12.1": -1.97e-06, "1.16.0": -1.3}
+    grads = {"1.12.1": [1e-6, 0.0], "1.16.0": [4e-3, 1e-3]}
+    monkeypatch.setattr(pa, "python_for", lambda r, log=None: (f"/py/{r}", r))
+    monkeypatch.setattr(pa, "measure_gradient", lambda folder, python, **kw: {
+        "warp_version": python[4:], "objective": losses[python[4:]], "params": _grad(grads[python[4:]]),
+        "kernels": [], "functions": [], "wall_s": 0.1})
+    monkeypatch.setattr(pa, "locate_change", lambda *a, **k: pytest.fail("bisected a change of the forward"))
+    doc = pa.audit_program(tmp_path, None, ["1.12.1", "1.16.0"], engine=False)
+    (c,) = doc["changes"]
+    assert c["first_change"] is None and c["how"] == "not bisected" and c["loss"] == [-1.97e-06, -1.3]
+    assert doc["ticket"] == ("gradient of `x` changes between 1.12.1 and 1.16.0: the loss changes too (-1.97e-06 -> "
+                             "-1.3): the program computes something else on these releases")
