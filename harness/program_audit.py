@@ -659,7 +659,14 @@ def ticket_line(doc: dict) -> str:
         return (f"gradient not compared: the program ran on {len(ran)} of {len(rows)} releases"
                 + (f" ({ran[0]})" if ran else "") + tail)
     if not doc["changes"]:
-        return f"gradient unchanged ({ran[0]} .. {ran[-1]}, {len(ran)} releases, {_dev(doc)}){tail}"
+        wrong = [_wrong(r.get("engine") or {}, None) for r in rows if r["runs"]]
+        classes = sorted({(r.get("engine") or {}).get("class") for r in rows if r["runs"]} - {None})
+        verdict = ""
+        if wrong and all(w is True for w in wrong):
+            verdict = "; wrong on every release that ran (engine: " + ", ".join(classes or ["bug"]) + ")"
+        elif wrong and all(w is False for w in wrong):
+            verdict = "; it agrees with finite differences on every release that ran"
+        return f"gradient unchanged ({ran[0]} .. {ran[-1]}, {len(ran)} releases, {_dev(doc)}){verdict}{tail}"
     parts = []
     for c in doc["changes"]:
         ps = ", ".join(f"`{p}`" for p in sorted(c["params"]))

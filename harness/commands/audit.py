@@ -154,13 +154,13 @@ def _audit_program(path, script_args, releases, *, bisect, engine, engine_name, 
                       + ("" if engine else " | no engine")
                       + (f" | script {spec.entry}" if spec is not None else ""))
 
-    def progress(row):
-        e = row.get("engine") or {}
-        what = (f"loss {row['loss']}, engine {e.get('verdict')} {e.get('class') or ''}".rstrip() if row["runs"]
-                else f"did not run: {row['error']}")
-        err_console.print(escape(f"  {row['release']}: {what} ({row['cost'].get('wall_s')} s)"))
-
     with _bundled_copy(folder, spec) as (where, spec2):
+        def progress(row):
+            e = row.get("engine") or {}
+            what = (f"loss {row['loss']}, engine {e.get('verdict')} {e.get('class') or ''}".rstrip() if row["runs"]
+                    else f"did not run: {str(row['error']).replace(str(where), str(folder))}")
+            err_console.print(escape(f"  {row['release']}: {what} ({row['cost'].get('wall_s')} s)"))
+
         doc = audit_program(where, spec2, releases, engine_name=engine_name, device=device, timeout_s=timeout_s,
                             bisect=bisect, engine=engine, log=err_console.print, on_row=progress, target=str(path),
                             assumed=assumed)
