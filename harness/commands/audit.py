@@ -157,7 +157,8 @@ def _audit_program(path, script_args, releases, *, bisect, engine, engine_name, 
     with _bundled_copy(folder, spec) as (where, spec2):
         def progress(row):
             e = row.get("engine") or {}
-            what = (f"loss {row['loss']}, engine {e.get('verdict')} {e.get('class') or ''}".rstrip() if row["runs"]
+            what = ((f"loss {row['loss']}" + (f", engine {e.get('verdict')} {e.get('class') or ''}".rstrip() if e
+                                               else "")) if row["runs"]
                     else f"did not run: {str(row['error']).replace(str(where), str(folder))}")
             err_console.print(escape(f"  {row['release']}: {what} ({row['cost'].get('wall_s')} s)"))
 
