@@ -55,6 +55,7 @@ from .engines import get_engine
 from .engines.base import REFUSALS, diagnose_target
 from .envs import RELEASES, ReleaseEnvError, installed_warp_version, list_envs, python_for
 from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES, TOKEN_VAR, _limit, kill_token, run_worker
+from .jsonio import _strict
 from .machine import describe
 from .paths import child_pythonpath, module
 from .probes import release as release_probe
@@ -635,7 +636,7 @@ def audit_program(folder, spec, releases, *, engine_name: str = "reference", dev
     doc["machine"], doc["measured_on"] = describe(), datetime.date.today().isoformat()
     doc["wall_s"] = round(time.perf_counter() - t0, 1)
     doc["cpu_s"] = round(_cpu_s() - c0, 1)
-    return doc
+    return _strict(doc)  # strict JSON: a changed shape's "inf" change and a NaN loss as strings
 
 
 def _wrong(eng: dict, agrees_fd):

@@ -193,3 +193,17 @@ def test_a_loss_that_changes_is_not_bisected_and_the_ticket_says_so(monkeypatch,
     assert c["first_change"] is None and c["how"] == "not bisected" and c["loss"] == [-1.97e-06, -1.3]
     assert doc["ticket"] == ("gradient of `x` changes between 1.12.1 and 1.16.0: the loss changes too (-1.97e-06 -> "
                              "-1.3): the program computes something else on these releases")
+
+
+def test_a_param_whose_shape_changes_reads_inf_in_strict_json(monkeypatch, tmp_path):
+    shapes = {"1.18.0": [1.0, 2.0], "1.19.0": [1.0, 2.0, 3.0]}
+    monkeypatch.setattr(pa, "python_for", lambda r, log=None: (f"/py/{r}", r))
+    monkeypatch.setattr(pa, "measure_gradient", lambda folder, python, **kw: {
+        "warp_version": python[4:], "objective": 0.25, "params": _grad(shapes[python[4:]]), "kernels": [],
+        "functions": [], "wall_s": 0.1})
+    doc = pa.audit_program(tmp_path, None, ["1.18.0", "1.19.0"], engine=False)
+    assert doc["rows"][1]["change"] == {"x": "inf"} and doc["changes"][0]["params"] == {"x": "inf"}
+    assert doc["changes"][0]["first_change"] == "1.19.0" and doc["changes"][0]["how"] == "adjacent"
+    json.loads(json.dumps(doc, allow_nan=False))
+    assert doc["ticket"].startswith("gradient of `x` changes at 1.19.0: Warp 1.19.0's changelog: loop adjoints fixed")
+    assert "`x` inf" in pa.audit_program_markdown(doc)
