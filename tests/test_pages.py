@@ -307,7 +307,7 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
     pre = text.split("## Warp 1.17.0 -> 1.18.0")[1]
     # (the sentence is over 400 characters: the page wraps it, pages.wrap_prose)
     assert " ".join(pre.split()).startswith("The committed data does not cover this pair. To compare the two releases on your own "
-                          "corpus or a few cases, `defects4warp audit --from 1.17.0 --to 1.18.0 --cases GLOB` measures "
+                          "corpus or a few cases, `defects4warp audit --warp 1.17.0,1.18.0 --cases GLOB` measures "
                           "both (about 65 s per variant for the two releases, at the rates above) and prints these "
                           "sections; `defects4warp pages --measure --warp 1.17.0` measures the whole corpus into this "
                           "page (about 2 min: ")  # 75 s (median validation) + 49 s (engine run: 7.5 s x 6.5 runs)

@@ -1,21 +1,43 @@
-"""``defects4warp audit``."""
+"""``defects4warp audit``: a corpus, or one program, across Warp releases."""
 
 from __future__ import annotations
 
 import sys
 
 import click
+from rich.markup import escape
 
+from ..capture.targets import TargetError, resolve_target
+from ..program_audit import audit_program, audit_program_markdown
 from ._common import (
-    _preflight_releases,
-    _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store, _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
-    err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt,
+    ProgramPath, _preflight_releases,
+    _check_device, _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store,
+    _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
+    err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt, warp_option,
 )
+from .diagnose import _bundled_copy
 
 
-@click.command()
-@click.option("--from", "from_", required=True, metavar="VERSION", help="The release you are on.")
-@click.option("--to", "to", required=True, metavar="VERSION", help="The release you are moving to.")
+def _alias(ctx, param, value):
+    """``--from``/``--to``: checked like ``--warp`` (a bad release is a usage error, nothing installed)."""
+    if value is None:
+        return None
+    return _supported_releases(value)[0]
+
+
+@click.command(context_settings={"ignore_unknown_options": False})
+@click.argument("path", required=False, type=ProgramPath())
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@warp_option(many=True, default_help="none: give --warp FROM,TO (or --from and --to)")
+@click.option("--from", "from_", default=None, metavar="VERSION", callback=_alias,
+              help="Alias: --from A --to B is --warp A,B.")
+@click.option("--to", "to", default=None, metavar="VERSION", callback=_alias, help="Alias, see --from.")
+@click.option("--bisect", type=click.Choice(["all", "prepared", "none"]), default="all", show_default=True,
+              help="Program audit: where the gradient changes between two releases with supported releases in "
+                   "between, bisect over all of them (environments created on demand), over those already "
+                   "prepared, or not at all.")
+@click.option("--no-engine", "no_engine", is_flag=True,
+              help="Program audit: measure the loss and gradient only, without the engine's diagnosis.")
 @click.option("--matrix", "matrix_json", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Reuse a `defects4warp matrix --json` file holding both releases instead of measuring.")
 @corpus_opt
@@ -32,27 +54,60 @@ from ._common import (
               help="List a bug present on both releases when its measured relative error or growth ratio changes "
                    "by more than X times [default: 10, one order of magnitude].")
 @scale_opts
-def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, timeout_s, programs, markdown_path,
-        json_path, error_factor, results_path, fresh, executor_kind, scheduler, workers):
-    """What changes, case by case, when moving from one Warp release to another:
-    bugs that appear or disappear, bugs on both releases whose gradient error
-    changes size, engine verdicts or classes that change (right or wrong on
-    each release), tracker warnings that change, cost beyond noise, builtin
-    adjoints that change. Exits 1 when a case's ground truth
-    contradicts its tags on either release."""
+def cmd(path, script_args, warp, from_, to, bisect, no_engine, matrix_json, corpus, cases_glob, engine_name, device,
+        jobs, timeout_s, programs, markdown_path, json_path, error_factor, results_path, fresh, executor_kind,
+        scheduler, workers):
+    """What changes when you upgrade Warp: `audit --warp FROM,TO` on the bundled
+    corpus (or --corpus, --cases), or `audit PATH --warp A,B[,C...]|all [-- ARGS]`
+    on your own program (a training script run as it is, a folder, or a bundled
+    case CASE/VARIANT).
+
+    On a corpus, case by case: bugs that appear or disappear, bugs on both
+    releases whose gradient error changes size, engine verdicts or classes that
+    change (right or wrong on each release), tracker warnings that change, cost
+    beyond noise, builtin adjoints that change. Exits 1 when a case's ground
+    truth contradicts its tags on either release.
+
+    On a program, release by release: whether it runs (build errors and
+    refusals quoted), the loss, the gradient per param (relative change against
+    the first release), the engine's verdict and class, the cost (wall,
+    compile, CPU); where the gradient changes, the first release that changes
+    it (bisected over the supported releases in between), the builtins and
+    access patterns its kernels use whose measured adjoint changed there, the
+    changelog entries, and one line for an upgrade ticket. A release that fails
+    does not stop the others; exits 1 when the program ran on no release.
+    `--from A --to B` is an alias of `--warp A,B`."""
     from ..matrix import ERROR_SIZE_FACTOR, audit_markdown, measure_releases
     from ..matrix import audit as compare_releases
     _one_stdout(markdown=markdown_path, json=json_path)
     _check_writable(markdown_path)
     _check_writable(json_path)
+    if (from_ or to) and warp:
+        raise click.UsageError("give --warp FROM,TO, or its alias --from FROM --to TO, not both")
+    if from_ or to:
+        if not (from_ and to):
+            raise click.UsageError("--from and --to go together (or give --warp FROM,TO)")
+        warp = [from_, to]
+    if not warp:
+        raise click.UsageError("give the releases to compare: --warp FROM,TO (a program takes several, or 'all')")
+    if path is not None:
+        if matrix_json or corpus or cases_glob != "*":
+            raise click.UsageError("--matrix, --corpus and --cases audit a corpus; a program PATH takes none of them")
+        _audit_program(path, script_args, warp, bisect=bisect, engine=not no_engine, engine_name=engine_name,
+                       device=device, timeout_s=timeout_s, markdown_path=markdown_path, json_path=json_path)
+        return
+    if script_args:
+        raise click.UsageError(f"arguments {' '.join(script_args)!r} given without a program PATH")
+    if len(warp) != 2:
+        raise click.UsageError(f"the corpus audit compares two releases (--warp FROM,TO), not {len(warp)}; "
+                               "`defects4warp matrix --warp LIST` measures several")
+    from_, to = warp
     if matrix_json:
         doc = _read_json(matrix_json, "releases", "`defects4warp matrix --json`")
         missing = [r for r in (from_, to) if r not in doc["releases"]]
         if missing:
             raise click.UsageError(f"{matrix_json} holds no release {', '.join(missing)}")
     else:
-        for rel in (from_, to):
-            _supported_releases(rel)  # both refused before either is installed
         cases, _ = _load(corpus, cases_glob)
         for rel in (from_, to):
             _release(rel)
@@ -73,8 +128,50 @@ def cmd(from_, to, matrix_json, corpus, cases_glob, engine_name, device, jobs, t
 
     rep["builtins"], extra = audit_section(from_, to, device)
     text = audit_markdown(rep) + extra
+    rep["device"], rep["cpu_only"] = device, not str(device).startswith("cuda")
+    if rep["cpu_only"] and not matrix_json:
+        text += ("\nMeasured on the CPU only (device cpu): no GPU was measured; `--device cuda:0` measures on a GPU "
+                 "where Warp finds one.\n")
     if markdown_path or json_path != "-":  # with --json - stdout carries the JSON alone
         _emit(text, markdown_path)
     if json_path:
         _write_json(rep, json_path)
     sys.exit(1 if rep["contradictions"] else 0)
+
+
+def _audit_program(path, script_args, releases, *, bisect, engine, engine_name, device, timeout_s, markdown_path,
+                   json_path):
+    """The program audit verb (:func:`defects4warp.program_audit.audit_program`): resolve PATH as
+    ``diagnose`` does, measure each release (progress on stderr), print or write the Markdown and JSON."""
+    try:
+        folder, spec, assumed = resolve_target(path, script_args, None, None)
+    except (TargetError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if device != "cpu":
+        python, _ = _release(releases[-1])
+        _check_device(device, python)
+    err_console.print(f"program audit of {path} on Warp {', '.join(releases)} | device {device}"
+                      + ("" if engine else " | no engine")
+                      + (f" | script {spec.entry}" if spec is not None else ""))
+
+    with _bundled_copy(folder, spec) as (where, spec2):
+        def progress(row):
+            e = row.get("engine") or {}
+            what = ((f"loss {row['loss']}" + (f", engine {e.get('verdict')} {e.get('class') or ''}".rstrip() if e
+                                               else "")) if row["runs"]
+                    else f"did not run: {str(row['error']).replace(str(where), str(folder))}")
+            err_console.print(escape(f"  {row['release']}: {what} ({row['cost'].get('wall_s')} s)"))
+
+        doc = audit_program(where, spec2, releases, engine_name=engine_name, device=device, timeout_s=timeout_s,
+                            bisect=bisect, engine=engine, log=err_console.print, on_row=progress, target=str(path),
+                            assumed=assumed)
+        for r in doc["rows"]:  # name the user's files, not the neutral copy's
+            for d in (r, r.get("engine") or {}):
+                if d.get("error"):
+                    d["error"] = d["error"].replace(str(where), str(folder))
+    text = audit_program_markdown(doc)
+    if markdown_path or json_path != "-":
+        _emit(text, markdown_path)
+    if json_path:
+        _write_json(doc, json_path)
+    sys.exit(0 if any(r["runs"] for r in doc["rows"]) else 1)
