@@ -39,10 +39,8 @@ import json
 import os
 import re
 import resource
-import subprocess
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +52,8 @@ from .builtins.page import changes as builtin_changes
 from .engines import get_engine
 from .engines.base import REFUSALS, diagnose_target
 from .envs import RELEASES, ReleaseEnvError, installed_warp_version, list_envs, python_for
-from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES, TOKEN_VAR, _limit, kill_token, run_worker
+from . import sandbox
+from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES, run_worker
 from .jsonio import _strict
 from .machine import describe
 from .paths import child_pythonpath, module
@@ -188,7 +187,7 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
     """
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="d4w-audit-") as tmp:
-        out, log = os.path.join(tmp, "gradient.json"), os.path.join(tmp, "output.log")
+        out, log = os.path.join(tmp, "gradient.json"), os.path.join(tmp, "stdout")  # sandbox.run's output file
         cmd = [python, "-m", module("program_gradient"), str(Path(folder).resolve()), "--device", device,
                "--out", out, "--capture-timeout", str(max(1.0, 0.8 * timeout_s))]
         if script is not None:
@@ -198,21 +197,10 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
             cmd += ["--script", spec_file]
         env = dict(os.environ, PYTHONPATH=child_pythonpath(os.environ), TMPDIR=tmp)
         env.setdefault("PYTHONHASHSEED", "0")
-        token = env[TOKEN_VAR] = uuid.uuid4().hex
-        mem = DEFAULT_MEMORY_BYTES if device.startswith("cpu") else None
-        timed_out = False
-        with open(log, "wb") as sink:
-            proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tmp,
-                                    env=env, start_new_session=True, preexec_fn=_limit(mem, DEFAULT_FILE_BYTES))
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                kill_token(token)
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
+        res = sandbox.run(cmd, timeout_s=timeout_s, env=env, cwd=tmp, merge_output=True, output_dir=tmp,
+                          memory_bytes=DEFAULT_MEMORY_BYTES if device.startswith("cpu") else None,
+                          file_bytes=DEFAULT_FILE_BYTES)
+        timed_out = res.timed_out
         text = Path(log).read_bytes().decode("utf-8", "replace")
         tail = text[-3000:]
         compiles = [float(m.group("ms")) / 1000.0 for m in COMPILE_PATTERN.finditer(text) if m.group("how") == "compiled"]
@@ -225,7 +213,7 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
     wall = time.perf_counter() - t0
     if doc is None:
         why = (f"timed out after {timeout_s:g} s" if timed_out else
-               f"the measurement exited with status {proc.returncode} and wrote no result")
+               f"the measurement exited with status {res.returncode} and wrote no result")
         return {"error": why, "output_tail": tail, "wall_s": wall, "compile_s": sum(compiles)}
     doc["wall_s"] = wall
     doc["compile_s"] = sum(compiles)
