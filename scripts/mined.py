@@ -6,6 +6,7 @@ Usage (from the repository root, with the worktree's interpreter)::
     python scripts/mined.py extract-changelog --mirror /path/to/warp/.git   # (re)build the entry list
     python scripts/mined.py check CASE --warp 1.8.0 [--variant buggy] [--repeat 3]
     python scripts/mined.py verify [--cases GLOB] [--repeat 3]              # writes docs/data/mined-checks.json
+    python scripts/mined.py summarise-validation v1.json v2.json ...        # validate --json files -> docs/data/mined-validation.json
     python scripts/mined.py render                                         # writes docs/mined.md
 
 Files:
@@ -35,6 +36,7 @@ import argparse
 import fnmatch
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +52,7 @@ CORPUS = ROOT / "corpus"
 TABLE = ROOT / "docs" / "data" / "warp-changelog-gradients.yaml"
 MANIFEST = ROOT / "docs" / "data" / "mined-manifest.yaml"
 CHECKS = ROOT / "docs" / "data" / "mined-checks.json"
+VALIDATION = ROOT / "docs" / "data" / "mined-validation.json"
 PAGE = ROOT / "docs" / "mined.md"
 TRIGGER = ROOT / "scripts" / "mined_trigger.py"
 
@@ -90,6 +93,7 @@ def release_python(version: str, log=print) -> str:
                           "--disable-pip-version-check", "--no-cache-dir", "--target", str(site),
                           f"warp-lang=={version}"], capture_output=True, text=True)
     if res.returncode != 0:
+        shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"pip could not install warp-lang=={version}: {res.stderr.strip().splitlines()[-1:]}")
     base_site = base / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
     (site / "_defects4warp_base.pth").write_text(f"{base_site}\n")
@@ -150,6 +154,26 @@ def verify(pattern: str, repeat: int) -> dict:
         doc["cases"][cid] = out
         write_json_atomic(str(CHECKS), doc)
     return doc
+
+
+def summarise_validation(files: list) -> dict:
+    """``docs/data/mined-validation.json`` from ``defects4warp validate --json``
+    files of mined cases: per case, release and variant the check status, the
+    expected verdict, the oracle's verdict and its maximum relative error.
+    Later files override earlier ones for the same case and release."""
+    out = {"description": "defects4warp validate (the independent oracle, CPU) on every mined case, on the supported "
+                          "releases its expectations claim, summarised by scripts/mined.py summarise-validation: per "
+                          "case, release and variant the check status, the expected verdict, the oracle's verdict "
+                          "and its maximum relative error.", "cases": {}}
+    for f in files:
+        doc = json.loads(Path(f).read_text())
+        for rel, r in doc["releases"].items():
+            for c in r["checks"]:
+                o = c.get("oracle") or {}
+                out["cases"].setdefault(c["case"], {}).setdefault(rel, {})[c["variant"]] = {
+                    "status": c["status"], "expected": (c.get("expected") or {}).get("verdict"),
+                    "oracle": o.get("verdict"), "max_relative_error": o.get("max_relative_error")}
+    return out
 
 
 # ---------------------------------------------------------------- changelog
@@ -239,11 +263,36 @@ STATUS_WORDS = {
 }
 
 
+RECORD_DOC = """
+## The `mined:` record of a case
+
+A mined case has `provenance: mined`, `split: test` and a `mined:` block in its case.yaml (schema
+`harness/schemas/case.schema.json`, property `mined`; the loader rejects `provenance: mined` without it):
+
+| field | meaning |
+|---|---|
+| `repository`, `licence` | where the bug comes from and the SPDX licence of what was taken; the variant files keep the notice |
+| `issue`, `changelog` | the issue or pull request, and the id of the entry in `docs/data/warp-changelog-gradients.yaml` |
+| `fix_commit`, `parent_commit` | the commit that fixes the bug and its parent (the last code with the bug) |
+| `files`, `minimisation` | the files the program was taken from (the fix's own test, or the changed source when the fix added no test) and what was cut, renamed or written anew, and why |
+| `buggy_release`, `fixed_release` | the newest release measured with the bug and the first measured without it: the release that ships the fix, measured with the triggering check (installing releases outside the supported list where needed), not read from the changelog |
+| `introduced_release` | for a regression, the first release measured with the bug |
+| `trigger` | the triggering check run on the buggy variant by `scripts/mined_trigger.py`: the fix's test assertion (`expected_gradient`, with `atol`/`rtol` in `numpy.allclose` form) or a central difference of the objective (`central_difference`), over `calls` gradient calls |
+
+Each buggy variant is the fix's own test or the issue's repro as a `make_problem` adapter; its
+expectations say `bug` on the releases before `fixed_release` and `no_bug` from it. The fixed
+variant is the same program with the construct that has a right adjoint on every release, so the
+oracle's pair check has a twin. `python scripts/mined.py verify` runs each trigger three times on
+each release of the manifest's `before` (must fail 3/3) and `after` (must pass 3/3).
+"""
+
+
 def render() -> str:
     """docs/mined.md from the table, the manifest and the checks."""
     table = yaml.safe_load(TABLE.read_text())
     manifest = yaml.safe_load(MANIFEST.read_text())
     checks = json.loads(CHECKS.read_text()) if CHECKS.is_file() else {"cases": {}}
+    valid = json.loads(VALIDATION.read_text())["cases"] if VALIDATION.is_file() else {}
     ents = table["entries"]
     lines = [
         "# The mined tier: Warp's own gradient fixes",
@@ -263,8 +312,9 @@ def render() -> str:
         lines.append(f"| {words} (`{s}`) | {n} |")
     lines += [f"| **all** | **{len(ents)}** |", "", "## Mined cases and their triggering checks", "",
               manifest["description"].strip(), "",
-              "| case | changelog | bug on (before) | correct on (after) | checks as expected | seconds per check |",
-              "|---|---|---|---|---|---|"]
+              "| case | changelog | bug on (before) | correct on (after) | checks as expected | seconds per check "
+              "| validate (oracle) |",
+              "|---|---|---|---|---|---|---|"]
     for row in manifest["bugs"]:
         c = checks["cases"].get(row["case"])
         if c:
@@ -274,8 +324,14 @@ def render() -> str:
             sec = f"{min(secs):.1f}-{max(secs):.1f}" if secs else "n/a"
         else:
             got, sec = "not run", "n/a"
+        v = valid.get(row["case"], {})
+        st = [x["status"] for r in v.values() for x in r.values()]
+        val = (f"{st.count('passed')}/{len(st)} passed on {len(v)} releases"
+               + (f", {st.count('unsupported')} unsupported as min_warp says" if "unsupported" in st else "")
+               if st else "not run")
         lines.append(f"| [{row['case']}](../corpus/{row['case']}/case.yaml) | {row['changelog']} | "
-                     f"{', '.join(row['before'])} | {', '.join(row['after'])} | {got} | {sec} |")
+                     f"{', '.join(row['before'])} | {', '.join(row['after'])} | {got} | {sec} | {val} |")
+    lines += ["", RECORD_DOC.strip(), ""]
     lines += ["", "## Every gradient-related Fixed entry, 1.0.0 to 1.16.0 and the fragments after it", "",
               "| id | release | entry | issues | status |", "|---|---|---|---|---|"]
     for e in ents:
@@ -304,6 +360,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("verify", help="run the manifest's checks and write docs/data/mined-checks.json")
     p.add_argument("--cases", default="*")
     p.add_argument("--repeat", type=int, default=3)
+    p = sub.add_parser("summarise-validation", help="write docs/data/mined-validation.json from validate --json files")
+    p.add_argument("files", nargs="+")
     sub.add_parser("render", help="write docs/mined.md")
     a = ap.parse_args(argv)
     if a.cmd == "extract-changelog":
@@ -320,6 +378,9 @@ def main(argv=None) -> int:
     elif a.cmd == "verify":
         doc = verify(a.cases, a.repeat)
         return 0 if all(c["ok"] for c in doc["cases"].values()) else 1
+    elif a.cmd == "summarise-validation":
+        write_json_atomic(str(VALIDATION), summarise_validation(a.files))
+        print(f"wrote {VALIDATION.relative_to(ROOT)}")
     elif a.cmd == "render":
         PAGE.write_text(render())
         print(f"wrote {PAGE.relative_to(ROOT)}")

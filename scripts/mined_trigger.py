@@ -73,6 +73,7 @@ def run(variant_dir: str, check: dict) -> dict:
 
     t0 = time.perf_counter()
     wp.config.quiet = True
+    wp.init()  # releases before 1.1.1 need it before the first array (the harness's worker does the same)
     mod = _load(variant_dir)
     problem = mod.make_problem("cpu", "small")
     atol = float(check.get("atol", 1e-5))
