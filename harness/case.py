@@ -263,6 +263,9 @@ class Case:
     #: ``tags.builtins``: Warp builtins whose own adjoint defect the buggy program hits (names as in
     #: the builtins conformance data); read by the builtin -> case table of docs/builtins.md.
     builtins: tuple = ()
+    #: ``mined:``: the provenance record of a mined case (repository, commits, files taken,
+    #: releases, triggering check; schema ``mined`` in case.schema.json), else None.
+    mined: dict | None = field(default=None, hash=False, compare=False)
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -406,6 +409,7 @@ def load_case(case_dir: str | Path) -> Case:
         form=form,
         script=script,
         builtins=tuple(tags.get("builtins", ())),
+        mined=data.get("mined"),
     )
 
 

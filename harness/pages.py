@@ -160,6 +160,10 @@ def render_old_releases(root: Path = ROOT) -> str:
         what = "-" if not c else (f"{c.get('oracle')}, relative error "
                                   f"{'n/a' if c.get('error') is None else format(float(c['error']), '.3g')}")
         lines.append(f"| {key} | {r.get('labels_hold_from') or 'not within the range'} | {last or '-'} | {what} |")
+    why = [(key, r["mechanism"]) for key, r in sorted(bounds["variants"].items()) if r.get("mechanism")]
+    if why:
+        lines += ["", "What changes at the boundary, measured (the `mechanism` of each entry):", ""]
+        lines += [f"- {key}: {text}" for key, text in why]
     return "\n".join(lines) + "\n"
 
 

@@ -64,8 +64,12 @@ def test_old_releases_page_from_its_json(tmp_path):
                     "checks": {"1.12.1": {"ok": True}, "1.0.2": {"ok": False}, "1.5.1": {"ok": True}}}}}))
     (data / "release-boundaries.json").write_text(json.dumps({"upto": "1.12.1", "variants": {
         "d/fixed@small": {"labels_hold_from": "1.4.2", "last_contradiction": "1.3.3",
-                          "checks": {"1.3.3": {"status": "failed", "oracle": "wrong", "error": 1.0}}}}}))
+                          "checks": {"1.3.3": {"status": "failed", "oracle": "wrong", "error": 1.0}},
+                          "mechanism": "wp.clone is not on the tape there"},
+        "e/fixed@small": {"labels_hold_from": "1.1.0", "last_contradiction": "1.0.2", "checks": {}}}}))
     text = pages.render_old_releases(tmp_path)
+    assert "- d/fixed@small: wp.clone is not on the tape there" in text
+    assert "- e/fixed@small" not in text
     assert "| c/fixed | 1.5.1 | WarpCodegenError: Error while parsing \\| x | 1.0.2 fails, 1.5.1 ok, 1.12.1 ok |" in text
     assert "| d/fixed@small | 1.4.2 | 1.3.3 | wrong, relative error 1 |" in text
 

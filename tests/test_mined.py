@@ -1,0 +1,107 @@
+"""The mined tier's records are well-formed and agree with each other (no Warp run).
+
+* every ``provenance: mined`` case has a ``mined:`` record (the loader's schema),
+  is in the test split, and its measured releases bracket the fix;
+* Warp's changelog table (docs/data/warp-changelog-gradients.yaml) follows its
+  schema, accounts for every entry it lists (a case or a reason), and its
+  case entries and the mined cases point at each other;
+* the manifest has one row per mined case, and its releases agree with the
+  case's measured ``buggy_release``/``fixed_release``;
+* docs/mined.md is what ``scripts/mined.py render`` writes from these files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from packaging.version import Version
+
+from defects4warp.case import load_case
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "harness" / "schemas"
+
+
+def _mined_cases():
+    out = []
+    for d in sorted((ROOT / "corpus").iterdir()):
+        y = d / "case.yaml"
+        if y.is_file() and yaml.safe_load(y.read_text()).get("provenance") == "mined":
+            out.append(load_case(d))
+    return out
+
+
+MINED = _mined_cases()
+TABLE = yaml.safe_load((ROOT / "docs" / "data" / "warp-changelog-gradients.yaml").read_text())
+MANIFEST = yaml.safe_load((ROOT / "docs" / "data" / "mined-manifest.yaml").read_text())
+
+
+def test_mined_cases_have_their_record():
+    assert len(MINED) >= 6
+    for c in MINED:
+        m = c.mined
+        assert c.split == "test", c.id
+        assert m["files"] and m["licence"] == "Apache-2.0", c.id
+        assert Version(m["buggy_release"]) < Version(m["fixed_release"]), c.id
+        for v in c.variants:
+            src = (v.path / "problem.py").read_text()
+            assert "SPDX-License-Identifier: Apache-2.0" in src, f"{c.id}/{v.name}: licence notice missing"
+        # the buggy variant's expectation flips exactly at the measured first fixed release
+        buggy = c.variant("buggy")
+        assert buggy.expectation_for(m["buggy_release"], "small").verdict == "bug", c.id
+        assert buggy.expectation_for(m["fixed_release"], "small").verdict == "no_bug", c.id
+
+
+def test_a_mined_provenance_without_its_record_is_rejected(tmp_path):
+    src = ROOT / "corpus" / MINED[0].id
+    dst = tmp_path / MINED[0].id
+    dst.mkdir()
+    for v in ("buggy", "fixed"):
+        (dst / v).mkdir()
+        (dst / v / "problem.py").write_text((src / v / "problem.py").read_text())
+    data = yaml.safe_load((src / "case.yaml").read_text())
+    del data["mined"]
+    (dst / "case.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(Exception, match="mined"):
+        load_case(dst)
+
+
+def test_changelog_table_accounts_for_every_entry():
+    jsonschema.validate(TABLE, json.loads((SCHEMAS / "warp-changelog.schema.json").read_text()))
+    ids = [e["id"] for e in TABLE["entries"]]
+    assert len(ids) == len(set(ids))
+    by_case = {c.id: c for c in MINED}
+    for e in TABLE["entries"]:
+        if e["status"] == "case":
+            c = by_case.get(e["case"])
+            assert c is not None, f"{e['id']}: no mined case {e['case']}"
+            assert c.mined["changelog"] == e["id"]
+            assert e["first_fixed"] == c.mined["fixed_release"] and e["last_buggy"] == c.mined["buggy_release"]
+        else:
+            assert e["reason"].strip(), e["id"]
+    for c in MINED:
+        if c.mined.get("changelog"):
+            assert c.mined["changelog"] in ids, c.id
+
+
+def test_manifest_matches_the_cases():
+    jsonschema.validate(MANIFEST, json.loads((SCHEMAS / "mined-manifest.schema.json").read_text()))
+    rows = {r["case"]: r for r in MANIFEST["bugs"]}
+    assert sorted(rows) == sorted(c.id for c in MINED)
+    for c in MINED:
+        r = rows[c.id]
+        assert r["before"][-1] == c.mined["buggy_release"], c.id
+        assert r["after"][0] == c.mined["fixed_release"], c.id
+        assert r.get("changelog") == c.mined.get("changelog"), c.id
+
+
+def test_mined_page_is_current():
+    spec = importlib.util.spec_from_file_location("mined_script", ROOT / "scripts" / "mined.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert (ROOT / "docs" / "mined.md").read_text() == mod.render(), "run: python scripts/mined.py render"
