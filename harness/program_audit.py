@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import yaml
 from packaging.version import InvalidVersion, Version
 
 from .builtins import load as load_builtins
@@ -77,11 +78,13 @@ GRAD_RTOL = 1e-4
 DEFAULT_TIMEOUT_S = 300.0
 
 #: Where a committed Warp changelog table may live (first found wins), relative to the checkout root.
-#: Format (:func:`changelog_entries`): a JSON list of entries, or ``{"entries": [...]}``, each
+#: The first of these that exists is the changelog table: ``docs/data/warp-changelog-gradients.yaml``
+#: (Warp's gradient-related "Fixed" entries, docs/mined.md) first.
+#: Format (:func:`changelog_entries`): a JSON (or YAML) list of entries, or ``{"entries": [...]}``, each
 #: ``{"release" (or "version"/"fixed_in"), "text" (or "entry"/"summary"/"title"), optional "builtins"
 #: (names as in kernel code, or access patterns in brackets), "url", "classes"}``.
-CHANGELOG_PATHS = ("docs/data/warp-changelog.json", "harness/data/warp-changelog.json",
-                   "docs/data/changelog.json", "harness/data/changelog.json")
+CHANGELOG_PATHS = ("docs/data/warp-changelog-gradients.yaml", "docs/data/warp-changelog.json",
+                   "harness/data/warp-changelog.json", "docs/data/changelog.json", "harness/data/changelog.json")
 
 #: Plain words for the access patterns of the conformance suite (ticket lines and tables).
 PATTERN_WORDS = {
@@ -402,9 +405,9 @@ def changelog_table(root: Path | None = None) -> tuple:
             if p is None or not p.is_file():
                 continue
             try:
-                doc = json.loads(p.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise ValueError(f"{p}: not readable JSON ({exc})") from None
+                doc = yaml.safe_load(p.read_text()) if p.suffix == ".yaml" else json.loads(p.read_text())
+            except (OSError, json.JSONDecodeError, yaml.YAMLError) as exc:
+                raise ValueError(f"{p}: not readable {'YAML' if p.suffix == '.yaml' else 'JSON'} ({exc})") from None
             entries = doc.get("entries") if isinstance(doc, dict) else doc
             if not isinstance(entries, list):
                 raise ValueError(f"{p}: expected a list of entries or an object with 'entries'")
