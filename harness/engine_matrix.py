@@ -37,18 +37,23 @@ re-measurement diffs line by line.
 from __future__ import annotations
 
 import datetime
+import gzip
 import hashlib
 import json
 import os
+import random
 import re
 import resource
 import subprocess
-import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .jsonio import lossless, normal_mode, restore
-from .store import measures_apart
+from .blind import neutral_copy
+from .jsonio import _strict, lossless, restore, write_atomic
+from .provenance import changed_modules, digests
+from .store import engine_identity as store_identity
+from .store import measurement_fields, measures_apart, tree_digest
 
 #: Format tag of an engine-release file.
 FORMAT = "defects4warp-engine-release/1"
@@ -138,8 +143,6 @@ def engine_identity(engine) -> dict:
     """``{"name", "version", "code"}`` of ``engine``: ``code`` is the digest of
     the harness sources a built-in engine runs (:func:`defects4warp.store.code_digest`,
     first 16 hex digits), None for a plugin or an outside tool."""
-    from .store import engine_identity as store_identity
-
     ident = store_identity(engine) or {}
     code = ident.get("code")
     return {"name": engine.name, "version": str(getattr(engine, "version", "")), "code": code[:16] if code else None}
@@ -149,8 +152,6 @@ def corpus_digest(items: list) -> str:
     """SHA-256 (first 16 hex digits) over the run items' (case, variant, scale,
     program) and the digest of each variant's files: a file that changes, or a
     case added or removed, changes it."""
-    from .store import tree_digest
-
     h = hashlib.sha256()
     seen = {}
     for it in items:
@@ -231,8 +232,6 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
 
 def dumps(doc: dict) -> str:
     """``doc`` as strict JSON text: the header indented, one run per line."""
-    from .jsonio import _strict
-
     doc = _strict(doc)
     head = {k: v for k, v in doc.items() if k != "runs"}
     text = json.dumps(head, indent=1, sort_keys=False, allow_nan=False)
@@ -241,19 +240,8 @@ def dumps(doc: dict) -> str:
 
 
 def write(path: Path, doc: dict) -> None:
-    """Write ``doc`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=path.parent)
-    try:
-        normal_mode(fd)  # the umask's mode, not mkstemp's 0600: a committed file
-        with os.fdopen(fd, "w") as f:
-            f.write(dumps(doc))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``doc`` to ``path`` atomically (:func:`defects4warp.jsonio.write_atomic`)."""
+    write_atomic(path, dumps(doc), suffix=".json")
 
 
 REQUIRED = ("format", "release", "engine", "device", "runs")
@@ -391,8 +379,6 @@ def bundle_entries(items: list, measurements: dict) -> list:
     """The bundle entries of a run: one ``{"case", "variant", "scale", "program",
     "variant_digest", "record"}`` per item index of ``measurements`` (the
     ``measurements`` argument of :func:`defects4warp.runner.run`), in item order."""
-    from .store import tree_digest
-
     digests, out = {}, []
     for i in sorted(measurements):
         it = items[i]
@@ -410,25 +396,9 @@ def write_bundle(path: Path, header: dict, entries: list) -> None:
     entry (:func:`bundle_entries`; non-finite floats as :func:`defects4warp.jsonio.lossless`
     writes them, read back as floats). The gzip header carries no time stamp and
     keys are sorted, so equal measurements give equal bytes."""
-    import gzip
-
-    from .jsonio import _strict
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(_strict(dict(header, format=BUNDLE_FORMAT)), sort_keys=True, allow_nan=False)]
     lines += [json.dumps(lossless(e), sort_keys=True, separators=(",", ":"), allow_nan=False) for e in entries]
-    data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".gz", dir=path.parent)
-    try:
-        normal_mode(fd)  # the umask's mode, not mkstemp's 0600: a committed file
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0), suffix=".gz")
 
 
 def read_bundle(path: Path) -> tuple:
@@ -440,8 +410,6 @@ def read_bundle(path: Path) -> tuple:
         When the file is not gzip'd JSON lines, has another ``format``, or an
         entry misses a field (the message names the file and the line).
     """
-    import gzip
-
     try:
         lines = gzip.decompress(Path(path).read_bytes()).decode().splitlines()
         header = json.loads(lines[0]) if lines else None
@@ -475,9 +443,6 @@ def seed_store(store, entries: list, items: list, engine, warp_version: str, dev
         ``{"seeded": n, "variant_changed": [labels], "stale": {label: [changed modules]}}``
         (a stale record is seeded too; the store's ``get`` refuses it and counts it).
     """
-    from .provenance import changed_modules
-    from .store import measurement_fields, tree_digest
-
     by_key = {(e["case"], e["variant"], e["scale"], e["program"]): e for e in entries}
     out = {"seeded": 0, "variant_changed": [], "stale": {}}
     for it in items:
@@ -535,12 +500,8 @@ def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", 
     EngineFileError
         When the file or its bundle is unreadable, or there is no bundle.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from .engines import get_engine
-    from .provenance import changed_modules
     from .runner import interpret_item, plan
-    from .store import tree_digest
 
     path = Path(path)
     old = read(path)
@@ -666,13 +627,8 @@ def neutral_check(path: Path, cases: list, *, sample: int = 5, engine_name: str 
     EngineFileError
         When there is no bundle beside ``path`` or it is unreadable.
     """
-    import random
-
-    from .blind import neutral_copy
     from .engines import get_engine
-    from .provenance import changed_modules, digests
     from .runner import plan
-    from .store import tree_digest
 
     log = log or (lambda _m: None)
     bpath = bundle_path(path)

@@ -88,20 +88,25 @@ def normal_mode(fd_or_path, *, directory: bool = False) -> None:
         os.chmod(fd_or_path, mode)
 
 
-def write_json_atomic(path: str, doc: dict) -> None:
-    """Write ``doc`` as JSON to ``path`` through a temporary file and rename,
-    so readers never see a half-written file. The file gets the umask's
-    normal mode (:func:`normal_mode`), not mkstemp's 0600."""
+def write_atomic(path, data, *, suffix: str = "") -> None:
+    """Write ``data`` (``str`` as UTF-8, or ``bytes``) to ``path`` through a temporary file in
+    the same folder and ``os.replace``, so readers never see a half-written file and a killed
+    writer leaves at most a stray ``.part-*`` file. The folder is created; the file gets the
+    umask's normal mode (:func:`normal_mode`), not mkstemp's 0600."""
     d = os.path.dirname(os.path.abspath(path)) or "."
     os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".json", dir=d)
+    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=suffix, dir=d)
     try:
         normal_mode(fd)
-        with os.fdopen(fd, "w") as f:
-            json.dump(_strict(doc), f, indent=2, default=str, allow_nan=False)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_json_atomic(path: str, doc: dict) -> None:
+    """Write ``doc`` as indented strict JSON to ``path`` atomically (:func:`write_atomic`)."""
+    write_atomic(path, json.dumps(_strict(doc), indent=2, default=str, allow_nan=False) + "\n", suffix=".json")
