@@ -85,6 +85,7 @@ import numpy as np
 import warp as wp
 
 from ..measure import trace as _trace
+from .iteration import ValueSnapshots, handed_over, injection_step, updated_owners
 from .spec import CaptureError, ScriptSpec, format_site, site_matches
 
 __all__ = ["CapturedProblem", "capture_problem", "CaptureError", "DEFAULT_TIMEOUT_S", "JITTER_RTOL"]
@@ -179,7 +180,7 @@ class _Run:
     def __init__(self, cap, mode, inject=None, n_train=0, deadline=None):
         self.cap = cap
         self.mode = mode
-        self.k = cap.k
+        self.k = cap.k if mode != "discover" else None  # first backward of the modelled iteration
         self.inject = inject or {}  # param name -> ndarray to set at the k-th tape start
         self.n_train = n_train
         self.deadline = deadline
@@ -197,7 +198,7 @@ class _Run:
         # gradient() continuing the script (a .grad carried across iterations): the param values are set again
         # at the first tape start after each of these backward counts, and the .grad is read after backward
         # ``grad_target`` (``None``: the single-iteration re-run)
-        self.inject_after = {cap.k - 1}
+        self.inject_after = set()
         self.injected_at = set()
         self.grad_target = None
         self.chain_reached = 0  # iterations of the chain whose gradient was read
@@ -223,6 +224,18 @@ class _Run:
         self.tapes = 0
         self.launches = 0
         self.callers = {}  # discovery: allocation site -> [(file, line)] of the user frames that called it
+        # hooked calls (launch, copy, clone, tape start, backward, allocation) counted alike in every run: a re-run
+        # sets the params just before call ``cap.inject_step`` (the start of the modelled iteration)
+        self.steps = 0
+        self.step_seqs = []  # discovery: trace length when each hooked call began
+        self.alloc_steps = {}  # discovery: id(array) -> index of the hooked call that allocated it
+        self.alloc_seqs = []  # discovery: (trace length, shape) of each requires_grad allocation
+        self.iteration = 1  # discovery: the script's optimisation iteration the run is in
+        self.marks = []  # discovery: per backward call {n, iteration, seq, tape, epoch, counted, why}
+        self.values = ValueSnapshots()
+        self.iter_value = 0.0  # the objective summed over the counted backwards of the current iteration
+        self.first_injected = False
+        self.grad_last = 0  # gradient mode: the backward after which .grad was last read
 
     def grad_arrays(self):
         """The arrays this run saw allocated that have ``requires_grad=True`` now, in construction order.
@@ -275,6 +288,19 @@ class _Run:
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise _Timeout()
 
+    def step(self):
+        """One hooked call of the script (a launch, ``wp.copy``/``wp.clone``, a tape start, a backward, an
+        allocation), counted alike in every run: the runs agree call for call up to the point where a re-run
+        sets the params, since everything before it is the script at the same values. A re-run sets the params
+        just before call ``cap.inject_step``; the discovery run notes the trace length at each call."""
+        self.check_time()
+        if self.mode == "discover":
+            st = _trace._ACTIVE
+            self.step_seqs.append(len(st.events) if st is not None else 0)
+        elif not self.first_injected and self.steps == self.cap.inject_step:
+            self.do_inject()
+        self.steps += 1
+
     # -- injection ----------------------------------------------------------------
     def do_inject(self):
         self.injected = True
@@ -289,9 +315,10 @@ class _Run:
                             pass
                 return
             st = _trace._ACTIVE
-            if st is not None and self.mode == "gradient" and self.k > 1 and self.backwards == self.k - 1:
+            if st is not None and self.mode == "gradient" and self.cap.iteration > 1 and not self.first_injected:
                 # every gradient() call replays iterations 1 .. k-1 first: the trace measures iteration k
                 st.mark_start()
+            self.first_injected = True
             for name, vals in self.inject.items():
                 a = self.found.get(name)
                 if a is None:
@@ -367,6 +394,10 @@ def _install(run):
             r.found[name] = P
             r.site_of[id(P)] = site
             r.latest[site[:2]] = P
+            # a requires_grad allocation is a hooked call (a param re-allocated by the update: `w = wp.array(...)`);
+            # arrays without .grad are not (a library's kernel annotations construct some when first imported)
+            if getattr(tmp, "requires_grad", False):
+                r.step()
             if name in r.pending:
                 with _quiet(r):
                     P.assign(r.pending.pop(name))
@@ -381,6 +412,12 @@ def _install(run):
             return None
         r.site_of[id(self)] = site
         r.keep.append(self)
+        if getattr(self, "requires_grad", False):
+            r.step()
+            if r.mode == "discover":
+                r.alloc_steps[id(self)] = r.steps - 1
+                st = _trace._ACTIVE
+                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape)))
         r.latest[site[:2]] = self
         if r.in_interop:
             r.interop_ids.add(id(self))
@@ -404,14 +441,13 @@ def _install(run):
     def __enter__(self, *a, **k):
         r = _ACTIVE_RUN
         if r is not None and not r.quiet:
-            r.check_time()
+            r.step()
             r.tapes += 1
             if r.mode == "train" and r.injected and len(r.losses) >= r.n_train \
-                    and r.backwards >= r.k + r.n_train - 1:
+                    and r.backwards >= r.k + r.n_train * r.cap.per_iteration - 1:
                 r.stopped = "tape"
                 raise _Stop()
-            if r.backwards in r.inject_after and r.backwards not in r.injected_at \
-                    and (r.mode != "train" or not r.injected):
+            if r.backwards in r.inject_after and r.backwards not in r.injected_at and r.mode != "train":
                 r.do_inject()
         return cur_enter(self, *a, **k)
 
@@ -419,29 +455,15 @@ def _install(run):
         r = _ACTIVE_RUN
         if r is None or r.quiet:
             return cur_bw(self, loss, grads, *a, **k)
-        r.check_time()
+        r.step()
         n = r.backwards + 1
-        if r.mode == "discover" and n > r.k:
-            st = _trace._ACTIVE
-            if n > r.k + MAX_EXTRA_BACKWARDS or (st is not None and _consumed_since(st, r.kth["seq"])):
-                # the first backward after the script used a gradient: the next iteration
-                with _quiet(r):
-                    r.next_backward_grads = {}
-                    for P in r.grad_arrays():
-                        g = _grad(P)
-                        r.next_backward_grads[id(P)] = None if g is None else _np(g)
-                try:
-                    r.next_objective, r.next_info = _objective_at(r, loss, grads, n, self)
-                except _Limit:
-                    r.next_objective = None
-                if st is not None and grads:
-                    r.stop_seeds = {st.arrays[id(v)]["label"] for v in grads.values() if id(v) in st.arrays}
-                r.stopped = "next iteration's backward"
-                raise _Stop()
+        if r.mode == "discover":
+            _discover_backward(r, self, loss, grads, n)
             res = cur_bw(self, loss, grads, *a, **k)
             r.backwards = n
             return res
-        if r.mode == "train" and n >= r.k + r.n_train:
+        per = r.cap.per_iteration
+        if r.mode == "train" and n >= r.k + r.n_train * per:
             r.stopped = "backward"
             raise _Stop()
         if r.mode == "observe" and n > r.cap.grad_after:
@@ -461,39 +483,44 @@ def _install(run):
         if n < r.k:
             r.backwards = n
             return cur_bw(self, loss, grads, *a, **k)
-        if n == r.k or r.mode == "train":
-            if not r.injected:
-                raise _Limit(f"no Tape recording started between backward {n - 1} and backward {n}: the capture "
-                             f"sets the params when the tape of iteration {n} starts recording (Tape.__enter__); "
-                             f"use --iteration or write a make_problem adapter")
-            if r.pending:
-                raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
-                             f"re-run (allocated at import time of a module outside the variant folder?): write a "
-                             f"make_problem adapter, or allocate them in the script")
+        if n == r.k and not r.first_injected:
+            raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params (the "
+                         f"start of iteration {r.cap.iteration}, hooked call {r.cap.inject_step}): the script does "
+                         f"not repeat its own run; use --iteration or write a make_problem adapter")
+        if n == r.k and r.pending:
+            raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
+                         f"re-run (allocated at import time of a module outside the variant folder?): write a "
+                         f"make_problem adapter, or allocate them in the script")
+        off = (n - r.k) % per if r.mode == "train" else n - r.k
+        counted = r.cap.obj_offsets
+        if off in counted and (r.mode == "train" or n - r.k < per):
             value, info = _objective_at(r, loss, grads, n, self)
-            if n == r.k:
-                r.objective = value
-                r.k_info = info
-            if r.mode == "train":
-                r.losses.append(value)
-            if r.mode == "objective":
-                r.stopped = "objective"
-                raise _Stop()
-            if r.mode == "observe":
-                r.kth = info
-                r.out_mark = len(r.out.getvalue()) if r.out is not None else 0
-            if r.mode == "discover":
-                r.kth = info
-                r.kth["seq"] = len(_trace._ACTIVE.events) if _trace._ACTIVE is not None else None
+            if off == counted[0]:
+                r.iter_value = 0.0
+                if n - r.k < per:
+                    r.k_info = info
+                    if r.mode == "observe":
+                        r.kth = info
+                        r.out_mark = len(r.out.getvalue()) if r.out is not None else 0
+            r.iter_value += value
+            if n - r.k < per:
+                r.objective = r.iter_value
+            if off == counted[-1]:
+                if r.mode == "train":
+                    r.losses.append(r.iter_value)
+                if r.mode == "objective":
+                    r.stopped = "objective"
+                    raise _Stop()
         res = cur_bw(self, loss, grads, *a, **k)
         r.backwards = n
-        if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % r.cap.per_iteration == 0:
+        if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % per == 0:
             with _quiet(r):
                 r.grad = {}
                 for name, P in r.cap.params.items():
                     g = _grad(P)
                     r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
             r.chain_reached += 1
+            r.grad_last = n
             if r.grad_target is None or n >= r.grad_target:
                 r.stopped = "gradient"
                 raise _Stop()
@@ -502,18 +529,24 @@ def _install(run):
     patch(T, "__enter__", __enter__)
     patch(T, "backward", backward)
 
-    if run.mode == "discover":
-        cur_launch = wp.launch
+    def counted(fname):
+        cur = getattr(wp, fname)
 
-        def launch(*args, **kwargs):
+        def call(*args, **kwargs):
             r = _ACTIVE_RUN
-            if r is not None and not r.quiet and _trace._ACTIVE is not None:
-                r.check_time()
-                r.launches += 1
-                r.launch_sites[len(_trace._ACTIVE.events)] = r.site()
-            return cur_launch(*args, **kwargs)
+            st = _trace._ACTIVE
+            if r is not None and not r.quiet and r.depth == 0 and not (st is not None and st.busy):
+                r.step()
+                if fname == "launch":
+                    r.launches += 1
+                    if r.mode == "discover" and st is not None:
+                        r.launch_sites[len(st.events)] = r.site()
+            return cur(*args, **kwargs)
 
-        patch(wp, "launch", launch)
+        patch(wp, fname, call)
+
+    for fname in ("launch", "copy", "clone"):
+        counted(fname)
 
     def limit(msg):
         def refuse(*a, **k):
@@ -593,6 +626,77 @@ def _install(run):
 
         patch(wp, fname, interop)
     return saved
+
+
+def _live_grads(st) -> dict:
+    """``{grad label: owner label}`` of the live trace ``st``."""
+    return {rec["label"]: rec["grad_of"] for rec in st.arrays.values() if rec.get("grad_of") is not None}
+
+
+def _discover_backward(r, tape, loss, grads, n) -> None:
+    """The discovery run at its n-th backward call, before the backward runs: which optimisation iteration it
+    belongs to (a new one when an update of some array happened since the previous backward,
+    :func:`defects4warp.capture.iteration.updated_owners`), whether it adds to that iteration's objective (a
+    backward seeded by an adjoint handed over from an earlier backward, or a repeat on the same tape recording,
+    does not), the objective's value and the params' values at the modelled iteration's first backward. Raises
+    :class:`_Stop` at the first backward of the iteration after the modelled one (or
+    :data:`MAX_EXTRA_BACKWARDS` into it)."""
+    st = _trace._ACTIVE
+    K = r.cap.iteration
+    events = st.events if st is not None else []
+    seed_labels = set()
+    if st is not None and grads:
+        seed_labels = {st.arrays[id(v)]["label"] for v in grads.values() if id(v) in st.arrays}
+    glabs = _live_grads(st) if st is not None else {}
+    upd = set()
+    if st is not None and r.marks:
+        def changed(lab):
+            return r.values.changed(lab, st.by_label.get(lab))
+
+        with _quiet(r):
+            upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs)
+        if upd:
+            r.iteration += 1
+    trec = st.tapes.get(id(tape)) if st is not None else None
+    mark = {"n": n, "iteration": r.iteration, "seq": len(events), "tape": id(tape),
+            "epoch": trec.get("epoch") if trec else None, "updated": sorted(upd), "counted": True, "why": None}
+    same = [m for m in r.marks if m["iteration"] == r.iteration]
+    if any(m["tape"] == mark["tape"] and m["epoch"] == mark["epoch"] for m in same):
+        mark.update(counted=False, why="a repeated backward of the same tape recording")
+    elif same and seed_labels and st is not None:
+        if handed_over(events, same[0]["seq"], glabs, seed_labels):
+            mark.update(counted=False, why="seeded by an adjoint an earlier backward of the iteration produced")
+    r.marks.append(mark)
+    if r.iteration > K or (r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS):
+        # the first backward of the next iteration: what the script carried over
+        with _quiet(r):
+            r.next_backward_grads = {}
+            for P in r.grad_arrays():
+                g = _grad(P)
+                r.next_backward_grads[id(P)] = None if g is None else _np(g)
+        try:
+            r.next_objective, r.next_info = _objective_at(r, loss, grads, n, tape)
+        except _Limit:
+            r.next_objective = None
+        if st is not None and grads:
+            r.stop_seeds = set(seed_labels)
+        r.stopped = "next iteration's backward"
+        raise _Stop()
+    if r.iteration == K:
+        if r.k is None:
+            r.k = n
+            r.do_inject()  # the values of the params at the iteration's start (not changed within it)
+        if mark["counted"]:
+            value, info = _objective_at(r, loss, grads, n, tape)
+            r.iter_value += value
+            r.objective = r.iter_value
+            if r.kth is None:
+                r.kth = info
+                r.kth["seq"] = len(events)
+                r.k_info = info
+    if st is not None:
+        with _quiet(r):
+            r.values.take([(st.arrays[id(a)]["label"], a) for a in r.grad_arrays() if id(a) in st.arrays])
 
 
 _STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
@@ -780,7 +884,10 @@ class CapturedProblem:
         self.spec = spec
         self.device = device
         self.timeout_s = float(timeout_s)
-        self.k = spec.iteration
+        self.iteration = spec.iteration  # the script's optimisation iteration modelled (from 1)
+        self.k = spec.iteration  # the first backward of that iteration (set by the discovery run)
+        self.inject_step = 0  # a re-run sets the params just before this hooked call (the iteration's start)
+        self.obj_offsets = [0]  # backwards of the iteration (from k) whose objectives sum to the loss
         entry = Path(spec.entry)
         self.entry = entry if entry.is_absolute() else self.folder / entry
         if not self.entry.is_file():
@@ -925,7 +1032,7 @@ class CapturedProblem:
         run = _Run(self, mode, inject=vals, n_train=n_train)
         if chain > 1:
             per = self.per_iteration
-            run.inject_after = {self.k - 1 + j * per for j in range(chain)}
+            run.inject_after = {self.k - 1 + j * per for j in range(1, chain)}
             run.grad_target = self.grad_after + (chain - 1) * per
         t0 = time.perf_counter()
         _, stopped = self._execute(run)
@@ -1213,6 +1320,117 @@ def _matches_printed(value, tok):
     return abs(value - x) <= tol
 
 
+def _iteration_assumptions(cap) -> list:
+    """What the capture assumed about the modelled iteration's bounds, in words (see :func:`capture_problem`)."""
+    K, k, last = cap.iteration, cap.k, cap.grad_after
+    out = []
+    at = f" (before the launch at {format_site(*cap.inject_at)})" if getattr(cap, "inject_at", None) else ""
+    start = "their allocation" if K == 1 else f"the update of iteration {K - 1}"
+    out.append(f"iteration {K} runs from {start} to the update that consumes the params' .grad after backward "
+               f"{last}: objective(p) re-runs the script to the iteration's start, sets the params to p there{at}, "
+               f"before any launch of the iteration, taped or not, and reads the loss at its backward(s); "
+               f"--iteration K models another iteration")
+    if cap.per_iteration > 1:
+        marks = getattr(cap, "iteration_marks", None) or []
+        skipped = [f"backward {m['n']} ({m['why']})" for m in marks if not m["counted"]]
+        out.append(f"iteration {K} calls backward {cap.per_iteration} times (backward {k} to {last}): gradient() "
+                   f"is the params' .grad after the last of them, the sum the script's update consumes, and the "
+                   f"objective is the sum of the losses of backward " + ", ".join(str(k + o) for o in cap.obj_offsets)
+                   + (f"; not counted in it: {', '.join(skipped)}" if skipped else ""))
+    return out
+
+
+def _iteration_reads_writes(events, bK, w0, w1):
+    """``(reads, writes, unrecorded copies)`` of one iteration: the arrays read by every launch and host copy
+    between ``w0`` and ``w1`` (taped or not: work before ``with tape:`` that maps the params to an intermediate
+    belongs to the iteration) and by the launches the iteration's tapes recorded; the arrays those recorded
+    launches write, and those an unrecorded launch inside a tape block writes for a later recorded launch
+    (a solver whose adjoint the script registers with ``tape.record_func``, as in Warp's
+    example_fluid_checkpoint_custom_backward.py). ``wp.clone``/``wp.copy`` inside a tape block carry the
+    params to the loss in the script's intent also when the tape does not record them (Warp 1.0.2 records
+    none; 1.1.0 to 1.19.0 only one whose source and destination both have a ``.grad``): their source is read,
+    their destination written, and the unrecorded ones are returned to be said in the assumptions."""
+    reads, writes, unrecorded = set(), set(), []
+    for e in events[w0:w1]:
+        if e["kind"] == "launch":
+            reads |= set(e["reads"])
+        elif e["kind"] == "host" and e.get("src"):
+            reads.add(e["src"])
+    for bb in bK:
+        T, E = bb["tape"], bb["epoch"]
+        rec = [e for e in events[: bb["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
+        reads |= {a for e in rec for a in e["reads"]}
+        writes |= {a for e in rec for a in e["writes"]}
+        last_reset = max([e["seq"] for e in events[: bb["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
+                         or [-1])
+        for e in events[: bb["seq"]]:
+            if e["kind"] == "launch" and e.get("tape") is None and e.get("active_tape") == T and e["seq"] > last_reset:
+                writes |= {a for a in e["writes"] if any(r["seq"] > e["seq"] and a in r["reads"] for r in rec)}
+        for e in events[: bb["seq"]]:
+            if e["kind"] != "host" or e.get("op") not in ("clone", "copy"):
+                continue
+            if e.get("tape") == T and e.get("epoch") == E:
+                pass
+            elif e.get("tape") is None and e.get("active_tape") == T and e["seq"] > last_reset:
+                if e not in unrecorded:
+                    unrecorded.append(e)
+            else:
+                continue
+            if e.get("src"):
+                reads.add(e["src"])
+            if e.get("dest"):
+                writes.add(e["dest"])
+    return reads, writes, unrecorded
+
+
+def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run):
+    """``(candidates, [])``: the requires_grad float arrays among ``labels``, each with ``why_not`` (None for a
+    param: the loss depends on it, the script uses its ``.grad`` after the iteration's last backward at ``w1``,
+    and that ``.grad`` seeds no later backward)."""
+    candidates = []
+    for lab in sorted(labels, key=_trace._label_key):
+        info = rec_arrays.get(lab, {})
+        o = objs.get(lab)
+        if o is None or not info.get("float") or not bool(getattr(o, "requires_grad", False)):
+            continue
+        site = site_of.get(lab)
+        why = None
+        how, first = _consumed(events, lab, w1, len(events), rec_arrays)
+        if lab not in needed:
+            why = "the loss does not depend on it"
+        elif how is None:
+            why = "its .grad is not used after the backward"
+        elif _carried(events, lab, w1 + 1, rec_arrays, run.stop_seeds):
+            why = "its .grad seeds a later backward (an adjoint handed from one tape to another)"
+        elif site is None:
+            why = "its allocation was not seen (allocated before the script ran)"
+        candidates.append({"label": lab, "site": site, "consumed": how, "first_use": first, "why_not": why, "obj": o})
+    return candidates, []
+
+
+def _override_params(spec, objs, site_of, used_labels, k):
+    """The params named by ``--param`` sites (``spec.params``); CaptureError when a site allocates no array the
+    iteration uses, or one without requires_grad."""
+    chosen = []
+    for want in spec.params:
+        hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
+        if not hit:
+            # only arrays the iteration's launches used: a kernel's annotation `wp.array(dtype=...)` also
+            # constructs an array (no data) at its `def` line, which is no allocation a user could mean
+            used = sorted({site_of[lab] for lab in used_labels if site_of.get(lab)})
+            seen = [format_site(*s) + (" (requires_grad)" if any(
+                site_of.get(lab) == s and getattr(objs.get(lab), "requires_grad", False) for lab in used_labels)
+                else "") for s in used][:16]
+            raise CaptureError(f"{spec.entry}: --param {want}: the script allocates no array at "
+                               f"{want} that the launches of iteration {spec.iteration} (from backward {k}) "
+                               f"use (they use arrays allocated at: {', '.join(seen) or 'none seen'})")
+        lab, o = hit[0]
+        if not getattr(o, "requires_grad", False):
+            raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")
+        chosen.append({"label": lab, "site": site_of[lab], "consumed": None, "obj": o, "chosen_by": "--param"})
+    return chosen
+
+
 def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s: float = DEFAULT_TIMEOUT_S,
                     check_determinism: bool = True) -> CapturedProblem:
     """Run the script of ``spec`` in ``folder`` and capture the Problem of its k-th backward.
@@ -1283,100 +1501,42 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     events = tr["events"]
     rec_arrays = tr["arrays"]
     backs = [e for e in events if e["kind"] == "backward"]
-    if len(backs) < k:
-        raise CaptureError(f"{spec.entry}: the trace saw {len(backs)} backward(s), fewer than {k}")
-    b = backs[k - 1]
-    T, E = b["tape"], b["epoch"]
-    rec = [e for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
-    reads = {a for e in rec for a in e["reads"]}
-    writes = {a for e in rec for a in e["writes"]}
-    # a launch made with record_tape=False inside the tape's block (a solver whose adjoint the script registers
-    # with tape.record_func, as in Warp's example_fluid_checkpoint_custom_backward.py) writes an intermediate
-    # that a later recorded launch reads: no param, though no recorded launch writes it
-    last_reset = max([e["seq"] for e in events[: b["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
-                     or [-1])
-    for e in events[: b["seq"]]:
-        if e["kind"] == "launch" and e.get("tape") is None and e.get("active_tape") == T and e["seq"] > last_reset:
-            writes |= {a for a in e["writes"] if any(r["seq"] > e["seq"] and a in r["reads"] for r in rec)}
-    # wp.clone / wp.copy inside the tape's block are recorded as functions (record_func), not launches: their
-    # source is read on the tape (its adjoint receives the copy's), their destination written
-    # a wp.copy / wp.clone the tape did not record (Warp 1.0.2 records none; 1.1.0 to 1.19.0 only one whose source
-    # and destination both have a .grad, as record_func entries) but made while this tape recorded (its block
-    # active, after its last reset) still carries the params to the loss in the script's intent, though the
-    # backward does not pass the adjoint through it (the param's .grad stays zero, the gradient the Problem then
-    # reproduces)
-    epoch_start = max([e["seq"] for e in events[: b["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
-                      or [-1])
-    unrecorded = []
-    for e in events[: b["seq"]]:
-        if e["kind"] != "host" or e.get("op") not in ("clone", "copy"):
-            continue
-        if e.get("tape") == T and e.get("epoch") == E:
-            pass
-        elif e.get("tape") is None and e.get("active_tape") == T and e["seq"] > epoch_start:
-            unrecorded.append(e)
-        else:
-            continue
-        if e.get("src"):
-            reads.add(e["src"])
-        if e.get("dest"):
-            writes.add(e["dest"])
-    sinks = {s["target"] for s in b["seeds"] if s["target"]}
-    needed = _reachable(events, sinks, b["seq"])
+    itK = [m for m in run.marks if m["iteration"] == spec.iteration]
+    k = cap.k = itK[0]["n"]
+    cap.grad_after, cap.per_iteration = itK[-1]["n"], len(itK)
+    cap.obj_offsets = [m["n"] - k for m in itK if m["counted"]] or [0]
+    cap.iteration_marks = itK
+    if len(backs) < cap.grad_after:
+        raise CaptureError(f"{spec.entry}: the trace saw {len(backs)} backward(s), fewer than {cap.grad_after}")
+    bK = backs[k - 1: cap.grad_after]
+    b = bK[0]
+    w0 = backs[k - 2]["seq"] + 1 if k > 1 else 0
+    w1 = bK[-1]["seq"]
+    reads, writes, unrecorded = _iteration_reads_writes(events, bK, w0, w1)
+    sinks = {s["target"] for off, bb in enumerate(bK) if off in cap.obj_offsets for s in bb["seeds"] if s["target"]}
+    needed = _reachable(events, sinks, w1)
     objs = _label_objects(tr, run)
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
-
-    candidates, chosen = [], []
-    for lab in sorted(reads - writes, key=_trace._label_key):
-        info = rec_arrays.get(lab, {})
-        o = objs.get(lab)
-        if o is None or not info.get("float") or not bool(getattr(o, "requires_grad", False)):
-            continue
-        site = site_of.get(lab)
-        why = None
-        how, first = _consumed(events, lab, b["seq"], len(events), rec_arrays)
-        if lab not in needed:
-            why = "the loss does not depend on it"
-        elif how is None:
-            why = "its .grad is not used after the backward"
-        elif _carried(events, lab, b["seq"] + 1, rec_arrays, run.stop_seeds):
-            why = "its .grad seeds a later backward (an adjoint handed from one tape to another)"
-        elif site is None:
-            why = "its allocation was not seen (allocated before the script ran)"
-        candidates.append({"label": lab, "site": site, "consumed": how, "first_use": first, "why_not": why, "obj": o})
+    candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)
     if spec.params:
-        for want in spec.params:
-            hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
-            if not hit:
-                # only arrays the k-th tape's launches used: a kernel's annotation `wp.array(dtype=...)` also
-                # constructs an array (no data) at its `def` line, which is no allocation a user could mean
-                used = sorted({site_of[lab] for lab in reads | writes if site_of.get(lab)})
-                seen = [format_site(*s) + (" (requires_grad)" if any(
-                    site_of.get(lab) == s and getattr(objs.get(lab), "requires_grad", False) for lab in reads | writes)
-                    else "") for s in used][:16]
-                raise CaptureError(f"{spec.entry}: --param {want}: the script allocates no array at "
-                                   f"{want} that the launches recorded for the "
-                                   f"{_ordinal(k)} backward use (they use arrays allocated at: "
-                                   f"{', '.join(seen) or 'none seen'})")
-            lab, o = hit[0]
-            if not getattr(o, "requires_grad", False):
-                raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")
-            chosen.append({"label": lab, "site": site_of[lab], "consumed": None, "obj": o, "chosen_by": "--param"})
+        chosen = _override_params(spec, objs, site_of, reads | writes, k)
     else:
         chosen = [dict(c, chosen_by="capture") for c in candidates if c["why_not"] is None]
     if not chosen:
         cands = "; ".join(f"{format_site(*c['site']) if c['site'] else c['label']} ({c['why_not']})"
                           for c in candidates[:8]) or "none"
-        raise CaptureError(f"{spec.entry}: no parameter found: no array with requires_grad=True is read by the "
-                           f"launches recorded for the {_ordinal(k)} backward, written by none of them, and has its "
-                           f".grad used by the script afterwards (requires_grad leaves seen: {cands}). Name the "
-                           f"params with --param FILE.py:LINE, or write a make_problem adapter")
-    # where the script first uses the params' gradient: after the k-th backward, or after a later one when its
-    # iteration runs several (a repeated backward, windows on several tapes)
-    firsts = [c["first_use"] for c in chosen if c.get("first_use") is not None]
-    if firsts:
-        cap.grad_after = k + sum(1 for e in backs[k:] if e["seq"] < min(firsts))
-    cap.per_iteration = cap.grad_after - k + 1
+        raise CaptureError(f"{spec.entry}: no parameter found: no array with requires_grad=True is read in "
+                           f"iteration {spec.iteration} (backward {k}" + (f" to {cap.grad_after}" if cap.grad_after > k
+                                                                         else "")
+                           + f" and the launches before them since the previous update), written by none of the "
+                           f"launches its tapes recorded, and has its .grad used by the script afterwards "
+                           f"(requires_grad leaves seen: {cands}). Name the params with --param FILE.py:LINE, or "
+                           f"write a make_problem adapter")
+    grads = {lab: info["grad_of"] for lab, info in rec_arrays.items() if info.get("grad_of") is not None}
+    alloc = {c["label"]: run.alloc_steps[id(c["obj"])] for c in chosen if id(c["obj"]) in run.alloc_steps}
+    cap.inject_step, first_read_step, first_read_seq = injection_step(
+        events, w0, w1, [c["label"] for c in chosen], grads, run.step_seqs, alloc)
+    cap.inject_at = run.launch_sites.get(first_read_seq) if first_read_seq is not None else None
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -1718,11 +1878,7 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
         assumptions.append("params: the requires_grad arrays the recorded launches read and never write, that the "
                            "loss depends on, and whose .grad the script uses after the backward (override with "
                            "--param FILE.py:LINE)")
-    assumptions.append(f"the params are set when the tape of iteration {k} starts recording (Tape.__enter__) and "
-                       f"the objective is read when backward {k} is called")
-    if cap.grad_after > k:
-        assumptions.append(f"the script first uses the params' .grad after backward {cap.grad_after}, not after "
-                           f"backward {k}: gradient() is the .grad at that moment, as the script consumes it")
+    assumptions.extend(_iteration_assumptions(cap))
     if stopped and " after the needed backward" in stopped:
         assumptions.append(f"the script stopped with an exception after backward {k} ({stopped.split(': ', 1)[-1]}"
                            f"): the capture stopped at that exception, with what it needed from backward {k}")
