@@ -70,6 +70,7 @@ outside the variant folder (not seen again by a re-run).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import math
 import os
@@ -86,6 +87,7 @@ import warp as wp
 
 from ..measure import trace as _trace
 from .iteration import ValueSnapshots, handed_over, injection_step, updated_owners
+from .screen import screen_iterations
 from .spec import CaptureError, ScriptSpec, format_site, site_matches
 
 __all__ = ["CapturedProblem", "capture_problem", "CaptureError", "DEFAULT_TIMEOUT_S", "JITTER_RTOL"]
@@ -457,6 +459,9 @@ def _install(run):
             return cur_bw(self, loss, grads, *a, **k)
         r.step()
         n = r.backwards + 1
+        if r.mode == "count":
+            r.backwards = n
+            return cur_bw(self, loss, grads, *a, **k)
         if r.mode == "discover":
             _discover_backward(r, self, loss, grads, n)
             res = cur_bw(self, loss, grads, *a, **k)
@@ -1432,7 +1437,7 @@ def _override_params(spec, objs, site_of, used_labels, k):
 
 
 def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                    check_determinism: bool = True) -> CapturedProblem:
+                    check_determinism: bool = True, screen: bool = False) -> CapturedProblem:
     """Run the script of ``spec`` in ``folder`` and capture the Problem of its k-th backward.
 
     Parameters
@@ -1448,6 +1453,12 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     check_determinism : bool, default True
         Re-run twice at the captured params; differing objectives (beyond
         :data:`JITTER_RTOL`) flag the problem ``stochastic``.
+    screen : bool, default False
+        For iteration 1: also check later iterations of the script's own loop
+        (:func:`defects4warp.capture.screen.screen_iterations`, within
+        :data:`SCREEN_BUDGET_FRACTION` of ``timeout_s``) and return the capture of
+        the first later one whose gradient disagrees with a central difference
+        when iteration 1's agrees; the summary's ``iterations`` says what was checked.
 
     Returns
     -------
@@ -1619,7 +1630,57 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
             cap.summary["assumptions"].append(
                 f"re-runs at the same params gave objectives {', '.join(f'{v:.9g}' for v in vals)}: the script is "
                 f"stochastic (unseeded randomness); nothing was pinned")
+    if screen and spec.iteration == 1 and not cap.stochastic:
+        return _screened(cap, folder, spec, device, timeout_s)
     return cap
+
+
+#: Share of the capture's time limit the look along the trajectory may take (counting run and later captures).
+SCREEN_BUDGET_FRACTION = 0.5
+
+
+def _count_iterations(cap, budget_s):
+    """Length of the script's loop in iterations: one untraced run to its end (within ``budget_s``) counting
+    backward calls, divided by the backwards per iteration; a lower bound when the budget ends the run."""
+    run = _Run(cap, "count")
+    saved = cap.timeout_s
+    x0 = {k: _np(a) for k, a in cap.params.items()}  # the script's own updates move the params in this run
+    cap.timeout_s = max(1.0, float(budget_s))
+    try:
+        cap._execute(run)
+        ended = True
+    except CaptureError:
+        ended = False
+    finally:
+        cap.timeout_s = saved
+        cap._restore(x0)
+    n = run.backwards // max(1, cap.per_iteration)
+    return n, ended
+
+
+def _screened(cap, folder, spec, device, timeout_s):
+    """Iteration 1 and later iterations checked (:mod:`defects4warp.capture.screen`); the capture to diagnose."""
+    t0 = time.perf_counter()
+    budget = SCREEN_BUDGET_FRACTION * float(timeout_s)
+    n, ended = _count_iterations(cap, budget / 2)
+
+    def later(k):
+        return capture_problem(folder, dataclasses.replace(spec, iteration=k), device, timeout_s=timeout_s,
+                               check_determinism=False)
+
+    chosen, rows = screen_iterations(cap, later, n if n else None, budget - (time.perf_counter() - t0))
+    info = {"loop_iterations": n, "loop_length_known": ended, "checked": rows, "diagnosed": chosen.iteration,
+            "screen_s": time.perf_counter() - t0}
+    bad = [r["iteration"] for r in rows if r.get("status") == "disagrees"]
+    for c in (cap, chosen):
+        c.summary["iterations"] = info
+    if chosen is not cap:
+        chosen.stochastic = cap.stochastic
+        chosen.summary["assumptions"].append(
+            f"iteration 1's gradient agrees with a central difference and iteration {chosen.iteration}'s does not "
+            f"(iterations that disagree: {', '.join(map(str, bad))}): the problem is iteration {chosen.iteration} "
+            f"of the script's own loop (--iteration 1 to diagnose the first)")
+    return chosen
 
 
 #: Observations (re-runs to the first loss the script prints after its k-th backward) beyond the number of
@@ -1885,7 +1946,10 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
     other = [{"site": format_site(*c["site"]) if c["site"] else None, "why_not": c["why_not"]}
              for c in candidates if c["why_not"] is not None]
     return {
-        "entry": cap.spec.entry, "args": list(cap.spec.args), "iteration": k, "device": cap.device,
+        "entry": cap.spec.entry, "args": list(cap.spec.args), "iteration": cap.iteration, "first_backward": k,
+        "backwards_per_iteration": cap.per_iteration, "objective_backwards": [k + o for o in cap.obj_offsets],
+        "params_set_at": format_site(*cap.inject_at) if getattr(cap, "inject_at", None) else None,
+        "device": cap.device,
         "params": params, "objective": obj,
         "tapes": len(tr.get("tapes") or {}),
         "launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch"),

@@ -24,7 +24,20 @@ def print_capture(cap: dict, spec, assumed) -> None:
     """Print what the capture took from the script (before the diagnosis)."""
     console.print(f"[bold]captured from {escape(spec.entry)}[/bold]"
                   + (escape(f" {' '.join(spec.args)}") if spec.args else "")
-                  + f"  (iteration {cap.get('iteration', spec.iteration)})")
+                  + f"  (iteration {cap.get('iteration', spec.iteration)}: backward "
+                  + (f"{cap.get('first_backward')} to {cap.get('gradient_after_backward')}"
+                     if (cap.get('gradient_after_backward') or 0) > (cap.get('first_backward') or 0)
+                     else f"{cap.get('first_backward', '?')}") + ")")
+    its = cap.get("iterations") or {}
+    if its.get("checked"):
+        loop = its.get("loop_iterations")
+        console.print(escape(
+            f"iterations checked along the script's loop ({loop if loop else '?'} iteration(s)"
+            + ("" if its.get("loop_length_known", True) else " at least") + "): " + "; ".join(
+                f"{r['iteration']} {r['status']}" + (f" (gradient vs central difference {r['rel']:.2g} relative)"
+                                                     if r.get("rel") is not None else "")
+                + (f" ({r['why']})" if r.get("why") else "") for r in its["checked"])
+            + f"; diagnosed: iteration {its.get('diagnosed')}"))
     t = Table(title="params")
     for col in ("name", "allocated at", "dtype", "shape", "chosen by", ".grad used by the script"):
         t.add_column(col)
@@ -44,13 +57,28 @@ def print_capture(cap: dict, spec, assumed) -> None:
     if cap.get("stochastic"):
         console.print(escape("[!] stochastic: re-runs at the same params gave objectives "
                              + ", ".join(f"{v:.9g}" for v in cap.get("stochastic_objectives") or [])))
-    for c in cap.get("candidates") or []:
-        console.print(escape(f"  not a param: {c.get('site')} ({c.get('why_not')})"))
+    for line in not_a_param_lines(cap.get("candidates") or []):
+        console.print(escape(line))
     for f in cap.get("findings") or []:
         console.print(escape(f"  [!] capture: {f.get('detail')}"))
     console.print("[bold]assumed[/bold]")
     for a in list(assumed) + list(cap.get("assumptions") or []):
         console.print(escape(f"  - {a}"))
+
+
+def not_a_param_lines(candidates) -> list:
+    """One ``not a param`` line per allocation site and reason, with a count when a loop allocated several
+    there (``train.py:40 x50``), in the order first seen; ``candidates`` are the summary's
+    ``[{"site": "file.py:LINE[:N]", "why_not": str}]``."""
+    groups = {}
+    for c in candidates:
+        site = str(c.get("site") or "?")
+        parts = site.rsplit(":", 2)
+        base = ":".join(parts[:2]) if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else site
+        groups.setdefault((base, c.get("why_not")), []).append(site)
+    return [f"  not a param: {base}" + (f" x{len(sites)} (arrays allocated there in a loop)" if len(sites) > 1 else
+                                        (f" ({sites[0]})" if sites[0] != base else "")) + f" ({why})"
+            for (base, why), sites in groups.items()]
 
 
 @click.command(context_settings={"ignore_unknown_options": False})
