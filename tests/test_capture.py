@@ -973,3 +973,69 @@ def test_a_seed_computed_from_the_forward_is_frozen_at_the_gradient_point(tmp_pa
     p.params["x"].assign(x0)
     np.testing.assert_allclose(fd, g, rtol=1e-6)
     assert p.summary.get("frozen_seeds") is True
+
+
+# -- the optimisation iteration as the unit ----------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("inside", [False, True])
+def test_a_launch_before_the_tape_belongs_to_the_iteration(inside):
+    # source(theta) -> src runs before `with tape:` (or inside it): theta is the param either way (the update
+    # writes it and reads its .grad); objective(p) sets theta before that launch, so the loss moves with p, and
+    # the gradient is the .grad the update consumes: zero when the launch is off the tape (the bug, as it is)
+    p = capture("script_pretape", args=["--inside"] if inside else [])
+    t = np.array([1.0, 4.0, 0.25])
+    s = p.capture_summary()
+    assert list(p.params) == ["theta"] and s["params"][0]["site"] == "train.py:25"
+    assert s["params_set_at"] == ("train.py:34" if inside else "train.py:31")
+    for th in (np.array([0.5, 1.0, 2.0]), np.array([1.5, -0.5, 0.25])):
+        p.params["theta"].assign(th)
+        assert p.objective() == pytest.approx(float(np.sum((th * th - t) ** 2)), rel=1e-12)
+        want = 4 * th * (th * th - t) if inside else np.zeros(3)
+        np.testing.assert_allclose(p.gradient()["theta"], want, rtol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("windows", [False, True])
+def test_several_backwards_per_iteration_are_summed(windows):
+    # checkpointing: segment 2's tape, then segment 1 replayed under its own tape seeded with the hand-over
+    # adjoint (not a loss of its own); windows: a second loss on a second tape. The update consumes the sum
+    # of both backwards' .grad, intended, so no grad_carried; the objective counts the hand-over once
+    p = capture("script_checkpoint", args=["--windows"] if windows else [])
+    x0 = np.array([1.0, 2.0, 3.0])
+    s = p.capture_summary()
+    assert list(p.params) == ["w"] and s["backwards_per_iteration"] == 2 and s["first_backward"] == 1
+    assert s["objective_backwards"] == ([1, 2] if windows else [1]) and s["findings"] == []
+    for w in (np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.75])):
+        p.params["w"].assign(w)
+        mid = w * x0 + 1
+        xf = w * mid + 1
+        f = float(np.sum(xf ** 2)) + (float(np.sum(mid ** 2)) if windows else 0.0)
+        g = 2 * xf * (mid + w * x0) + (2 * mid * x0 if windows else 0.0)
+        assert p.objective() == pytest.approx(f, rel=1e-12)
+        np.testing.assert_allclose(p.gradient()["w"], g, rtol=1e-12)
+    q = capture("script_checkpoint", iteration=2)  # iteration 2 = backwards 3 and 4, after one update
+    assert q.capture_summary()["first_backward"] == 3
+    w1 = np.array([0.5, -1.0, 2.0])
+    mid = w1 * x0 + 1
+    w1 = w1 - 0.001 * 2 * (w1 * mid + 1) * (mid + w1 * x0)
+    np.testing.assert_allclose(q.params["w"].numpy(), w1, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_a_bug_that_shows_only_later_in_the_loop_is_diagnosed_there():
+    # a display buffer the adjoint reads is refreshed between forward and backward with 0.5 (w - w_init): zero at
+    # iteration 1 (the gradient agrees there), wrong once w moved; the screening checks 1, 2 and 3 (10% of 30)
+    from defects4warp.capture.core import capture_problem
+
+    p = capture_problem(PROGRAMS / "script_late", ScriptSpec(entry="train.py"), "cpu", timeout_s=60, screen=True)
+    it = p.capture_summary()["iterations"]
+    assert it["loop_iterations"] == 30 and [r["iteration"] for r in it["checked"]] == [1, 2, 3]
+    assert it["checked"][0]["status"] == "agrees" and it["checked"][0]["rel"] < 1e-3
+    assert it["checked"][2]["status"] == "disagrees" and it["checked"][2]["rel"] > 0.03
+    assert p.iteration == it["diagnosed"] == 3
+    q = capture_problem(PROGRAMS / "script_pretape", ScriptSpec(entry="train.py", args=["--inside"]), "cpu",
+                        timeout_s=60, screen=True)
+    rows = q.capture_summary()["iterations"]["checked"]
+    assert q.iteration == 1 and [r["status"] for r in rows] == ["agrees"] * 3

@@ -238,6 +238,7 @@ class _Run:
         self.iter_value = 0.0  # the objective summed over the counted backwards of the current iteration
         self.first_injected = False
         self.grad_last = 0  # gradient mode: the backward after which .grad was last read
+        self.hook_depth = 0  # hooked calls in progress: the calls they make are not counted
 
     def grad_arrays(self):
         """The arrays this run saw allocated that have ``requires_grad=True`` now, in construction order.
@@ -296,6 +297,8 @@ class _Run:
         sets the params, since everything before it is the script at the same values. A re-run sets the params
         just before call ``cap.inject_step``; the discovery run notes the trace length at each call."""
         self.check_time()
+        if self.hook_depth:
+            return  # inside another hooked call (the copy inside assign, the adjoint launches of a backward)
         if self.mode == "discover":
             st = _trace._ACTIVE
             self.step_seqs.append(len(st.events) if st is not None else 0)
@@ -461,10 +464,10 @@ def _install(run):
         n = r.backwards + 1
         if r.mode == "count":
             r.backwards = n
-            return cur_bw(self, loss, grads, *a, **k)
+            return _nested(r, cur_bw, self, loss, grads, *a, **k)
         if r.mode == "discover":
             _discover_backward(r, self, loss, grads, n)
-            res = cur_bw(self, loss, grads, *a, **k)
+            res = _nested(r, cur_bw, self, loss, grads, *a, **k)
             r.backwards = n
             return res
         per = r.cap.per_iteration
@@ -487,7 +490,7 @@ def _install(run):
             raise _Stop()
         if n < r.k:
             r.backwards = n
-            return cur_bw(self, loss, grads, *a, **k)
+            return _nested(r, cur_bw, self, loss, grads, *a, **k)
         if n == r.k and not r.first_injected:
             raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params (the "
                          f"start of iteration {r.cap.iteration}, hooked call {r.cap.inject_step}): the script does "
@@ -516,7 +519,7 @@ def _install(run):
                 if r.mode == "objective":
                     r.stopped = "objective"
                     raise _Stop()
-        res = cur_bw(self, loss, grads, *a, **k)
+        res = _nested(r, cur_bw, self, loss, grads, *a, **k)
         r.backwards = n
         if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % per == 0:
             with _quiet(r):
@@ -534,24 +537,32 @@ def _install(run):
     patch(T, "__enter__", __enter__)
     patch(T, "backward", backward)
 
-    def counted(fname):
-        cur = getattr(wp, fname)
+    def counted(owner, fname):
+        cur = owner.__dict__[fname] if isinstance(owner, type) else getattr(owner, fname)
 
         def call(*args, **kwargs):
             r = _ACTIVE_RUN
             st = _trace._ACTIVE
-            if r is not None and not r.quiet and r.depth == 0 and not (st is not None and st.busy):
-                r.step()
-                if fname == "launch":
-                    r.launches += 1
-                    if r.mode == "discover" and st is not None:
-                        r.launch_sites[len(st.events)] = r.site()
-            return cur(*args, **kwargs)
+            if r is None or r.quiet or r.depth or (st is not None and st.busy):
+                return cur(*args, **kwargs)
+            if not r.hook_depth and fname == "launch":
+                r.launches += 1
+                if r.mode == "discover" and st is not None:
+                    r.launch_sites[len(st.events)] = r.site()
+            r.step()
+            r.hook_depth += 1
+            try:
+                return cur(*args, **kwargs)
+            finally:
+                r.hook_depth -= 1
 
-        patch(wp, fname, call)
+        patch(owner, fname, call)
 
     for fname in ("launch", "copy", "clone"):
-        counted(fname)
+        counted(wp, fname)
+    for fname in ("assign", "zero_", "fill_"):
+        if fname in A.__dict__:
+            counted(A, fname)
 
     def limit(msg):
         def refuse(*a, **k):
@@ -631,6 +642,15 @@ def _install(run):
 
         patch(wp, fname, interop)
     return saved
+
+
+def _nested(r, fn, *a, **k):
+    """``fn(*a, **k)`` as a hooked call in progress (the hooked calls it makes are not counted)."""
+    r.hook_depth += 1
+    try:
+        return fn(*a, **k)
+    finally:
+        r.hook_depth -= 1
 
 
 def _live_grads(st) -> dict:
