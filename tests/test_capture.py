@@ -1039,3 +1039,56 @@ def test_a_bug_that_shows_only_later_in_the_loop_is_diagnosed_there():
                         timeout_s=60, screen=True)
     rows = q.capture_summary()["iterations"]["checked"]
     assert q.iteration == 1 and [r["status"] for r in rows] == ["agrees"] * 3
+
+
+_PKG_MODEL = '''import warp as wp
+
+
+@wp.kernel
+def sq(w: wp.array(dtype=wp.float64), loss: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, w[i] * w[i])
+'''
+_PKG_TRAIN = '''import numpy as np
+import warp as wp
+
+from pkg.model import sq
+
+
+def main():
+    w = wp.array(np.array([1.0, -2.0]), dtype=wp.float64, requires_grad=True)
+    for it in range(3):
+        loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(sq, dim=2, inputs=[w, loss])
+        tape.backward(loss)
+        w.assign(w.numpy() - 0.1 * w.grad.numpy())
+        tape.zero()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.slow
+def test_a_script_inside_a_package_runs_as_a_module_and_the_error_says_how(tmp_path):
+    from defects4warp.capture.core import capture_problem
+    from defects4warp.capture.targets import resolve_module
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(_PKG_MODEL)
+    (tmp_path / "pkg" / "train.py").write_text(_PKG_TRAIN)
+    with pytest.raises(CaptureError, match=r"No module named 'pkg'.*cd .* && defects4warp diagnose -m pkg\.train"):
+        capture_problem(tmp_path / "pkg", ScriptSpec(entry="train.py"), check_determinism=False)
+    folder, spec, assumed = resolve_module("pkg.train", folder=tmp_path)
+    assert folder == tmp_path.resolve() and spec.module and ScriptSpec.from_json(spec.to_json()) == spec
+    assert "python -m pkg.train" in assumed[0]
+    p = capture_problem(folder, spec, check_determinism=False)
+    assert list(p.params) == ["w"] and p.capture_summary()["params"][0]["site"] == "pkg/train.py:8"
+    assert p.objective() == pytest.approx(5.0)
+    np.testing.assert_allclose(p.gradient()["w"], [2.0, -4.0])
+    with pytest.raises(TargetError, match="no pkg/nope.py"):
+        resolve_module("pkg.nope", folder=tmp_path)

@@ -89,6 +89,7 @@ from ..measure import trace as _trace
 from .iteration import ValueSnapshots, handed_over, injection_step, updated_owners
 from .screen import screen_iterations
 from .spec import CaptureError, ScriptSpec, format_site, site_matches
+from .targets import module_file
 
 __all__ = ["CapturedProblem", "capture_problem", "CaptureError", "DEFAULT_TIMEOUT_S", "JITTER_RTOL"]
 
@@ -644,6 +645,31 @@ def _install(run):
     return saved
 
 
+def _package_hint(cap, exc) -> str | None:
+    """How to run a script that sits inside a package, when ``exc`` is a ModuleNotFoundError for that package
+    (``from pkg.model import X`` in ``pkg/train.py`` run as a file), else None."""
+    if cap.spec.module or not isinstance(exc, ImportError):
+        return None
+    entry = Path(cap.entry).resolve()
+    if isinstance(exc, ModuleNotFoundError) and getattr(exc, "name", None):
+        top = exc.name.split(".")[0]
+    elif "relative import" in str(exc) and (entry.parent / "__init__.py").is_file():
+        pkg = entry.parent  # `from .model import X`: the outermost folder with an __init__.py is the package
+        while (pkg.parent / "__init__.py").is_file():
+            pkg = pkg.parent
+        top = pkg.name
+    else:
+        return None
+    for up in entry.parents:
+        if up.name == top and (up.parent / top).is_dir():
+            rel = entry.relative_to(up.parent).with_suffix("")
+            mod = ".".join(rel.parts)
+            return (f"The script sits inside the package {top}/ and imports it by name: run it as a module from "
+                    f"the folder that holds {top}/, as `python -m {mod}` would: cd {up.parent} && defects4warp "
+                    f"diagnose -m {mod}" + (f" -- {' '.join(cap.spec.args)}" if cap.spec.args else ""))
+    return None
+
+
 def _nested(r, fn, *a, **k):
     """``fn(*a, **k)`` as a hooked call in progress (the hooked calls it makes are not counted)."""
     r.hook_depth += 1
@@ -913,8 +939,14 @@ class CapturedProblem:
         self.k = spec.iteration  # the first backward of that iteration (set by the discovery run)
         self.inject_step = 0  # a re-run sets the params just before this hooked call (the iteration's start)
         self.obj_offsets = [0]  # backwards of the iteration (from k) whose objectives sum to the loss
-        entry = Path(spec.entry)
-        self.entry = entry if entry.is_absolute() else self.folder / entry
+        if spec.module:
+            found = module_file(self.folder, spec.entry)
+            if found is None:
+                raise CaptureError(f"-m {spec.entry}: no such module under {self.folder}")
+            self.entry = found
+        else:
+            entry = Path(spec.entry)
+            self.entry = entry if entry.is_absolute() else self.folder / entry
         if not self.entry.is_file():
             raise CaptureError(f"{self.entry}: entry point not found (ScriptSpec.entry {spec.entry!r} is relative to "
                                f"{self.folder})")
@@ -981,7 +1013,10 @@ class CapturedProblem:
             os.chdir(self.folder)
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err_sink), \
                     wp.ScopedDevice(self.device):
-                runpy.run_path(str(self.entry), run_name="__main__")
+                if self.spec.module:
+                    runpy.run_module(self.spec.entry, run_name="__main__", alter_sys=True)
+                else:
+                    runpy.run_path(str(self.entry), run_name="__main__")
             run.stopped = run.stopped or "end"
         except _Stop:
             pass
@@ -1033,6 +1068,9 @@ class CapturedProblem:
                 raise CaptureError(f"{self.spec.entry}: {exc}" + (f" (the call{_at(at)})" if at else "")) from None
             if isinstance(exc, KeyboardInterrupt):
                 raise exc
+            hint = _package_hint(self, exc)
+            if hint:
+                raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}{_at(at)}: {exc}. {hint}") from exc
             raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}{_at(at)}: {exc} (before the capture "
                                f"had what it needed from its {what})") from exc
         return out.getvalue(), run.stopped

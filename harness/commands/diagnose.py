@@ -82,8 +82,11 @@ def not_a_param_lines(candidates) -> list:
 
 
 @click.command(context_settings={"ignore_unknown_options": False})
-@click.argument("path", type=ProgramPath())
+@click.argument("path", required=False, default=None)
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("-m", "--module", "module", default=None, metavar="PKG.MODULE",
+              help="Run a module of a package as `python -m PKG.MODULE` would, from the current folder (a "
+                   "training script inside a package that imports it: `from pkg.model import X`).")
 @engine_opt
 @device_opt
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
@@ -91,12 +94,15 @@ def not_a_param_lines(candidates) -> list:
 @click.option("--param", "params", multiple=True, metavar="FILE.py:LINE[:N]",
               help="A parameter by allocation site (repeatable); overrides the capture's choice.")
 @click.option("--iteration", type=click.IntRange(min=1), default=None,
-              help="The K-th Tape.backward() of the script defines the problem (default 1).")
+              help="The script's K-th optimisation iteration (from the update that wrote the params to the next "
+                   "one, every backward in between) defines the problem; default 1, checked against later "
+                   "iterations of the script's own loop.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the diagnosis here.")
 @warp_opt
-def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iteration, json_path, warp):
+def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params, iteration, json_path, warp):
     """Diagnose one program. PATH is a training script (`diagnose train.py -- --iters 3`,
-    run unmodified with the arguments after --), a bundled case as CASE/VARIANT
+    run unmodified with the arguments after --; `diagnose -m pkg.train` for one inside
+    a package, from the folder that holds it), a bundled case as CASE/VARIANT
     (ids from `defects4warp list`), or a folder holding problem.py
     (a make_problem adapter, docs/case-format.md), a case.yaml with a script:
     block, or one .py file with `if __name__ == "__main__":`. For a script it first
@@ -107,15 +113,24 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     your files. --warp VERSION measures on another release, as for `run`."""
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
-    from ..capture.targets import TargetError, resolve_target
+    from ..capture.targets import TargetError, resolve_module, resolve_target
     from ..engines.base import diagnose_target
     from ..runner import write_json_atomic
     from ..taxonomy import BUG_CLASSES, CLASSES, class_guide
 
     try:
-        folder, spec, assumed = resolve_target(path, script_args, iteration, list(params) or None)
+        if module:
+            # `diagnose -m pkg.train -- --iters 3`: after `--` click gives the first word to PATH
+            args = ((path,) if path is not None else ()) + tuple(script_args)
+            folder, spec, assumed = resolve_module(module, args, iteration, list(params) or None)
+        elif path is None:
+            raise click.UsageError("give PATH (a training script, a folder or a case id) or -m PKG.MODULE")
+        else:
+            path = ProgramPath().convert(path, None, click.get_current_context())
+            folder, spec, assumed = resolve_target(path, script_args, iteration, list(params) or None)
     except (TargetError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
+    path = path if not module else f"-m {module}"
     python, warp_version = _release(warp)
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)
