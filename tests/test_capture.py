@@ -356,7 +356,7 @@ def test_unseeded_noise_is_stochastic_and_carried_grad_is_a_finding():
 
 
 @pytest.mark.parametrize("name,pattern", [
-    ("script_nobackward", r"ended \(end\) after 0 Tape.backward\(\) call\(s\), so it has no 1st backward.*make_problem"),
+    ("script_nobackward", r"ended \(end\) after 0 Tape.backward\(\) call\(s\), so it has no 1st iteration.*make_problem"),
     ("script_nonscalar", r"non-scalar array \(shape \(3,\)\) without seeds.*grads=\{array: seed\}.*make_problem"),
     ("script_graph", r"captures a CUDA graph.*make_problem"),
     ("script_subprocess", r"starts another process \(subprocess\).*make_problem"),
@@ -489,7 +489,8 @@ def test_no_backward_within_time_limit(tmp_path):
     (tmp_path / "train.py").write_text("import time\nimport numpy as np\nimport warp as wp\n\n"
                                        "x = wp.array(np.ones(3), dtype=float)\n"
                                        "while True:\n    time.sleep(0.01)\n")
-    with pytest.raises(CaptureError, match=r"no 1st Tape.backward\(\) was reached in 0.5 s \(the time limit\); by "
+    with pytest.raises(CaptureError, match=r"no 1st Tape.backward\(\) was reached in 0.5 s \(the time limit of one run of the script: diagnose and "
+                                           r"run give it 80% of --timeout, at most --timeout less 10 s\); by "
                                            r"then it had allocated 1 array\(s\), entered 0 tape block\(s\), made 0 "
                                            r"launch\(es\) and finished 0 backward\(s\); it was running train.py:[67]"):
         capture_problem(tmp_path, ScriptSpec("train.py"), timeout_s=0.5)

@@ -1060,7 +1060,8 @@ class CapturedProblem:
                 if at is not None:
                     ran += f"; it was running {format_site(at[0], at[1])}" + (f" ({at[2]})" if at[2] else "")
                 raise CaptureError(f"{self.spec.entry}: no {what} was reached in {self.timeout_s:g} s (the time "
-                                   f"limit); {ran}. Make the run reach its backward sooner (fewer steps through "
+                                   f"limit of one run of the script: diagnose and run give it 80% of --timeout, at "
+                                   f"most --timeout less 10 s); {ran}. Make the run reach its backward sooner (fewer steps through "
                                    f"the script's own arguments after --), lower --iteration, give the capture "
                                    f"more time (--timeout), or write a make_problem adapter")
             at = getattr(run, "error_at", None)
@@ -1563,8 +1564,10 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
                                + f". It was run as: python {spec.entry} {' '.join(spec.args)}".rstrip()
                                + ". Give it the arguments (after --) or the files it needs so that it reaches its "
                                  "training loop")
-        raise CaptureError(f"{spec.entry}: the script ended ({stopped}) after {seen} Tape.backward() call(s), so it "
-                           f"has no {_ordinal(k)} backward" + (f"; use --iteration {seen} or lower" if seen else
+        its = run.iteration if seen else 0
+        raise CaptureError(f"{spec.entry}: the script ended ({stopped}) after {seen} Tape.backward() call(s)"
+                           + (f" in {its} iteration(s)" if seen else "") + f", so it has no {_ordinal(k)} "
+                           f"iteration" + (f"; use --iteration {its} or lower" if seen else
                            "; a script whose gradient is not taken with wp.Tape().backward() needs a make_problem "
                            "adapter") + (f" (check the arguments after --: {spec.args})" if spec.args else ""))
     events = tr["events"]
