@@ -177,6 +177,12 @@ class CapturedProblem:
             sys.path[:] = path0
             if main_mod is not None:
                 sys.modules["__main__"] = main_mod
+        self._raise_for(run, error)
+        return out.getvalue(), run.stopped
+
+    def _raise_for(self, run: _Run, error) -> None:
+        """Turn a run's error (``(kind, exception)``: timeout, limit, the script's own) into a CaptureError, unless
+        the capture already had what it needed (then it is where the run stopped)."""
         if error is not None and error[1] is not None:
             run.error_at = _tb_site(run, error[1].__traceback__)
         if error is not None and (run.kth is not None or (run.mode == "train" and run.losses)):
@@ -210,7 +216,6 @@ class CapturedProblem:
                 raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}{_at(at)}: {exc}. {hint}") from exc
             raise CaptureError(f"{self.spec.entry} raised {type(exc).__name__}{_at(at)}: {exc} (before the capture "
                                f"had what it needed from its {what})") from exc
-        return out.getvalue(), run.stopped
 
     def _purge(self):
         """Forget the variant folder's own modules so a re-run imports them afresh (module-level state

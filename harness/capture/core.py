@@ -145,30 +145,52 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     kth = run.kth
     k = spec.iteration
     if kth is None:
-        if run.interop:
-            fn = ", ".join(sorted({f"wp.{a} ({b})" for a, b in run.interop[:5]}))
-            raise CaptureError(f"{spec.entry}: no {_ordinal(k)} Tape.backward() was reached ({stopped}); the script "
-                               f"hands arrays to another framework ({fn}), which then owns the training loop and its "
-                               f"gradients. Write a make_problem adapter around the Warp part")
-        seen = run.backwards
-        exit_at = getattr(run, "exit_at", None)
-        if stopped.startswith("exit") and not seen:
-            # the script stopped itself before any backward (an argument check, a usage message, a missing file)
-            err = run.err.getvalue() if getattr(run, "err", None) is not None else ""
-            said = [ln.strip() for ln in ((text or "") + "\n" + err).splitlines() if ln.strip()][-2:]
-            where = (f" at {format_site(exit_at[0], exit_at[1])}" + (f" ({exit_at[2]})" if exit_at[2] else "")
-                     if exit_at else "")
-            raise CaptureError(f"{spec.entry}: the script exited ({stopped}){where} before its first "
-                               f"Tape.backward()" + (f", after printing: {' | '.join(said)}" if said else "")
-                               + f". It was run as: python {spec.entry} {' '.join(spec.args)}".rstrip()
-                               + ". Give it the arguments (after --) or the files it needs so that it reaches its "
-                                 "training loop")
-        its = run.iteration if seen else 0
-        raise CaptureError(f"{spec.entry}: the script ended ({stopped}) after {seen} Tape.backward() call(s)"
-                           + (f" in {its} iteration(s)" if seen else "") + f", so it has no {_ordinal(k)} "
-                           f"iteration" + (f"; use --iteration {its} or lower" if seen else
-                           "; a script whose gradient is not taken with wp.Tape().backward() needs a make_problem "
-                           "adapter") + (f" (check the arguments after --: {spec.args})" if spec.args else ""))
+        _not_reached(spec, run, text, stopped)
+    b, chosen, candidates, unrecorded, objs, site_of = _choose_params(cap, spec, run, tr)
+    _name_params(cap, run, chosen)
+    _set_given_point(cap, spec, run, chosen)
+    _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site_of, text, stopped, files, t0)
+    if check_determinism:
+        _check_determinism(cap, run)
+    if screen and spec.iteration == 1 and not cap.stochastic:
+        return _screened(cap, folder, spec, device, timeout_s)
+    return cap
+
+
+def _not_reached(spec, run, text, stopped):
+    """The CaptureError of a discovery run that did not reach the modelled iteration (interop owning the loop,
+    an exit before any backward, a loop shorter than the iteration asked for)."""
+    k = spec.iteration
+    if run.interop:
+        fn = ", ".join(sorted({f"wp.{a} ({b})" for a, b in run.interop[:5]}))
+        raise CaptureError(f"{spec.entry}: no {_ordinal(k)} Tape.backward() was reached ({stopped}); the script "
+                           f"hands arrays to another framework ({fn}), which then owns the training loop and its "
+                           f"gradients. Write a make_problem adapter around the Warp part")
+    seen = run.backwards
+    exit_at = getattr(run, "exit_at", None)
+    if stopped.startswith("exit") and not seen:
+        # the script stopped itself before any backward (an argument check, a usage message, a missing file)
+        err = run.err.getvalue() if getattr(run, "err", None) is not None else ""
+        said = [ln.strip() for ln in ((text or "") + "\n" + err).splitlines() if ln.strip()][-2:]
+        where = (f" at {format_site(exit_at[0], exit_at[1])}" + (f" ({exit_at[2]})" if exit_at[2] else "")
+                 if exit_at else "")
+        raise CaptureError(f"{spec.entry}: the script exited ({stopped}){where} before its first "
+                           f"Tape.backward()" + (f", after printing: {' | '.join(said)}" if said else "")
+                           + f". It was run as: python {spec.entry} {' '.join(spec.args)}".rstrip()
+                           + ". Give it the arguments (after --) or the files it needs so that it reaches its "
+                             "training loop")
+    its = run.iteration if seen else 0
+    raise CaptureError(f"{spec.entry}: the script ended ({stopped}) after {seen} Tape.backward() call(s)"
+                       + (f" in {its} iteration(s)" if seen else "") + f", so it has no {_ordinal(k)} "
+                       f"iteration" + (f"; use --iteration {its} or lower" if seen else
+                       "; a script whose gradient is not taken with wp.Tape().backward() needs a make_problem "
+                       "adapter") + (f" (check the arguments after --: {spec.args})" if spec.args else ""))
+
+
+def _choose_params(cap, spec, run, tr):
+    """The modelled iteration's bounds (its backwards, those whose losses sum to the objective), its params
+    (:mod:`.discovery`) and where a re-run sets them (:func:`.iteration.injection_step`); returns
+    ``(first backward event, chosen, candidates, unrecorded copies, label -> array, label -> site)``."""
     events = tr["events"]
     rec_arrays = tr["arrays"]
     backs = [e for e in events if e["kind"] == "backward"]
@@ -214,8 +236,13 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         raise CaptureError(f"{spec.entry}: the param allocated at {format_site(*bad[0]['site'])} comes from or goes "
                            f"to another framework ({fn}): torch/JAX owns the loop and its gradients. Write a "
                            f"make_problem adapter around the Warp part")
-    # names: the variable the allocation's line assigns, else the one its caller's line assigns (a helper
-    # `return wp.array(...)`); params allocated one after another by one list statement are NAME[i]
+    return b, chosen, candidates, unrecorded, objs, site_of
+
+
+def _name_params(cap, run, chosen):
+    """Names of the params: the variable the allocation's line assigns, else the one its caller's line assigns (a
+    helper `return wp.array(...)`); params allocated one after another by one list statement are NAME[i]; else
+    the allocation site. Registers them on ``cap``."""
     used = set()
     wanted = []
     for c in chosen:
@@ -242,7 +269,11 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         cap.params[name] = c["obj"]
         cap.sites[name] = c["site"]
         cap.by_site[c["site"]] = name
-    # the given point: the values when the k-th tape started recording
+
+
+def _set_given_point(cap, spec, run, chosen):
+    """The given point: the params' values at the modelled iteration's first backward (not changed within it)."""
+    k = spec.iteration
     with _quiet():
         for c in chosen:
             v = run.snap.get(id(c["obj"]))
@@ -253,6 +284,11 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
             g = _grad(c["obj"])
             if g is not None:
                 g.zero_()
+
+
+def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site_of, text, stopped, files, t0):
+    """The capture summary, its findings and assumptions, and the fit of a printed loss (:mod:`.summary`)."""
+    k, kth = cap.k, run.kth
     cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
     cap.summary["files"] = files
@@ -278,21 +314,21 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     if cap.objective_weights is not None:
         run.objective = float(sum(w * sd["array_sum"] for w, sd in zip(cap.objective_weights, kth["seeds"])))
         cap.summary["objective"]["value"] = run.objective
-    if check_determinism:
-        vals = [float(run.objective)]
-        for _ in range(2):
-            vals.append(cap.objective())
-        ref = max(abs(v) for v in vals) or 1e-300
-        spread = (max(vals) - min(vals)) / ref if all(math.isfinite(v) for v in vals) else 0.0
-        cap.stochastic = bool(spread > JITTER_RTOL)
-        cap.summary["stochastic_objectives"] = vals
-        if cap.stochastic:
-            cap.summary["assumptions"].append(
-                f"re-runs at the same params gave objectives {', '.join(f'{v:.9g}' for v in vals)}: the script is "
-                f"stochastic (unseeded randomness); nothing was pinned")
-    if screen and spec.iteration == 1 and not cap.stochastic:
-        return _screened(cap, folder, spec, device, timeout_s)
-    return cap
+
+
+def _check_determinism(cap, run):
+    """Two re-runs at the captured params: differing objectives (beyond :data:`JITTER_RTOL`) flag it stochastic."""
+    vals = [float(run.objective)]
+    for _ in range(2):
+        vals.append(cap.objective())
+    ref = max(abs(v) for v in vals) or 1e-300
+    spread = (max(vals) - min(vals)) / ref if all(math.isfinite(v) for v in vals) else 0.0
+    cap.stochastic = bool(spread > JITTER_RTOL)
+    cap.summary["stochastic_objectives"] = vals
+    if cap.stochastic:
+        cap.summary["assumptions"].append(
+            f"re-runs at the same params gave objectives {', '.join(f'{v:.9g}' for v in vals)}: the script is "
+            f"stochastic (unseeded randomness); nothing was pinned")
 
 
 #: Share of the capture's time limit the look along the trajectory may take (counting run and later captures).

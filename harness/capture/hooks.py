@@ -21,7 +21,7 @@ _ACTIVE_RUN = None
 
 
 def _install(run):
-    """Wrap the names this run needs; returns the restore list."""
+    """Wrap the names this run needs; returns the restore list (:data:`_trace.restore_patches` restores it)."""
     saved = []
 
     def patch(owner, name, new):
@@ -30,6 +30,13 @@ def _install(run):
         saved.append((owner, name, orig, had))
         setattr(owner, name, new)
 
+    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_limits, _hook_interop):
+        hook(run, patch)
+    return saved
+
+
+def _hook_arrays(run, patch):
+    """``wp.array.__new__``/``__init__``: allocation sites, params kept across re-runs, counted allocations."""
     A = wp.array
     o_init = A.__dict__["__init__"]
     o_new = A.__dict__.get("__new__")
@@ -65,36 +72,7 @@ def _install(run):
         if r is None or r.quiet or r.depth:
             return o_init(self, *args, **kwargs)
         if r.reusing is not None and r.reusing[1] is self:
-            name, P = r.reusing
-            r.reusing = None
-            site = r.next_site.pop(id(P), None)
-            tmp = object.__new__(A)
-            r.depth += 1
-            try:
-                o_init(tmp, *args, **kwargs)
-            finally:
-                r.depth -= 1
-            with _quiet(r):
-                if tuple(tmp.shape) != tuple(P.shape) or tmp.dtype != P.dtype or str(tmp.device) != str(P.device):
-                    raise _Limit(f"the array allocated at {format_site(*site)} (param '{name}') has shape "
-                                 f"{tuple(tmp.shape)}, dtype {_dtype(tmp.dtype)} on {tmp.device} in this run but "
-                                 f"{tuple(P.shape)}, {_dtype(P.dtype)} on {P.device} in the capture run: the "
-                                 f"script allocates differently from run to run; name the param with --param")
-                wp.copy(P, tmp)
-                g = _grad(P)
-                if g is not None:
-                    g.zero_()
-            r.found[name] = P
-            r.site_of[id(P)] = site
-            r.latest[site[:2]] = P
-            # a requires_grad allocation is a hooked call (a param re-allocated by the update: `w = wp.array(...)`);
-            # arrays without .grad are not (a library's kernel annotations construct some when first imported)
-            if getattr(tmp, "requires_grad", False):
-                r.step()
-            if name in r.pending:
-                with _quiet(r):
-                    P.assign(r.pending.pop(name))
-            return None
+            return _reinit_param(r, self, args, kwargs, o_init)
         site = r.next_site.pop(id(self), None)
         r.depth += 1
         try:
@@ -127,6 +105,44 @@ def _install(run):
     patch(A, "__new__", staticmethod(__new__))
     patch(A, "__init__", __init__)
 
+
+def _reinit_param(r, obj, args, kwargs, o_init):
+    """``wp.array.__init__`` of a re-run at a param's site: the script's construction is made into a temporary and
+    copied into the param object (the same one in every run), whose ``.grad`` is zeroed as in a fresh one."""
+    name, P = r.reusing
+    r.reusing = None
+    site = r.next_site.pop(id(P), None)
+    tmp = object.__new__(wp.array)
+    r.depth += 1
+    try:
+        o_init(tmp, *args, **kwargs)
+    finally:
+        r.depth -= 1
+    with _quiet(r):
+        if tuple(tmp.shape) != tuple(P.shape) or tmp.dtype != P.dtype or str(tmp.device) != str(P.device):
+            raise _Limit(f"the array allocated at {format_site(*site)} (param '{name}') has shape "
+                         f"{tuple(tmp.shape)}, dtype {_dtype(tmp.dtype)} on {tmp.device} in this run but "
+                         f"{tuple(P.shape)}, {_dtype(P.dtype)} on {P.device} in the capture run: the "
+                         f"script allocates differently from run to run; name the param with --param")
+        wp.copy(P, tmp)
+        g = _grad(P)
+        if g is not None:
+            g.zero_()
+    r.found[name] = P
+    r.site_of[id(P)] = site
+    r.latest[site[:2]] = P
+    # a requires_grad allocation is a hooked call (a param re-allocated by the update: `w = wp.array(...)`);
+    # arrays without .grad are not (a library's kernel annotations construct some when first imported)
+    if getattr(tmp, "requires_grad", False):
+        r.step()
+    if name in r.pending:
+        with _quiet(r):
+            P.assign(r.pending.pop(name))
+    return None
+
+
+def _hook_tape(run, patch):
+    """``Tape.__enter__``/``backward``: counted calls, the params set again in a continued chain, the backwards."""
     T = wp.Tape
     # wrap what is installed now (the trace's wrappers during a traced call), not the originals
     cur_enter, cur_bw = T.__enter__, T.backward
@@ -158,73 +174,15 @@ def _install(run):
             res = _nested(r, cur_bw, self, loss, grads, *a, **k)
             r.backwards = n
             return res
-        per = r.cap.per_iteration
-        if r.mode == "train" and n >= r.k + r.n_train * per:
-            r.stopped = "backward"
-            raise _Stop()
-        if r.mode == "observe" and n > r.cap.grad_after:
-            # the seeded arrays of the next backward too: a script often prints the loss after its update,
-            # computed at the params the next backward starts from
-            try:
-                r.next_info = _objective_at(r, loss, grads, n, self)[1]
-            except _Limit:
-                r.next_info = None
-            r.stopped = "backward"
-            raise _Stop()
-        if r.mode == "gradient" and n > r.k and (n - 1) in r.inject_after and (n - 1) not in r.injected_at:
-            # a continued iteration whose tape started before the params could be set again: its gradient
-            # would be at the point the script's update reached, not at the requested one
-            r.stopped = f"no tape start before backward {n}"
-            raise _Stop()
-        if n < r.k:
-            r.backwards = n
-            return _nested(r, cur_bw, self, loss, grads, *a, **k)
-        if n == r.k and not r.first_injected:
-            raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params (the "
-                         f"start of iteration {r.cap.iteration}, hooked call {r.cap.inject_step}): the script does "
-                         f"not repeat its own run; use --iteration or write a make_problem adapter")
-        if n == r.k and r.pending:
-            raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
-                         f"re-run (allocated at import time of a module outside the variant folder?): write a "
-                         f"make_problem adapter, or allocate them in the script")
-        off = (n - r.k) % per if r.mode == "train" else n - r.k
-        counted = r.cap.obj_offsets
-        if off in counted and (r.mode == "train" or n - r.k < per):
-            value, info = _objective_at(r, loss, grads, n, self)
-            if off == counted[0]:
-                r.iter_value = 0.0
-                if n - r.k < per:
-                    r.k_info = info
-                    if r.mode == "observe":
-                        r.kth = info
-                        r.out_mark = len(r.out.getvalue()) if r.out is not None else 0
-            r.iter_value += value
-            if n - r.k < per:
-                r.objective = r.iter_value
-            if off == counted[-1]:
-                if r.mode == "train":
-                    r.losses.append(r.iter_value)
-                if r.mode == "objective":
-                    r.stopped = "objective"
-                    raise _Stop()
-        res = _nested(r, cur_bw, self, loss, grads, *a, **k)
-        r.backwards = n
-        if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % per == 0:
-            with _quiet(r):
-                r.grad = {}
-                for name, P in r.cap.params.items():
-                    g = _grad(P)
-                    r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
-            r.chain_reached += 1
-            r.grad_last = n
-            if r.grad_target is None or n >= r.grad_target:
-                r.stopped = "gradient"
-                raise _Stop()
-        return res
+        return _rerun_backward(r, self, loss, grads, n, cur_bw, *a, **k)
 
     patch(T, "__enter__", __enter__)
     patch(T, "backward", backward)
 
+
+def _hook_calls(run, patch):
+    """``wp.launch``/``copy``/``clone`` and ``wp.array.assign``/``zero_``/``fill_`` as counted calls."""
+    A = wp.array
     def counted(owner, fname):
         cur = owner.__dict__[fname] if isinstance(owner, type) else getattr(owner, fname)
 
@@ -252,6 +210,9 @@ def _install(run):
         if fname in A.__dict__:
             counted(A, fname)
 
+
+def _hook_limits(run, patch):
+    """Refusals: CUDA graph capture and child processes started by the script's own files."""
     def limit(msg):
         def refuse(*a, **k):
             r = _ACTIVE_RUN
@@ -307,6 +268,9 @@ def _install(run):
 
         patch(os, "fork", fork)
 
+
+def _hook_interop(run, patch):
+    """Interop with torch/JAX/Paddle/DLPack: noted, and its arrays marked (the other framework owns the loop)."""
     for fname in _INTEROP:
         if not hasattr(wp, fname):
             continue
@@ -329,7 +293,74 @@ def _install(run):
             return res
 
         patch(wp, fname, interop)
-    return saved
+
+
+def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
+    """A re-run (objective, gradient, train, observe, count) at its n-th backward call: the objective of the
+    modelled iteration's counted backwards, the ``.grad`` after its last, the stops of each mode."""
+    per = r.cap.per_iteration
+    if r.mode == "train" and n >= r.k + r.n_train * per:
+        r.stopped = "backward"
+        raise _Stop()
+    if r.mode == "observe" and n > r.cap.grad_after:
+        # the seeded arrays of the next backward too: a script often prints the loss after its update,
+        # computed at the params the next backward starts from
+        try:
+            r.next_info = _objective_at(r, loss, grads, n, tape)[1]
+        except _Limit:
+            r.next_info = None
+        r.stopped = "backward"
+        raise _Stop()
+    if r.mode == "gradient" and n > r.k and (n - 1) in r.inject_after and (n - 1) not in r.injected_at:
+        # a continued iteration whose tape started before the params could be set again: its gradient
+        # would be at the point the script's update reached, not at the requested one
+        r.stopped = f"no tape start before backward {n}"
+        raise _Stop()
+    if n < r.k:
+        r.backwards = n
+        return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+    if n == r.k and not r.first_injected:
+        raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params (the "
+                     f"start of iteration {r.cap.iteration}, hooked call {r.cap.inject_step}): the script does "
+                     f"not repeat its own run; use --iteration or write a make_problem adapter")
+    if n == r.k and r.pending:
+        raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
+                     f"re-run (allocated at import time of a module outside the variant folder?): write a "
+                     f"make_problem adapter, or allocate them in the script")
+    off = (n - r.k) % per if r.mode == "train" else n - r.k
+    counted = r.cap.obj_offsets
+    if off in counted and (r.mode == "train" or n - r.k < per):
+        value, info = _objective_at(r, loss, grads, n, tape)
+        if off == counted[0]:
+            r.iter_value = 0.0
+            if n - r.k < per:
+                r.k_info = info
+                if r.mode == "observe":
+                    r.kth = info
+                    r.out_mark = len(r.out.getvalue()) if r.out is not None else 0
+        r.iter_value += value
+        if n - r.k < per:
+            r.objective = r.iter_value
+        if off == counted[-1]:
+            if r.mode == "train":
+                r.losses.append(r.iter_value)
+            if r.mode == "objective":
+                r.stopped = "objective"
+                raise _Stop()
+    res = _nested(r, cur_bw, tape, loss, grads, *a, **k)
+    r.backwards = n
+    if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % per == 0:
+        with _quiet(r):
+            r.grad = {}
+            for name, P in r.cap.params.items():
+                g = _grad(P)
+                r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
+        r.chain_reached += 1
+        r.grad_last = n
+        if r.grad_target is None or n >= r.grad_target:
+            r.stopped = "gradient"
+            raise _Stop()
+    return res
 
 
 def _discover_backward(r, tape, loss, grads, n) -> None:
