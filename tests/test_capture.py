@@ -1093,3 +1093,29 @@ def test_a_script_inside_a_package_runs_as_a_module_and_the_error_says_how(tmp_p
     np.testing.assert_allclose(p.gradient()["w"], [2.0, -4.0])
     with pytest.raises(TargetError, match="no pkg/nope.py"):
         resolve_module("pkg.nope", folder=tmp_path)
+
+
+def test_iteration_bounds_from_trace_events_alone():
+    # no Warp: the update rule and the injection point read trace events (labels: A0 the param, A1 its .grad,
+    # A2 a checkpoint whose .grad is handed to the next backward as its seed, A3 that seed's copy)
+    from defects4warp.capture.iteration import handed_over, injection_step, step_of, updated_owners
+
+    grads = {"A1": "A0", "A4": "A2"}
+    ev = [{"seq": 0, "kind": "backward"},
+          {"seq": 1, "kind": "host", "op": "clone", "src": "A4", "dest": "A3", "tape": None, "active_tape": None},
+          {"seq": 2, "kind": "launch", "reads": ["A0", "A1"], "writes": ["A0"], "tape": None, "active_tape": None}]
+    # at a backward seeded with A3 (the clone of the checkpoint's .grad): the checkpoint is handed over, the param
+    # written by an update kernel outside any tape after its .grad was read is updated
+    assert handed_over(ev, 0, grads, {"A3"}) == {"A2"}
+    assert updated_owners(ev[:2], 0, grads, {"A3"}, lambda lab: False, []) == set()
+    assert updated_owners(ev, 0, grads, {"A3"}, lambda lab: False, []) == {"A0"}
+    # a .numpy() view written back: no traced write, the values changed
+    ev2 = [{"seq": 0, "kind": "backward"}, {"seq": 1, "kind": "grad_numpy", "array": "A0", "grad": "A1"}]
+    assert updated_owners(ev2, 0, grads, set(), lambda lab: lab == "A0", []) == {"A0"}
+    assert updated_owners(ev2, 0, grads, set(), lambda lab: False, []) == set()
+    assert updated_owners(ev2, 0, grads, set(), lambda lab: False, [(2, (3,))]) == {"A0"}  # re-allocated
+    # the params are set after the update (hooked call 1) and before the first read of the next iteration (call 2)
+    ev3 = ev[1:] + [{"seq": 3, "kind": "launch", "reads": ["A0"], "writes": ["A5"], "tape": None, "active_tape": None}]
+    steps = [0, 2, 3]  # trace length when each hooked call began: the update at 2, the forward at 3
+    assert step_of(steps, 2) == 1 and step_of(steps, 3) == 2 and step_of(steps, -1) == -1
+    assert injection_step(ev3, 0, 4, ["A0"], grads, steps, {}) == (2, 2, 3)
