@@ -1114,6 +1114,8 @@ def test_iteration_bounds_from_trace_events_alone():
     assert updated_owners(ev2, 0, grads, set(), lambda lab: lab == "A0", []) == {"A0"}
     assert updated_owners(ev2, 0, grads, set(), lambda lab: False, []) == set()
     assert updated_owners(ev2, 0, grads, set(), lambda lab: False, [(2, (3,))]) == {"A0"}  # re-allocated
+    assert updated_owners(ev2, 0, grads, set(), lambda lab: False, [(2, (1,))], lambda lab: (3,)) == set()
+    assert updated_owners(ev2, 0, grads, set(), lambda lab: False, [(2, (3,))], lambda lab: (3,)) == {"A0"}
     # the params are set after the update (hooked call 1) and before the first read of the next iteration (call 2)
     ev3 = ev[1:] + [{"seq": 3, "kind": "launch", "reads": ["A0"], "writes": ["A5"], "tape": None, "active_tape": None}]
     steps = [0, 2, 3]  # trace length when each hooked call began: the update at 2, the forward at 3

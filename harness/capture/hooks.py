@@ -384,7 +384,8 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
             return r.values.changed(lab, st.by_label.get(lab))
 
         with _quiet(r):
-            upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs)
+            upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs,
+                                 lambda lab: getattr(st.by_label.get(lab), "shape", None))
         if upd:
             r.iteration += 1
     trec = st.tapes.get(id(tape)) if st is not None else None

@@ -79,7 +79,7 @@ def handed_over(events, start: int, grads: dict, seed_labels) -> set:
     return {derived[s] for s in seed_labels if s in derived}
 
 
-def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs) -> set:
+def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs, shape_of=None) -> set:
     """Owners updated between the backward call at ``events[start]`` and now (module docstring).
 
     Parameters
@@ -97,6 +97,9 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
         backward call (False when unknown).
     allocs : list of (int, tuple)
         ``(seq, shape)`` of the ``requires_grad`` arrays allocated by the script, in order.
+    shape_of : callable, optional
+        ``shape_of(owner label) -> tuple or None``: a re-allocation counts only with the owner's shape
+        (a loss buffer allocated per window is no new param); None: any shape counts.
 
     Returns
     -------
@@ -107,7 +110,6 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
     if not used:
         return set()
     used = {o: s for o, s in used.items() if o not in handed_over(events, start, grads, seed_labels)}
-    shapes = {}
     out = set()
     for o, first in used.items():
         traced_write = False
@@ -124,8 +126,8 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
                     break
         if o in out:
             continue
-        shapes.setdefault(o, None)
-        if any(seq >= first and shape is not None for seq, shape in allocs):
+        want = shape_of(o) if shape_of is not None else None
+        if any(seq >= first and (want is None or tuple(shape) == tuple(want)) for seq, shape in allocs):
             out.add(o)
             continue
         if not traced_write and changed(o):
