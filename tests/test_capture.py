@@ -1121,3 +1121,12 @@ def test_iteration_bounds_from_trace_events_alone():
     steps = [0, 2, 3]  # trace length when each hooked call began: the update at 2, the forward at 3
     assert step_of(steps, 2) == 1 and step_of(steps, 3) == 2 and step_of(steps, -1) == -1
     assert injection_step(ev3, 0, 4, ["A0"], grads, steps, {}) == (2, 2, 3)
+
+
+def test_param_override_by_variable_name():
+    # `--param b`: the variable the allocation is assigned to (here by the helper's caller), not its site
+    p = capture("script_two_params", params=["b"])
+    assert list(p.params) == ["b"] and p.capture_summary()["params"][0]["site"] == "train.py:10:2"
+    assert p.capture_summary()["params"][0]["chosen_by"] == "--param"
+    with pytest.raises(CaptureError, match="--param nope: the script allocates no requires_grad array named nope"):
+        capture("script_two_params", params=["nope"])

@@ -212,7 +212,7 @@ def _choose_params(cap, spec, run, tr):
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
     candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)
     if spec.params:
-        chosen = _override_params(spec, objs, site_of, reads | writes, k)
+        chosen = _override_params(spec, objs, site_of, reads | writes, k, lambda site: _site_name(cap, run, site))
     else:
         chosen = [dict(c, chosen_by="capture") for c in candidates if c["why_not"] is None]
     if not chosen:
@@ -237,6 +237,16 @@ def _choose_params(cap, spec, run, tr):
                            f"to another framework ({fn}): torch/JAX owns the loop and its gradients. Write a "
                            f"make_problem adapter around the Warp part")
     return b, chosen, candidates, unrecorded, objs, site_of
+
+
+def _site_name(cap, run, site):
+    """The variable the allocation at ``site`` is assigned to (its line's, else its callers'), or None."""
+    f, line, _ = site
+    for path, ln in [(str(cap.folder / f) if not os.path.isabs(f) else f, line)] + list(run.callers.get(site) or []):
+        name = _var_name(path, ln)
+        if name:
+            return name
+    return None
 
 
 def _name_params(cap, run, chosen):

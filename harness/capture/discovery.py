@@ -9,7 +9,7 @@ import re
 import sys
 
 from ..measure import trace as _trace
-from .spec import CaptureError, format_site, site_matches
+from .spec import CaptureError, format_site, is_param_name, site_matches
 
 
 def _consumed(events, label, start, stop, arrays=None):
@@ -175,12 +175,19 @@ def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run
     return candidates, []
 
 
-def _override_params(spec, objs, site_of, used_labels, k):
-    """The params named by ``--param`` sites (``spec.params``); CaptureError when a site allocates no array the
+def _override_params(spec, objs, site_of, used_labels, k, name_of=None):
+    """The params named by ``--param`` (``spec.params``): allocation sites, or variable names matched with
+    ``name_of(site) -> name`` among the arrays the iteration uses; CaptureError when one names no array the
     iteration uses, or one without requires_grad."""
     chosen = []
     for want in spec.params:
-        hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
+        if is_param_name(want):
+            short = want.split(".")[-1]
+            hit = [(lab, objs[lab]) for lab in sorted(used_labels, key=_trace._label_key)
+                   if lab in objs and site_of.get(lab) and name_of is not None and name_of(site_of[lab]) == short
+                   and getattr(objs[lab], "requires_grad", False)]
+        else:
+            hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
         if not hit:
             # only arrays the iteration's launches used: a kernel's annotation `wp.array(dtype=...)` also
             # constructs an array (no data) at its `def` line, which is no allocation a user could mean
@@ -188,9 +195,10 @@ def _override_params(spec, objs, site_of, used_labels, k):
             seen = [format_site(*s) + (" (requires_grad)" if any(
                 site_of.get(lab) == s and getattr(objs.get(lab), "requires_grad", False) for lab in used_labels)
                 else "") for s in used][:16]
-            raise CaptureError(f"{spec.entry}: --param {want}: the script allocates no array at "
-                               f"{want} that the launches of iteration {spec.iteration} (from backward {k}) "
-                               f"use (they use arrays allocated at: {', '.join(seen) or 'none seen'})")
+            what = (f"no requires_grad array named {want}" if is_param_name(want) else f"no array at {want}")
+            raise CaptureError(f"{spec.entry}: --param {want}: the script allocates {what} that the launches of "
+                               f"iteration {spec.iteration} (from backward {k}) use (they use arrays allocated at: "
+                               f"{', '.join(seen) or 'none seen'})")
         lab, o = hit[0]
         if not getattr(o, "requires_grad", False):
             raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")

@@ -38,7 +38,9 @@ class ScriptSpec:
     params : list of str or None, default None
         Override of the captured parameters: allocation sites ``"file.py:LINE"``
         or ``"file.py:LINE:OCCURRENCE"`` (occurrence counted from 1 among the
-        arrays allocated at that line in one run). None: found by the capture.
+        arrays allocated at that line in one run), or variable names (``"w"``:
+        the arrays of the iteration that the allocating line, or its caller's,
+        assigns to that name; ``self.`` is ignored). None: found by the capture.
     module : bool, default False
         ``entry`` is a dotted module name run as ``python -m ENTRY`` from the
         folder (a script inside a package: ``pkg.train``, whose imports
@@ -70,7 +72,8 @@ class ScriptSpec:
         if self.params is not None:
             ps = [str(p) for p in self.params]
             for p in ps:
-                parse_site(p)
+                if not is_param_name(p):
+                    parse_site(p)
             object.__setattr__(self, "params", ps or None)
 
     def __hash__(self):
@@ -103,6 +106,13 @@ class ScriptSpec:
             raise ValueError(f"ScriptSpec: unknown key(s) {sorted(unknown)}")
         return cls(entry=d.get("entry"), args=d.get("args") or [], iteration=d.get("iteration", 1),
                    params=d.get("params"), module=bool(d.get("module", False)))
+
+
+def is_param_name(text: str) -> bool:
+    """Whether a ``--param`` value is a variable name (``w``, ``self.mass``: the name the allocating line, or
+    its caller's, assigns) rather than an allocation site ``FILE.py:LINE[:N]``."""
+    t = str(text)
+    return ":" not in t and not t.endswith(".py") and all(part.isidentifier() for part in t.split("."))
 
 
 def parse_site(text: str) -> tuple:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .spec import ScriptSpec
+from .spec import ScriptSpec, is_param_name
 
 
 class TargetError(ValueError):
@@ -58,6 +58,8 @@ def _check_param_file(want: str, folder: Path) -> None:
     from ..paths import program_files
     from .spec import parse_site
 
+    if is_param_name(want):
+        return  # a variable name: matched against the iteration's arrays after the discovery run
     f = parse_site(want)[0]
     path = Path(f)
     if (path.is_absolute() and path.is_file()) or (folder / f).is_file():

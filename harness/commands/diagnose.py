@@ -91,8 +91,9 @@ def not_a_param_lines(candidates) -> list:
 @device_opt
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
 @timeout_opt
-@click.option("--param", "params", multiple=True, metavar="FILE.py:LINE[:N]",
-              help="A parameter by allocation site (repeatable); overrides the capture's choice.")
+@click.option("--param", "params", multiple=True, metavar="FILE.py:LINE[:N] | NAME",
+              help="A parameter by allocation site, or by the variable its allocation is assigned to (repeatable); "
+                   "overrides the capture's choice.")
 @click.option("--iteration", type=click.IntRange(min=1), default=None,
               help="The script's K-th optimisation iteration (from the update that wrote the params to the next "
                    "one, every backward in between) defines the problem; default 1, checked against later "
