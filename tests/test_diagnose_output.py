@@ -148,3 +148,34 @@ def test_a_bug_verdict_keeps_the_legend_and_adds_no_excuse():
     _, _, why = evidence_lines({"verdict": "error", "evidence": [
         {"probe": "engine", "clean": False, "finding": "Traceback ...", "data": None}]})
     assert why is None  # an error's traceback is no finding the verdict ignored
+
+
+def test_not_a_param_lines_one_per_allocation_site_with_a_count():
+    from defects4warp.commands.diagnose import not_a_param_lines
+
+    why = "its .grad is not used after the backward"
+    cands = [{"site": "train.py:40" + (f":{n}" if n > 1 else ""), "why_not": why} for n in range(1, 51)]
+    cands += [{"site": "train.py:12", "why_not": "the loss does not depend on it"},
+              {"site": "train.py:30:2", "why_not": why}]
+    assert not_a_param_lines(cands) == [
+        f"  not a param: train.py:40 x50 (arrays allocated there in a loop) ({why})",
+        "  not a param: train.py:12 (the loss does not depend on it)",
+        f"  not a param: train.py:30 (train.py:30:2) ({why})"]
+
+
+def test_the_printed_capture_says_the_iteration_its_backwards_and_the_checks(capsys):
+    from defects4warp.capture import ScriptSpec
+    from defects4warp.commands.diagnose import print_capture
+
+    cap = {"iteration": 3, "first_backward": 5, "gradient_after_backward": 6, "params": [], "candidates": [],
+           "objective": {"description": "the array passed to backward(loss)", "value": 1.5},
+           "iterations": {"loop_iterations": 30, "diagnosed": 3, "checked": [
+               {"iteration": 1, "status": "agrees", "rel": 1e-4}, {"iteration": 2, "status": "agrees", "rel": 0.01},
+               {"iteration": 3, "status": "disagrees", "rel": 0.064}]},
+           "assumptions": ["iteration 3 calls backward 2 times"]}
+    print_capture(cap, ScriptSpec(entry="train.py"), [])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(iteration 3: backward 5 to 6)" in out
+    assert ("iterations checked along the script's loop (30 iteration(s)): 1 agrees (gradient vs central difference "
+            "0.0001 relative); 2 agrees") in out
+    assert "3 disagrees (gradient vs central difference 0.064 relative); diagnosed: iteration 3" in out

@@ -878,3 +878,18 @@ def k(x: wp.array(dtype=float), n: int, out: wp.array(dtype=float)):
 def test_dynamic_loop_fires_on_integer_state_that_decides_a_store(which, tmp_path):
     marked = _write(tmp_path, INT_INDEX_STILL_FIRES[which])
     assert _lines(tmp_path, "dynamic_loop") == marked
+
+
+def test_a_host_write_after_read_names_the_call_as_written_and_the_read_nearest_before_it(tmp_path):
+    # 'self.xwp.copy()' ran the array's name into the call, and the read cited was the copy before the loop
+    from defects4warp.rules.access_rules import access_findings
+    from defects4warp.rules.unit import Project
+
+    (tmp_path / "sim.py").write_text(
+        "import warp as wp\n\n\n@wp.kernel\ndef step(x: wp.array(dtype=float), y: wp.array(dtype=float)):\n"
+        "    i = wp.tid()\n    y[i] = x[i] * 2.0\n\n\nclass Sim:\n    def run(self, n):\n"
+        "        wp.copy(self.prev, self.x)\n        for k in range(n):\n            wp.copy(self.prev, self.x)\n"
+        "            wp.launch(step, dim=3, inputs=[self.x, self.y])\n            wp.copy(self.x, self.y)\n")
+    found = [f for u in Project.from_folder(tmp_path).units() for f in access_findings(u)]
+    assert ("host_write_after_read", "sim.py", 16,
+            "'wp.copy(self.x, ...)' after step (line 15) read it, in run") in found

@@ -32,11 +32,19 @@ class ScriptSpec:
     args : list of str, default []
         Command-line arguments given to it (``sys.argv[1:]``).
     iteration : int, default 1
-        The k-th ``Tape.backward()`` of the run defines the Problem (k >= 1).
+        The script's k-th optimisation iteration defines the Problem (k >= 1): from
+        the update that wrote the params (their allocation for k = 1) to the next
+        update that consumes their gradient, with every backward in between.
     params : list of str or None, default None
         Override of the captured parameters: allocation sites ``"file.py:LINE"``
         or ``"file.py:LINE:OCCURRENCE"`` (occurrence counted from 1 among the
-        arrays allocated at that line in one run). None: found by the capture.
+        arrays allocated at that line in one run), or variable names (``"w"``:
+        the arrays of the iteration that the allocating line, or its caller's,
+        assigns to that name; ``self.`` is ignored). None: found by the capture.
+    module : bool, default False
+        ``entry`` is a dotted module name run as ``python -m ENTRY`` from the
+        folder (a script inside a package: ``pkg.train``, whose imports
+        ``from pkg.model import X`` or ``from .model import X`` need the package).
 
     Raises
     ------
@@ -48,6 +56,7 @@ class ScriptSpec:
     args: list = field(default_factory=list)
     iteration: int = 1
     params: list | None = None
+    module: bool = False
 
     def __post_init__(self):
         if not isinstance(self.entry, str) or not self.entry:
@@ -58,21 +67,25 @@ class ScriptSpec:
         except (TypeError, ValueError):
             raise ValueError(f"ScriptSpec.iteration: {self.iteration!r} is not an integer") from None
         if k < 1:
-            raise ValueError(f"ScriptSpec.iteration: {k} (the first backward is iteration 1)")
+            raise ValueError(f"ScriptSpec.iteration: {k} (the first optimisation iteration is 1)")
         object.__setattr__(self, "iteration", k)
         if self.params is not None:
             ps = [str(p) for p in self.params]
             for p in ps:
-                parse_site(p)
+                if not is_param_name(p):
+                    parse_site(p)
             object.__setattr__(self, "params", ps or None)
 
     def __hash__(self):
         return hash(self.to_json())
 
     def to_dict(self) -> dict:
-        """``{"entry", "args", "iteration", "params"}`` (JSON-able)."""
-        return {"entry": self.entry, "args": list(self.args), "iteration": self.iteration,
-                "params": list(self.params) if self.params is not None else None}
+        """``{"entry", "args", "iteration", "params"}`` (JSON-able), with ``"module": true`` for a module."""
+        d = {"entry": self.entry, "args": list(self.args), "iteration": self.iteration,
+             "params": list(self.params) if self.params is not None else None}
+        if self.module:
+            d["module"] = True
+        return d
 
     def to_json(self) -> str:
         """The spec as one JSON object (keys sorted)."""
@@ -88,11 +101,18 @@ class ScriptSpec:
             If the JSON is malformed or has unknown keys.
         """
         d = json.loads(text) if isinstance(text, (str, bytes)) else dict(text)
-        unknown = set(d) - {"entry", "args", "iteration", "params"}
+        unknown = set(d) - {"entry", "args", "iteration", "params", "module"}
         if unknown:
             raise ValueError(f"ScriptSpec: unknown key(s) {sorted(unknown)}")
         return cls(entry=d.get("entry"), args=d.get("args") or [], iteration=d.get("iteration", 1),
-                   params=d.get("params"))
+                   params=d.get("params"), module=bool(d.get("module", False)))
+
+
+def is_param_name(text: str) -> bool:
+    """Whether a ``--param`` value is a variable name (``w``, ``self.mass``: the name the allocating line, or
+    its caller's, assigns) rather than an allocation site ``FILE.py:LINE[:N]``."""
+    t = str(text)
+    return ":" not in t and not t.endswith(".py") and all(part.isidentifier() for part in t.split("."))
 
 
 def parse_site(text: str) -> tuple:

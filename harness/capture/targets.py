@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .spec import ScriptSpec
+from .spec import ScriptSpec, is_param_name
 
 
 class TargetError(ValueError):
@@ -58,6 +58,8 @@ def _check_param_file(want: str, folder: Path) -> None:
     from ..paths import program_files
     from .spec import parse_site
 
+    if is_param_name(want):
+        return  # a variable name: matched against the iteration's arrays after the discovery run
     f = parse_site(want)[0]
     path = Path(f)
     if (path.is_absolute() and path.is_file()) or (folder / f).is_file():
@@ -66,6 +68,42 @@ def _check_param_file(want: str, folder: Path) -> None:
         return
     raise TargetError(f"--param {want}: there is no file {f} in {folder} (FILE is relative to the script's "
                       f"folder; its Python files: {', '.join(p.relative_to(folder).as_posix() for p in program_files(folder)[:12]) or 'none'})")
+
+
+def module_file(folder, name: str):
+    """The file ``python -m NAME`` runs from ``folder`` (``pkg/train.py`` or ``pkg/train/__main__.py``), or None."""
+    base = Path(folder).joinpath(*str(name).split("."))
+    for f in (base.with_suffix(".py"), base / "__main__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def resolve_module(name: str, args=(), iteration: int | None = None, params=None, folder=".") -> tuple:
+    """``(folder, ScriptSpec, assumptions)`` for ``defects4warp diagnose -m pkg.train [-- ARGS]``: the module
+    is run as ``python -m pkg.train`` would run it from ``folder`` (the current directory by default).
+
+    Raises
+    ------
+    TargetError
+        When ``folder`` holds no such module (names what was looked for).
+    """
+    folder = Path(folder).resolve()
+    if not name or any(not part.isidentifier() for part in str(name).split(".")):
+        raise TargetError(f"-m {name!r}: not a dotted module name (e.g. -m pkg.train)")
+    f = module_file(folder, name)
+    if f is None:
+        rel = "/".join(str(name).split("."))
+        raise TargetError(f"-m {name}: there is no {rel}.py or {rel}/__main__.py under {folder}; run diagnose "
+                          f"from the folder that holds the package (as you would run python -m {name})")
+    spec = ScriptSpec(entry=str(name), args=list(args or []), iteration=iteration or 1,
+                      params=list(params) if params else None, module=True)
+    for want in spec.params or ():
+        _check_param_file(want, folder)
+    assumed = [f"module {name} run as `python -m {name}` from {folder} ({f.relative_to(folder).as_posix()})"]
+    if not args:
+        assumed.append("the script runs with no arguments (give them after --)")
+    return folder, spec, assumed
 
 
 def resolve_target(path, args=(), iteration: int | None = None, params=None) -> tuple:
@@ -147,5 +185,6 @@ def resolve_target(path, args=(), iteration: int | None = None, params=None) -> 
     if not args and not block.get("args"):
         assumed.append("the script runs with no arguments (give them after --)")
     if (iteration or block.get("iteration") or 1) == 1:
-        assumed.append("the first Tape.backward() defines the problem (--iteration K for a later one)")
+        assumed.append("the problem is the script's first optimisation iteration, checked against later ones of "
+                       "its own loop (--iteration K for another)")
     return folder, spec, assumed

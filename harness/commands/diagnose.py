@@ -25,7 +25,20 @@ def print_capture(cap: dict, spec, assumed) -> None:
     """Print what the capture took from the script (before the diagnosis)."""
     console.print(f"[bold]captured from {escape(spec.entry)}[/bold]"
                   + (escape(f" {' '.join(spec.args)}") if spec.args else "")
-                  + f"  (iteration {cap.get('iteration', spec.iteration)})")
+                  + f"  (iteration {cap.get('iteration', spec.iteration)}: backward "
+                  + (f"{cap.get('first_backward')} to {cap.get('gradient_after_backward')}"
+                     if (cap.get('gradient_after_backward') or 0) > (cap.get('first_backward') or 0)
+                     else f"{cap.get('first_backward', '?')}") + ")")
+    its = cap.get("iterations") or {}
+    if its.get("checked"):
+        loop = its.get("loop_iterations")
+        console.print(escape(
+            f"iterations checked along the script's loop ({loop if loop else '?'} iteration(s)"
+            + ("" if its.get("loop_length_known", True) else " at least") + "): " + "; ".join(
+                f"{r['iteration']} {r['status']}" + (f" (gradient vs central difference {r['rel']:.2g} relative)"
+                                                     if r.get("rel") is not None else "")
+                + (f" ({r['why']})" if r.get("why") else "") for r in its["checked"])
+            + f"; diagnosed: iteration {its.get('diagnosed')}"))
     t = Table(title="params")
     for col in ("name", "allocated at", "dtype", "shape", "chosen by", ".grad used by the script"):
         t.add_column(col)
@@ -45,8 +58,8 @@ def print_capture(cap: dict, spec, assumed) -> None:
     if cap.get("stochastic"):
         console.print(escape("[!] stochastic: re-runs at the same params gave objectives "
                              + ", ".join(f"{v:.9g}" for v in cap.get("stochastic_objectives") or [])))
-    for c in cap.get("candidates") or []:
-        console.print(escape(f"  not a param: {c.get('site')} ({c.get('why_not')})"))
+    for line in not_a_param_lines(cap.get("candidates") or []):
+        console.print(escape(line))
     for f in cap.get("findings") or []:
         console.print(escape(f"  [!] capture: {f.get('detail')}"))
     console.print("[bold]assumed[/bold]")
@@ -54,22 +67,44 @@ def print_capture(cap: dict, spec, assumed) -> None:
         console.print(escape(f"  - {a}"))
 
 
+def not_a_param_lines(candidates) -> list:
+    """One ``not a param`` line per allocation site and reason, with a count when a loop allocated several
+    there (``train.py:40 x50``), in the order first seen; ``candidates`` are the summary's
+    ``[{"site": "file.py:LINE[:N]", "why_not": str}]``."""
+    groups = {}
+    for c in candidates:
+        site = str(c.get("site") or "?")
+        parts = site.rsplit(":", 2)
+        base = ":".join(parts[:2]) if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else site
+        groups.setdefault((base, c.get("why_not")), []).append(site)
+    return [f"  not a param: {base}" + (f" x{len(sites)} (arrays allocated there in a loop)" if len(sites) > 1 else
+                                        (f" ({sites[0]})" if sites[0] != base else "")) + f" ({why})"
+            for (base, why), sites in groups.items()]
+
+
 @click.command(context_settings={"ignore_unknown_options": False})
-@click.argument("path", type=ProgramPath())
+@click.argument("path", required=False, default=None)
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("-m", "--module", "module", default=None, metavar="PKG.MODULE",
+              help="Run a module of a package as `python -m PKG.MODULE` would, from the current folder (a "
+                   "training script inside a package that imports it: `from pkg.model import X`).")
 @engine_opt
 @device_opt
 @click.option("--scale", default="small", show_default=True, type=click.Choice(["small", "production"]))
 @timeout_opt
-@click.option("--param", "params", multiple=True, metavar="FILE.py:LINE[:N]",
-              help="A parameter by allocation site (repeatable); overrides the capture's choice.")
+@click.option("--param", "params", multiple=True, metavar="FILE.py:LINE[:N] | NAME",
+              help="A parameter by allocation site, or by the variable its allocation is assigned to (repeatable); "
+                   "overrides the capture's choice.")
 @click.option("--iteration", type=click.IntRange(min=1), default=None,
-              help="The K-th Tape.backward() of the script defines the problem (default 1).")
+              help="The script's K-th optimisation iteration (from the update that wrote the params to the next "
+                   "one, every backward in between) defines the problem; default 1, checked against later "
+                   "iterations of the script's own loop.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the diagnosis here.")
 @warp_opt
-def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iteration, json_path, warp):
+def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params, iteration, json_path, warp):
     """Diagnose one program. PATH is a training script (`diagnose train.py -- --iters 3`,
-    run unmodified with the arguments after --), a bundled case as CASE/VARIANT
+    run unmodified with the arguments after --; `diagnose -m pkg.train` for one inside
+    a package, from the folder that holds it), a bundled case as CASE/VARIANT
     (ids from `defects4warp list`), or a folder holding problem.py
     (a make_problem adapter, docs/case-format.md), a case.yaml with a script:
     block, or one .py file with `if __name__ == "__main__":`. For a script it first
@@ -80,15 +115,24 @@ def cmd(path, script_args, engine_name, device, scale, timeout_s, params, iterat
     your files. --warp VERSION measures on another release, as for `run`."""
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
-    from ..capture.targets import TargetError, resolve_target
+    from ..capture.targets import TargetError, resolve_module, resolve_target
     from ..engines.base import diagnose_target
     from ..runner import write_json_atomic
     from ..taxonomy import BUG_CLASSES, CLASSES, class_guide
 
     try:
-        folder, spec, assumed = resolve_target(path, script_args, iteration, list(params) or None)
+        if module:
+            # `diagnose -m pkg.train -- --iters 3`: after `--` click gives the first word to PATH
+            args = ((path,) if path is not None else ()) + tuple(script_args)
+            folder, spec, assumed = resolve_module(module, args, iteration, list(params) or None)
+        elif path is None:
+            raise click.UsageError("give PATH (a training script, a folder or a case id) or -m PKG.MODULE")
+        else:
+            path = ProgramPath().convert(path, None, click.get_current_context())
+            folder, spec, assumed = resolve_target(path, script_args, iteration, list(params) or None)
     except (TargetError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
+    path = path if not module else f"-m {module}"
     python, warp_version = _release(warp)
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python)

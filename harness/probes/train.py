@@ -57,7 +57,9 @@ def measure(ctx, *, iterations: int = 3, coords: int = 0, dirs: int = 1, sweep_i
         losses = ctx.p.train(iterations)
         out["losses"] = [float(v) for v in (losses or [])][:50]
         x1 = ctx.flat.get()
-        out["moved"] = float(np.linalg.norm(x1 - x0) / max(np.linalg.norm(x0), 1e-300))
+        # relative to the larger of the two norms: params that start at zero moved by 1, not by 1e300
+        den = max(float(np.linalg.norm(x0)), float(np.linalg.norm(x1)))
+        out["moved"] = float(np.linalg.norm(x1 - x0) / den) if den > 0 else 0.0
         f1 = ctx.objective() if np.all(np.isfinite(x1)) else float("nan")
         if not np.all(np.isfinite(x1)) or not np.isfinite(f1):
             out["note"] = "the params or the objective are not finite after train() (the loop diverged): not compared"

@@ -23,19 +23,24 @@ def access_findings(unit, *, skip=SKIP_FUNCTIONS) -> list:
         for fn in [n for n in ast.walk(unit.tree) if isinstance(n, ast.FunctionDef) and not _deco_kind(n)]:
             if fn.name in skip:
                 continue
-            reads, writes = {}, {}
+            reads, writes, last = {}, {}, {}
             for line, kind, key, who, struct, where in _events(fn.body, kernels, host_fns, 0, unit.rel):
                 if kind == "read":
                     reads.setdefault(key, (who, line))
+                    last.setdefault(key, []).append((who, line))
                     continue
                 if key in reads and reads[key][0] != who:
                     if kind == "host":
                         name = "host_assign_after_read" if who == ".assign()" else "host_write_after_read"
                     else:
                         name = "struct_write_after_read" if struct else "static_write_after_read"
-                    by = f"'{key}{who}'" if kind == "host" else f"kernel {who} writes '{key}'"
-                    out.setdefault((name, where, line),
-                                   f"{by} after {reads[key][0]} (line {reads[key][1]}) read it, in {fn.name}")
+                    by = f"kernel {who} writes '{key}'"
+                    if kind == "host":  # 'wp.copy(self.x, ...)', 'self.x.assign()': the call as written
+                        by = f"'{who[:-2]}({key}, ...)'" if who.startswith("wp.") else f"'{key}{who}'"
+                    # cite the read nearest before this write (the copy inside the loop that runs, not the
+                    # first one before it); which reads count is unchanged: the first reader decides
+                    rwho, rline = next((r for r in reversed(last[key]) if r[0] != who), reads[key])
+                    out.setdefault((name, where, line), f"{by} after {rwho} (line {rline}) read it, in {fn.name}")
                 elif kind == "assign" and key in writes and writes[key][0] != who:
                     out.setdefault(("write_after_write", where, line),
                                    f"kernel {who} assigns '{key}', already written by {writes[key][0]} "

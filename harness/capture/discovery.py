@@ -1,0 +1,225 @@
+"""What the discovery run's trace says: the iteration's reads and writes, the params and why others are not,
+their names, and the assumptions about the iteration's bounds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from ..measure import trace as _trace
+from .spec import CaptureError, format_site, is_param_name, site_matches
+
+
+def _consumed(events, label, start, stop, arrays=None):
+    """How the script used the .grad of array ``label`` in ``events[start:stop]``: ``(sorted list of str,
+    seq of the first use)``, or ``(None, None)``. A ``.grad`` read whose only use is zeroing or filling it
+    does not count. ``arrays`` (the trace's array table) names the grad arrays known before
+    (``tape.gradients[a]``)."""
+    grads = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") == label}
+    how, zeroed, first = set(), False, None
+    for ev in events[start:stop]:
+        k = ev["kind"]
+        use = None
+        if k in ("grad_read", "grad_assign", "grad_numpy") and ev.get("array") == label:
+            grads.add(ev["grad"])
+            use = ".grad.numpy()" if k == "grad_numpy" else ".grad read"
+        elif k == "grad_numpy" and ev.get("grad") in grads:
+            use = ".grad.numpy()"
+        elif k == "launch" and grads & set(ev.get("reads") or []):
+            use = "passed to a launch"
+        elif k == "host" and ev.get("src") in grads:
+            use = f"wp.{ev['op']}"
+        elif k == "host" and ev.get("dest") in grads and ev.get("op") in ("zero_", "fill_"):
+            zeroed = True
+        if use is not None:
+            how.add(use)
+            if first is None:
+                first = ev["seq"]
+    if not how or (how == {".grad read"} and zeroed):
+        return None, None
+    return sorted(how), first
+
+
+def _carried(events, label, start, arrays, later_seeds=()):
+    """Whether the .grad of ``label`` (or a copy of it) seeds a backward after ``start``: an adjoint handed
+    from one window's tape to the previous one, not a parameter's gradient."""
+    derived = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") == label}
+    for ev in events[start:]:
+        if ev["kind"] in ("grad_read", "grad_numpy") and ev.get("array") == label:
+            derived.add(ev["grad"])
+        elif ev["kind"] == "host" and ev.get("src") in derived and ev.get("dest"):
+            derived.add(ev["dest"])
+        elif ev["kind"] == "backward" and any(sd.get("seed") in derived for sd in ev.get("seeds") or []):
+            return True
+    return bool(derived & set(later_seeds))
+
+
+def _reachable(events, sinks, before):
+    """Arrays from which one of ``sinks`` is reachable through the launches and host copies before ``before``."""
+    needed = set(sinks)
+    for ev, r, w in reversed(_trace._edges(events, before)):
+        if w & needed:
+            needed |= r
+    return needed
+
+
+def _var_name(path, line):
+    """The assigned name on a source line ``NAME = ...`` (for a readable param key), else None."""
+    try:
+        with open(path) as f:
+            text = f.readlines()[line - 1]
+    except (OSError, IndexError):
+        return None
+    m = re.match(r"\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)", text)
+    return m.group(1) if m else None
+
+
+def _assigns_list(path, line):
+    """Whether source line ``line`` assigns a list built in place (``NAME = [...]``, a list comprehension), so
+    that the n-th array allocated there is the list's element n - 1."""
+    try:
+        with open(path) as f:
+            text = f.readlines()[line - 1]
+    except (OSError, IndexError):
+        return False
+    return bool(re.match(r"\s*(?:self\.)?[A-Za-z_]\w*\s*(?::[^=]+)?=(?!=)\s*\[", text))
+
+
+def _iteration_assumptions(cap) -> list:
+    """What the capture assumed about the modelled iteration's bounds, in words (see :func:`capture_problem`)."""
+    K, k, last = cap.iteration, cap.k, cap.grad_after
+    out = []
+    at = f" (before the launch at {format_site(*cap.inject_at)})" if getattr(cap, "inject_at", None) else ""
+    start = "their allocation" if K == 1 else f"the update of iteration {K - 1}"
+    out.append(f"iteration {K} runs from {start} to the update that consumes the params' .grad after backward "
+               f"{last}: objective(p) re-runs the script to the iteration's start, sets the params to p there{at}, "
+               f"before any launch of the iteration, taped or not, and reads the loss at its backward(s); "
+               f"--iteration K models another iteration")
+    if cap.per_iteration > 1:
+        marks = getattr(cap, "iteration_marks", None) or []
+        skipped = [f"backward {m['n']} ({m['why']})" for m in marks if not m["counted"]]
+        out.append(f"iteration {K} calls backward {cap.per_iteration} times (backward {k} to {last}): gradient() "
+                   f"is the params' .grad after the last of them, the sum the script's update consumes, and the "
+                   f"objective is the sum of the losses of backward " + ", ".join(str(k + o) for o in cap.obj_offsets)
+                   + (f"; not counted in it: {', '.join(skipped)}" if skipped else ""))
+    return out
+
+
+def _iteration_reads_writes(events, bK, w0, w1):
+    """``(reads, writes, unrecorded copies)`` of one iteration: the arrays read by every launch and host copy
+    between ``w0`` and ``w1`` (taped or not: work before ``with tape:`` that maps the params to an intermediate
+    belongs to the iteration) and by the launches the iteration's tapes recorded; the arrays those recorded
+    launches write, and those an unrecorded launch inside a tape block writes for a later recorded launch
+    (a solver whose adjoint the script registers with ``tape.record_func``, as in Warp's
+    example_fluid_checkpoint_custom_backward.py). ``wp.clone``/``wp.copy`` inside a tape block carry the
+    params to the loss in the script's intent also when the tape does not record them (Warp 1.0.2 records
+    none; 1.1.0 to 1.19.0 only one whose source and destination both have a ``.grad``): their source is read,
+    their destination written, and the unrecorded ones are returned to be said in the assumptions."""
+    reads, writes, unrecorded = set(), set(), []
+    for e in events[w0:w1]:
+        if e["kind"] == "launch":
+            reads |= set(e["reads"])
+        elif e["kind"] == "host" and e.get("src"):
+            reads.add(e["src"])
+    for bb in bK:
+        T, E = bb["tape"], bb["epoch"]
+        rec = [e for e in events[: bb["seq"]] if e["kind"] == "launch" and e["tape"] == T and e["epoch"] == E]
+        reads |= {a for e in rec for a in e["reads"]}
+        writes |= {a for e in rec for a in e["writes"]}
+        last_reset = max([e["seq"] for e in events[: bb["seq"]] if e["kind"] == "tape_reset" and e.get("tape") == T]
+                         or [-1])
+        for e in events[: bb["seq"]]:
+            if e["kind"] == "launch" and e.get("tape") is None and e.get("active_tape") == T and e["seq"] > last_reset:
+                writes |= {a for a in e["writes"] if any(r["seq"] > e["seq"] and a in r["reads"] for r in rec)}
+        for e in events[: bb["seq"]]:
+            if e["kind"] != "host" or e.get("op") not in ("clone", "copy"):
+                continue
+            if e.get("tape") == T and e.get("epoch") == E:
+                pass
+            elif e.get("tape") is None and e.get("active_tape") == T and e["seq"] > last_reset:
+                if e not in unrecorded:
+                    unrecorded.append(e)
+            else:
+                continue
+            if e.get("src"):
+                reads.add(e["src"])
+            if e.get("dest"):
+                writes.add(e["dest"])
+    return reads, writes, unrecorded
+
+
+def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run):
+    """``(candidates, [])``: the requires_grad float arrays among ``labels``, each with ``why_not`` (None for a
+    param: the loss depends on it, the script uses its ``.grad`` after the iteration's last backward at ``w1``,
+    and that ``.grad`` seeds no later backward)."""
+    candidates = []
+    for lab in sorted(labels, key=_trace._label_key):
+        info = rec_arrays.get(lab, {})
+        o = objs.get(lab)
+        if o is None or not info.get("float") or not bool(getattr(o, "requires_grad", False)):
+            continue
+        site = site_of.get(lab)
+        why = None
+        how, first = _consumed(events, lab, w1, len(events), rec_arrays)
+        if lab not in needed:
+            why = "the loss does not depend on it"
+        elif how is None:
+            why = "its .grad is not used after the backward"
+        elif _carried(events, lab, w1 + 1, rec_arrays, run.stop_seeds):
+            why = "its .grad seeds a later backward (an adjoint handed from one tape to another)"
+        elif site is None:
+            why = "its allocation was not seen (allocated before the script ran)"
+        candidates.append({"label": lab, "site": site, "consumed": how, "first_use": first, "why_not": why, "obj": o})
+    return candidates, []
+
+
+def _override_params(spec, objs, site_of, used_labels, k, name_of=None):
+    """The params named by ``--param`` (``spec.params``): allocation sites, or variable names matched with
+    ``name_of(site) -> name`` among the arrays the iteration uses; CaptureError when one names no array the
+    iteration uses, or one without requires_grad."""
+    chosen = []
+    for want in spec.params:
+        if is_param_name(want):
+            short = want.split(".")[-1]
+            hit = [(lab, objs[lab]) for lab in sorted(used_labels, key=_trace._label_key)
+                   if lab in objs and site_of.get(lab) and name_of is not None and name_of(site_of[lab]) == short
+                   and getattr(objs[lab], "requires_grad", False)]
+        else:
+            hit = [(lab, o) for lab, o in objs.items() if site_of.get(lab) and site_matches(want, *site_of[lab])]
+        if not hit:
+            # only arrays the iteration's launches used: a kernel's annotation `wp.array(dtype=...)` also
+            # constructs an array (no data) at its `def` line, which is no allocation a user could mean
+            used = sorted({site_of[lab] for lab in used_labels if site_of.get(lab)})
+            seen = [format_site(*s) + (" (requires_grad)" if any(
+                site_of.get(lab) == s and getattr(objs.get(lab), "requires_grad", False) for lab in used_labels)
+                else "") for s in used][:16]
+            what = (f"no requires_grad array named {want}" if is_param_name(want) else f"no array at {want}")
+            raise CaptureError(f"{spec.entry}: --param {want}: the script allocates {what} that the launches of "
+                               f"iteration {spec.iteration} (from backward {k}) use (they use arrays allocated at: "
+                               f"{', '.join(seen) or 'none seen'})")
+        lab, o = hit[0]
+        if not getattr(o, "requires_grad", False):
+            raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")
+        chosen.append({"label": lab, "site": site_of[lab], "consumed": None, "obj": o, "chosen_by": "--param"})
+    return chosen
+
+
+def _program_modules(cap) -> list:
+    """The script's own files that ran in the discovery run: the entry point and every module loaded from the
+    variant folder (outside installed packages, environments and hidden folders), relative to the folder, sorted.
+    Sibling scripts that were never imported and vendored package copies the script did not load are not in it."""
+    from ..paths import is_program_file
+
+    out = {cap.rel(str(cap.entry))}
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if f and f.endswith(".py") and is_program_file(f, cap.folder):
+            out.add(cap.rel(os.path.abspath(f)))
+    return sorted(out)
+
+
+def _label_objects(tr, run):
+    """Trace label -> array object, from the recorder the discovery run kept."""
+    return dict(getattr(run, "by_label", {}) or {})

@@ -1,0 +1,430 @@
+"""The capture's wrappers over Warp's public names for one run (:func:`_install`), and the discovery
+run's handling of each backward call (:func:`_discover_backward`: iteration bounds, objective, values).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import warp as wp
+
+from ..measure import trace as _trace
+from .iteration import handed_over, updated_owners
+from .objective import _objective_at
+from .runstate import (MAX_EXTRA_BACKWARDS, _INTEROP, _Limit, _Stop, _dtype, _from_user, _grad, _live_grads, _nested,
+                       _np, _quiet)
+from .spec import format_site
+
+
+_ACTIVE_RUN = None
+
+
+def _install(run):
+    """Wrap the names this run needs; returns the restore list (:data:`_trace.restore_patches` restores it)."""
+    saved = []
+
+    def patch(owner, name, new):
+        had = name in owner.__dict__ if isinstance(owner, type) else hasattr(owner, name)
+        orig = (owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)) if had else None
+        saved.append((owner, name, orig, had))
+        setattr(owner, name, new)
+
+    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_limits, _hook_interop):
+        hook(run, patch)
+    return saved
+
+
+def _hook_arrays(run, patch):
+    """``wp.array.__new__``/``__init__``: allocation sites, params kept across re-runs, counted allocations."""
+    A = wp.array
+    o_init = A.__dict__["__init__"]
+    o_new = A.__dict__.get("__new__")
+    cap = run.cap
+
+    def __new__(cls, *args, **kwargs):
+        r = _ACTIVE_RUN
+        st = _trace._ACTIVE
+        if r is not None and not r.quiet and r.depth == 0 and r.reusing is None and not (st is not None and st.busy):
+            r.check_time()
+            site = r.site()
+            n = r.counts.get(site, 0) + 1
+            r.counts[site] = n
+            site = (site[0], site[1], n)
+            if r.mode == "discover":
+                r.callers[site] = r.callers_of()
+            if cls is A and r.mode != "discover":
+                name = cap.by_site.get(site)
+                if name is not None:
+                    P = cap.params[name]
+                    r.reusing = (name, P)
+                    r.next_site[id(P)] = site
+                    return P
+            obj = o_new(cls, *args, **kwargs) if o_new is not None else object.__new__(cls)
+            r.next_site[id(obj)] = site
+            return obj
+        if o_new is not None:
+            return o_new(cls, *args, **kwargs)
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        r = _ACTIVE_RUN
+        if r is None or r.quiet or r.depth:
+            return o_init(self, *args, **kwargs)
+        if r.reusing is not None and r.reusing[1] is self:
+            return _reinit_param(r, self, args, kwargs, o_init)
+        site = r.next_site.pop(id(self), None)
+        r.depth += 1
+        try:
+            o_init(self, *args, **kwargs)
+        finally:
+            r.depth -= 1
+        if site is None:
+            return None
+        r.site_of[id(self)] = site
+        r.keep.append(self)
+        if getattr(self, "requires_grad", False):
+            r.step()
+            if r.mode == "discover":
+                r.alloc_steps[id(self)] = r.steps - 1
+                st = _trace._ACTIVE
+                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape)))
+        r.latest[site[:2]] = self
+        if r.in_interop:
+            r.interop_ids.add(id(self))
+        if getattr(self, "requires_grad", False):
+            r.rg.append(self)
+            if r.mode == "discover" and r.injected:
+                with _quiet(r):
+                    try:
+                        r.snap[id(self)] = _np(self)
+                    except Exception:  # noqa: BLE001
+                        pass
+        return None
+
+    patch(A, "__new__", staticmethod(__new__))
+    patch(A, "__init__", __init__)
+
+
+def _reinit_param(r, obj, args, kwargs, o_init):
+    """``wp.array.__init__`` of a re-run at a param's site: the script's construction is made into a temporary and
+    copied into the param object (the same one in every run), whose ``.grad`` is zeroed as in a fresh one."""
+    name, P = r.reusing
+    r.reusing = None
+    site = r.next_site.pop(id(P), None)
+    tmp = object.__new__(wp.array)
+    r.depth += 1
+    try:
+        o_init(tmp, *args, **kwargs)
+    finally:
+        r.depth -= 1
+    with _quiet(r):
+        if tuple(tmp.shape) != tuple(P.shape) or tmp.dtype != P.dtype or str(tmp.device) != str(P.device):
+            raise _Limit(f"the array allocated at {format_site(*site)} (param '{name}') has shape "
+                         f"{tuple(tmp.shape)}, dtype {_dtype(tmp.dtype)} on {tmp.device} in this run but "
+                         f"{tuple(P.shape)}, {_dtype(P.dtype)} on {P.device} in the capture run: the "
+                         f"script allocates differently from run to run; name the param with --param")
+        wp.copy(P, tmp)
+        g = _grad(P)
+        if g is not None:
+            g.zero_()
+    r.found[name] = P
+    r.site_of[id(P)] = site
+    r.latest[site[:2]] = P
+    # a requires_grad allocation is a hooked call (a param re-allocated by the update: `w = wp.array(...)`);
+    # arrays without .grad are not (a library's kernel annotations construct some when first imported)
+    if getattr(tmp, "requires_grad", False):
+        r.step()
+    if name in r.pending:
+        with _quiet(r):
+            P.assign(r.pending.pop(name))
+    return None
+
+
+def _hook_tape(run, patch):
+    """``Tape.__enter__``/``backward``: counted calls, the params set again in a continued chain, the backwards."""
+    T = wp.Tape
+    # wrap what is installed now (the trace's wrappers during a traced call), not the originals
+    cur_enter, cur_bw = T.__enter__, T.backward
+
+    def __enter__(self, *a, **k):
+        r = _ACTIVE_RUN
+        if r is not None and not r.quiet:
+            r.step()
+            r.tapes += 1
+            if r.mode == "train" and r.injected and len(r.losses) >= r.n_train \
+                    and r.backwards >= r.k + r.n_train * r.cap.per_iteration - 1:
+                r.stopped = "tape"
+                raise _Stop()
+            if r.backwards in r.inject_after and r.backwards not in r.injected_at and r.mode != "train":
+                r.do_inject()
+        return cur_enter(self, *a, **k)
+
+    def backward(self, loss=None, grads=None, *a, **k):
+        r = _ACTIVE_RUN
+        if r is None or r.quiet:
+            return cur_bw(self, loss, grads, *a, **k)
+        r.step()
+        n = r.backwards + 1
+        if r.mode == "count":
+            r.backwards = n
+            return _nested(r, cur_bw, self, loss, grads, *a, **k)
+        if r.mode == "discover":
+            _discover_backward(r, self, loss, grads, n)
+            res = _nested(r, cur_bw, self, loss, grads, *a, **k)
+            r.backwards = n
+            return res
+        return _rerun_backward(r, self, loss, grads, n, cur_bw, *a, **k)
+
+    patch(T, "__enter__", __enter__)
+    patch(T, "backward", backward)
+
+
+def _hook_calls(run, patch):
+    """``wp.launch``/``copy``/``clone`` and ``wp.array.assign``/``zero_``/``fill_`` as counted calls."""
+    A = wp.array
+    def counted(owner, fname):
+        cur = owner.__dict__[fname] if isinstance(owner, type) else getattr(owner, fname)
+
+        def call(*args, **kwargs):
+            r = _ACTIVE_RUN
+            st = _trace._ACTIVE
+            if r is None or r.quiet or r.depth or (st is not None and st.busy):
+                return cur(*args, **kwargs)
+            if not r.hook_depth and fname == "launch":
+                r.launches += 1
+                if r.mode == "discover" and st is not None:
+                    r.launch_sites[len(st.events)] = r.site()
+            r.step()
+            r.hook_depth += 1
+            try:
+                return cur(*args, **kwargs)
+            finally:
+                r.hook_depth -= 1
+
+        patch(owner, fname, call)
+
+    for fname in ("launch", "copy", "clone"):
+        counted(wp, fname)
+    for fname in ("assign", "zero_", "fill_"):
+        if fname in A.__dict__:
+            counted(A, fname)
+
+
+def _hook_limits(run, patch):
+    """Refusals: CUDA graph capture and child processes started by the script's own files."""
+    def limit(msg):
+        def refuse(*a, **k):
+            r = _ACTIVE_RUN
+            if r is not None and not r.quiet and r.depth == 0 and _from_user(r):
+                raise _Limit(msg)
+            return None
+        return refuse
+
+    graph = ("the script captures a CUDA graph (wp.capture_begin / wp.ScopedCapture): launches replayed from a "
+             "graph do not go through wp.launch, so the capture cannot see them. Run the script with graph capture "
+             "off (pass its own flag after --, e.g. -- --no-graph) or write a make_problem adapter")
+    if hasattr(wp, "capture_begin"):
+        o_cb = wp.capture_begin
+
+        def capture_begin(*a, **k):
+            limit(graph)()
+            return o_cb(*a, **k)
+
+        patch(wp, "capture_begin", capture_begin)
+    if hasattr(wp, "ScopedCapture"):
+        o_sce = wp.ScopedCapture.__enter__
+
+        def sc_enter(self, *a, **k):
+            limit(graph)()
+            return o_sce(self, *a, **k)
+
+        patch(wp.ScopedCapture, "__enter__", sc_enter)
+    procs = ("the script starts another process ({what}): the capture follows one Python process only. Run the "
+             "training in one process (a flag of the script, passed after --), or write a make_problem adapter")
+    import subprocess
+    import multiprocessing.process as mpp
+
+    o_popen = subprocess.Popen.__init__
+
+    def popen_init(self, *a, **k):
+        limit(procs.format(what="subprocess"))()
+        return o_popen(self, *a, **k)
+
+    patch(subprocess.Popen, "__init__", popen_init)
+    o_start = mpp.BaseProcess.start
+
+    def mp_start(self, *a, **k):
+        limit(procs.format(what="multiprocessing"))()
+        return o_start(self, *a, **k)
+
+    patch(mpp.BaseProcess, "start", mp_start)
+    if hasattr(os, "fork"):
+        o_fork = os.fork
+
+        def fork(*a, **k):
+            limit(procs.format(what="os.fork"))()
+            return o_fork(*a, **k)
+
+        patch(os, "fork", fork)
+
+
+def _hook_interop(run, patch):
+    """Interop with torch/JAX/Paddle/DLPack: noted, and its arrays marked (the other framework owns the loop)."""
+    for fname in _INTEROP:
+        if not hasattr(wp, fname):
+            continue
+        orig = getattr(wp, fname)
+
+        def interop(*a, __orig=orig, __name=fname, **k):
+            r = _ACTIVE_RUN
+            if r is None or r.quiet:
+                return __orig(*a, **k)
+            r.interop.append((__name, format_site(*r.site())))
+            if __name.startswith("to_") and a and isinstance(a[0], wp.array):
+                r.interop_ids.add(id(a[0]))
+            r.in_interop += 1
+            try:
+                res = __orig(*a, **k)
+            finally:
+                r.in_interop -= 1
+            if isinstance(res, wp.array):
+                r.interop_ids.add(id(res))
+            return res
+
+        patch(wp, fname, interop)
+
+
+def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
+    """A re-run (objective, gradient, train, observe, count) at its n-th backward call: the objective of the
+    modelled iteration's counted backwards, the ``.grad`` after its last, the stops of each mode."""
+    per = r.cap.per_iteration
+    if r.mode == "train" and n >= r.k + r.n_train * per:
+        r.stopped = "backward"
+        raise _Stop()
+    if r.mode == "observe" and n > r.cap.grad_after:
+        # the seeded arrays of the next backward too: a script often prints the loss after its update,
+        # computed at the params the next backward starts from
+        try:
+            r.next_info = _objective_at(r, loss, grads, n, tape)[1]
+        except _Limit:
+            r.next_info = None
+        r.stopped = "backward"
+        raise _Stop()
+    if r.mode == "gradient" and n > r.k and (n - 1) in r.inject_after and (n - 1) not in r.injected_at:
+        # a continued iteration whose tape started before the params could be set again: its gradient
+        # would be at the point the script's update reached, not at the requested one
+        r.stopped = f"no tape start before backward {n}"
+        raise _Stop()
+    if n < r.k:
+        r.backwards = n
+        return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+    if n == r.k and not r.first_injected:
+        raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params (the "
+                     f"start of iteration {r.cap.iteration}, hooked call {r.cap.inject_step}): the script does "
+                     f"not repeat its own run; use --iteration or write a make_problem adapter")
+    if n == r.k and r.pending:
+        raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
+                     f"re-run (allocated at import time of a module outside the variant folder?): write a "
+                     f"make_problem adapter, or allocate them in the script")
+    off = (n - r.k) % per if r.mode == "train" else n - r.k
+    counted = r.cap.obj_offsets
+    if off in counted and (r.mode == "train" or n - r.k < per):
+        value, info = _objective_at(r, loss, grads, n, tape)
+        if off == counted[0]:
+            r.iter_value = 0.0
+            if n - r.k < per:
+                r.k_info = info
+                if r.mode == "observe":
+                    r.kth = info
+                    r.out_mark = len(r.out.getvalue()) if r.out is not None else 0
+        r.iter_value += value
+        if n - r.k < per:
+            r.objective = r.iter_value
+        if off == counted[-1]:
+            if r.mode == "train":
+                r.losses.append(r.iter_value)
+            if r.mode == "objective":
+                r.stopped = "objective"
+                raise _Stop()
+    res = _nested(r, cur_bw, tape, loss, grads, *a, **k)
+    r.backwards = n
+    if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % per == 0:
+        with _quiet(r):
+            r.grad = {}
+            for name, P in r.cap.params.items():
+                g = _grad(P)
+                r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
+        r.chain_reached += 1
+        r.grad_last = n
+        if r.grad_target is None or n >= r.grad_target:
+            r.stopped = "gradient"
+            raise _Stop()
+    return res
+
+
+def _discover_backward(r, tape, loss, grads, n) -> None:
+    """The discovery run at its n-th backward call, before the backward runs: which optimisation iteration it
+    belongs to (a new one when an update of some array happened since the previous backward,
+    :func:`defects4warp.capture.iteration.updated_owners`), whether it adds to that iteration's objective (a
+    backward seeded by an adjoint handed over from an earlier backward, or a repeat on the same tape recording,
+    does not), the objective's value and the params' values at the modelled iteration's first backward. Raises
+    :class:`_Stop` at the first backward of the iteration after the modelled one (or
+    :data:`MAX_EXTRA_BACKWARDS` into it)."""
+    st = _trace._ACTIVE
+    K = r.cap.iteration
+    events = st.events if st is not None else []
+    seed_labels = set()
+    if st is not None and grads:
+        seed_labels = {st.arrays[id(v)]["label"] for v in grads.values() if id(v) in st.arrays}
+    glabs = _live_grads(st) if st is not None else {}
+    upd = set()
+    if st is not None and r.marks:
+        def changed(lab):
+            return r.values.changed(lab, st.by_label.get(lab))
+
+        with _quiet(r):
+            upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs,
+                                 lambda lab: getattr(st.by_label.get(lab), "shape", None))
+        if upd:
+            r.iteration += 1
+    trec = st.tapes.get(id(tape)) if st is not None else None
+    mark = {"n": n, "iteration": r.iteration, "seq": len(events), "tape": id(tape),
+            "epoch": trec.get("epoch") if trec else None, "updated": sorted(upd), "counted": True, "why": None}
+    same = [m for m in r.marks if m["iteration"] == r.iteration]
+    if any(m["tape"] == mark["tape"] and m["epoch"] == mark["epoch"] for m in same):
+        mark.update(counted=False, why="a repeated backward of the same tape recording")
+    elif same and seed_labels and st is not None:
+        if handed_over(events, same[0]["seq"], glabs, seed_labels):
+            mark.update(counted=False, why="seeded by an adjoint an earlier backward of the iteration produced")
+    r.marks.append(mark)
+    if r.iteration > K or (r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS):
+        # the first backward of the next iteration: what the script carried over
+        with _quiet(r):
+            r.next_backward_grads = {}
+            for P in r.grad_arrays():
+                g = _grad(P)
+                r.next_backward_grads[id(P)] = None if g is None else _np(g)
+        try:
+            r.next_objective, r.next_info = _objective_at(r, loss, grads, n, tape)
+        except _Limit:
+            r.next_objective = None
+        if st is not None and grads:
+            r.stop_seeds = set(seed_labels)
+        r.stopped = "next iteration's backward"
+        raise _Stop()
+    if r.iteration == K:
+        if r.k is None:
+            r.k = n
+            r.do_inject()  # the values of the params at the iteration's start (not changed within it)
+        if mark["counted"]:
+            value, info = _objective_at(r, loss, grads, n, tape)
+            r.iter_value += value
+            r.objective = r.iter_value
+            if r.kth is None:
+                r.kth = info
+                r.kth["seq"] = len(events)
+                r.k_info = info
+    if st is not None:
+        with _quiet(r):
+            r.values.take([(st.arrays[id(a)]["label"], a) for a in r.grad_arrays() if id(a) in st.arrays])

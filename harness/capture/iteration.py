@@ -1,0 +1,254 @@
+"""Iteration bounds of a training script: where one optimisation iteration ends and the next begins.
+
+The unit a captured Problem models is the script's *optimisation iteration*: everything it does
+between the update that wrote its params (or their allocation, for the first iteration) and the
+next update that consumes their gradient. Every launch, tape and ``Tape.backward()`` in between
+belongs to it: work done before ``with tape:`` that maps the params to an intermediate, checkpoint
+segments replayed under their own tapes, one tape per window or loss.
+
+An **update** of an array ``X`` is seen in the runtime trace (:mod:`defects4warp.measure.trace`)
+between two backward calls when the script consumed ``X.grad`` (read the property, called
+``.numpy()`` on it, passed it to a launch or a host copy) and then
+
+* wrote ``X`` outside any tape block (an update kernel, ``warp.optim``'s step, ``assign``,
+  ``wp.copy``), or
+* allocated a new ``requires_grad`` array of ``X``'s shape (``w = wp.array(w.numpy() - lr * g)``), or
+* changed ``X``'s values with no traced write (a ``.numpy()`` view written on the CPU),
+
+unless that ``.grad`` (or a copy of it) seeds the backward being called: an adjoint handed from
+one tape to another (checkpointing, an inner solver's tape) is no update.
+
+These functions read the live trace's event list (dicts with ``kind``, ``seq``, ``reads``,
+``writes``, ``tape``, ``active_tape``, ``src``, ``dest``, ``array``, ``grad``) and import no Warp.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Bytes of array values the discovery run keeps per backward call to see updates written through a
+#: ``.numpy()`` view (no traced write); arrays beyond the budget are compared by traced writes only.
+VALUE_SNAPSHOT_BYTES = 64 << 20
+
+
+def grad_labels(arrays: dict) -> dict:
+    """``{grad label: owner label}`` from a trace array table (``{label: {"grad_of": owner or None}}``)."""
+    return {lab: info["grad_of"] for lab, info in arrays.items() if info.get("grad_of") is not None}
+
+
+def is_update_event(ev: dict, grads) -> bool:
+    """Whether trace event ``ev`` consumes a gradient: a launch reading a ``.grad`` array, a host copy from
+    one, or a ``.grad.numpy()`` call (the update step of an optimiser reads the gradient it applies)."""
+    k = ev["kind"]
+    if k == "launch":
+        return bool(set(ev.get("reads") or []) & set(grads))
+    if k == "host":
+        return ev.get("src") in grads
+    return k in ("grad_numpy",)
+
+
+def consumed_owners(events, start: int, grads: dict) -> dict:
+    """``{owner label: seq of its first gradient use}`` for the gradients consumed in ``events[start:]``.
+
+    A ``.grad`` property read counts (the script took the array) as do ``.numpy()`` on it, passing it to
+    a launch or copying from it; ``grads`` maps grad labels to their owners (:func:`grad_labels`)."""
+    out = {}
+    for ev in events[start:]:
+        k = ev["kind"]
+        owners = []
+        if k in ("grad_read", "grad_numpy", "grad_assign") and ev.get("array") is not None:
+            owners = [ev["array"]]
+        elif k == "launch":
+            owners = [grads[g] for g in ev.get("reads") or [] if g in grads]
+        elif k == "host" and ev.get("src") in grads:
+            owners = [grads[ev["src"]]]
+        for o in owners:
+            out.setdefault(o, ev["seq"])
+    return out
+
+
+def handed_over(events, start: int, grads: dict, seed_labels) -> set:
+    """Owners whose ``.grad`` (or a host copy of it) made since ``start`` is among ``seed_labels``: the
+    adjoint one backward hands to the next (checkpoint segments, an inner solver's tape)."""
+    derived = {g: o for g, o in grads.items()}
+    for ev in events[start:]:
+        if ev["kind"] == "host" and ev.get("src") in derived and ev.get("dest"):
+            derived[ev["dest"]] = derived[ev["src"]]
+        elif ev["kind"] in ("grad_read", "grad_numpy") and ev.get("grad") is not None and ev.get("array"):
+            derived.setdefault(ev["grad"], ev["array"])
+    return {derived[s] for s in seed_labels if s in derived}
+
+
+def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs, shape_of=None) -> set:
+    """Owners updated between the backward call at ``events[start]`` and now (module docstring).
+
+    Parameters
+    ----------
+    events : list of dict
+        The live trace's events.
+    start : int
+        Seq of the previous backward call's first event (0 before the first backward).
+    grads : dict
+        ``{grad label: owner label}`` (:func:`grad_labels`).
+    seed_labels : iterable of str
+        Labels of the seed arrays of the backward being called (``grads={...}`` values).
+    changed : callable
+        ``changed(owner label) -> bool``: whether the owner's values differ from those at the previous
+        backward call (False when unknown).
+    allocs : list of (int, tuple)
+        ``(seq, shape)`` of the ``requires_grad`` arrays allocated by the script, in order.
+    shape_of : callable, optional
+        ``shape_of(owner label) -> tuple or None``: a re-allocation counts only with the owner's shape
+        (a loss buffer allocated per window is no new param); None: any shape counts.
+
+    Returns
+    -------
+    set of str
+        Owner labels.
+    """
+    used = consumed_owners(events, start, grads)
+    if not used:
+        return set()
+    used = {o: s for o, s in used.items() if o not in handed_over(events, start, grads, seed_labels)}
+    out = set()
+    for o, first in used.items():
+        traced_write = False
+        for ev in events[first:]:
+            dest = ()
+            if ev["kind"] == "launch":
+                dest = ev.get("writes") or ()
+            elif ev["kind"] == "host" and ev.get("dest"):
+                dest = (ev["dest"],)
+            if o in dest:
+                traced_write = True
+                if ev.get("tape") is None and ev.get("active_tape") is None:
+                    out.add(o)
+                    break
+        if o in out:
+            continue
+        want = shape_of(o) if shape_of is not None else None
+        if any(seq >= first and (want is None or tuple(shape) == tuple(want)) for seq, shape in allocs):
+            out.add(o)
+            continue
+        if not traced_write and changed(o):
+            out.add(o)
+    return out
+
+
+class ValueSnapshots:
+    """Values of the ``requires_grad`` arrays at the last backward call, to see ``.numpy()``-view updates.
+
+    Parameters
+    ----------
+    budget_bytes : int, default :data:`VALUE_SNAPSHOT_BYTES`
+        Arrays are copied in order until the budget is spent; later ones are not compared.
+    """
+
+    def __init__(self, budget_bytes: int = VALUE_SNAPSHOT_BYTES):
+        self.budget = int(budget_bytes)
+        self.vals = {}
+
+    def take(self, labelled) -> None:
+        """Copy the values of ``labelled`` (``[(label, array)]``); ``array.numpy()`` is read."""
+        self.vals, spent = {}, 0
+        for lab, a in labelled:
+            try:
+                n = int(a.size) * int(getattr(a.dtype, "_length_", 1) or 1) * 8
+            except Exception:  # noqa: BLE001 - an exotic array: not compared
+                continue
+            if spent + n > self.budget:
+                continue
+            try:
+                self.vals[lab] = np.array(a.numpy(), copy=True)
+            except Exception:  # noqa: BLE001
+                continue
+            spent += n
+
+    def changed(self, lab, a) -> bool:
+        """Whether ``a`` (labelled ``lab``) now differs from its copy (False when it has none)."""
+        before = self.vals.get(lab)
+        if before is None or a is None:
+            return False
+        try:
+            now = np.asarray(a.numpy())
+        except Exception:  # noqa: BLE001
+            return False
+        return now.shape != before.shape or not np.array_equal(now, before)
+
+
+def step_of(step_seqs, seq: int) -> int:
+    """Index of the hooked call whose events include trace event ``seq`` (``step_seqs[i]``: the number of
+    events when call ``i`` began, nondecreasing); -1 before the first call."""
+    lo, hi = 0, len(step_seqs)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if step_seqs[mid] <= seq:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+def injection_step(events, window_start: int, window_end: int, params, grads: dict, step_seqs, alloc_steps) -> tuple:
+    """Where a re-run sets the params of an iteration: the hooked call after the last write of any param
+    before its first read in the iteration.
+
+    Parameters
+    ----------
+    events : list of dict
+        The discovery run's trace events.
+    window_start, window_end : int
+        Seqs bounding the iteration: just after the last backward event of the previous iteration (0 for
+        the first) and the last backward event of this one.
+    params : list of str
+        Labels of the params.
+    grads : dict
+        ``{grad label: owner label}``.
+    step_seqs : list of int
+        Trace length when each hooked call (launch, copy, clone, tape start, backward, allocation) began.
+    alloc_steps : dict
+        ``{label: index of the hooked call that allocated it}`` for the params allocated while the script ran.
+
+    Returns
+    -------
+    (int, int, int or None)
+        ``(step, first read step, seq of the first read)``: the re-run sets the params just before hooked call
+        ``step``; the first param read of the iteration is at ``first read step`` (``step`` is never past it).
+    """
+    last, first_reads = -1, []
+    pset = set(params)
+    first_seq = None
+    for lab in params:
+        if lab in alloc_steps:
+            last = max(last, alloc_steps[lab])
+    read_seen = set()
+    for ev in events[window_start:window_end]:
+        k = ev["kind"]
+        reads, writes = (), ()
+        if k == "launch":
+            reads, writes = ev.get("reads") or (), ev.get("writes") or ()
+        elif k == "host":
+            reads = (ev["src"],) if ev.get("src") else ()
+            writes = (ev["dest"],) if ev.get("dest") else ()
+        elif k in ("grad_read", "grad_numpy") and ev.get("array") in pset:
+            # the update's gradient use (a .numpy() view written back comes right after)
+            if ev["array"] not in read_seen:
+                last = max(last, step_of(step_seqs, ev["seq"]))
+            continue
+        elif k == "backward":
+            reads = ()
+        upd = is_update_event(ev, grads)
+        for lab in writes:
+            if lab in pset and lab not in read_seen:
+                last = max(last, step_of(step_seqs, ev["seq"]))
+        if upd:
+            continue
+        for lab in reads:
+            if lab in pset and lab not in read_seen:
+                read_seen.add(lab)
+                first_reads.append(step_of(step_seqs, ev["seq"]))
+                if first_seq is None:
+                    first_seq = ev["seq"]
+    step = last + 1
+    fr = min(first_reads) if first_reads else step
+    return min(step, fr) if first_reads else step, fr, first_seq
