@@ -602,7 +602,8 @@ def _untemp(x):
 
 
 def neutral_check(path: Path, cases: list, *, sample: int = 5, engine_name: str = "reference", seed: int = 0,
-                  rtol: float = 1e-9, timeout_s: float = 300.0, python: str | None = None, log=None) -> dict:
+                  rtol: float = 1e-9, timeout_s: float = 300.0, python: str | None = None, programs: str = "auto",
+                  log=None) -> dict:
     """Check that a change to measuring code was neutral, and if so re-stamp the committed measurements.
 
     The records of the bundle beside engine file ``path`` that are stale only because
@@ -614,7 +615,9 @@ def neutral_check(path: Path, cases: list, *, sample: int = 5, engine_name: str 
     changed modules gets this checkout's digests for them (the bundle is rewritten; the
     documents themselves are kept), so the change costs ``sample`` measurements instead of a
     release. When one differs, nothing is written and the difference is reported: the change
-    moved measurements, and ``pages --measure`` measures the stale runs again.
+    moved measurements, and ``pages --measure`` measures the stale runs again. ``programs``
+    (:data:`defects4warp.case.PROGRAMS`: ``auto``, ``adapters``, ``scripts``) limits the candidates,
+    e.g. to the adapters when a change meant to move script measurements only.
 
     Returns
     -------
@@ -635,7 +638,7 @@ def neutral_check(path: Path, cases: list, *, sample: int = 5, engine_name: str 
     if not bpath.is_file():
         raise EngineFileError(f"{path}: no measurement bundle {bpath.name} beside it")
     header, entries = read_bundle(bpath)
-    items = {(it.case.id, it.variant.name, it.scale, it.program): it for it in plan(cases)}
+    items = {(it.case.id, it.variant.name, it.scale, it.program): it for it in plan(cases, programs=programs)}
     cands = []
     for n, e in enumerate(entries):
         it = items.get((e["case"], e["variant"], e["scale"], e["program"]))

@@ -44,6 +44,9 @@ from ._common import (
                    "measurement bundle, measure N of its now-stale runs again and compare the documents with the "
                    "committed ones; when all agree, re-stamp the stale records with this code (no other run is "
                    "measured), else say where they differ and write nothing.")
+@click.option("--programs", type=click.Choice(["auto", "adapters", "scripts"]), default="auto", show_default=True,
+              help="With --neutral-check: which runs' measurements are checked and re-stamped (e.g. adapters "
+                   "alone after a change meant to move script measurements only).")
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder holding docs/ and docs/data/ (default: this checkout); for trial measurements "
                    "outside the repository.")
@@ -53,7 +56,7 @@ from ._common import (
 @jobs_opt
 @timeout_opt
 @scale_opts
-def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, root, corpus, cases_glob, device, jobs, timeout_s,
+def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs, root, corpus, cases_glob, device, jobs, timeout_s,
         results_path, fresh, executor_kind, scheduler, workers):
     """Regenerate every generated page of docs/ (version matrix, release
     matrix, upgrade audits, results, the generated parts of engines.md and
@@ -82,7 +85,7 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, root, co
     if neutral is not None:
         if check or measure or rescore:
             raise click.UsageError("--neutral-check runs alone (then --rescore or the pages)")
-        _neutral(root, releases, corpus, cases_glob, neutral, timeout_s)
+        _neutral(root, releases, corpus, cases_glob, neutral, timeout_s, programs)
         return
     if rescore:
         if check or measure:
@@ -198,7 +201,7 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
                       + (f"; {blocked} need measurements first" if blocked else ""))
 
 
-def _neutral(root, releases, corpus, cases_glob, sample, timeout_s) -> None:
+def _neutral(root, releases, corpus, cases_glob, sample, timeout_s, programs) -> None:
     """``pages --neutral-check N``: see the option's help."""
     from ..engine_matrix import bundle_path, data_path, neutral_check
 
@@ -211,7 +214,7 @@ def _neutral(root, releases, corpus, cases_glob, sample, timeout_s) -> None:
         if not bundle_path(path).is_file():
             continue
         python, _ = _release(rel)
-        res = neutral_check(path, cases, sample=sample, timeout_s=timeout_s, python=python,
+        res = neutral_check(path, cases, sample=sample, timeout_s=timeout_s, python=python, programs=programs,
                             log=lambda m, r=rel: err_console.print(f"Warp {r}: {m}"))
         if not res["candidates"]:
             err_console.print(f"Warp {rel}: no stale measurement")
