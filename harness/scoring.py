@@ -151,3 +151,11 @@ def summarize_groups(results: list, key: str) -> dict:
             name = r.get(key) or "-"
         groups.setdefault(name, []).append(r)
     return {name: summarize(rs) for name, rs in sorted(groups.items())}
+
+
+def nothing_measured(summary: dict) -> bool:
+    """Whether a run's summary says no variant got a verdict: some ran and every one of them ended
+    in an ``error`` (a run whose variants were all skipped measured nothing either, but by design:
+    the reason is printed for each, and nothing failed)."""
+    ran = summary.get("runs", 0) - summary.get("skipped", 0)
+    return ran > 0 and summary.get("errors", 0) == ran

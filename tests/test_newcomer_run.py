@@ -302,3 +302,16 @@ def test_the_reliability_diagram_draws_bins_that_are_all_wrong_or_all_right():
     assert [(b["accuracy"], b["count"]) for b in bins] == [(0.0, 11), (1.0, 6)]
     assert bins[0]["low"] > 0.0 and bins[1]["high"] < 1.0  # 2.8e-17 and 1 - 1.1e-16: Wilson in floating point
     assert "<img" in reliability_html({"results": _bug_runs([(0.3, False, 11), (0.9, True, 6)])})
+
+
+def test_an_audit_of_a_release_on_which_nothing_got_a_verdict_exits_1(tmp_path):
+    """As for `run`: a release on which every variant that ran ended in an error (an engine that
+    always times out) gives nothing to compare, and the audit says so instead of a clean report."""
+    def release(errors):
+        return {"run": {"summary": {"runs": 2, "skipped": 0, "errors": errors}, "results": []}, "checks": []}
+
+    doc = tmp_path / "m.json"
+    doc.write_text(json.dumps({"releases": {"1.18.0": release(0), "1.19.0": release(2)}}))
+    r = CliRunner().invoke(main, ["audit", "--warp", "1.18.0,1.19.0", "--matrix", str(doc)])
+    assert r.exit_code == 1, r.output
+    assert "no run got a verdict on Warp 1.19.0: every variant that ran there ended in an error" in " ".join(r.output.split())

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from ..capture.targets import TargetError, resolve_target
 from ..program_audit import audit_program, audit_program_markdown
+from ..scoring import nothing_measured
 from ._common import (
     ProgramPath, _preflight_releases,
     _check_device, _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store,
@@ -123,6 +124,10 @@ def cmd(path, script_args, warp, from_, to, bisect, no_engine, matrix_json, corp
         if n_reused:
             err_console.print(f"{n_reused} result(s) reused from the result store {store.root} "
                               "(--fresh to measure again)")
+    empty = [r for r in (from_, to) if nothing_measured(((doc["releases"].get(r) or {}).get("run") or {}).get("summary") or {})]
+    if empty:  # every variant that ran on a release ended in an error: there is nothing to compare
+        raise click.ClickException(f"no run got a verdict on Warp {', '.join(empty)}: every variant that ran there "
+                                   "ended in an error, so the two releases cannot be compared")
     rep = compare_releases(doc, from_, to, error_factor=ERROR_SIZE_FACTOR if error_factor is None else error_factor)
     from ..builtins.page import audit_section
 

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..scoring import nothing_measured
 from ._common import (
     _preflight_releases,
     WRITTEN_AS_IT_GOES, _refuse_dash,
@@ -84,4 +85,9 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
         err_console.print(f"{n_reused} result(s) reused from the result store {store.root} (--fresh to measure again)")
     text = matrix_markdown(doc)
     _emit(text, markdown_path)
+    empty = [r for r, d in by_release.items() if nothing_measured((d.get("run") or {}).get("summary") or {})]
+    if empty:  # the engine got no verdict on a release: every item that ran there ended in an error
+        err_console.print(f"no run got a verdict on Warp {', '.join(empty)}: every variant that ran there ended in "
+                          "an error, so nothing was measured", style="red")
+        sys.exit(1)
     sys.exit(1 if errors else 0)

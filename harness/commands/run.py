@@ -16,7 +16,7 @@ from ._common import (
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
-from ..scoring import is_skipped
+from ..scoring import is_skipped, nothing_measured
 
 
 @click.command()
@@ -155,11 +155,3 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
                                  f"measured (the first: {first.splitlines()[0] if first else '?'})"), style="red")
         sys.exit(1)
     sys.exit(1 if errors else 0)
-
-
-def nothing_measured(summary: dict) -> bool:
-    """Whether a run's summary says no variant got a verdict: some ran and every one of them ended
-    in an ``error`` (a run whose variants were all skipped measured nothing either, but by design:
-    the reason is printed for each, and nothing failed)."""
-    ran = summary.get("runs", 0) - summary.get("skipped", 0)
-    return ran > 0 and summary.get("errors", 0) == ran
