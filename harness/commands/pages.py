@@ -38,7 +38,7 @@ from ._common import (
                    "--warp release (and every baseline's file) with a measurement bundle beside its engine file "
                    "(engine-<release>.measurements.jsonl.gz) whose runs are all current gets its engine file "
                    "rewritten; a release with runs that need a measurement first (variant or measuring code changed) "
-                   "is listed with them and left as it is (`--measure` measures only those).")
+                   "is listed with them and left as it is (`--measure` measures only those), and the exit status is 1.")
 @click.option("--neutral-check", "neutral", type=int, default=None, metavar="N",
               help="After a change to measuring code meant to be neutral: for each --warp release with a "
                    "measurement bundle, measure N of its now-stale runs again and compare the documents with the "
@@ -199,6 +199,10 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
         err_console.print(f"{path.name}: {len(doc['runs'])} runs re-interpreted in {doc['interpreted']['wall_s']} s")
     err_console.print(f"re-scored {written} engine file(s) in {time.perf_counter() - t0:.1f} s"
                       + (f"; {blocked} need measurements first" if blocked else ""))
+    if blocked:  # the pages below would render files this code did not interpret: say so in the status
+        err_console.print("`defects4warp pages --neutral-check N` (a change meant to move no measurement) or "
+                          "`defects4warp pages --measure --no-validate --warp RELEASE` first", style="red")
+        sys.exit(1)
 
 
 def _neutral(root, releases, corpus, cases_glob, sample, timeout_s, programs) -> None:
