@@ -505,7 +505,8 @@ def warp_option(*, many: bool = False, required: bool = False, default_help: str
         if not many and (len(rels) > 1 or value.strip() == "all"):
             verb = ctx.info_name or "this verb"
             raise click.BadParameter(f"`{verb}` takes one release, not {value!r}; "
-                                     "`defects4warp matrix --warp LIST` measures several")
+                                     "`defects4warp audit PATH --warp LIST` measures one program on several, "
+                                     "`defects4warp matrix --warp LIST` the corpus")
         return rels if many else rels[0]
 
     takes = "This verb takes several." if many else "This verb takes one."
