@@ -233,3 +233,42 @@ def test_fit_moves_weights_toward_the_data():
     m = F.metrics([(p, [bug[1]])])
     assert m["top1"] == 1.0 and m["brier"] < 0.02
     assert np.all(np.isfinite(theta))
+
+
+def test_the_release_differential_is_part_of_the_measurement_record(monkeypatch, tmp_path):
+    """The differential is measured (once) when the measurement reads as a bug, kept in the record,
+    and read back by the interpretation; a record measured when its reading was not a bug says the
+    differential was not measured when a later interpretation calls it a bug."""
+    calls = []
+
+    def fake_worker(path, device, scale, options, timeout_s, python, script=None):
+        doc = {"device": device, "scale": scale, "warp_version": "1.12.1", "errors": [], "cost": {},
+               "options": {"probes": ["fd"]}, "determinism": {"gradient_norms": [1.0]}, "fd": {}, "code": {}}
+        return WorkerResult(doc=doc, returncode=0, timed_out=False, stderr_tail="")
+
+    verdict = {"now": "bug"}
+
+    def fake_interpret(doc, findings=None, *, path=None, differential=None):
+        ev = [] if differential is None else [{"probe": "release", "clean": True, "finding": f"diff {differential}",
+                                               "data": None}]
+        return {"verdict": verdict["now"], "classes": [{"id": "overwrite", "score": 1.0}], "signature": "zero",
+                "evidence": ev}
+
+    def fake_differential(path, device, scale, version, **kw):
+        calls.append(version)
+        return {"first_change": "1.14.0"}
+
+    monkeypatch.setattr(isolation, "run_worker", fake_worker)
+    monkeypatch.setattr(ref, "interpret", fake_interpret)
+    monkeypatch.setattr(ref.release_probe, "differential", fake_differential)
+    eng = ref.ReferenceEngine()
+    rec = eng.measure(str(tmp_path))
+    assert rec["differential_measured"] and rec["differential"] == {"first_change": "1.14.0"} and calls == ["1.12.1"]
+    d = eng.interpret_measurement(rec, str(tmp_path))
+    assert [e["finding"] for e in d["evidence"]] == ["diff {'first_change': '1.14.0'}"] and calls == ["1.12.1"]
+    verdict["now"] = "no_bug"
+    rec2 = eng.measure(str(tmp_path))
+    assert not rec2["differential_measured"] and rec2["differential"] is None and calls == ["1.12.1"]
+    verdict["now"] = "bug"  # a later interpretation reads the same measurement as a bug
+    d = eng.interpret_measurement(rec2, str(tmp_path))
+    assert d["verdict"] == "bug" and d["evidence"][-1]["finding"].startswith("release differential not measured")
