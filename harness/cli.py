@@ -13,26 +13,10 @@ import signal
 import click
 
 from . import __version__
-from .commands._common import Terminated, on_sigterm
+from .commands._common import MainGroup, on_sigterm
 
 
-class _Main(click.Group):
-    """The group: a verb interrupted by SIGTERM or Ctrl-C says so on standard error (unless the
-    verb has said more precisely what it left behind), then exits as the signal asks."""
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except (Terminated, KeyboardInterrupt) as exc:
-            if not getattr(exc, "reported", False):
-                why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
-                verb = ctx.invoked_subcommand or "the command"
-                click.echo(f"defects4warp {verb}: interrupted by {why} before it finished; a file it writes as "
-                           "it goes (--json) holds only what finished", err=True)
-            raise
-
-
-@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=MainGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="defects4warp")
 def main():
     """defects4warp: a verified corpus of gradient bugs in NVIDIA Warp programs,

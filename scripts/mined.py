@@ -43,6 +43,8 @@ from pathlib import Path
 
 import yaml
 
+from defects4warp.pages import wrap_prose
+
 from defects4warp import envs
 from defects4warp.case import load_case
 from defects4warp.runner import write_json_atomic
@@ -289,7 +291,7 @@ each release of the manifest's `before` (must fail 3/3) and `after` (must pass 3
 
 
 def render() -> str:
-    """docs/mined.md from the table, the manifest and the checks."""
+    """docs/mined.md from the table, the manifest and the checks (long prose lines wrapped, pages.wrap_prose)."""
     table = yaml.safe_load(TABLE.read_text())
     manifest = yaml.safe_load(MANIFEST.read_text())
     checks = json.loads(CHECKS.read_text()) if CHECKS.is_file() else {"cases": {}}
@@ -346,7 +348,7 @@ def render() -> str:
         if e.get("first_fixed"):
             status += f" First fixed release measured: {e['first_fixed']}."
         lines.append(f"| {e['id']} | {e['release']} | {text} | {issues} | {status.replace('|', '/')} |")
-    return "\n".join(lines) + "\n"
+    return wrap_prose("\n".join(lines) + "\n")  # no prose line over 400 characters, as every page
 
 
 def main(argv=None) -> int:

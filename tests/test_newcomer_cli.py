@@ -165,7 +165,7 @@ def test_param_site_not_found_lists_the_tapes_allocations_not_kernel_annotations
     with pytest.raises(CaptureError) as exc:
         capture_problem(PROGRAMS / "script_two_params", spec, "cpu", timeout_s=60)
     msg = str(exc.value)
-    assert "the script allocates no array at train.py:99 that the launches recorded for the 1st backward use" in msg
+    assert "the script allocates no array at train.py:99 that the launches of iteration 1 (from backward 1) use" in msg
     assert ("train.py:10 (requires_grad), train.py:10:2 (requires_grad), train.py:18 (requires_grad), "
             "train.py:22 (requires_grad)") in msg
     assert "model.py" not in msg  # the kernel's def lines (5, 6) were listed before

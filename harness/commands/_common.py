@@ -609,3 +609,19 @@ def _executor(kind: str, jobs: int, scheduler, workers):
 
 __all__ += ["Terminated", "on_sigterm", "interrupted_note", "EngineFailed", "CONTRACT_HINT", "_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
             "deprecated_alias", "WARP_HELP", "progress_opt"]
+
+
+class MainGroup(click.Group):
+    """The group: a verb interrupted by SIGTERM or Ctrl-C says so on standard error (unless the
+    verb has said more precisely what it left behind), then exits as the signal asks."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (Terminated, KeyboardInterrupt) as exc:
+            if not getattr(exc, "reported", False):
+                why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+                verb = ctx.invoked_subcommand or "the command"
+                click.echo(f"defects4warp {verb}: interrupted by {why} before it finished; a file it writes as "
+                           "it goes (--json) holds only what finished", err=True)
+            raise
