@@ -50,8 +50,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .blind import neutral_copy
+from .engines import get_engine
+from .envs import _installed_or_none, python_for
 from .jsonio import _strict, lossless, restore, write_atomic
+from .machine import describe
 from .provenance import changed_modules, digests
+from .runner import interpret_item, plan, run
+from .scoring import judge
 from .store import engine_identity as store_identity
 from .store import measurement_fields, measures_apart, tree_digest
 
@@ -193,11 +198,6 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     defects4warp.envs.ReleaseEnvError
         When the release's environment cannot be created.
     """
-    from .engines import get_engine
-    from .envs import _installed_or_none, python_for
-    from .machine import describe
-    from .runner import plan, run
-
     # the installed release runs in this interpreter (no per-release environment to create)
     env_release = None if release == _installed_or_none() else release
     python, version = python_for(env_release)
@@ -310,8 +310,6 @@ def rescore(doc: dict, cases: dict) -> dict:
         ``doc`` with a new ``runs`` list; ``rescored`` counts the runs whose
         expectation, correctness or support changed.
     """
-    from .scoring import judge
-
     rel = doc["release"]
     runs, changed = [], 0
     for r in doc["runs"]:
@@ -500,9 +498,6 @@ def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", 
     EngineFileError
         When the file or its bundle is unreadable, or there is no bundle.
     """
-    from .engines import get_engine
-    from .runner import interpret_item, plan
-
     path = Path(path)
     old = read(path)
     bpath = bundle_path(path)
@@ -630,9 +625,6 @@ def neutral_check(path: Path, cases: list, *, sample: int = 5, engine_name: str 
     EngineFileError
         When there is no bundle beside ``path`` or it is unreadable.
     """
-    from .engines import get_engine
-    from .runner import plan
-
     log = log or (lambda _m: None)
     bpath = bundle_path(path)
     if not bpath.is_file():
