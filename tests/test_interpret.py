@@ -151,3 +151,32 @@ def test_a_disagreement_the_sweep_reads_as_round_off_is_fd_precision():
     assert any("agree at the largest step" in e["finding"] for e in got["evidence"])
     d["sweep"]["items"].append(_swept("confirmed"))
     assert interpret(d)["verdict"] == "bug"
+
+
+def _flat_swept(doc_, *items):
+    doc_["sweep"] = {"items": [dict({"kind": "coord", "param": "x", "index": i, "point": "given",
+                                     "steps": [0.1, 1.0, 10.0], "verdict": "confirmed"}, **it)
+                               for i, it in enumerate(items)], "unswept": 0}
+    return doc_
+
+
+FLAT = {"autodiff": 0.8, "forward": [0.0, 0.0], "backward": [0.0, 0.0], "central": [0.0, 0.0, 0.0]}
+SMOOTH = {"autodiff": 0.8, "forward": [1.42, 1.43], "backward": [1.42, 1.41], "central": [1.42, 1.42, 1.42]}
+ADJ = [finding("custom_adjoint", ["custom_adjoint_error"], scope="adj_q")]
+
+
+def test_a_custom_adjoint_over_a_bit_constant_forward_is_a_surrogate():
+    d = interpret(_flat_swept(doc("subtly_wrong"), FLAT, FLAT), ADJ)
+    assert d["verdict"] == "no_bug" and top(d) == "surrogate_gradient"
+    assert any(c["id"] == "surrogate_on_flat_forward" for c in d["cited"])
+
+
+def test_the_flat_reading_needs_every_confirmed_item_flat_and_a_hand_written_adjoint():
+    # one smooth confirmed disagreement: the custom adjoint is wrong where the forward can judge it
+    mixed = interpret(_flat_swept(doc("subtly_wrong"), FLAT, SMOOTH), ADJ)
+    assert mixed["verdict"] == "bug" and top(mixed) == "custom_adjoint_error"
+    # a gradient over a constant forward without a hand-written adjoint stays a bug
+    assert interpret(_flat_swept(doc("subtly_wrong"), FLAT, FLAT))["verdict"] == "bug"
+    # autodiff exactly zero over a flat forward is no disagreement of this kind
+    zero = dict(FLAT, autodiff=0.0)
+    assert interpret(_flat_swept(doc("subtly_wrong"), zero), ADJ)["verdict"] == "bug"

@@ -893,3 +893,16 @@ def test_a_host_write_after_read_names_the_call_as_written_and_the_read_nearest_
     found = [f for u in Project.from_folder(tmp_path).units() for f in access_findings(u)]
     assert ("host_write_after_read", "sim.py", 16,
             "'wp.copy(self.x, ...)' after step (line 15) read it, in run") in found
+
+
+def test_a_captured_script_s_kernels_are_not_matched_with_a_sibling_script_s(tmp_path):
+    """Two scripts in one folder define a kernel of the same name; only the one that ran (the
+    capture's files) says which helpers and hand-written adjoints ran."""
+    from defects4warp.probes.source import function_defs, ran_functions
+
+    (tmp_path / "a.py").write_text("def fwd(x):\n    return soft(x)\n\ndef soft(x):\n    return x\n")
+    (tmp_path / "b.py").write_text("def fwd(x):\n    return quant(x)\n\ndef quant(x):\n    return x\n")
+    assert function_defs(tmp_path)["fwd"][0] == "a.py"  # first definition wins without the capture's list
+    defs = function_defs(tmp_path, files=["b.py"])
+    assert defs["fwd"][0] == "b.py" and "soft" not in defs
+    assert ran_functions(tmp_path, {"fwd"}, defs) >= {"fwd", "quant"}

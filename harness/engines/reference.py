@@ -13,7 +13,10 @@ an explicit probe list (:data:`PROBES`; each probe is a module of
    ``reference_gradient()``. Items below the FD resolution
    (:mod:`defects4warp.probes.noise`) are *unresolved* and never count;
    disagreements the sweep explains as a kink or staircase give ``no_bug``
-   (``nonsmooth_tie``, ``piecewise_constant``). ``inconclusive`` when the
+   (``nonsmooth_tie``, ``piecewise_constant``), and so do confirmed disagreements
+   only where the forward is bit-constant within the smallest step while a
+   hand-written adjoint ran (:func:`flat_forward`: the adjoint is a deliberate
+   surrogate, ``surrogate_gradient``). ``inconclusive`` when the
    forward is stochastic and the seed cannot be pinned, the objective is not
    finite, or nothing was resolved; ``refused`` when the release refuses to
    build or run the program; ``error`` when it could not be measured.
@@ -185,6 +188,23 @@ def _diagnosis(verdict, classes, sig, evidence, cited, support, table) -> dict:
             "cited": [e.to_dict() for e in cited], "explanation": explain(support, classes, cited, table)}
 
 
+def flat_forward(record: dict) -> bool:
+    """Whether a step-sweep record (:mod:`defects4warp.probes.sweep`: ``autodiff``, ``forward``,
+    ``backward`` one-sided differences, smallest step first) shows an objective that does not move at
+    all within the smallest step on either side, exactly (both one-sided differences are 0.0: the
+    forward returned the same bits at x - h, x and x + h), while autodiff is finite and non-zero.
+
+    A smooth objective with a non-zero derivative moves by about ``|g| h`` (far above one unit in the
+    last place at the sweep's steps, which are chosen above the round-off noise), so bit-identical
+    values on both sides mean the forward is locally constant along the item: a staircase (round,
+    floor, sign, a threshold) or a param the forward does not read at this point."""
+    try:
+        ad, f0, b0 = float(record["autodiff"]), float(record["forward"][0]), float(record["backward"][0])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return False
+    return f0 == 0.0 and b0 == 0.0 and ad != 0.0 and ad == ad and abs(ad) != float("inf")
+
+
 def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
     """The verdict from measurement only, the signature, and (for a verdict other
     than bug) the evidence of its classes. Appends its sentences to ``evidence``.
@@ -225,6 +245,17 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
                             "before it): an inexact disagreement no sweep checked is not counted", None))
     else:
         counted = bool(disagree)
+    flat = [r for r in sweeps if r["verdict"] == "confirmed" and flat_forward(r)]
+    if (not ref and not direct and counted and len(flat) == confirmed and src is not None
+            and "custom_adjoint" in src.facts.get("rules", [])):
+        evidence.append(_ev("sweep", True, f"{len(flat)} confirmed disagreement(s) where the objective does not "
+                            "change at all within the smallest step (one-sided differences exactly 0) while "
+                            "autodiff is non-zero, and a hand-written adjoint ran: the forward is locally constant "
+                            "in these params, so the gradient is the custom adjoint's surrogate, which finite "
+                            "differences of the forward cannot judge (check it against the surrogate you intend)",
+                            {"items": [{k: r.get(k) for k in ("param", "index", "kind", "autodiff", "central")}
+                                       for r in flat]}))
+        return "no_bug", "agrees", [Evidence("surrogate_on_flat_forward", "sweep", data={"items": len(flat)})]
     if direct or counted:
         return "bug", ("subtly_wrong" if sig in ("agrees", "unresolved") else sig), []
 

@@ -115,14 +115,21 @@ def coverage_of(doc: dict, path) -> tuple:
     return lines, kernels, isinstance(cov, dict)
 
 
-def function_defs(path) -> dict:
+def function_defs(path, files=None) -> dict:
     """Every function defined in the variant's ``.py`` files:
     ``{name: (file name, ast.FunctionDef)}`` (first definition wins; files
-    that do not parse are skipped)."""
+    that do not parse are skipped).
+
+    ``files``: relative paths (as ``doc["capture"]["files"]``) to read instead of every file, so a
+    captured script's kernels are not matched with same-named functions of sibling scripts in its
+    folder that never ran (default None: all)."""
     out = {}
     from ..paths import program_files
 
+    keep = None if files is None else {str(Path(f)) for f in files}
     for f in program_files(path):
+        if keep is not None and os.path.relpath(f, path) not in keep and f.name not in keep:
+            continue
         try:
             tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
         except SyntaxError:
@@ -192,7 +199,7 @@ def scan(path, doc: dict) -> tuple:
     # a captured script's gradient() re-runs the whole script under the trace: its import-time lines
     # are in the coverage already, and a line that is not did not run (or ran after the launches)
     captured = bool(doc.get("capture"))
-    defs = function_defs(path)
+    defs = function_defs(path, files=ran_files if isinstance(ran_files, list) and ran_files else None)
     funcs = ran_functions(path, kernels, defs)
     ran = []
     for f in findings:
