@@ -180,3 +180,11 @@ def test_the_flat_reading_needs_every_confirmed_item_flat_and_a_hand_written_adj
     # autodiff exactly zero over a flat forward is no disagreement of this kind
     zero = dict(FLAT, autodiff=0.0)
     assert interpret(_flat_swept(doc("subtly_wrong"), zero), ADJ)["verdict"] == "bug"
+
+
+def test_flat_items_the_sweep_could_not_settle_are_a_surrogate_too():
+    # a jump at the base step leaves the item unclear; bit-constant at the smallest step all the same
+    jump = dict(FLAT, verdict="unclear", backward=[0.0, 325.6], central=[0.0, 162.8, 16.3])
+    d = interpret(_flat_swept(doc("subtly_wrong"), jump, jump), ADJ)
+    assert d["verdict"] == "no_bug" and top(d) == "surrogate_gradient"
+    assert interpret(_flat_swept(doc("subtly_wrong"), jump, jump))["verdict"] == "inconclusive"

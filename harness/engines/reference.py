@@ -245,10 +245,15 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
                             "before it): an inexact disagreement no sweep checked is not counted", None))
     else:
         counted = bool(disagree)
-    flat = [r for r in sweeps if r["verdict"] == "confirmed" and flat_forward(r)]
-    if (not ref and not direct and counted and len(flat) == confirmed and src is not None
-            and "custom_adjoint" in src.facts.get("rules", [])):
-        evidence.append(_ev("sweep", True, f"{len(flat)} confirmed disagreement(s) where the objective does not "
+    # a hand-written adjoint over a forward that does not move: every confirmed disagreement (and at
+    # least one swept item) is bit-constant within the smallest step, and the disagreements are either
+    # counted or all that was resolved (else the verdict would be unresolved)
+    flat = [r for r in sweeps if r["verdict"] in ("confirmed", "unclear") and flat_forward(r)]
+    confirmed_flat = [r for r in flat if r["verdict"] == "confirmed"]
+    resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
+    if (not ref and not direct and flat and len(confirmed_flat) == confirmed and (counted or not resolved_agree)
+            and src is not None and "custom_adjoint" in src.facts.get("rules", [])):
+        evidence.append(_ev("sweep", True, f"{len(flat)} swept disagreement(s) where the objective does not "
                             "change at all within the smallest step (one-sided differences exactly 0) while "
                             "autodiff is non-zero, and a hand-written adjoint ran: the forward is locally constant "
                             "in these params, so the gradient is the custom adjoint's surrogate, which finite "
@@ -272,7 +277,6 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
                 by_kind.setdefault(c, v)
         ev = [Evidence(f"sweep_artefact:{v}", "sweep", strength=1.0 / len(by_kind)) for v in by_kind.values()]
         return "no_bug", "agrees", ev + [Evidence("disagreement_is_artefact", "sweep")]
-    resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
     if disagree and not resolved_agree:
         evidence.append(_ev("fd", True, "no disagreement survived the step sweep and nothing else agrees: "
                             "the measurement is unresolved", None))
