@@ -362,9 +362,20 @@ ACCESS = {
     "local_attribute_write": ["v = R()", "v.x = 4.0 * x[i]", "y[i] = v"],
     "local_matrix_write": ["m = R()", "m[0, 1] = 2.0 * x[i]", "y[i] = m"],
     "local_matrix_add": ["m = R()", "m[1, 1] += 3.0 * x[i]", "y[i] = m"],
+    # a local copied by plain assignment (``w = u``) and then reassigned in both branches of a
+    # condition on the copy (as in Warp's test_grad.py power kernel): the adjoint must reach ``u``
+    "local_alias": ["u = x[i]", "w = u", "if w > u - u:", "    w = u * u", "else:", "    w = u * u * u",
+                    "y[i] = w"],
+    # a conditional expression whose taken branch is a plain array load (the inputs lie in [0.5, 1.5])
+    "ternary_load": ["y[i] = 2.0 * x[i] if x[i] > 3.0 * 3.0 else x[i]"],
 }
-#: Element type of ``y`` of an access pattern, without its scalar suffix (default ``vec3``).
-ACCESS_RET = {"local_matrix_write": "mat22", "local_matrix_add": "mat22"}
+#: Element type of ``y`` of an access pattern, without its scalar suffix (default ``vec3``;
+#: ``scalar``: ``y`` is an array of the pattern's float type, written without reading it first).
+ACCESS_RET = {"local_matrix_write": "mat22", "local_matrix_add": "mat22", "local_alias": "scalar",
+              "ternary_load": "scalar"}
+#: Family of an access pattern in the tables (default: ``local component`` for ``local_*``,
+#: ``array access`` otherwise).
+ACCESS_FAMILY = {"local_alias": "local variable"}
 
 #: Tile templates: name -> (reduction expression over ``t``, output is a 1-tile).
 TILES = {
@@ -402,9 +413,9 @@ def template_specs(reg):
     for pat in ACCESS:
         for dt in ("float32", "float64"):
             c = "f" if dt == "float32" else "d"
-            ret = ACCESS_RET.get(pat, "vec3") + c
-            out.append({"id": f"[{pat}]({ret})", "builtin": f"[{pat}]",
-                        "family": "local component" if pat.startswith("local_") else "array access",
+            ret = dt if ACCESS_RET.get(pat) == "scalar" else ACCESS_RET.get(pat, "vec3") + c
+            family = ACCESS_FAMILY.get(pat, "local component" if pat.startswith("local_") else "array access")
+            out.append({"id": f"[{pat}]({ret})", "builtin": f"[{pat}]", "family": family,
                         "args": [["x", dt]], "ret": ret, "dtype": dt, "differentiable": None,
                         "template": pat})
     if "tile_sum" in reg:
@@ -539,7 +550,7 @@ class Case:
         m = TILE_N if False else (1 if self.tiled else size_of(self.ret))
         self.W = rng.uniform(0.5, 1.5, size=(self.points, m)) * rng.choice([-1.0, 1.0], size=(self.points, m))
         self.y0 = None
-        if tpl in ACCESS and not tpl.startswith("local_"):
+        if tpl in ACCESS and not tpl.startswith("local_") and ACCESS_RET.get(tpl) != "scalar":
             self.y0 = rng.uniform(0.5, 1.5, size=(self.points, 3))
 
     def _wp_arrays(self, vals_list, requires_grad):

@@ -467,7 +467,9 @@ def access_patterns(node) -> set:
     matrix: ``[local_component_write]`` (``v[1] = ...``), ``[local_component_add]`` (``v[1] += ...``,
     ``v[1] -= ...``, ``v.x += ...``), ``[local_attribute_write]`` (``v.x = ...``; attributes ``x``,
     ``y``, ``z``, ``w`` only: other names are struct fields), ``[local_matrix_write]``
-    (``m[0, 1] = ...``) and ``[local_matrix_add]`` (``m[0, 1] += ...``). A local is any name but a
+    (``m[0, 1] = ...``) and ``[local_matrix_add]`` (``m[0, 1] += ...``). A local copied by a plain
+    assignment from another local (``w = u``): ``[local_alias]``; a conditional expression with a
+    plain array load as a branch (``a[i] / b[i] if flag else a[i]``): ``[ternary_load]``. A local is any name but a
     parameter annotated with another than a value type (an array, a struct) and a name bound to
     such a parameter (``a = out``); a vector or matrix parameter is passed by value, so it counts.
     """
@@ -492,6 +494,12 @@ def access_patterns(node) -> set:
                         grew = True
     out = set()
     for n in ast.walk(node):
+        if isinstance(n, ast.IfExp) and any(isinstance(b, ast.Subscript) and isinstance(b.value, ast.Name)
+                                            and b.value.id in params for b in (n.body, n.orelse)):
+            out.add("[ternary_load]")
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id not in params \
+                and any(isinstance(t, ast.Name) for t in n.targets):
+            out.add("[local_alias]")
         tgts = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
         write = isinstance(n, ast.Assign)
         add = isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub))
