@@ -249,6 +249,11 @@ class _Scan:
                 return f"{os.path.basename(info['file'])}:{info['lines'][0]}"
             return "?"
 
+        def launched_at(ev):
+            """``file.py:LINE`` of the program's ``wp.launch`` call of ``ev`` (None when unknown)."""
+            site = ev.get("site")
+            return f"{os.path.basename(site[0])}:{site[1]}" if site else None
+
         def writer_name(ev):
             if ev["kind"] == "launch":
                 return f"launch of {kname(ev)} (event {ev['seq']})"
@@ -314,6 +319,7 @@ class _Scan:
         self.add = add
         self.kname = kname
         self.where = where
+        self.launched_at = launched_at
         self.writer_name = writer_name
         self.writer_label = writer_label
         self.producer_name = producer_name
@@ -477,12 +483,15 @@ def _tape_scope(scan, b, view):
         elif ev["tape"] is None:
             key = ("forward_outside_tape", kname(ev))
             if key not in found:
+                at = scan.launched_at(ev)
                 add(_finding("forward_outside_tape",
-                             f"launch of {kname(ev)} ({where(ev)}, event {ev['seq']}) lies on the param->loss path "
-                             f"but was recorded on no tape (record_tape={ev['record_tape']}, active tape "
-                             f"{ev['active_tape']}); backward on {T} (event {b['seq']}) does not reach it",
+                             (f"launch of {kname(ev)} at {at} (kernel defined at {where(ev)}, event {ev['seq']})"
+                              if at else f"launch of {kname(ev)} ({where(ev)}, event {ev['seq']})")
+                             + f" lies on the param->loss path but was recorded on no tape (record_tape="
+                             f"{ev['record_tape']}, active tape {ev['active_tape']}); backward on {T} (event "
+                             f"{b['seq']}) does not reach it",
                              launches=[], kernel=kname(ev), record_tape=ev["record_tape"],
-                             active_tape=ev["active_tape"], backward=b["seq"]), kname(ev))
+                             active_tape=ev["active_tape"], backward=b["seq"], launch_site=at), kname(ev))
             ls = found[key]["data"]["launches"]
             if ev["seq"] not in ls and len(ls) < 20:
                 ls.append(ev["seq"])
