@@ -76,7 +76,8 @@ EXPECTED_DATA = {
     "trace_seed_mean": {"constant": 1.0, "size": 4, "reduction": "mean", "factor": 4.0},
     "trace_seed_acc": {"prior_sum": 4.0, "constant": 2.0, "factor": 2.0},
     "trace_dup": {"kernel": "square_sum"},
-    "trace_scope": {"kernel": "double", "record_tape": True, "active_tape": None},
+    # the finding cites the off-tape wp.launch call (problem.py:56), not the kernel's @wp.kernel line (5)
+    "trace_scope": {"kernel": "double", "record_tape": True, "active_tape": None, "launch_site": "problem.py:56"},
     "trace_windows": {"tape": "T1", "other_tape": "T0"},
     "trace_nozero": {"param": "x"},
     "trace_buffer_nozero": {"arrays": ["A3"]},
