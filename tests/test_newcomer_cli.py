@@ -208,3 +208,30 @@ def test_old_stored_skipped_runs_read_back_as_skipped(tmp_path):
     out = _one_line(r.output)
     assert "1 inconclusive, 1 skipped" in out
     assert f"| needs-torch | fixed | {OLD_SKIP_REASON} |" in r.output
+
+
+def test_an_interrupted_verb_says_only_what_it_wrote_and_exits_as_the_signal_asks():
+    """The group's note after SIGTERM / Ctrl-C is the verb's own (on_interrupt), never a --json that was not
+    given; Ctrl-C exits 130 (was 1, click's "Aborted!"), SIGTERM 143."""
+    import click
+
+    from defects4warp.commands._common import MainGroup, Terminated, on_interrupt, written_at_end
+
+    @click.group(cls=MainGroup)
+    def grp():
+        pass
+
+    @grp.command()
+    @click.option("--json", "json_path", default=None)
+    @click.option("--term", is_flag=True)
+    def verb(json_path, term):
+        on_interrupt(written_at_end(json_path))
+        raise Terminated() if term else KeyboardInterrupt()
+
+    r = CliRunner().invoke(grp, ["verb"])
+    assert r.exit_code == 130 and "Aborted" not in r.output
+    assert _one_line(r.output) == "defects4warp verb: interrupted by Ctrl-C (SIGINT) before it finished; nothing was written"
+    r = CliRunner().invoke(grp, ["verb", "--term", "--json", "d.json"])
+    assert r.exit_code == 143
+    assert _one_line(r.output) == ("defects4warp verb: interrupted by SIGTERM before it finished; nothing was written "
+                                   "(d.json is written when it finishes)")

@@ -14,7 +14,8 @@ from ._common import (
     ProgramPath, _preflight_releases,
     _check_device, _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store,
     _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
-    err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt, warp_option,
+    err_console, get_engine, jobs_opt, markdown_option, on_interrupt, programs_opt, scale_opts, timeout_opt,
+    warp_option, written_at_end,
 )
 from .diagnose import _bundled_copy
 
@@ -92,6 +93,7 @@ def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_js
     _one_stdout(markdown=markdown_path, json=json_path)
     _check_writable(markdown_path)
     _check_writable(json_path)
+    on_interrupt(written_at_end(markdown_path, json_path))
     if (from_ or to) and warp:
         raise click.UsageError("give --warp FROM,TO, or its alias --from FROM --to TO, not both")
     if from_ or to:
@@ -124,6 +126,8 @@ def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_js
             _release(rel)
         _preflight_releases(engine_name, [from_, to], cases, device=device, timeout_s=timeout_s, programs=programs)
         store = _store(results_path)
+        on_interrupt(f"the diagnoses that finished are in the result store {store.root}, so the same command "
+                     f"reuses them; " + written_at_end(markdown_path, json_path))
         with _executor(executor_kind, jobs, scheduler, workers) as ex:
             releases = measure_releases([from_, to], cases,
                                         lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
