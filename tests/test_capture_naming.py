@@ -36,10 +36,14 @@ def test_ranked_candidates_put_the_params_before_loop_temporaries_and_cap_the_li
     cands = [{"label": "A0", "why_not": "its .grad is not used after the backward"},
              {"label": "A20", "why_not": None},
              {"label": "A21", "why_not": "the loss does not depend on it"}]
-    names = {("t.py", 40, 1): "vel", ("t.py", 5, 1): "xs"}
-    out = ranked_candidates(cands, list(objs), objs, site_of, names.get, limit=4)
+    names = {("t.py", 40): "vel", ("t.py", 5): "xs"}  # the variable a line assigns, whatever the occurrence
+
+    def name_of(site):
+        return names.get(site[:2])
+
+    out = ranked_candidates(cands, list(objs), objs, site_of, name_of, limit=4)
     assert out == ["vel (t.py:40): the capture's choice",
-                   "xs (t.py:5) x20 (allocated in a loop): its .grad is not used after the backward",
+                   "xs (t.py:5) x20 (20 arrays allocated at that line): its .grad is not used after the backward",
                    "t.py:71: the loss does not depend on it",
                    "t.py:72: written by a launch its tapes recorded (an intermediate)",
                    "and 6 more line(s)"]

@@ -54,8 +54,10 @@ def ranked_candidates(candidates, used_labels, objs: dict, site_of: dict, name_o
     Order: the arrays the capture would choose as params (``why_not`` None), then the other
     ``requires_grad`` arrays the iteration's launches read and its tapes never write (``candidates``,
     in the order of their reason: ``.grad`` unused, then the rest), then the other ``requires_grad``
-    arrays the iteration used (intermediates its recorded launches write); within a rank, a line that
-    allocated one array before a line that allocated several (loop temporaries), then by site.
+    arrays the iteration used (intermediates its recorded launches write); within a rank, a single array
+    before a line that allocated several the user cannot tell apart (loop temporaries: same line, same
+    variable name, grouped as one entry), then by site. Arrays of one line with different names (a helper's
+    ``return wp.array(...)`` called for ``a`` and ``b``) stay apart, each with its occurrence (``train.py:10:2``).
 
     Parameters
     ----------
@@ -73,10 +75,11 @@ def ranked_candidates(candidates, used_labels, objs: dict, site_of: dict, name_o
     Returns
     -------
     list of str
-        ``["vel (loop.py:18): the capture's choice", "xs (loop.py:20) x19 (allocated in a loop): ...", ...]``.
+        ``["vel (loop.py:18): the capture's choice", "xs (loop.py:20) x19 (19 arrays allocated at that line): ...",
+        ...]``.
     """
     why = {c["label"]: c.get("why_not") for c in candidates}
-    groups = {}  # (file, line) -> [rank, [labels]]
+    groups = {}  # (file, line, variable name) -> [rank, [labels]]: one line's arrays the user cannot tell apart
     for lab in used_labels:
         site = site_of.get(lab)
         if not site or not getattr(objs.get(lab), "requires_grad", False):
@@ -86,18 +89,18 @@ def ranked_candidates(candidates, used_labels, objs: dict, site_of: dict, name_o
             rank = 0 if w is None else (1 if "not used" in str(w) else 2)
         else:
             rank = 3
-        g = groups.setdefault(tuple(site[:2]), [rank, []])
+        name = name_of(site) if name_of is not None else None
+        g = groups.setdefault((site[0], site[1], name), [rank, []])
         g[0] = min(g[0], rank)
         g[1].append(lab)
     reason = {0: "the capture's choice", 3: "written by a launch its tapes recorded (an intermediate)"}
-    order = sorted(groups.items(), key=lambda kv: (kv[1][0], len(kv[1][1]) > 1, kv[0]))
+    order = sorted(groups.items(), key=lambda kv: (kv[1][0], len(kv[1][1]) > 1, kv[0][:2], kv[0][2] or ""))
     out = []
-    for (f, line), (rank, labs) in order[:limit]:
+    for (f, line, name), (rank, labs) in order[:limit]:
         first = min(labs, key=lambda lab: site_of[lab][2] or 1)
-        name = name_of(site_of[first]) if name_of is not None else None
-        where = format_site(f, line)
-        text = (f"{name} ({where})" if name else where) + (f" x{len(labs)} (allocated in a loop)"
-                                                            if len(labs) > 1 else "")
+        where = format_site(*site_of[first]) if len(labs) == 1 else format_site(f, line)
+        text = (f"{name} ({where})" if name else where) + (f" x{len(labs)} ({len(labs)} arrays allocated at that "
+                                                            "line)" if len(labs) > 1 else "")
         r = reason.get(rank) or next((why[lab] for lab in labs if why.get(lab)), "")
         out.append(f"{text}: {r}" if r else text)
     if len(order) > limit:
