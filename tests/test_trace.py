@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -131,6 +132,8 @@ def test_finding_fires(fid, fires, _silent):
     f = findings[0]
     assert "classes" not in f and tm.FINDING_CLASSES[fid]  # the classes are the evidence table's
     assert isinstance(f["detail"], str) and f["detail"]
+    # the text names arrays as the program does (param, kernel.arg), never by the trace's labels A0, A1, ...
+    assert not re.search(r"\bA\d+\b", f["detail"]), f["detail"]
     for k, v in EXPECTED_DATA.get(fires, {}).items():
         assert f["data"][k] == pytest.approx(v) if isinstance(v, float) else f["data"][k] == v, (k, f["data"])
     json.dumps(trace)  # the document is JSON-serialisable
