@@ -856,8 +856,12 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
     found = scan.found
     for g in scan.groups_war.values():
         d = g["data"]
-        arr = (", ".join(scan.array_name(a) for a in d["arrays"][:3])
-               + (f" and {len(d['arrays']) - 3} more" if len(d["arrays"]) > 3 else ""))
+        seen = {}  # one entry per name: the arrays one kernel argument wrote step after step read as one
+        for a in d["arrays"]:
+            n = scan.array_name(a)
+            seen[n] = seen.get(n, 0) + 1
+        arr = (", ".join(n + (f" x{c}" if c > 1 else "") for n, c in list(seen.items())[:3])
+               + (f" and {len(seen) - 3} more" if len(seen) > 3 else ""))
         if d["readers"]:
             g["detail"] += f" (arrays {arr}; {d['count']} instance(s), first read at event {d['readers'][0]}"
             g["detail"] += f", first write at event {d['writers'][0]})" if d["writers"] else ")"
