@@ -408,6 +408,7 @@ def test_cli_diagnose_correct_program_offers_no_fix(programs):
 def test_run_scores_each_provenance_tier_and_selects_one(tmp_path):
     """`run --tier`: a corpus of original and report cases (always-bug engine, no Warp run) gets a per-tier
     breakdown in its summary and report; --tier report keeps one tier (no breakdown), --tier mined none."""
+    from defects4warp.html_report import html_report
     from defects4warp.report import run_markdown
     from tiny_corpus import make_tiny_corpus
 
@@ -424,6 +425,7 @@ def test_run_scores_each_provenance_tier_and_selects_one(tmp_path):
         "original": (2, 1.0, 1.0), "report": (1, 1.0, None)}
     assert "per provenance tier" in r.output
     assert "| report | 1 | 1.000 (1) | n/a (0) | 0.000 |" in run_markdown(doc)
+    assert "<tr><td>original</td><td>2</td><td>1.000 (1)</td><td>1.000 (1)</td>" in html_report(doc)
     r = CliRunner().invoke(main, base + ["--tier", "report", "--json", str(tmp_path / "b.json")])
     assert r.exit_code == 0, r.output
     doc = json.loads((tmp_path / "b.json").read_text())
