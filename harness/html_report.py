@@ -214,8 +214,10 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
     tiers = "" if not s.get("tiers") else (
         "<h2>per provenance tier</h2><table><tr><th>tier</th><th>runs scored</th><th>detection rate (bug runs)</th>"
         "<th>false-positive rate (no_bug runs)</th><th>class accuracy</th></tr>"
-        + "".join(f"<tr><td>{e(name)}</td><td>{m['scored']}</td><td>{fmt(m['detection_rate'])} ({m['bug_runs']})</td>"
-                  f"<td>{fmt(m['false_positive_rate'])} ({m['no_bug_runs']})</td><td>{fmt(m['class_accuracy'])}</td></tr>"
+        + "".join(f"<tr><td>{e(name)}</td><td>{m['scored']}</td>"
+                  f"<td>{fmt(m['detection_rate'])} ({m['bug_runs']})</td>"
+                  f"<td>{fmt(m['false_positive_rate'])} ({m['no_bug_runs']})</td>"
+                  f"<td>{fmt(m['class_accuracy'])}</td></tr>"
                   for name, m in s["tiers"].items()) + "</table>")
     note = "" if s.get("complete", True) else "<p><b>Incomplete run</b>: interrupted before every variant finished.</p>"
     return f"""<!doctype html>
