@@ -42,6 +42,18 @@ PROGRAMS = ("auto", "adapters", "scripts", "all")
 
 #: Largest ``case.yaml`` the loader reads, bytes (the biggest bundled one is
 #: under 8 KiB; 1 MiB stops a runaway or hostile file before YAML parses it).
+#: Provenance tiers, scored apart by ``run`` (``--tier``; the summary's ``tiers``): ``original`` (written for
+#: this corpus, ``provenance: original``), ``mined`` (taken from a real project's fix history, with a
+#: ``mined:`` record; docs/mined.md) and ``report`` (restating a public bug report: the provenance is its URL).
+TIERS = ("original", "mined", "report")
+
+
+def provenance_tier(provenance: str) -> str:
+    """The tier (:data:`TIERS`) of a case's ``provenance`` value: ``original``, ``mined``, else ``report``
+    (the schema admits only those two words or an http(s) URL)."""
+    return provenance if provenance in ("original", "mined") else "report"
+
+
 MAX_CASE_YAML_BYTES = 1 << 20
 
 #: Largest single file of a variant folder, bytes (variants are small
@@ -266,6 +278,11 @@ class Case:
     #: ``mined:``: the provenance record of a mined case (repository, commits, files taken,
     #: releases, triggering check; schema ``mined`` in case.schema.json), else None.
     mined: dict | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def tier(self) -> str:
+        """The provenance tier (:func:`provenance_tier`): ``original``, ``mined`` or ``report``."""
+        return provenance_tier(self.provenance)
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:

@@ -25,8 +25,9 @@ def main():
     Exit status: 0 success; 1 a validation failure, a case format error
     (the run still measures every valid case), or a run in which no variant
     got a verdict (every one that ran ended in an error); 2 a usage error or
-    an outside engine that breaks its contract on the first variant; 143
-    terminated by SIGTERM (what finished stays on disk, and it says so)."""
+    an outside engine that breaks its contract on the first variant; 130
+    stopped by Ctrl-C (SIGINT), 143 terminated by SIGTERM (what finished
+    stays on disk, and it says what it wrote)."""
     # SIGTERM unwinds like Ctrl-C, so running measurements are killed and
     # partial results stay on disk
     signal.signal(signal.SIGTERM, on_sigterm)

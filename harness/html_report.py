@@ -211,12 +211,20 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
                   f"</td><td>{e(x['reason'])}</td></tr>" for x in skipped) + "</table>")
     imgs = "".join(f'<h2>{e(name.replace("_", " "))}</h2><img alt="{e(name)}" src="data:image/png;base64,{b64}">'
                    for name, b64 in figs.items())
+    tiers = "" if not s.get("tiers") else (
+        "<h2>per provenance tier</h2><table><tr><th>tier</th><th>runs scored</th><th>detection rate (bug runs)</th>"
+        "<th>false-positive rate (no_bug runs)</th><th>class accuracy</th></tr>"
+        + "".join(f"<tr><td>{e(name)}</td><td>{m['scored']}</td>"
+                  f"<td>{fmt(m['detection_rate'])} ({m['bug_runs']})</td>"
+                  f"<td>{fmt(m['false_positive_rate'])} ({m['no_bug_runs']})</td>"
+                  f"<td>{fmt(m['class_accuracy'])}</td></tr>"
+                  for name, m in s["tiers"].items()) + "</table>")
     note = "" if s.get("complete", True) else "<p><b>Incomplete run</b>: interrupted before every variant finished.</p>"
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>{e(title)}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:2px 8px;font-size:13px;text-align:left}}img{{max-width:100%;display:block}}</style></head>
-<body><h1>{e(title)}</h1>{note}<table>{rows}</table>{imgs}{reliability_html(doc)}
+<body><h1>{e(title)}</h1>{note}<table>{rows}</table>{tiers}{imgs}{reliability_html(doc)}
 <h2>runs whose top-1 class missed</h2>{missed}{skipped_html}
 </body></html>
 """

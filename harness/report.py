@@ -236,6 +236,18 @@ def run_markdown(doc: dict, title: str = "Results", source: str = RUN_SOURCE) ->
         f"| median objective evaluations per run | {_f(s.get('median_objective_evals'), 0)} |",
         f"| wall time of the whole run | {s['wall_s'] / 60:.1f} min{cache} |",
         "",
+    ]
+    if s.get("tiers"):
+        lines += ["## Per provenance tier", "",
+                  "Cases written for this corpus (`original`), taken from Warp's own fix history (`mined`, "
+                  "docs/mined.md) and restating a public bug report (`report`), scored apart.", "",
+                  "| tier | runs scored | detection rate (of bug runs) | false-positive rate (of no_bug runs) "
+                  "| class accuracy |", "|---|---|---|---|---|"]
+        for name, m in s["tiers"].items():
+            lines.append(f"| {name} | {m['scored']} | {_f(m['detection_rate'])} ({m['bug_runs']}) | "
+                         f"{_f(m['false_positive_rate'])} ({m['no_bug_runs']}) | {_f(m['class_accuracy'])} |")
+        lines.append("")
+    lines += [
         "## Per class",
         "",
         "| class | runs expecting it | recall | precision |",

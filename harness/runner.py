@@ -22,7 +22,7 @@ from .engines.base import check_diagnosis, error_diagnosis
 from .envs import installed_warp_version, missing_modules  # noqa: F401 (re-exported)
 from .sandbox import kill_all
 from .jsonio import _strict, write_json_atomic  # noqa: F401 (re-exported: older callers import them from here)
-from .scoring import judge, summarize, summarize_groups
+from .scoring import judge, summarize, summarize_groups, summarize_tiers
 from .store import diagnosis_fields, measurement_fields, measures_apart, transient
 
 
@@ -100,7 +100,8 @@ def skipped_record(item: RunItem, python: str | None = None, warp_version: str |
     ran) and ``skipped`` holds the reason, e.g. ``requires torch, not installed``."""
     if warp_version is not None and not item.variant.supports(warp_version):
         return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
-                "domain": item.case.domain, "split": item.case.split, "program": item.program, "expected": None,
+                "domain": item.case.domain, "split": item.case.split, "tier": item.case.tier, "program": item.program,
+                "expected": None,
                 "diagnosis": {"verdict": "skipped", "classes": [], "signature": None, "evidence": [],
                               "cost": {"wall_s": 0.0}},
                 "correct": None, "seconds": 0.0, "unsupported": True,
@@ -110,7 +111,8 @@ def skipped_record(item: RunItem, python: str | None = None, warp_version: str |
     if not missing:
         return None
     return {"case": item.case.id, "variant": item.variant.name, "scale": item.scale,
-            "domain": item.case.domain, "split": item.case.split, "program": item.program, "expected": None,
+            "domain": item.case.domain, "split": item.case.split, "tier": item.case.tier, "program": item.program,
+            "expected": None,
             "diagnosis": {"verdict": "skipped", "classes": [], "signature": None, "evidence": [],
                           "cost": {"wall_s": 0.0}},
             "correct": None, "seconds": 0.0, "skipped": f"requires {', '.join(missing)}, not installed"}
@@ -127,6 +129,7 @@ def score_item(item: RunItem, diag: dict, seconds: float, warp_version: str) -> 
         "scale": item.scale,
         "domain": item.case.domain,
         "split": item.case.split,
+        "tier": item.case.tier,
         "program": item.program,
         "expected": expected,
         "diagnosis": diag,
@@ -348,6 +351,9 @@ def run(
         summary.update(meta or {})
         if results and (meta or {}).get("group_by"):
             summary["groups"] = summarize_groups(results, meta["group_by"])
+        tiers = summarize_tiers(results)
+        if tiers:
+            summary["tiers"] = tiers
         return {"summary": summary, "results": results}
 
     def finish(i, rec):

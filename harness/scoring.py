@@ -23,6 +23,9 @@ Warp release and scale that ran):
                          module that is missing (verdict ``skipped``); never
                          scored, never counted as inconclusive, left out of the
                          cost medians; ``skipped_runs`` lists them with the reason
+``tiers``               the headline metrics per provenance tier (``original``,
+                         ``mined``, ``report``: :data:`defects4warp.case.TIERS`) when
+                         the results hold more than one (:func:`summarize_tiers`)
 A ratio with an empty denominator is None, not 0.
 """
 
@@ -151,6 +154,49 @@ def summarize_groups(results: list, key: str) -> dict:
             name = r.get(key) or "-"
         groups.setdefault(name, []).append(r)
     return {name: summarize(rs) for name, rs in sorted(groups.items())}
+
+
+#: Tier order of :func:`summarize_tiers` (:data:`defects4warp.case.TIERS`; a copy, so scoring imports no
+#: case loader).
+TIER_ORDER = ("original", "mined", "report")
+
+
+def summarize_tiers(results: list, *, min_tiers: int = 2) -> dict | None:
+    """The headline metrics per provenance tier of the results (each result's ``tier``: ``original``,
+    ``mined`` or ``report``), or None when fewer than ``min_tiers`` tiers are present (one tier's numbers
+    are the summary's own). Results without a ``tier`` (records written before it existed) are left out.
+
+    Parameters
+    ----------
+    results : list of dict
+        Run records (``tier``, ``expected``, ``diagnosis``, ``correct``).
+    min_tiers : int, default 2
+        Fewest tiers present for a breakdown.
+
+    Returns
+    -------
+    dict or None
+        ``{tier: {"runs", "scored", "bug_runs", "no_bug_runs", "detection_rate", "false_positive_rate",
+        "class_accuracy", "verdict_accuracy"}}`` in the order original, mined, report (other names after,
+        sorted); the rates are defined as in :func:`summarize` (None with an empty denominator).
+    """
+    groups = {}
+    for r in results:
+        if r.get("tier"):
+            groups.setdefault(r["tier"], []).append(r)
+    if len(groups) < min_tiers:
+        return None
+    out = {}
+    for tier in sorted(groups, key=lambda t: (TIER_ORDER.index(t) if t in TIER_ORDER else len(TIER_ORDER), t)):
+        m = summarize(groups[tier])
+        out[tier] = {"runs": m["runs"], "scored": m["scored"],
+                     "bug_runs": sum(1 for r in groups[tier] if r.get("correct") is not None
+                                     and r["expected"]["verdict"] == "bug"),
+                     "no_bug_runs": sum(1 for r in groups[tier] if r.get("correct") is not None
+                                        and r["expected"]["verdict"] == "no_bug"),
+                     **{k: m[k] for k in ("detection_rate", "false_positive_rate", "class_accuracy",
+                                          "verdict_accuracy")}}
+    return out
 
 
 def nothing_measured(summary: dict) -> bool:

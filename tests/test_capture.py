@@ -739,7 +739,7 @@ def test_clone_inside_the_tape_on_warp_1_0_2():
         r = doc["out"][key]
         assert r.get("sites") == ["train.py:20"], r
         assert r["g"] == [0.0, 0.0, 0.0]
-        assert len(r["notes"]) == 1 and r["notes"][0].startswith(at + "of the array allocated at train.py:20")
+        assert len(r["notes"]) == 1 and r["notes"][0].startswith(at + "of v0 (train.py:20)")
     # a clone made before the tape belongs to the iteration: the param is still v0, with the zero .grad the
     # script's update reads, and no note (the clone is outside every tape block)
     r = doc["out"]["--outside"]
@@ -897,7 +897,7 @@ def test_a_copy_the_tape_does_not_record_still_leads_to_the_param(tmp_path):
     assert p.objective() == pytest.approx(5.25)
     np.testing.assert_array_equal(p.gradient()["w"], [0.0, 0.0, 0.0])
     notes = [a for a in s["assumptions"] if "the tape does not record it" in a]
-    assert len(notes) == 1 and notes[0].startswith("wp.copy of the array allocated at train.py:12 ran inside the "
+    assert len(notes) == 1 and notes[0].startswith("wp.copy of w (train.py:12) ran inside the "
                                                    "tape block of backward 1")
 
 

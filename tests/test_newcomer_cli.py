@@ -166,8 +166,10 @@ def test_param_site_not_found_lists_the_tapes_allocations_not_kernel_annotations
         capture_problem(PROGRAMS / "script_two_params", spec, "cpu", timeout_s=60)
     msg = str(exc.value)
     assert "the script allocates no array at train.py:99 that the launches of iteration 1 (from backward 1) use" in msg
-    assert ("train.py:10 (requires_grad), train.py:10:2 (requires_grad), train.py:18 (requires_grad), "
-            "train.py:22 (requires_grad)") in msg
+    # the params first, apart although one helper line allocates both, each with the site --param takes
+    assert ("most likely params first: a (train.py:10): the capture's choice; b (train.py:10:2): the capture's "
+            "choice; x (train.py:18): its .grad is not used after the backward; loss (train.py:22): written by a "
+            "launch its tapes recorded (an intermediate))") in msg
     assert "model.py" not in msg  # the kernel's def lines (5, 6) were listed before
 
 
@@ -208,3 +210,30 @@ def test_old_stored_skipped_runs_read_back_as_skipped(tmp_path):
     out = _one_line(r.output)
     assert "1 inconclusive, 1 skipped" in out
     assert f"| needs-torch | fixed | {OLD_SKIP_REASON} |" in r.output
+
+
+def test_an_interrupted_verb_says_only_what_it_wrote_and_exits_as_the_signal_asks():
+    """The group's note after SIGTERM / Ctrl-C is the verb's own (on_interrupt), never a --json that was not
+    given; Ctrl-C exits 130 (was 1, click's "Aborted!"), SIGTERM 143."""
+    import click
+
+    from defects4warp.commands._common import MainGroup, Terminated, on_interrupt, written_at_end
+
+    @click.group(cls=MainGroup)
+    def grp():
+        pass
+
+    @grp.command()
+    @click.option("--json", "json_path", default=None)
+    @click.option("--term", is_flag=True)
+    def verb(json_path, term):
+        on_interrupt(written_at_end(json_path))
+        raise Terminated() if term else KeyboardInterrupt()
+
+    r = CliRunner().invoke(grp, ["verb"])
+    assert r.exit_code == 130 and "Aborted" not in r.output
+    assert _one_line(r.output) == "defects4warp verb: interrupted by Ctrl-C (SIGINT) before it finished; nothing was written"
+    r = CliRunner().invoke(grp, ["verb", "--term", "--json", "d.json"])
+    assert r.exit_code == 143
+    assert _one_line(r.output) == ("defects4warp verb: interrupted by SIGTERM before it finished; nothing was written "
+                                   "(d.json is written when it finishes)")

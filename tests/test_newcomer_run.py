@@ -131,8 +131,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_sigterm_says_the_run_was_interrupted_and_the_json_is_partial(tmp_path):
-    """The first variant answers at once, the second hangs; SIGTERM while it hangs."""
+@pytest.mark.parametrize("sig,status,why", [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C (SIGINT)")])
+def test_sigterm_says_the_run_was_interrupted_and_the_json_is_partial(tmp_path, sig, status, why):
+    """The first variant answers at once, the second hangs; SIGTERM (or Ctrl-C) while it hangs: the exit
+    status a shell gives the signal, 128 + its number (Ctrl-C exited 1, click's "Aborted!")."""
     pids = tmp_path / "pids"
     body = (f"first = not os.path.exists({str(pids)!r})\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
             "time.sleep(0 if first else 120)\n"
@@ -140,20 +142,22 @@ def test_sigterm_says_the_run_was_interrupted_and_the_json_is_partial(tmp_path):
     out = tmp_path / "o.json"
     proc = subprocess.Popen([sys.executable, "-m", "defects4warp", "run", "--engine", _engine(tmp_path, body),
                              "--cases", ONE, "--jobs", "1", "--json", str(out), "--results", str(tmp_path / "r")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            # a shell's background job inherits SIGINT ignored; the run must see it as a user's would
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert _wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2), "the second call never started"
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 143, err
+    assert proc.returncode == status, err
     # was: nothing on stderr after the last progress line
-    assert (f"interrupted by SIGTERM after 1 of 2 runs: {out} is partial: it holds the 1 that finished "
+    assert (f"interrupted by {why} after 1 of 2 runs: {out} is partial: it holds the 1 that finished "
             "(summary.complete is false); the run was not stored in the history") in err
-    assert "defects4warp run: interrupted" not in err  # said once, by the run itself
+    assert "defects4warp run: interrupted" not in err and "Aborted!" not in err  # said once, by the run itself
     doc = json.loads(out.read_text())
     assert doc["summary"]["complete"] is False and len(doc["results"]) == 1
     hung = int(pids.read_text().split()[1])

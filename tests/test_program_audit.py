@@ -207,3 +207,28 @@ def test_a_param_whose_shape_changes_reads_inf_in_strict_json(monkeypatch, tmp_p
     json.loads(json.dumps(doc, allow_nan=False))
     assert doc["ticket"].startswith("gradient of `x` changes at 1.19.0: Warp 1.19.0's changelog: loop adjoints fixed")
     assert "`x` inf" in pa.audit_program_markdown(doc)
+
+
+def test_program_audit_of_a_module_inside_a_package(monkeypatch, tmp_path):
+    """`audit -m pkg.train --warp R -- ARGS` runs the module as `python -m pkg.train` from the current folder,
+    as `diagnose -m` does (the release's measurement is replaced here: only the resolution is tested)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text("if __name__ == '__main__':\n    pass\n")
+    seen = []
+
+    def measure_gradient(folder, python, *, script=None, **kw):
+        seen.append((Path(folder).resolve(), script))
+        return {"warp_version": "1.19.0", "objective": 0.5, "params": _grad([1.0]), "kernels": [], "functions": [],
+                "wall_s": 0.1}
+
+    monkeypatch.setattr(pa, "python_for", lambda r, log=None: (f"/py/{r}", r))
+    monkeypatch.setattr(pa, "measure_gradient", measure_gradient)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["audit", "-m", "pkg.train", "--warp", "1.19.0", "--no-engine", "--", "--iters", "3"])
+    assert r.exit_code == 0, r.output
+    ((folder, spec),) = seen
+    assert folder == tmp_path.resolve() and spec.module and spec.entry == "pkg.train" and spec.args == ["--iters", "3"]
+    assert "# Program audit: -m pkg.train" in r.output
+    r = CliRunner().invoke(main, ["audit", "-m", "pkg.nosuch", "--warp", "1.19.0"])
+    assert r.exit_code == 2 and "there is no pkg/nosuch.py or pkg/nosuch/__main__.py" in " ".join(r.output.split())

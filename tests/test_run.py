@@ -403,3 +403,32 @@ def test_cli_diagnose_correct_program_offers_no_fix(programs):
     assert "verdict no_bug" in res.output
     assert "standard fix" not in res.output
     assert "correct: no fix needed in the differentiation" in res.output
+
+
+def test_run_scores_each_provenance_tier_and_selects_one(tmp_path):
+    """`run --tier`: a corpus of original and report cases (always-bug engine, no Warp run) gets a per-tier
+    breakdown in its summary and report; --tier report keeps one tier (no breakdown), --tier mined none."""
+    from defects4warp.html_report import html_report
+    from defects4warp.report import run_markdown
+    from tiny_corpus import make_tiny_corpus
+
+    corpus = make_tiny_corpus(tmp_path / "c")
+    yml = corpus / "tiny-factor-two" / "case.yaml"
+    yml.write_text(yml.read_text().replace("provenance: original", "provenance: https://example.org/report/1"))
+    base = ["run", "--engine", "always-bug", "--corpus", str(corpus), "--no-store", "--results", str(tmp_path / "r")]
+    r = CliRunner().invoke(main, base + ["--json", str(tmp_path / "a.json")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "a.json").read_text())
+    t = doc["summary"]["tiers"]
+    # original: tiny-cubic (no_bug, diagnosed bug) and tiny-growth (bug); report: tiny-factor-two (bug)
+    assert {k: (v["scored"], v["detection_rate"], v["false_positive_rate"]) for k, v in t.items()} == {
+        "original": (2, 1.0, 1.0), "report": (1, 1.0, None)}
+    assert "per provenance tier" in r.output
+    assert "| report | 1 | 1.000 (1) | n/a (0) | 0.000 |" in run_markdown(doc)
+    assert "<tr><td>original</td><td>2</td><td>1.000 (1)</td><td>1.000 (1)</td>" in html_report(doc)
+    r = CliRunner().invoke(main, base + ["--tier", "report", "--json", str(tmp_path / "b.json")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert [x["case"] for x in doc["results"]] == ["tiny-factor-two"] and "tiers" not in doc["summary"]
+    r = CliRunner().invoke(main, base + ["--tier", "mined"])
+    assert r.exit_code == 2 and "no case of tier 'mined'" in r.output

@@ -84,3 +84,31 @@ def test_refusals_are_scored_apart_from_detection():
     assert s["refused_runs"] == 2 and s["refusal_accuracy"] == pytest.approx(0.5)
     assert s["detection_rate"] == pytest.approx(1.0)  # the refused runs are not bug runs
     assert s["false_positive_rate"] == pytest.approx(0.0)  # a refusal is not a bug verdict
+
+
+def test_metrics_per_provenance_tier():
+    from defects4warp.case import provenance_tier
+    from defects4warp.scoring import summarize_tiers
+
+    assert [provenance_tier(p) for p in ("original", "mined", "https://github.com/NVIDIA/warp/issues/1")] == [
+        "original", "mined", "report"]
+
+    def tiered(tier, *a):
+        return dict(rec(*a), tier=tier)
+
+    results = [
+        tiered("mined", "m", "buggy", "bug", ["warp_adjoint_bug"], "bug", "warp_adjoint_bug"),
+        tiered("mined", "m2", "buggy", "bug", ["copy_adjoint"], "no_bug", "correct"),
+        tiered("mined", "m", "fixed", "no_bug", ["correct"], "no_bug", "correct"),
+        tiered("original", "o", "buggy", "bug", ["overwrite"], "bug", "inplace_math"),
+        tiered("original", "o", "fixed", "no_bug", ["correct"], "bug", "overwrite"),
+        dict(rec("old", "buggy", "bug", ["overwrite"], "bug", "overwrite")),  # a record without a tier
+    ]
+    t = summarize_tiers(results)
+    assert list(t) == ["original", "mined"]  # the tiers present, in TIERS order; no 'report'
+    assert t["mined"] == {"runs": 3, "scored": 3, "bug_runs": 2, "no_bug_runs": 1, "detection_rate": 0.5,
+                          "false_positive_rate": 0.0, "class_accuracy": pytest.approx(2 / 3),
+                          "verdict_accuracy": pytest.approx(2 / 3)}
+    assert t["original"] == {"runs": 2, "scored": 2, "bug_runs": 1, "no_bug_runs": 1, "detection_rate": 1.0,
+                             "false_positive_rate": 1.0, "class_accuracy": 0.0, "verdict_accuracy": 0.5}
+    assert summarize_tiers(results[:3]) is None  # one tier: the summary's own numbers

@@ -86,6 +86,7 @@ from .captured import CapturedProblem
 from .discovery import (_assigns_list, _iteration_reads_writes, _label_objects, _override_params, _param_candidates,
                         _program_modules, _reachable, _var_name)
 from .iteration import injection_step
+from .naming import array_words
 from .runstate import DEFAULT_TIMEOUT_S, JITTER_RTOL, _Run, _grad, _np, _ordinal, _quiet
 from .screen import screen_iterations
 from .spec import CaptureError, ScriptSpec, format_site
@@ -212,11 +213,12 @@ def _choose_params(cap, spec, run, tr):
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
     candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)
     if spec.params:
-        chosen = _override_params(spec, objs, site_of, reads | writes, k, lambda site: _site_name(cap, run, site))
+        chosen = _override_params(spec, objs, site_of, reads | writes, k, lambda site: _site_name(cap, run, site),
+                                  candidates)
     else:
         chosen = [dict(c, chosen_by="capture") for c in candidates if c["why_not"] is None]
     if not chosen:
-        cands = "; ".join(f"{format_site(*c['site']) if c['site'] else c['label']} ({c['why_not']})"
+        cands = "; ".join(f"{array_words(c['label'], rec_arrays, site_of)} ({c['why_not']})"
                           for c in candidates[:8]) or "none"
         raise CaptureError(f"{spec.entry}: no parameter found: no array with requires_grad=True is read in "
                            f"iteration {spec.iteration} (backward {k}" + (f" to {cap.grad_after}" if cap.grad_after > k
@@ -304,10 +306,10 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
     cap.summary["files"] = files
     for e in unrecorded:
         at = site_of.get(e.get("dest")) if e["op"] == "clone" else None
-        src = site_of.get(e.get("src"))
+        src = array_words(e.get("src"), tr["arrays"], site_of, lambda site: _site_name(cap, run, site))
         cap.summary["assumptions"].append(
-            f"wp.{e['op']}" + (f" at {format_site(*at)}" if at else "") + " of the array allocated at "
-            + (format_site(*src) if src else str(e.get("src"))) + f" ran inside the tape block of backward {k}, "
+            f"wp.{e['op']}" + (f" at {format_site(*at)}" if at else "") + f" of {src}"
+            + f" ran inside the tape block of backward {k}, "
             f"but the tape does not record it (Warp {wp.config.version}; Warp 1.0.2 records no copy, later releases "
             f"only one whose source and destination both have a .grad): no adjoint flows back through it, as in "
             f"the script")

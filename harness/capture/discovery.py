@@ -9,6 +9,7 @@ import re
 import sys
 
 from ..measure import trace as _trace
+from .naming import ranked_candidates
 from .spec import CaptureError, format_site, is_param_name, site_matches
 
 
@@ -175,7 +176,7 @@ def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run
     return candidates, []
 
 
-def _override_params(spec, objs, site_of, used_labels, k, name_of=None):
+def _override_params(spec, objs, site_of, used_labels, k, name_of=None, candidates=()):
     """The params named by ``--param`` (``spec.params``): allocation sites, or variable names matched with
     ``name_of(site) -> name`` among the arrays the iteration uses; CaptureError when one names no array the
     iteration uses, or one without requires_grad."""
@@ -191,14 +192,11 @@ def _override_params(spec, objs, site_of, used_labels, k, name_of=None):
         if not hit:
             # only arrays the iteration's launches used: a kernel's annotation `wp.array(dtype=...)` also
             # constructs an array (no data) at its `def` line, which is no allocation a user could mean
-            used = sorted({site_of[lab] for lab in used_labels if site_of.get(lab)})
-            seen = [format_site(*s) + (" (requires_grad)" if any(
-                site_of.get(lab) == s and getattr(objs.get(lab), "requires_grad", False) for lab in used_labels)
-                else "") for s in used][:16]
+            seen = ranked_candidates(candidates, used_labels, objs, site_of, name_of)
             what = (f"no requires_grad array named {want}" if is_param_name(want) else f"no array at {want}")
             raise CaptureError(f"{spec.entry}: --param {want}: the script allocates {what} that the launches of "
-                               f"iteration {spec.iteration} (from backward {k}) use (they use arrays allocated at: "
-                               f"{', '.join(seen) or 'none seen'})")
+                               f"iteration {spec.iteration} (from backward {k}) use (its requires_grad arrays, "
+                               f"most likely params first: {'; '.join(seen) or 'none seen'})")
         lab, o = hit[0]
         if not getattr(o, "requires_grad", False):
             raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")

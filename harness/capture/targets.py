@@ -94,7 +94,7 @@ def resolve_module(name: str, args=(), iteration: int | None = None, params=None
     f = module_file(folder, name)
     if f is None:
         rel = "/".join(str(name).split("."))
-        raise TargetError(f"-m {name}: there is no {rel}.py or {rel}/__main__.py under {folder}; run diagnose "
+        raise TargetError(f"-m {name}: there is no {rel}.py or {rel}/__main__.py under {folder}; run defects4warp "
                           f"from the folder that holds the package (as you would run python -m {name})")
     spec = ScriptSpec(entry=str(name), args=list(args or []), iteration=iteration or 1,
                       params=list(params) if params else None, module=True)

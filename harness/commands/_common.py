@@ -93,6 +93,31 @@ def on_sigterm(signum, frame):
     raise Terminated()
 
 
+#: Exit status of a verb stopped by Ctrl-C (SIGINT): 128 + SIGINT's 2, as a shell reports it.
+SIGINT_EXIT = 130
+
+#: ``ctx.meta`` key under which a verb says what an interruption would leave behind (:func:`on_interrupt`).
+INTERRUPT_NOTE = "defects4warp.interrupt_note"
+
+
+def on_interrupt(text: str) -> None:
+    """Say what this verb leaves behind if SIGTERM or Ctrl-C stops it from now on (``text``: one clause,
+    e.g. ``"nothing was written"``); :class:`MainGroup` prints it after ``interrupted by ...``. The last
+    call wins, so a verb updates it as it writes files. Outside a click command it does nothing."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[INTERRUPT_NOTE] = text
+
+
+def written_at_end(*files) -> str:
+    """The :func:`on_interrupt` clause of a verb that writes ``files`` (None for an option not given,
+    ``"-"`` for standard output) only when it finishes: ``"nothing was written (a.json is written when it
+    finishes)"``, or ``"nothing was written"`` when no file was asked for."""
+    named = [str(f) for f in files if f not in (None, "-")]
+    return "nothing was written" + (f" ({' and '.join(named)} {'is' if len(named) == 1 else 'are'} written "
+                                    "when it finishes)" if named else "")
+
+
 def interrupted_note(exc: BaseException, *, finished: int, total: int, json_path=None, resumable: bool = True) -> str:
     """What an interrupted run leaves behind, in one line for standard error.
 
@@ -607,13 +632,14 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["Terminated", "on_sigterm", "interrupted_note", "EngineFailed", "CONTRACT_HINT", "_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
+__all__ += ["Terminated", "on_sigterm", "interrupted_note", "on_interrupt", "written_at_end", "SIGINT_EXIT", "EngineFailed", "CONTRACT_HINT", "_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
             "deprecated_alias", "WARP_HELP", "progress_opt"]
 
 
 class MainGroup(click.Group):
-    """The group: a verb interrupted by SIGTERM or Ctrl-C says so on standard error (unless the
-    verb has said more precisely what it left behind), then exits as the signal asks."""
+    """The group: a verb interrupted by SIGTERM or Ctrl-C says so on standard error, with what the verb
+    said it leaves behind (:func:`on_interrupt`; nothing more when it said nothing), unless the verb has
+    already reported it, then exits as a shell reports the signal: 143 for SIGTERM, 130 for SIGINT."""
 
     def invoke(self, ctx):
         try:
@@ -622,6 +648,9 @@ class MainGroup(click.Group):
             if not getattr(exc, "reported", False):
                 why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
                 verb = ctx.invoked_subcommand or "the command"
-                click.echo(f"defects4warp {verb}: interrupted by {why} before it finished; a file it writes as "
-                           "it goes (--json) holds only what finished", err=True)
+                note = ctx.meta.get(INTERRUPT_NOTE)
+                click.echo(f"defects4warp {verb}: interrupted by {why} before it finished"
+                           + (f"; {note}" if note else ""), err=True)
+            if isinstance(exc, KeyboardInterrupt):  # else click prints "Aborted!" and exits 1
+                raise SystemExit(SIGINT_EXIT) from None
             raise

@@ -7,14 +7,15 @@ import sys
 import click
 from rich.markup import escape
 
-from ..capture.targets import TargetError, resolve_target
+from ..capture.targets import TargetError, resolve_module, resolve_target
 from ..program_audit import audit_program, audit_program_markdown
 from ..scoring import nothing_measured
 from ._common import (
     ProgramPath, _preflight_releases,
     _check_device, _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store,
     _supported_releases, cases_opt, corpus_opt, device_opt, engine_opt,
-    err_console, get_engine, jobs_opt, markdown_option, programs_opt, scale_opts, timeout_opt, warp_option,
+    err_console, get_engine, jobs_opt, markdown_option, on_interrupt, programs_opt, scale_opts, timeout_opt,
+    warp_option, written_at_end,
 )
 from .diagnose import _bundled_copy
 
@@ -27,8 +28,11 @@ def _alias(ctx, param, value):
 
 
 @click.command(context_settings={"ignore_unknown_options": False})
-@click.argument("path", required=False, type=ProgramPath())
+@click.argument("path", required=False, default=None)
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("-m", "--module", "module", default=None, metavar="PKG.MODULE",
+              help="Program audit of a module of a package, run as `python -m PKG.MODULE` would run it from the "
+                   "current folder (a training script inside a package that imports it), as for `diagnose -m`.")
 @warp_option(many=True, default_help="none: give --warp FROM,TO (or --from and --to)")
 @click.option("--from", "from_", default=None, metavar="VERSION", callback=_alias,
               help="Alias: --from A --to B is --warp A,B.")
@@ -55,13 +59,14 @@ def _alias(ctx, param, value):
               help="List a bug present on both releases when its measured relative error or growth ratio changes "
                    "by more than X times [default: 10, one order of magnitude].")
 @scale_opts
-def cmd(path, script_args, warp, from_, to, bisect, no_engine, matrix_json, corpus, cases_glob, engine_name, device,
-        jobs, timeout_s, programs, markdown_path, json_path, error_factor, results_path, fresh, executor_kind,
+def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_json, corpus, cases_glob, engine_name,
+        device, jobs, timeout_s, programs, markdown_path, json_path, error_factor, results_path, fresh, executor_kind,
         scheduler, workers):
     """What changes when you upgrade Warp: `audit --warp FROM,TO` on the bundled
     corpus (or --corpus, --cases), or `audit PATH --warp A,B[,C...]|all [-- ARGS]`
     on your own program (a training script run as it is, a folder, or a bundled
-    case CASE/VARIANT).
+    case CASE/VARIANT; `audit -m pkg.train --warp A,B [-- ARGS]` for a script
+    inside a package, from the folder that holds it).
 
     On a corpus, case by case: bugs that appear or disappear, bugs on both
     releases whose gradient error changes size, engine verdicts or classes that
@@ -80,9 +85,15 @@ def cmd(path, script_args, warp, from_, to, bisect, no_engine, matrix_json, corp
     `--from A --to B` is an alias of `--warp A,B`."""
     from ..matrix import ERROR_SIZE_FACTOR, audit_markdown, measure_releases
     from ..matrix import audit as compare_releases
+    if module is not None:
+        # `audit -m pkg.train --warp A,B -- --iters 3`: after `--` click gives the first word to PATH
+        script_args = ((path,) if path is not None else ()) + tuple(script_args)
+    elif path is not None:
+        path = ProgramPath().convert(path, None, click.get_current_context())
     _one_stdout(markdown=markdown_path, json=json_path)
     _check_writable(markdown_path)
     _check_writable(json_path)
+    on_interrupt(written_at_end(markdown_path, json_path))
     if (from_ or to) and warp:
         raise click.UsageError("give --warp FROM,TO, or its alias --from FROM --to TO, not both")
     if from_ or to:
@@ -91,11 +102,12 @@ def cmd(path, script_args, warp, from_, to, bisect, no_engine, matrix_json, corp
         warp = [from_, to]
     if not warp:
         raise click.UsageError("give the releases to compare: --warp FROM,TO (a program takes several, or 'all')")
-    if path is not None:
+    if path is not None or module is not None:
         if matrix_json or corpus or cases_glob != "*":
             raise click.UsageError("--matrix, --corpus and --cases audit a corpus; a program PATH takes none of them")
-        _audit_program(path, script_args, warp, bisect=bisect, engine=not no_engine, engine_name=engine_name,
-                       device=device, timeout_s=timeout_s, markdown_path=markdown_path, json_path=json_path)
+        _audit_program(path, script_args, warp, module=module, bisect=bisect, engine=not no_engine,
+                       engine_name=engine_name, device=device, timeout_s=timeout_s, markdown_path=markdown_path,
+                       json_path=json_path)
         return
     if script_args:
         raise click.UsageError(f"arguments {' '.join(script_args)!r} given without a program PATH")
@@ -114,6 +126,8 @@ def cmd(path, script_args, warp, from_, to, bisect, no_engine, matrix_json, corp
             _release(rel)
         _preflight_releases(engine_name, [from_, to], cases, device=device, timeout_s=timeout_s, programs=programs)
         store = _store(results_path)
+        on_interrupt(f"the diagnoses that finished are in the result store {store.root}, so the same command "
+                     f"reuses them; " + written_at_end(markdown_path, json_path))
         with _executor(executor_kind, jobs, scheduler, workers) as ex:
             releases = measure_releases([from_, to], cases,
                                         lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
@@ -144,12 +158,17 @@ def cmd(path, script_args, warp, from_, to, bisect, no_engine, matrix_json, corp
     sys.exit(1 if rep["contradictions"] else 0)
 
 
-def _audit_program(path, script_args, releases, *, bisect, engine, engine_name, device, timeout_s, markdown_path,
-                   json_path):
-    """The program audit verb (:func:`defects4warp.program_audit.audit_program`): resolve PATH as
-    ``diagnose`` does, measure each release (progress on stderr), print or write the Markdown and JSON."""
+def _audit_program(path, script_args, releases, *, module=None, bisect, engine, engine_name, device, timeout_s,
+                   markdown_path, json_path):
+    """The program audit verb (:func:`defects4warp.program_audit.audit_program`): resolve PATH (or the
+    module ``-m PKG.MODULE``, from the current folder) as ``diagnose`` does, measure each release (progress
+    on stderr), print or write the Markdown and JSON."""
     try:
-        folder, spec, assumed = resolve_target(path, script_args, None, None)
+        if module is not None:
+            folder, spec, assumed = resolve_module(module, script_args, None, None)
+            path = f"-m {module}"
+        else:
+            folder, spec, assumed = resolve_target(path, script_args, None, None)
     except (TargetError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
     if device != "cpu":

@@ -16,8 +16,8 @@ from ._common import (
     CONTRACT_HINT, EngineFailed, WRITTEN_AS_IT_GOES, _refuse_dash,
     ProgramPath,
     _check_writable,
-    _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, timeout_opt,
-    warp_opt,
+    _check_device, _progress, _release, console, device_opt, engine_opt, err_console, get_engine, on_interrupt,
+    timeout_opt, warp_opt, written_at_end,
 )
 
 
@@ -115,6 +115,7 @@ def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params
     your files. --warp VERSION measures on another release, as for `run`."""
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
+    on_interrupt(written_at_end(json_path))
     from ..capture.targets import TargetError, resolve_module, resolve_target
     from ..engines.base import diagnose_target
     from ..runner import write_json_atomic

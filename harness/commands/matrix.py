@@ -9,7 +9,7 @@ import click
 from ..scoring import nothing_measured
 from ._common import (
     _preflight_releases,
-    WRITTEN_AS_IT_GOES, _refuse_dash,
+    WRITTEN_AS_IT_GOES, _refuse_dash, on_interrupt,
     _check_writable, _emit, _executor, _load, _read_json, _release, _store, cases_opt, corpus_opt,
     device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, scale_opts, timeout_opt,
     markdown_option, warp_option,
@@ -72,6 +72,10 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
     _preflight_releases(engine_name, releases, cases, device=device, timeout_s=timeout_s, programs=programs,
                         skip=reused)
     store = _store(results_path)
+    on_interrupt(f"the diagnoses and checks that finished are in the result store {store.root}, so the same "
+                 f"command reuses them" + (f"; {json_path} is rewritten after each release: it holds those that "
+                                         "finished" if json_path else "")
+                 + (f"; {markdown_path} was not written" if markdown_path not in (None, "-") else ""))
     with _executor(executor_kind, jobs, scheduler, workers) as ex:
         by_release = measure_releases(
             releases, cases, lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py), device=device,

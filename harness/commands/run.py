@@ -16,7 +16,22 @@ from ._common import (
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
+from ..case import TIERS
 from ..scoring import is_skipped, nothing_measured
+
+
+def tier_table(tiers: dict) -> Table:
+    """The per-tier table of a run (``summary["tiers"]``, :func:`defects4warp.scoring.summarize_tiers`):
+    detection rate over the tier's bug runs, false-positive rate over its no_bug runs, class accuracy over
+    its scored runs, each with its denominator."""
+    t = Table(title="per provenance tier")
+    for col in ("tier", "runs scored", "detection rate", "false-positive rate", "class accuracy"):
+        t.add_column(col)
+    for name, m in tiers.items():
+        t.add_row(name, str(m["scored"]), f"{_fmt(m['detection_rate'])} of {m['bug_runs']}",
+                  f"{_fmt(m['false_positive_rate'])} of {m['no_bug_runs']}",
+                  f"{_fmt(m['class_accuracy'])} of {m['scored']}")
+    return t
 
 
 @click.command()
@@ -29,6 +44,10 @@ from ..scoring import is_skipped, nothing_measured
 @warp_opt
 @split_opt
 @programs_opt
+@click.option("--tier", type=click.Choice(["all", *TIERS]), default="all", show_default=True,
+              help="Only cases of this provenance tier: original (written for this corpus), mined (taken from "
+                   "Warp's own fix history, docs/mined.md) or report (restating a public bug report). With more "
+                   "than one tier in the run, the summary scores each apart.")
 @click.option("--group-by", "group_by", type=click.Choice(["domain", "split", "family", "program"]), default=None,
               help="Also report the metrics per domain tag, per split, per family of the expected class, or per "
                    "program (adapter or script).")
@@ -40,7 +59,8 @@ from ..scoring import is_skipped, nothing_measured
 @click.option("--with-summary", is_flag=True,
               help="cmd: engines only: pass the case's summary (the user's words) as a fourth argument.")
 @progress_opt
-def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, programs, group_by, json_path, results_path,
+def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, programs, tier, group_by, json_path,
+        results_path,
         fresh, executor_kind, scheduler, workers, no_store, with_summary, progress_every):
     """Diagnose every case x variant with an engine and score it against the
     expectation for the installed Warp release. Diagnoses already in the result
@@ -56,6 +76,12 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
+    if tier != "all":
+        cases = [c for c in cases if c.tier == tier]
+        if not cases and not errors:
+            err_console.print(f"[red]no case of tier '{tier}' in {corpus or default_corpus()} matches "
+                              f"'{cases_glob}'" + (f" in split '{split}'" if split else "") + "[/red]")
+            sys.exit(2)
     python, warp_version = _release(warp)
     _check_device(device, python)
     engine = get_engine(engine_name, timeout_s=timeout_s, python=python, with_summary=with_summary)
@@ -79,7 +105,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
             prog.update(task, advance=1, description=f"{rec['case']}/{variant} {rec['diagnosis']['verdict']}")
 
         meta = {"case_format_errors": [str(e) for e in errors], "machine": describe(), "jobs": jobs,
-                "cases_not_run": len(errors), "split": split, "group_by": group_by, "programs": programs,
+                "cases_not_run": len(errors), "split": split, "tier": tier, "group_by": group_by, "programs": programs,
                 "date": _dt.date.today().isoformat(),
                 "corpus": corpus_info(corpus or default_corpus(), cases, cases_glob, split)}
         store = _store(results_path)
@@ -136,6 +162,8 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
             g.add_row(name, str(m["scored"]), _fmt(m["verdict_accuracy"]), _fmt(m["class_accuracy"]),
                       _fmt(m["detection_rate"]), _fmt(m["false_positive_rate"]))
         console.print(g)
+    if s.get("tiers"):
+        console.print(tier_table(s["tiers"]))
     if s.get("reused"):
         err_console.print(f"{s['reused']} of {len(items)} diagnoses reused from the result store {store.root}, their "
                           "stored measurements interpreted by this engine code (--fresh to measure again)")

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import (
-    WRITTEN_AS_IT_GOES, _refuse_dash,
+    WRITTEN_AS_IT_GOES, _refuse_dash, on_interrupt,
     _check_device, _check_writable, _executor, _load, _progress, _store, cases_opt, console,
     corpus_opt, device_opt, err_console, jobs_opt, programs_opt, scale_opts, split_opt, timeout_opt,
     warp_option,
@@ -69,6 +69,9 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
             continue
         _check_device(device, python)
     store = _store(results_path)
+    on_interrupt(f"the checks that finished are in the result store {store.root}, so the same command reuses "
+                 f"them" + (f"; {json_path} is rewritten after each release: it holds those that "
+                                         "finished" if json_path else ""))
 
     style = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
              "skipped": "skipped", "unsupported": "unsupported"}

@@ -249,6 +249,11 @@ class _Scan:
                 return f"{os.path.basename(info['file'])}:{info['lines'][0]}"
             return "?"
 
+        def launched_at(ev):
+            """``file.py:LINE`` of the program's ``wp.launch`` call of ``ev`` (None when unknown)."""
+            site = ev.get("site")
+            return f"{os.path.basename(site[0])}:{site[1]}" if site else None
+
         def writer_name(ev):
             if ev["kind"] == "launch":
                 return f"launch of {kname(ev)} (event {ev['seq']})"
@@ -257,13 +262,42 @@ class _Scan:
         def writer_label(ev):
             return f"launch of {kname(ev)}" if ev["kind"] == "launch" else f"{ev['op']}()"
 
+        names = {}
+
+        def array_name(A):
+            """How the program knows array ``A``, for text a user reads (the label stays in ``data``): the
+            param's name; else the launch argument that first wrote it (``kernel.arg``), else the one that
+            first read it; ``.grad of X`` for a gradient buffer; else its dtype and shape."""
+            if A in names:
+                return names[A]
+            info = arrays.get(A) or {}
+            name = None
+            if A in plabel:
+                name = f"param {plabel[A]}"
+            elif info.get("grad_of") and info["grad_of"] != A:
+                name = f".grad of {array_name(info['grad_of'])}"
+            else:
+                for role in ("writes", "reads"):
+                    for ev in events:
+                        if ev["kind"] == "launch":
+                            e = next((e for e in ev["args"] if e.get("array") == A and e[role]), None)
+                            if e is not None:
+                                name = f"{kname(ev)}.{e['field'] or e['arg']}"
+                                break
+                    if name:
+                        break
+            if name is None:
+                name = f"a {info.get('dtype', '?')} array of shape {tuple(info.get('shape') or ())}"
+            names[A] = name
+            return name
+
         def producer_name(on, A):
             for ev in on:
                 if ev["kind"] == "launch":
                     for e in ev["args"]:
                         if e.get("array") == A and e["writes"]:
-                            return f"array {A} ({kname(ev)}.{e['field'] or e['arg']})"
-            return f"array {A}"
+                            return f"array {kname(ev)}.{e['field'] or e['arg']}"
+            return f"array {array_name(A)}"
 
         groups_war = {}
 
@@ -314,9 +348,11 @@ class _Scan:
         self.add = add
         self.kname = kname
         self.where = where
+        self.launched_at = launched_at
         self.writer_name = writer_name
         self.writer_label = writer_label
         self.producer_name = producer_name
+        self.array_name = array_name
         self.groups_war = groups_war
         self.consumed_grad = consumed_grad
         self.group = group
@@ -444,7 +480,7 @@ def _missing_requires_grad(scan, b, view):
         rec = arrays.get(A, {})
         if rec.get("float") and not b["requires_grad"].get(A, rec.get("requires_grad")):
             who = producer_name(on, A)
-            group("missing_requires_grad", (who.split("(")[-1],),
+            group("missing_requires_grad", (who,),
                   f"{who} lies on the dataflow path from the params to the seeded array but has "
                   f"requires_grad=False at backward", A, None, None)
 
@@ -477,12 +513,15 @@ def _tape_scope(scan, b, view):
         elif ev["tape"] is None:
             key = ("forward_outside_tape", kname(ev))
             if key not in found:
+                at = scan.launched_at(ev)
                 add(_finding("forward_outside_tape",
-                             f"launch of {kname(ev)} ({where(ev)}, event {ev['seq']}) lies on the param->loss path "
-                             f"but was recorded on no tape (record_tape={ev['record_tape']}, active tape "
-                             f"{ev['active_tape']}); backward on {T} (event {b['seq']}) does not reach it",
+                             (f"launch of {kname(ev)} at {at} (kernel defined at {where(ev)}, event {ev['seq']})"
+                              if at else f"launch of {kname(ev)} ({where(ev)}, event {ev['seq']})")
+                             + f" lies on the param->loss path but was recorded on no tape (record_tape="
+                             f"{ev['record_tape']}, active tape {ev['active_tape']}); backward on {T} (event "
+                             f"{b['seq']}) does not reach it",
                              launches=[], kernel=kname(ev), record_tape=ev["record_tape"],
-                             active_tape=ev["active_tape"], backward=b["seq"]), kname(ev))
+                             active_tape=ev["active_tape"], backward=b["seq"], launch_site=at), kname(ev))
             ls = found[key]["data"]["launches"]
             if ev["seq"] not in ls and len(ls) < 20:
                 ls.append(ev["seq"])
@@ -516,7 +555,7 @@ def _tape_scope(scan, b, view):
                      + (f"tape {U}" if U is not None else "no tape (the state between the windows)")
                      + (f" (before its reset {EU})" if U == T else "") +
                      f" (events {seqs[:5]}); no later backward carries the adjoint of the state handed "
-                     f"over ({handoff[:5]}) into them",
+                     f"over ({', '.join(scan.array_name(a) for a in handoff[:5])}) into them",
                      tape=T, other_tape=U, other_epoch=EU, launches=seqs[:20], handoff=handoff[:20],
                      backward=b["seq"], pairs=[[T, U]]),
             "all")
@@ -546,7 +585,8 @@ def _zero_seed(scan, b, view):
     if b["seeds"] and all(x["constant"] == 0.0 for x in b["seeds"]):
         add(_finding("zero_seed",
                      f"backward (event {b['seq']}) on tape {T} is seeded only with zeros "
-                     f"({', '.join(str(x['seed'] or x['target']) for x in b['seeds'])}): a seed buffer zeroed "
+                     f"({', '.join(scan.array_name(x['seed'] or x['target']) for x in b['seeds'])}): a seed "
+                     f"buffer zeroed "
                      f"earlier (consumed by a backward from Warp 1.13, or by tape.zero()) and not refilled "
                      f"gives a zero gradient",
                      seeds=[x["seed"] for x in b["seeds"]], targets=[x["target"] for x in b["seeds"]],
@@ -581,13 +621,15 @@ def _seeds(scan, b, view):
                     red, factor = "sum", c
         if acc is not None:
             add(_finding("seed_accumulated",
-                         f"seed buffer {buf} for array {s['target']} is added to by launch event {acc[0]} while "
+                         f"the seed buffer of {scan.array_name(s['target'])} is added to by launch event {acc[0]} "
+                         f"while "
                          f"it already held a sum of {acc[1]:g} (accumulated, not filled)",
                          seed=buf, target=s["target"], launch=acc[0], prior_sum=acc[1],
                          constant=s["constant"], factor=factor), buf)
         elif factor is not None:
             add(_finding("seed_scale",
-                         f"backward (event {b['seq']}) seeds array {s['target']} ({s['target_size']} elements) "
+                         f"backward (event {b['seq']}) seeds {scan.array_name(s['target'])} "
+                         f"({s['target_size']} elements) "
                          f"with the constant {s['constant']:g} while the objective equals its {red}; the "
                          f"gradient is {factor:g} times the objective's",
                          target=s["target"], seed=buf, constant=s["constant"], size=s["target_size"],
@@ -647,7 +689,7 @@ def _taped_loss(scan, b, view, *, max_ratio: int = 16, ratio_tol: float = 1e-3):
         if writers == k:
             return  # k launches accumulated into the loss: a duplicate launch, not another function
     add(_finding("taped_loss_not_objective",
-                 f"backward (event {b['seq']}) seeds array {s['target']} (one element) with 1, but it holds "
+                 f"backward (event {b['seq']}) seeds {scan.array_name(s['target'])} (one element) with 1, but it holds "
                  f"{value:.6g} where objective() at the same point is {objective:.6g}: the gradient is the "
                  f"gradient of another value than the reported objective",
                  target=s["target"], taped=value, objective=objective, backward=b["seq"]), s["target"])
@@ -671,14 +713,15 @@ def _grad_nonzero_at_backward(scan):
                  and not zeroed(a, scan.start - 1, b0["seq"])]
     if stale_mid:
         add(_finding("grad_nonzero_at_backward",
-                     f"{len(stale_mid)} intermediate array(s) on the param->loss path ({', '.join(stale_mid[:5])}) "
+                     f"{len(stale_mid)} intermediate array(s) on the param->loss path "
+                     f"({', '.join(scan.array_name(a) for a in stale_mid[:5])}) "
                      f"hold a nonzero .grad when backward (event {b0['seq']}) starts and nothing in the call "
                      f"zeroed them; their old adjoints flow into the params",
                      arrays=stale_mid, backward=b0["seq"]), "intermediates")
     for name, p in params.items():
         if b0["grad_nonzero"].get(p) and p in rec_on_T and not zeroed(p, scan.start - 1, b0["seq"]):
             add(_finding("grad_nonzero_at_backward",
-                         f"param {name} ({p}) has a nonzero .grad when backward (event {b0['seq']}) starts and "
+                         f"param {name} has a nonzero .grad when backward (event {b0['seq']}) starts and "
                          f"nothing in the call zeroed it (no .grad.zero_(), tape.zero() or tape.reset())",
                          param=name, array=p, backward=b0["seq"]), p)
 
@@ -813,7 +856,12 @@ def trace_findings(trace, *, objective=None, rtol=1e-4):
     found = scan.found
     for g in scan.groups_war.values():
         d = g["data"]
-        arr = ", ".join(d["arrays"][:3]) + (f" and {len(d['arrays']) - 3} more" if len(d["arrays"]) > 3 else "")
+        seen = {}  # one entry per name: the arrays one kernel argument wrote step after step read as one
+        for a in d["arrays"]:
+            n = scan.array_name(a)
+            seen[n] = seen.get(n, 0) + 1
+        arr = (", ".join(n + (f" x{c}" if c > 1 else "") for n, c in list(seen.items())[:3])
+               + (f" and {len(seen) - 3} more" if len(seen) > 3 else ""))
         if d["readers"]:
             g["detail"] += f" (arrays {arr}; {d['count']} instance(s), first read at event {d['readers'][0]}"
             g["detail"] += f", first write at event {d['writers'][0]})" if d["writers"] else ")"

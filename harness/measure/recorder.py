@@ -45,6 +45,27 @@ def _is_array(v):
     return isinstance(v, wp.array)
 
 
+#: Folders whose frames are not the program's own: Warp's package (``warp.optim``, ``warp.sim`` launch on the
+#: program's behalf), the recorder's and the script capture's wrappers.
+_NOT_PROGRAM = tuple(os.path.dirname(os.path.abspath(p)) + os.sep for p in (
+    wp.__file__, __file__, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "capture", "x")))
+
+
+def _call_site(max_depth=64):
+    """``[file, line]`` of the program's call that led to the current hook: the innermost frame outside
+    :data:`_NOT_PROGRAM` (a ``wp.launch`` in ``train.py``, or the user's ``opt.step()`` for a launch Warp's
+    optimizer makes), or ``None`` when every frame within ``max_depth`` is Warp's or the harness's."""
+    f = sys._getframe(1)
+    for _ in range(max_depth):
+        if f is None:
+            return None
+        fn = f.f_code.co_filename
+        if fn and not fn.startswith("<") and not os.path.abspath(fn).startswith(_NOT_PROGRAM):
+            return [fn, f.f_lineno]
+        f = f.f_back
+    return None
+
+
 def _struct_instance_class():
     """Warp's ``StructInstance`` base class (every ``@wp.struct`` instance is one
     on 1.0.2-1.19.0): ``warp._src.codegen`` from 1.10, ``warp.codegen`` before;
@@ -387,6 +408,7 @@ class _Recorder:
             epoch=None,
             active_tape=self.active[-1] if self.active else None,
             after_loss=None,
+            site=_call_site(),
             args=args,
             reads=reads,
             writes=writes,

@@ -117,6 +117,9 @@ read-modify-write of one element: ``a[i] *= s``, ``a[i] = f(a[i])``).
   ``active_tape`` (label of the tape whose ``with`` block was open),
   ``after_loss`` (bool: recorded after the last write of an array later
   seeded by ``backward()``; ``None`` when no backward followed),
+  ``site`` (``[file, line]`` of the program's ``wp.launch`` call: the
+  innermost frame outside Warp and the harness, or ``None``; absent from
+  traces recorded before it existed),
   ``args``: list of ``{"arg", "field", "array", "role", "reads", "writes",
   "accumulates", "pre"}`` for arrays (``field`` is the struct-field path, e.g.
   ``"state.q"``, or ``None``; ``role`` ``"input"``/``"output"``; ``pre`` is
