@@ -943,13 +943,14 @@ def render_engines(root: Path = ROOT) -> str:
 def render_builtins(root: Path = ROOT) -> str:
     """docs/builtins.md: its generated part from the committed builtins conformance data
     (``harness/data/builtins/*-cpu.json``, :func:`defects4warp.builtins.page.page_markdown`)."""
-    from .builtins import load, measured_releases
+    from .builtins import corpus_builtins, load, measured_releases
     from .builtins.page import END, START, page_markdown, splice
 
     existing = _existing(root, "docs/builtins.md")
     _splice(existing, START, END, "", "docs/builtins.md")  # the page and its markers must be there
     docs = {r: load.__wrapped__(r, "cpu") for r in measured_releases("cpu")}
-    return splice(existing, page_markdown(docs))
+    # the same page as `defects4warp builtins --write-package-data` writes (with the corpus cases table)
+    return splice(existing, page_markdown(docs, cases=corpus_builtins()))
 
 
 #: Generated pages (or parts) not rendered here, and why.
