@@ -306,9 +306,16 @@ def test_access_patterns_tell_local_components_from_array_stores_and_struct_fiel
            "    x[i] += 1.0\n    y[i].x = 2.0\n    s.a = 1.0\n    q = S()\n    q.mass = 2.0\n")
     node = ast.parse(src).body[0]
     assert release.access_patterns(node) == {"[component_write]", "[local_attribute_write]", "[local_component_add]",
-                                             "[local_component_write]", "[local_matrix_add]", "[local_matrix_write]"}
-    only_arrays = ast.parse("def k(x: wp.array(dtype=float)):\n    i = wp.tid()\n    x[i] = 1.0\n    x[i] += 2.0\n")
+                                             "[local_component_write]", "[local_matrix_add]", "[local_matrix_write]",
+                                             "[element_write_add]"}
+    only_arrays = ast.parse("def k(x: wp.array(dtype=float)):\n    i = wp.tid()\n    x[i] = 1.0\n    x[i] = x[i] * 2.0\n")
     assert release.access_patterns(only_arrays.body[0]) == set()
+    # an in-place add on an element of a user-defined vector type, a local copied from a local, a
+    # conditional expression with a plain array load as a branch; a built-in element type is not custom
+    src3 = ("def k(x: wp.array(dtype=vec9), y: wp.array(dtype=wp.vec3d), f: bool):\n    i = wp.tid()\n"
+            "    x[i] += x[i]\n    y[i] -= y[i]\n    u = 1.0\n    w = u\n    z = x\n    y[i] = y[i] if f else y[i] * 2.0\n")
+    assert release.access_patterns(ast.parse(src3).body[0]) == {"[element_write_add]", "[vec9_element_add_twice]",
+                                                                "[local_alias]", "[ternary_load]"}
     # a name bound to an array parameter is a view of it; a vector parameter is passed by value (a local);
     # -= is an add
     src2 = ("def f(out: wp.array(dtype=float), v: wp.vec3, m: wp.mat22):\n    a = out\n    b = a\n"

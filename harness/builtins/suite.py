@@ -368,11 +368,16 @@ ACCESS = {
                     "y[i] = w"],
     # a conditional expression whose taken branch is a plain array load (the inputs lie in [0.5, 1.5])
     "ternary_load": ["y[i] = 2.0 * x[i] if x[i] > 3.0 * 3.0 else x[i]"],
+    # an in-place add on an element the kernel wrote first: the written value's adjoint must count once
+    "element_write_add": ["y[i] = x[i]", "y[i] += 2.0 * x[i]"],
+    # two in-place adds on an element of a vector type outside Warp's atomic types (length 9)
+    "vec9_element_add_twice": ["y[i] += R(" + ", ".join(["x[i]"] * 9) + ")",
+                               "y[i] += R(" + ", ".join(["2.0 * x[i]"] * 9) + ")"],
 }
 #: Element type of ``y`` of an access pattern, without its scalar suffix (default ``vec3``;
 #: ``scalar``: ``y`` is an array of the pattern's float type, written without reading it first).
 ACCESS_RET = {"local_matrix_write": "mat22", "local_matrix_add": "mat22", "local_alias": "scalar",
-              "ternary_load": "scalar"}
+              "ternary_load": "scalar", "element_write_add": "scalar", "vec9_element_add_twice": "vec9"}
 #: Family of an access pattern in the tables (default: ``local component`` for ``local_*``,
 #: ``array access`` otherwise).
 ACCESS_FAMILY = {"local_alias": "local variable"}
@@ -461,7 +466,7 @@ def kernel_source(j: int, spec: dict) -> list:
         if tpl == "element_add":
             lines.append(f"    v = {rt}(wp.{dt}(1.0), wp.{dt}(2.0), wp.{dt}(3.0))")
         lines += ["    " + b.replace("2.0", f"wp.{dt}(2.0)").replace("3.0", f"wp.{dt}(3.0)").replace("4.0", f"wp.{dt}(4.0)")
-                  .replace("R()", f"{rt}()").replace("x[i]", "a0[i]") for b in ACCESS[tpl]]
+                  .replace("R(", f"{rt}(").replace("x[i]", "a0[i]") for b in ACCESS[tpl]]
         return lines
     params, call = [], []
     for a, (k, s) in enumerate(spec["args"]):
@@ -551,7 +556,7 @@ class Case:
         self.W = rng.uniform(0.5, 1.5, size=(self.points, m)) * rng.choice([-1.0, 1.0], size=(self.points, m))
         self.y0 = None
         if tpl in ACCESS and not tpl.startswith("local_") and ACCESS_RET.get(tpl) != "scalar":
-            self.y0 = rng.uniform(0.5, 1.5, size=(self.points, 3))
+            self.y0 = rng.uniform(0.5, 1.5, size=(self.points, size_of(self.ret)))
 
     def _wp_arrays(self, vals_list, requires_grad):
         wp = _wp()

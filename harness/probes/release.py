@@ -443,6 +443,11 @@ def _ratios(xs) -> str:
 #: Parameter annotations of a value type (vectors, matrices, quaternions, transforms): Warp passes
 #: them by value, so writing a component of such a parameter is a write to a local.
 _VALUE_ANNOTATION = re.compile(r"\b(vec|mat|quat|transform|spatial_)\w*")
+#: ``dtype=`` of an array annotation, and the element types Warp builds in (scalars, vec2-4,
+#: matrices up to 4x4, quaternions, transforms, spatial types): any other is a user-defined type.
+_ARRAY_DTYPE = re.compile(r"dtype\s*=\s*([\w.]+)")
+_BUILTIN_DTYPE = re.compile(r"^(wp\.)?(float(16|32|64)?|u?int(8|16|32|64)?|bool|vec[234][hfdbsilu]?[bsil]?|"
+                            r"mat(22|33|44|23|32|34|43)[hfd]?|quat[hfd]?|transform[hfd]?|spatial_(vector|matrix)[hfd]?)$")
 
 
 def is_warp_function(node) -> bool:
@@ -469,19 +474,27 @@ def access_patterns(node) -> set:
     ``y``, ``z``, ``w`` only: other names are struct fields), ``[local_matrix_write]``
     (``m[0, 1] = ...``) and ``[local_matrix_add]`` (``m[0, 1] += ...``). A local copied by a plain
     assignment from another local (``w = u``): ``[local_alias]``; a conditional expression with a
-    plain array load as a branch (``a[i] / b[i] if flag else a[i]``): ``[ternary_load]``. A local is any name but a
+    plain array load as a branch (``a[i] / b[i] if flag else a[i]``): ``[ternary_load]``. An in-place
+    add or subtract on an array element (``a[i] += ...``): ``[element_write_add]``, and
+    ``[vec9_element_add_twice]`` as well when the array's element type is not one of Warp's
+    built-in scalar, vector or matrix types (a ``wp.types.vector`` of another length: Warp lowered
+    those in-place ops differently before 1.5.0). A local is any name but a
     parameter annotated with another than a value type (an array, a struct) and a name bound to
     such a parameter (``a = out``); a vector or matrix parameter is passed by value, so it counts.
     """
     import ast
 
     params = set()
+    custom = set()  # array parameters whose element type is not a Warp built-in type
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = node.args
         for x in a.posonlyargs + a.args + a.kwonlyargs:
             ann = ast.unparse(x.annotation) if x.annotation is not None else ""
             if "array" in ann or not _VALUE_ANNOTATION.search(ann):
                 params.add(x.arg)
+            m = _ARRAY_DTYPE.search(ann)
+            if "array" in ann and m and not _BUILTIN_DTYPE.match(m.group(1)):
+                custom.add(x.arg)
     # names bound to a parameter (or to such a name) are views of it, not locals
     grew = True
     while grew:
@@ -500,6 +513,11 @@ def access_patterns(node) -> set:
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id not in params \
                 and any(isinstance(t, ast.Name) for t in n.targets):
             out.add("[local_alias]")
+        if isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub)) and isinstance(n.target, ast.Subscript) \
+                and isinstance(n.target.value, ast.Name) and n.target.value.id in params:
+            out.add("[element_write_add]")
+            if n.target.value.id in custom:
+                out.add("[vec9_element_add_twice]")
         tgts = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
         write = isinstance(n, ast.Assign)
         add = isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub))
