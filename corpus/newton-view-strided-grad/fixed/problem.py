@@ -27,7 +27,7 @@ def get_dof_velocities(attrib):
         value_stride,
     )
 
-    # construct reshaped attribute array, preserving grad connectivity
+    # construct reshaped attribute array
     source_grad = attrib.grad if attrib.requires_grad else None
     grad_view = None
     if source_grad is not None:
