@@ -132,10 +132,24 @@ def run_check(case_id: str, version: str, variant: str = "buggy") -> dict:
     return doc
 
 
+def row_variants(row: dict) -> dict:
+    """The variant the check runs on for each side of a manifest row: for
+    Warp's own fixes (``source: warp``) the row's ``variant`` (default
+    ``buggy``) on both sides, the release being what changes; for a
+    downstream fix (``source: downstream``) the fix is in the program, so
+    ``before`` runs the buggy variant and ``after`` the fixed one, on the
+    same pinned releases."""
+    if row["source"] == "downstream":
+        return {"before": "buggy", "after": "fixed"}
+    v = row.get("variant", "buggy")
+    return {"before": v, "after": v}
+
+
 def verify(pattern: str, repeat: int) -> dict:
     """Run every manifest row's triggering check ``repeat`` times on each
     release of ``before`` (must fail every time: exit 1) and ``after`` (must
-    pass every time); returns and writes :data:`CHECKS`."""
+    pass every time), on the variants :func:`row_variants` names; returns and
+    writes :data:`CHECKS`."""
     manifest = yaml.safe_load(MANIFEST.read_text())
     doc = json.loads(CHECKS.read_text()) if CHECKS.is_file() else {"repeat": repeat, "cases": {}}
     for row in manifest["bugs"]:
@@ -143,10 +157,12 @@ def verify(pattern: str, repeat: int) -> dict:
         if not fnmatch.fnmatch(cid, pattern):
             continue
         out = {"before": {}, "after": {}}
+        variants = row_variants(row)
         for side, want in (("before", 1), ("after", 0)):
             for rel in row[side]:
-                runs = [run_check(cid, rel, row.get("variant", "buggy")) for _ in range(repeat)]
-                out[side][rel] = {"runs": len(runs), "as_expected": sum(r["exit"] == want for r in runs),
+                runs = [run_check(cid, rel, variants[side]) for _ in range(repeat)]
+                out[side][rel] = {"variant": variants[side], "runs": len(runs),
+                                  "as_expected": sum(r["exit"] == want for r in runs),
                                   "max_abs_error": [r.get("max_abs_error") for r in runs],
                                   "seconds": [r.get("seconds") for r in runs],
                                   "errors": sorted({r["error"] for r in runs if r.get("error")})}
@@ -279,6 +295,7 @@ A mined case has `provenance: mined`, `split: test` and a `mined:` block in its 
 | `files`, `minimisation` | the files the program was taken from (the fix's own test, or the changed source when the fix added no test) and what was cut, renamed or written anew, and why |
 | `buggy_release`, `fixed_release` | the newest release measured with the bug and the first measured without it: the release that ships the fix, measured with the triggering check (installing releases outside the supported list where needed), not read from the changelog |
 | `introduced_release` | for a regression, the first release measured with the bug |
+| `pinned` | downstream code: the releases the check runs on (e.g. `warp-lang`); the fix is in the program, so the buggy variant is the code before the fix commit and the fixed variant the code after it, both on the pinned releases |
 | `trigger` | the triggering check run on the buggy variant by `scripts/mined_trigger.py`: the fix's test assertion (`expected_gradient`, with `atol`/`rtol` in `numpy.allclose` form) or a central difference of the objective (`central_difference`), over `calls` gradient calls |
 
 Each buggy variant is the fix's own test or the issue's repro as a `make_problem` adapter; its
@@ -286,7 +303,11 @@ expectations say `bug` on the releases before `fixed_release` (from `introduced_
 regression) and `no_bug` from it. The fixed
 variant is the same program with the construct that has a right adjoint on every release, so the
 oracle's pair check has a twin. `python scripts/mined.py verify` runs each trigger three times on
-each release of the manifest's `before` (must fail 3/3) and `after` (must pass 3/3).
+each release of the manifest's `before` (must fail 3/3) and `after` (must pass 3/3). A downstream
+case (`source: downstream` in the manifest: the fix is in the project's code, not in Warp) has no
+`buggy_release`/`fixed_release`: its buggy variant is the code at `parent_commit`, its fixed
+variant the code at `fix_commit`, and verify runs the buggy variant on `before` and the fixed one
+on `after`, both the `pinned` releases.
 """
 
 
@@ -316,7 +337,7 @@ def render() -> str:
         lines.append(f"| {words} (`{s}`) | {n} |")
     lines += [f"| **all** | **{len(ents)}** |", "", "## Mined cases and their triggering checks", "",
               manifest["description"].strip(), "",
-              "| case | changelog | bug on (before) | correct on (after) | checks as expected | seconds per check (in the worker) "
+              "| case | changelog entry or downstream fix | bug on (before) | correct on (after) | checks as expected | seconds per check (in the worker) "
               "| validate (oracle) |",
               "|---|---|---|---|---|---|---|"]
     for row in manifest["bugs"]:
@@ -333,7 +354,12 @@ def render() -> str:
         val = (f"{st.count('passed')}/{len(st)} passed on {len(v)} releases"
                + (f", {st.count('unsupported')} unsupported as min_warp says" if "unsupported" in st else "")
                if st else "not run")
-        lines.append(f"| [{row['case']}](../corpus/{row['case']}/case.yaml) | {row['changelog']} | "
+        if row["source"] == "downstream":
+            rec = yaml.safe_load((CORPUS / row["case"] / "case.yaml").read_text())["mined"]
+            origin = f"{rec['repository'].removeprefix('https://github.com/')}@{rec['fix_commit'][:8]} (buggy/fixed variant)"
+        else:
+            origin = row["changelog"]
+        lines.append(f"| [{row['case']}](../corpus/{row['case']}/case.yaml) | {origin} | "
                      f"{', '.join(row['before'])} | {', '.join(row['after'])} | {got} | {sec} | {val} |")
     lines += ["", RECORD_DOC.strip(), ""]
     lines += ["", "## Every gradient-related Fixed entry, 1.0.0 to 1.16.0 and the fragments after it", "",

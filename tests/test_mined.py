@@ -1,7 +1,8 @@
 """The mined tier's records are well-formed and agree with each other (no Warp run).
 
 * every ``provenance: mined`` case has a ``mined:`` record (the loader's schema),
-  is in the test split, and its measured releases bracket the fix;
+  is in the test split, and its measured releases bracket the fix (a downstream
+  case: its buggy and fixed variants differ on the pinned release);
 * Warp's changelog table (docs/data/warp-changelog-gradients.yaml) follows its
   schema, accounts for every entry it lists (a case or a reason), and its
   case entries and the mined cases point at each other;
@@ -47,12 +48,19 @@ def test_mined_cases_have_their_record():
         m = c.mined
         assert c.split == "test", c.id
         assert m["files"] and m["licence"] == "Apache-2.0", c.id
-        assert Version(m["buggy_release"]) < Version(m["fixed_release"]), c.id
         for v in c.variants:
             src = (v.path / "problem.py").read_text()
             assert "SPDX-License-Identifier: Apache-2.0" in src, f"{c.id}/{v.name}: licence notice missing"
-        # the buggy variant's expectation flips exactly at the measured first fixed release
         buggy = c.variant("buggy")
+        if "pinned" in m:
+            # a downstream fix: the buggy variant is wrong and the fixed one right on the pinned release
+            rel = m["pinned"]["warp-lang"]
+            assert "buggy_release" not in m and "fixed_release" not in m, c.id
+            assert buggy.expectation_for(rel, "small").verdict == "bug", c.id
+            assert c.variant("fixed").expectation_for(rel, "small").verdict == "no_bug", c.id
+            continue
+        assert Version(m["buggy_release"]) < Version(m["fixed_release"]), c.id
+        # the buggy variant's expectation flips exactly at the measured first fixed release
         assert buggy.expectation_for(m["buggy_release"], "small").verdict == "bug", c.id
         assert buggy.expectation_for(m["fixed_release"], "small").verdict == "no_bug", c.id
 
@@ -95,6 +103,11 @@ def test_manifest_matches_the_cases():
     assert sorted(rows) == sorted(c.id for c in MINED)
     for c in MINED:
         r = rows[c.id]
+        if "pinned" in c.mined:
+            assert r["source"] == "downstream", c.id
+            assert c.mined["pinned"]["warp-lang"] in r["before"] and c.mined["pinned"]["warp-lang"] in r["after"], c.id
+            continue
+        assert r["source"] == "warp", c.id
         assert r["before"][-1] == c.mined["buggy_release"], c.id
         assert r["after"][0] == c.mined["fixed_release"], c.id
         assert r.get("changelog") == c.mined.get("changelog"), c.id
