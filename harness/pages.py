@@ -25,7 +25,10 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from packaging.version import InvalidVersion, Version
+
+from .case import TIERS, provenance_tier
 
 #: Repository root (pages and data are relative to it).
 ROOT = Path(__file__).resolve().parent.parent
@@ -838,8 +841,61 @@ def render_results(root: Path = ROOT) -> str:
         sel = (d.get("corpus") or {}).get("selection", "*")
         if sel != "*":
             split += ["", f"Measured on a subset of the corpus only (`--cases {sel}`)."]
+        split += tier_table(docs, root)
         block = text.rstrip("\n") + "\n" + "\n".join(split) + "\n"
     return _splice(_existing(root, "docs/results.md"), RESULTS_START, RESULTS_END, block, "docs/results.md")
+
+
+def case_tiers(root: Path = ROOT) -> dict:
+    """``{case id: tier}`` (:data:`defects4warp.case.TIERS`) from the ``provenance`` of every
+    ``corpus/*/case.yaml`` under ``root`` (read as YAML only: a case that does not load is still
+    tiered by its provenance; one without a readable provenance is left out)."""
+    out = {}
+    for f in sorted((root / "corpus").glob("*/case.yaml")):
+        try:
+            prov = (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("provenance")
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(prov, str):
+            out[f.parent.name] = provenance_tier(prov)
+    return out
+
+
+def tier_table(docs: dict, root: Path = ROOT) -> list:
+    """Markdown lines: the engine per provenance tier on every release with an engine file
+    (``{release: engine document}``), scored against today's labels: scored runs, detection rate,
+    false-positive rate and class accuracy per tier. The mined tier's buggy variants are bugs only on
+    the releases before their fix, so its detection rate is measured on old releases; a release whose
+    file was measured with older engine code is marked ``*``."""
+    from .engine_matrix import full_record
+    from .scoring import summarize
+    from .store import code_digest
+
+    tiers = case_tiers(root)
+    now = code_digest()[:16]
+    L = ["", "## Per provenance tier, every release", "",
+         *wrap_prose("Each tier scored alone (`run --tier`): `original` cases written for this corpus, `mined` "
+                     "cases taken from a real fix history (docs/mined.md), `report` cases restating a public bug "
+                     "report. Cells: scored runs / detection rate / false-positive rate / class accuracy; `-` "
+                     "where the tier has no run of that kind on the release. A mined bug is a bug only on the "
+                     "releases before its fix. `*`: the release's file was measured with older engine code (its "
+                     "answers are rescored against today's labels, not measured again).").splitlines(), "",
+         "| release | " + " | ".join(TIERS) + " |", "|---|" + "---|" * len(TIERS)]
+    for rel in sorted(docs, key=_vkey):
+        d = docs[rel]
+        recs = [full_record(x) for x in d["runs"]]
+        cells = []
+        for t in TIERS:
+            g = [r for r in recs if tiers.get(r["case"]) == t]
+            if not g:
+                cells.append("-")
+                continue
+            m = summarize(g)
+            cells.append(f"{m['scored']} / {_f(m['detection_rate'])} / {_f(m['false_positive_rate'])} / "
+                         f"{_f(m['class_accuracy'])}")
+        older = "" if (d.get("engine") or {}).get("code") in (None, now) else " *"
+        L.append(f"| {rel}{older} | " + " | ".join(cells) + " |")
+    return L
 
 
 #: Markers of the generated comparison block of docs/engines.md.
