@@ -7,6 +7,7 @@ Usage (from the repository root, with the worktree's interpreter)::
     python scripts/mined.py check CASE --warp 1.8.0 [--variant buggy] [--repeat 3]
     python scripts/mined.py verify [--cases GLOB] [--repeat 3]              # writes docs/data/mined-checks.json
     python scripts/mined.py summarise-validation v1.json v2.json ...        # validate --json files -> docs/data/mined-validation.json
+    python scripts/mined.py summarise-runs r1.json r2.json ...              # run --tier mined --json files -> docs/data/mined-engines.json
     python scripts/mined.py render                                         # writes docs/mined.md
 
 Files:
@@ -55,6 +56,7 @@ TABLE = ROOT / "docs" / "data" / "warp-changelog-gradients.yaml"
 MANIFEST = ROOT / "docs" / "data" / "mined-manifest.yaml"
 CHECKS = ROOT / "docs" / "data" / "mined-checks.json"
 VALIDATION = ROOT / "docs" / "data" / "mined-validation.json"
+ENGINES = ROOT / "docs" / "data" / "mined-engines.json"
 PAGE = ROOT / "docs" / "mined.md"
 TRIGGER = ROOT / "scripts" / "mined_trigger.py"
 
@@ -195,6 +197,42 @@ def summarise_validation(files: list) -> dict:
 
 
 # ---------------------------------------------------------------- changelog
+
+def summarise_runs(files: list, previous: dict | None = None) -> dict:
+    """``docs/data/mined-engines.json`` from ``defects4warp run --tier mined --json`` files: per engine and
+    release, the tier's scored runs, detection rate, false-positive rate and class accuracy, and per run the
+    expected and the engine's verdict and top class. ``previous`` (the committed file) keeps the
+    (engine, release) pairs the given files do not hold.
+
+    Raises
+    ------
+    SystemExit
+        A file that is not a run's ``{summary, results}`` or holds a case outside the mined tier (names it).
+    """
+    out = {"description": "The engines on the mined tier (run --tier mined --split test --warp R --json, one file "
+                          "per engine and release; scripts/mined.py summarise-runs).",
+           "engines": dict((previous or {}).get("engines", {}))}
+    for f in files:
+        doc = json.loads(Path(f).read_text())
+        if not isinstance(doc, dict) or "summary" not in doc or "results" not in doc:
+            raise SystemExit(f"{f}: not a `defects4warp run --json` file ({{summary, results}})")
+        sm = doc["summary"]
+        eng, rel = sm.get("engine", "reference"), sm.get("warp_version")
+        runs = []
+        for r in doc["results"]:
+            if r.get("tier") not in (None, "mined"):
+                raise SystemExit(f"{f}: {r.get('case')} is of tier {r.get('tier')!r}, not mined: run with --tier mined")
+            d = r.get("diagnosis") or {}
+            top = (d.get("classes") or [{}])[0].get("id")
+            runs.append({"case": r["case"], "variant": r["variant"],
+                         "expected": (r.get("expected") or {}).get("verdict"), "verdict": d.get("verdict"),
+                         "top": top, "correct": r.get("correct")})
+        out["engines"].setdefault(eng, {})[rel] = {
+            "scored": sm.get("scored"), "detection_rate": sm.get("detection_rate"),
+            "false_positive_rate": sm.get("false_positive_rate"), "class_accuracy": sm.get("class_accuracy"),
+            "verdict_accuracy": sm.get("verdict_accuracy"), "runs": runs}
+    return out
+
 
 def parse_changelog(text: str) -> list:
     """Every "Fixed" entry of a Warp CHANGELOG.md from 1.0.0 on: ``{release,
@@ -362,6 +400,27 @@ def render() -> str:
         lines.append(f"| [{row['case']}](../corpus/{row['case']}/case.yaml) | {origin} | "
                      f"{', '.join(row['before'])} | {', '.join(row['after'])} | {got} | {sec} | {val} |")
     lines += ["", RECORD_DOC.strip(), ""]
+    eng = json.loads(ENGINES.read_text()) if ENGINES.is_file() else {"engines": {}}
+    if eng["engines"]:
+        lines += ["", "## The engines on the mined tier", "",
+                  "Each engine on the mined cases alone (`defects4warp run --tier mined --split test --warp R`), on "
+                  "releases where some of them are bugs (a mined bug is a bug only before its fix; the other "
+                  "variants are expected no_bug there). docs/data/mined-engines.json has every run.", "",
+                  "| engine | release | scored runs | detection rate | false-positive rate | class accuracy | "
+                  "runs the engine got wrong (verdict or class) |", "|---|---|---|---|---|---|---|"]
+
+        def _f(x):
+            return "-" if x is None else f"{x:.3f}"
+
+        for name in sorted(eng["engines"]):
+            for rel in sorted(eng["engines"][name], key=lambda v: tuple(int(x) for x in v.split("."))):
+                e = eng["engines"][name][rel]
+                wrong = [f"{r['case']}/{r['variant']} ({r['verdict']} {r['top'] or ''}, expected {r['expected']})"
+                         for r in e["runs"] if r["correct"] and not (r["correct"].get("verdict")
+                                                                   and r["correct"].get("class"))]
+                lines.append(f"| `{name}` | {rel} | {e['scored']} | {_f(e['detection_rate'])} | "
+                             f"{_f(e['false_positive_rate'])} | {_f(e['class_accuracy'])} | "
+                             f"{'; '.join(wrong) or 'none'} |")
     lines += ["", "## Every gradient-related Fixed entry, 1.0.0 to 1.16.0 and the fragments after it", "",
               "| id | release | entry | issues | status |", "|---|---|---|---|---|"]
     for e in ents:
@@ -392,6 +451,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p = sub.add_parser("summarise-validation", help="write docs/data/mined-validation.json from validate --json files")
     p.add_argument("files", nargs="+")
+    p = sub.add_parser("summarise-runs", help="merge run --tier mined --json files into docs/data/mined-engines.json")
+    p.add_argument("files", nargs="+")
     sub.add_parser("render", help="write docs/mined.md")
     a = ap.parse_args(argv)
     if a.cmd == "extract-changelog":
@@ -411,6 +472,10 @@ def main(argv=None) -> int:
     elif a.cmd == "summarise-validation":
         write_json_atomic(str(VALIDATION), summarise_validation(a.files))
         print(f"wrote {VALIDATION.relative_to(ROOT)}")
+    elif a.cmd == "summarise-runs":
+        prev = json.loads(ENGINES.read_text()) if ENGINES.is_file() else None
+        write_json_atomic(str(ENGINES), summarise_runs(a.files, prev))
+        print(f"wrote {ENGINES.relative_to(ROOT)}")
     elif a.cmd == "render":
         PAGE.write_text(render())
         print(f"wrote {PAGE.relative_to(ROOT)}")

@@ -118,3 +118,23 @@ def test_mined_page_is_current():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert (ROOT / "docs" / "mined.md").read_text() == mod.render(), "run: python scripts/mined.py render"
+
+
+def test_engine_runs_on_the_tier_are_summarised_per_engine_and_release(tmp_path):
+    spec = importlib.util.spec_from_file_location("mined_script", ROOT / "scripts" / "mined.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    res = [{"case": "warp-x", "variant": "buggy", "tier": "mined", "expected": {"verdict": "bug"},
+            "diagnosis": {"verdict": "no_bug", "classes": [{"id": "correct"}]}, "correct": {"verdict": False, "class": False}}]
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps({"summary": {"engine": "fd-only", "warp_version": "1.13.0", "scored": 1,
+                                         "detection_rate": 0.0, "false_positive_rate": None, "class_accuracy": 0.0},
+                             "results": res}))
+    prev = {"engines": {"reference": {"1.1.0": {"scored": 3, "runs": []}}}}
+    out = mod.summarise_runs([str(f)], prev)
+    assert out["engines"]["reference"]["1.1.0"]["scored"] == 3  # kept from the committed file
+    got = out["engines"]["fd-only"]["1.13.0"]
+    assert got["detection_rate"] == 0.0 and got["runs"][0]["top"] == "correct" and got["runs"][0]["expected"] == "bug"
+    f.write_text(json.dumps({"summary": {}, "results": [dict(res[0], tier="original")]}))
+    with pytest.raises(SystemExit, match="not mined"):
+        mod.summarise_runs([str(f)])
