@@ -25,7 +25,10 @@ with scores, cited evidence ids with strengths, evidence sentences).
 ``tests/data/engine_baseline/traces.jsonl.gz``: the trace documents of the 40
 programs ``tests/programs/trace_*`` (second ``gradient()`` call traced, as
 the engine does; Warp 1.19.0, CPU), with the findings the main checkout's
-``trace_findings`` gave at the same commit.
+``trace_findings`` gave at the same commit; their ``detail`` sentences re-recorded on 2026-12-04 when
+findings began naming arrays as the program does (``double.a``, ``.grad of x``) instead of the trace's
+labels (``A2``), and the off-tape launch finding's data gained ``launch_site`` (None in these recorded
+traces, which predate call sites): every other field of every finding unchanged, checked while re-recording.
 
 Regenerate both only for an intended change of behaviour, and say so in the
 commit: ``scripts/reinterpret.py`` documents the re-interpretation.
