@@ -92,6 +92,8 @@ class CapturedProblem:
         self.sites = {}  # name -> (file, line, occ)
         self.stochastic = False
         self.grad_after = self.k  # gradient() copies .grad after this backward (where the script first uses it)
+        # param name -> where the update consumes its gradient (core._consume_spec): gradient() reads it there
+        self.consume = {}
         self.per_iteration = 1  # backwards per iteration of the script (grad_after - k + 1)
         self.carried = []  # params whose .grad the script carries into its next iteration (never zeroed)
         self.chain = None  # (point, calls so far) of consecutive gradient() calls at one point, when carried

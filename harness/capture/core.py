@@ -85,7 +85,7 @@ from ..measure import trace as _trace
 from .captured import CapturedProblem
 from .discovery import (_assigns_list, _iteration_reads_writes, _label_objects, _override_params, _param_candidates,
                         _program_modules, _reachable, _var_name)
-from .iteration import injection_step
+from .iteration import consumption_point, injection_step, step_of
 from .runstate import DEFAULT_TIMEOUT_S, JITTER_RTOL, _Run, _grad, _np, _ordinal, _quiet
 from .screen import screen_iterations
 from .spec import CaptureError, ScriptSpec, format_site
@@ -230,6 +230,8 @@ def _choose_params(cap, spec, run, tr):
     cap.inject_step, first_read_step, first_read_seq = injection_step(
         events, w0, w1, [c["label"] for c in chosen], grads, run.step_seqs, alloc)
     cap.inject_at = run.launch_sites.get(first_read_seq) if first_read_seq is not None else None
+    for c in chosen:
+        c["consume"] = _consume_spec(events, b["seq"], w1, c["label"], grads, run, site_of)
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -237,6 +239,29 @@ def _choose_params(cap, spec, run, tr):
                            f"to another framework ({fn}): torch/JAX owns the loop and its gradients. Write a "
                            f"make_problem adapter around the Warp part")
     return b, chosen, candidates, unrecorded, objs, site_of
+
+
+def _consume_spec(events, b0, w1, label, grads, run, site_of):
+    """Where a re-run reads the gradient of the param labelled ``label``: the hooked call at which the script's
+    update consumes it (:func:`.iteration.consumption_point`), as ``{"step", "offset", "is_grad", "array_site",
+    "site", "changed"}`` (``site``: the consuming launch's call site, checked again by the re-run; ``changed``:
+    what wrote the gradient between the last backward and that point, in words), or None."""
+    cp = consumption_point(events, b0, w1, label, grads)
+    if cp is None:
+        return None
+    step = step_of(run.step_seqs, cp["seq"])
+    if step < 0:
+        return None
+    words = {"tape_zero": "Tape.zero()", "tape_reset": "Tape.reset()", "grad_assign": ".grad assigned"}
+    changed = []
+    for ch in cp["changed"]:
+        at = run.launch_sites.get(ch["seq"]) if ch["kind"] == "launch" else None
+        what = (words.get(ch["kind"]) or (f"wp.{ch['op']}" if ch["kind"] == "host" and ch.get("op") in ("copy", "clone")
+                                            else f".{ch['op']}()" if ch["kind"] == "host" else f"launch of {ch['op']}"))
+        changed.append(what + (f" at {format_site(*at)}" if at else ""))
+    return {"step": step, "offset": cp["offset"], "is_grad": cp["is_grad"],
+            "array_site": None if cp["is_grad"] else site_of.get(cp["array"]),
+            "site": run.launch_sites.get(cp["seq"]) if cp["offset"] == 0 else None, "changed": changed}
 
 
 def _site_name(cap, run, site):
@@ -279,6 +304,8 @@ def _name_params(cap, run, chosen):
         cap.params[name] = c["obj"]
         cap.sites[name] = c["site"]
         cap.by_site[c["site"]] = name
+        if c.get("consume") is not None and (c["consume"]["is_grad"] or c["consume"]["array_site"] is not None):
+            cap.consume[name] = c["consume"]
 
 
 def _set_given_point(cap, spec, run, chosen):

@@ -30,7 +30,7 @@ def _install(run):
         saved.append((owner, name, orig, had))
         setattr(owner, name, new)
 
-    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_limits, _hook_interop):
+    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_numpy, _hook_limits, _hook_interop):
         hook(run, patch)
     return saved
 
@@ -211,6 +211,22 @@ def _hook_calls(run, patch):
             counted(A, fname)
 
 
+def _hook_numpy(run, patch):
+    """``wp.array.numpy``: in a gradient() re-run, the values a ``.numpy()`` of a consumed gradient returned
+    (:meth:`_Run.note_numpy`; an update through host values reads them there). Not a counted call."""
+    A = wp.array
+    cur = A.__dict__["numpy"]
+
+    def numpy(self, *a, **k):
+        res = cur(self, *a, **k)
+        r = _ACTIVE_RUN
+        if r is not None and r.consume_wait and not r.quiet and not r.depth:
+            r.note_numpy(self, res)
+        return res
+
+    patch(A, "numpy", numpy)
+
+
 def _hook_limits(run, patch):
     """Refusals: CUDA graph capture and child processes started by the script's own files."""
     def limit(msg):
@@ -355,8 +371,13 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
             for name, P in r.cap.params.items():
                 g = _grad(P)
                 r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
+            r.grad_backward = {name: v.copy() for name, v in r.grad.items()}
         r.chain_reached += 1
         r.grad_last = n
+        if r.grad_target is None and r.cap.consume and n == r.cap.grad_after:
+            # go on to where the update consumes the gradients (_Run.read_consumed stops the run there)
+            r.consume_wait = dict(r.cap.consume)
+            return res
         if r.grad_target is None or n >= r.grad_target:
             r.stopped = "gradient"
             raise _Stop()

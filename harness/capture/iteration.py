@@ -252,3 +252,95 @@ def injection_step(events, window_start: int, window_end: int, params, grads: di
     step = last + 1
     fr = min(first_reads) if first_reads else step
     return min(step, fr) if first_reads else step, fr, first_seq
+
+
+def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=None):
+    """Where the update of ``owner`` consumes its gradient, and which array holds it there.
+
+    The gradient an update applies is not always ``owner.grad`` right after the iteration's last backward:
+    the script may zero it (``tape.zero()``, ``x.grad.zero_()``), overwrite it, or apply a copy of it
+    (``wp.clone(x.grad)``, a buffer a launch outside any tape filled from it: a sum of the gradients of
+    several backwards). The *update* is the first event after ``w1`` that writes ``owner`` outside any
+    tape block (a launch, ``assign``, ``wp.copy``). The *gradient arrays* are ``owner``'s ``.grad``
+    arrays and every array derived from one since ``b0`` (a host copy or clone of one, or an array a launch
+    outside any tape wrote while reading one, ``owner`` itself excepted). Then:
+
+    * the update reads a gradient array: it is consumed at the update (``offset`` 0: read just before
+      the hooked call that made the update event);
+    * else the last ``.numpy()`` of a gradient array before the update (or before ``end``, when no traced
+      update was seen: an update through a ``.numpy()`` view or a re-allocation) is where it was consumed
+      (``offset`` 1: read just before the next hooked call, the values ``.numpy()`` returned then).
+
+    Parameters
+    ----------
+    events : list of dict
+        The discovery run's trace events (:mod:`defects4warp.measure.trace`).
+    b0, w1 : int
+        Seqs of the iteration's first and last backward events.
+    owner : str
+        The param's trace label.
+    grads : dict
+        ``{grad label: owner label}``.
+    end : int, optional
+        Seq bound of the search (default: the end of ``events``).
+
+    Returns
+    -------
+    dict or None
+        ``{"seq", "offset", "array", "is_grad", "update_seq", "changed"}``: the consuming event's seq,
+        0 or 1 (above), the label of the gradient array read there, whether it is a ``.grad`` of
+        ``owner`` (else a copy or derived buffer), the update event's seq (None when not traced) and the
+        events between ``w1`` and the consumption that wrote a gradient array or zeroed ``owner``'s adjoint
+        (``[{"seq", "kind", "op"}]``); None when no consumption is seen (then the ``.grad`` after the last
+        backward stands).
+    """
+    end = len(events) if end is None else min(int(end), len(events))
+    own = {g for g, o in grads.items() if o == owner}
+    derived = set(own)
+    update, numpied = None, None
+    for ev in events[b0:end]:
+        k = ev["kind"]
+        if k in ("grad_read", "grad_numpy", "grad_assign") and ev.get("array") == owner and ev.get("grad"):
+            own.add(ev["grad"])
+            derived.add(ev["grad"])
+        if ev["seq"] <= w1:
+            if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
+                derived.add(ev["dest"])
+            elif (k == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
+                    and derived & set(ev.get("reads") or [])):
+                derived |= set(ev.get("writes") or []) - {owner}
+            continue
+        untaped = ev.get("tape") is None and ev.get("active_tape") is None
+        if k == "launch" and untaped and owner in (ev.get("writes") or []):
+            update = ev
+            break
+        if k == "host" and untaped and ev.get("dest") == owner:
+            update = ev
+            break
+        if k == "grad_numpy" and (ev.get("grad") in derived or ev.get("array") == owner):
+            numpied = ev
+        if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
+            derived.add(ev["dest"])
+        elif k == "launch" and untaped and derived & set(ev.get("reads") or []):
+            derived |= set(ev.get("writes") or []) - {owner}
+    at, offset, array = None, 0, None
+    if update is not None and update["kind"] == "launch":
+        hit = [a for a in update.get("reads") or [] if a in derived]
+        if hit:
+            at, array = update, next((a for a in hit if a not in own), hit[0])
+    elif update is not None and update["kind"] == "host" and update.get("src") in derived:
+        at, array = update, update["src"]
+    if at is None and numpied is not None:
+        at, offset, array = numpied, 1, numpied.get("grad")
+    if at is None or array is None:
+        return None
+    changed = []
+    for ev in events[w1 + 1: at["seq"]]:
+        k = ev["kind"]
+        if (k == "host" and ev.get("dest") in derived) or (k == "launch" and derived & set(ev.get("writes") or [])) \
+                or (k in ("tape_zero", "tape_reset") and owner in (ev.get("arrays") or [])) \
+                or (k == "grad_assign" and ev.get("array") == owner):
+            changed.append({"seq": ev["seq"], "kind": k, "op": ev.get("op") or (ev.get("kernel") if k == "launch"
+                                                                                  else None)})
+    return {"seq": at["seq"], "offset": offset, "array": array, "is_grad": array in own,
+            "update_seq": update["seq"] if update is not None else None, "changed": changed}

@@ -164,6 +164,11 @@ class _Run:
         self.first_injected = False
         self.grad_last = 0  # gradient mode: the backward after which .grad was last read
         self.hook_depth = 0  # hooked calls in progress: the calls they make are not counted
+        # gradient mode: params whose gradient is read where the update consumes it (cap.consume), still to read
+        self.consume_wait = {}
+        self.consume_numpy = {}
+        self.consume_missed = []  # params whose consumption the re-run did not meet where the discovery run did  # param name -> values a .numpy() of its gradient array returned in the window
+        self.grad_backward = None  # gradient mode: the params' .grad right after the iteration's last backward
 
     def grad_arrays(self):
         """The arrays this run saw allocated that have ``requires_grad=True`` now, in construction order.
@@ -229,7 +234,54 @@ class _Run:
             self.step_seqs.append(len(st.events) if st is not None else 0)
         elif not self.first_injected and self.steps == self.cap.inject_step:
             self.do_inject()
+        if self.consume_wait:
+            self.read_consumed()
         self.steps += 1
+
+    # -- the gradient where the update consumes it -------------------------------------
+    def consumed_array(self, name, spec):
+        """The array holding param ``name``'s gradient as the update reads it: its ``.grad``, or the array
+        allocated at ``spec["array_site"]`` (a copy, a buffer of summed gradients) most recently; None if absent."""
+        P = self.cap.params[name]
+        if spec["is_grad"]:
+            return _grad(P)
+        want = spec["array_site"]
+        for a in reversed(self.keep):
+            if self.site_of.get(id(a)) == want:
+                return a
+        return None
+
+    def read_consumed(self):
+        """At hooked call ``self.steps`` (before it runs): read the gradients consumed by this call (``offset`` 0)
+        or by a ``.numpy()`` since the previous call (``offset`` 1); raise :class:`_Stop` when none is left."""
+        for name, spec in list(self.consume_wait.items()):
+            if self.steps != spec["step"] + spec["offset"]:
+                continue
+            del self.consume_wait[name]
+            if spec["offset"] == 0 and spec.get("site") is not None and tuple(self.site()) != tuple(spec["site"][:2]):
+                self.consume_missed.append(name)  # another call than the discovery run's update: keep the .grad
+                continue
+            with _quiet(self):
+                vals = self.consume_numpy.pop(name, None)
+                if vals is None:
+                    a = self.consumed_array(name, spec)
+                    vals = None if a is None else _np(a)
+                if vals is not None and vals.shape == self.grad[name].shape:
+                    self.grad[name] = vals
+                else:
+                    self.consume_missed.append(name)
+        if not self.consume_wait:
+            self.stopped = "gradient"
+            raise _Stop()
+
+    def note_numpy(self, arr, values):
+        """A ``.numpy()`` call of the script returned ``values`` for ``arr``: kept when ``arr`` holds a param's
+        gradient that the update consumes through ``.numpy()`` after the current hooked call."""
+        for name, spec in self.consume_wait.items():
+            if spec["offset"] == 1 and self.steps == spec["step"] + 1:
+                with _quiet(self):
+                    if self.consumed_array(name, spec) is arr:
+                        self.consume_numpy[name] = np.array(values, copy=True)
 
     # -- injection ----------------------------------------------------------------
     def do_inject(self):
