@@ -152,6 +152,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site_of, text, stopped, files, t0)
     if check_determinism:
         _check_determinism(cap, run)
+    _compare_consumed(cap)
     if screen and spec.iteration == 1 and not cap.stochastic:
         return _screened(cap, folder, spec, device, timeout_s)
     return cap
@@ -351,6 +352,35 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
     if cap.objective_weights is not None:
         run.objective = float(sum(w * sd["array_sum"] for w, sd in zip(cap.objective_weights, kth["seeds"])))
         cap.summary["objective"]["value"] = run.objective
+
+
+def _compare_consumed(cap):
+    """When the trace saw a param's gradient written between the iteration's last backward and the update that
+    consumes it (``cap.consume[name]["changed"]``): one gradient() re-run, whose ``.grad`` right after the
+    backward and whose consumed gradient are compared. Sets the summary's ``consumed_gradient`` to
+    ``{"differs": bool, "params": {name: {"max_abs_diff", "changed_by"}}}`` and, when they differ, an
+    assumption saying so; the re-run's cost is one more run of the script."""
+    changed = {n: c for n, c in cap.consume.items() if c.get("changed")}
+    if not changed:
+        return
+    run, _, vals = cap._rerun("gradient")
+    cap._restore(vals)
+    out = {}
+    if run.grad is None or run.grad_backward is None:
+        return
+    for name, c in changed.items():
+        a = np.asarray(run.grad[name], dtype=np.float64)
+        b = np.asarray(run.grad_backward[name], dtype=np.float64)
+        out[name] = {"max_abs_diff": float(np.max(np.abs(a - b))) if a.size else 0.0, "changed_by": c["changed"],
+                     "missed": name in run.consume_missed}
+    differs = any(v["max_abs_diff"] > 0 and not v["missed"] for v in out.values())
+    cap.summary["consumed_gradient"] = {"differs": differs, "params": out}
+    if differs:
+        cap.summary["assumptions"].append(
+            "the update consumes a gradient that differs from the .grad right after backward "
+            f"{cap.grad_after} (" + "; ".join(f"{n}: max |difference| {v['max_abs_diff']:.3g}, written by "
+                                               + ", ".join(v["changed_by"]) for n, v in out.items())
+            + "): gradient() returns what the update consumes")
 
 
 def _check_determinism(cap, run):

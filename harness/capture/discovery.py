@@ -97,12 +97,21 @@ def _iteration_assumptions(cap) -> list:
                f"{last}: objective(p) re-runs the script to the iteration's start, sets the params to p there{at}, "
                f"before any launch of the iteration, taped or not, and reads the loss at its backward(s); "
                f"--iteration K models another iteration")
+    where = []
+    for name, c in (getattr(cap, "consume", None) or {}).items():
+        via = (f"the launch at {format_site(*c['site'])}" if c.get("site") else
+               "the .numpy() before the next call" if c["offset"] else "the update")
+        where.append(f"{name} where {via} reads " + ("its .grad" if c["is_grad"] else
+                                                      f"the array allocated at {format_site(*c['array_site'])}"))
+    if where:
+        out.append("gradient() reads each param's gradient where the script's update consumes it: " + "; ".join(where)
+                   + " (params not named here: the .grad right after the iteration's last backward)")
     if cap.per_iteration > 1:
         marks = getattr(cap, "iteration_marks", None) or []
         skipped = [f"backward {m['n']} ({m['why']})" for m in marks if not m["counted"]]
         out.append(f"iteration {K} calls backward {cap.per_iteration} times (backward {k} to {last}): gradient() "
-                   f"is the params' .grad after the last of them, the sum the script's update consumes, and the "
-                   f"objective is the sum of the losses of backward " + ", ".join(str(k + o) for o in cap.obj_offsets)
+                   f"is what the script's update consumes after the last of them (the .grad they accumulated, or the "
+                   f"buffer the script summed them into), and the objective is the sum of the losses of backward " + ", ".join(str(k + o) for o in cap.obj_offsets)
                    + (f"; not counted in it: {', '.join(skipped)}" if skipped else ""))
     return out
 
