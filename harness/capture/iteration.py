@@ -51,8 +51,10 @@ def consumed_owners(events, start: int, grads: dict) -> dict:
     """``{owner label: seq of its first gradient use}`` for the gradients consumed in ``events[start:]``.
 
     A ``.grad`` property read counts (the script took the array) as do ``.numpy()`` on it, passing it to
-    a launch or copying from it; ``grads`` maps grad labels to their owners (:func:`grad_labels`)."""
-    out = {}
+    a launch or copying from it; ``grads`` maps grad labels to their owners (:func:`grad_labels`). An owner
+    whose ``.grad`` was only read and zeroed or filled (``x.grad.zero_()`` before a window's backward) has
+    consumed nothing and is left out, as in :func:`defects4warp.capture.discovery._consumed`."""
+    out, read_only, emptied = {}, set(), set()
     for ev in events[start:]:
         k = ev["kind"]
         owners = []
@@ -62,9 +64,16 @@ def consumed_owners(events, start: int, grads: dict) -> dict:
             owners = [grads[g] for g in ev.get("reads") or [] if g in grads]
         elif k == "host" and ev.get("src") in grads:
             owners = [grads[ev["src"]]]
+        elif k == "host" and ev.get("dest") in grads and ev.get("op") in ("zero_", "fill_"):
+            emptied.add(grads[ev["dest"]])
         for o in owners:
-            out.setdefault(o, ev["seq"])
-    return out
+            if o not in out:
+                out[o] = ev["seq"]
+                if k == "grad_read":
+                    read_only.add(o)
+            elif k != "grad_read":
+                read_only.discard(o)
+    return {o: s for o, s in out.items() if not (o in read_only and o in emptied)}
 
 
 def handed_over(events, start: int, grads: dict, seed_labels) -> set:
