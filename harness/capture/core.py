@@ -208,7 +208,7 @@ def _choose_params(cap, spec, run, tr):
     w1 = bK[-1]["seq"]
     reads, writes, unrecorded = _iteration_reads_writes(events, bK, w0, w1)
     sinks = {s["target"] for off, bb in enumerate(bK) if off in cap.obj_offsets for s in bb["seeds"] if s["target"]}
-    needed = _reachable(events, sinks, w1)
+    needed = _reachable(events, sinks, w1, rec_arrays, w0)
     objs = _label_objects(tr, run)
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
     candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)

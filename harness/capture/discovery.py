@@ -56,10 +56,34 @@ def _carried(events, label, start, arrays, later_seeds=()):
     return bool(derived & set(later_seeds))
 
 
-def _reachable(events, sinks, before):
-    """Arrays from which one of ``sinks`` is reachable through the launches and host copies before ``before``."""
+def _reachable(events, sinks, before, arrays=None, since=None):
+    """Arrays from which one of ``sinks`` is reachable through the launches and host copies before ``before``.
+
+    With ``arrays`` (the trace's array table) and ``since`` (a seq), each backward from ``since`` on is an
+    edge too: from the arrays its tape's recorded launches (current epoch) read and its seeds to the ``.grad``
+    arrays of those arrays. The values an inner solve inside the iteration reaches (an iterate its update
+    moves along the gradient of its own tape's energy) then depend on what that energy read.
+    """
+    edges = _trace._edges(events, before)
+    if arrays is not None and since is not None:
+        grad_of = {}
+        for lab, info in arrays.items():
+            if info.get("grad_of") is not None:
+                grad_of.setdefault(info["grad_of"], set()).add(lab)
+        rec, extra = {}, []
+        for ev in events[:before]:
+            if ev["kind"] == "launch" and ev.get("tape") is not None:
+                rec.setdefault((ev["tape"], ev.get("epoch")), []).append(ev)
+            elif ev["kind"] == "backward" and ev["seq"] >= since:
+                launches = rec.get((ev.get("tape"), ev.get("epoch"))) or []
+                r = {a for e in launches for a in e["reads"]} | {sd["seed"] for sd in ev.get("seeds") or []
+                                                                 if sd.get("seed")}
+                on = {a for e in launches for a in list(e["reads"]) + list(e["writes"])}
+                w = set().union(*[grad_of.get(a, set()) for a in on]) if on else set()
+                extra.append((ev, r, w))
+        edges = sorted(edges + extra, key=lambda x: x[0]["seq"])
     needed = set(sinks)
-    for ev, r, w in reversed(_trace._edges(events, before)):
+    for ev, r, w in reversed(edges):
         if w & needed:
             needed |= r
     return needed

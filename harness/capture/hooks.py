@@ -10,7 +10,7 @@ import numpy as np
 import warp as wp
 
 from ..measure import trace as _trace
-from .iteration import handed_over, updated_owners
+from .iteration import handed_over, pending_recordings, updated_owners
 from .objective import _objective_at
 from .runstate import (MAX_EXTRA_BACKWARDS, _INTEROP, _Limit, _Stop, _dtype, _from_user, _grad, _live_grads, _nested,
                        _np, _quiet)
@@ -407,10 +407,24 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
         with _quiet(r):
             upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs,
                                  lambda lab: getattr(st.by_label.get(lab), "shape", None))
+        prev = r.marks[-1]
+        inner = {}
+        if upd:
+            start = r.iter_start_seq.get(prev["iteration"], 0)
+            inner = pending_recordings(events, start, prev["seq"], exclude={prev.get("tape_label")})
+        if upd and inner:
+            # an inner solve's update inside the outer forward: the backward it consumed is no term of the loss
+            prev.update(counted=False, why="an inner solve's backward: an update inside the iteration consumes "
+                                           "its gradient while the outer tape is still recording")
+            r.inner_updates.append({"n": n, "updated": sorted(upd), "open_tapes": sorted(inner)})
+            _refresh_objective(r)
+            upd = set()
         if upd:
             r.iteration += 1
+            r.iter_start_seq[r.iteration] = prev["seq"] + 1
     trec = st.tapes.get(id(tape)) if st is not None else None
     mark = {"n": n, "iteration": r.iteration, "seq": len(events), "tape": id(tape),
+            "tape_label": trec.get("label") if trec else None,
             "epoch": trec.get("epoch") if trec else None, "updated": sorted(upd), "counted": True, "why": None}
     same = [m for m in r.marks if m["iteration"] == r.iteration]
     if any(m["tape"] == mark["tape"] and m["epoch"] == mark["epoch"] for m in same):
@@ -440,12 +454,21 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
             r.do_inject()  # the values of the params at the iteration's start (not changed within it)
         if mark["counted"]:
             value, info = _objective_at(r, loss, grads, n, tape)
-            r.iter_value += value
-            r.objective = r.iter_value
-            if r.kth is None:
-                r.kth = info
-                r.kth["seq"] = len(events)
-                r.k_info = info
+            info["seq"] = len(events)
+            mark["value"], mark["info"] = value, info
+            _refresh_objective(r)
     if st is not None:
         with _quiet(r):
             r.values.take([(st.arrays[id(a)]["label"], a) for a in r.grad_arrays() if id(a) in st.arrays])
+
+
+def _refresh_objective(r) -> None:
+    """The discovery run's objective of the modelled iteration: the sum of the values of its counted backwards
+    (``r.objective``), and the first counted one's info (``r.kth``, ``r.k_info``); a backward found later to
+    be an inner solve's is uncounted (:func:`defects4warp.capture.iteration.pending_recordings`)."""
+    K = r.cap.iteration
+    its = [m for m in r.marks if m["iteration"] == K and m["counted"] and "value" in m]
+    r.iter_value = float(sum(m["value"] for m in its))
+    r.objective = r.iter_value if its else None
+    r.kth = its[0]["info"] if its else None
+    r.k_info = r.kth

@@ -353,3 +353,24 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
                                                                                   else None)})
     return {"seq": at["seq"], "offset": offset, "array": array, "is_grad": array in own,
             "update_seq": update["seq"] if update is not None else None, "changed": changed}
+
+
+def pending_recordings(events, start: int, before: int, exclude=()) -> dict:
+    """``{tape label: seq of its first pending launch}`` for the tapes that hold launches recorded since
+    ``start`` that no later backward of that tape has run over and no ``reset()`` has dropped, counting only
+    tapes whose first such launch precedes ``before`` (the backward whose gradient an update consumed).
+
+    An update made while such a recording is open happens *inside* the forward pass whose loss that tape
+    will differentiate: the iterate of an inner solve (joint angles, a settled displacement) that a small
+    tape of its own computes at each step of the outer rollout, between the outer tape's recordings. It
+    ends no optimisation iteration. ``exclude``: tape labels left out (the backward's own tape).
+    """
+    first = {}
+    for ev in events[start:]:
+        k = ev["kind"]
+        T = ev.get("tape")
+        if k == "launch" and T is not None and T not in exclude:
+            first.setdefault(T, ev["seq"])
+        elif k in ("backward", "tape_reset") and T in first:
+            del first[T]
+    return {T: s for T, s in first.items() if s < before}

@@ -159,6 +159,8 @@ class _Run:
         self.alloc_seqs = []  # discovery: (trace length, shape) of each requires_grad allocation
         self.iteration = 1  # discovery: the script's optimisation iteration the run is in
         self.marks = []  # discovery: per backward call {n, iteration, seq, tape, epoch, counted, why}
+        self.iter_start_seq = {}  # discovery: iteration -> seq just after the last backward of the one before
+        self.inner_updates = []  # discovery: updates inside an open outer recording (no iteration bound)
         self.values = ValueSnapshots()
         self.iter_value = 0.0  # the objective summed over the counted backwards of the current iteration
         self.first_injected = False
