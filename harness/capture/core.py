@@ -83,6 +83,7 @@ import warp as wp
 
 from ..measure import trace as _trace
 from .captured import CapturedProblem
+from .hooks import finish_discovery
 from .discovery import (_assigns_list, _iteration_reads_writes, _label_objects, _override_params, _param_candidates,
                         _program_modules, _reachable, _var_name)
 from .iteration import consumption_point, injection_step, step_of
@@ -141,6 +142,10 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         return cap._execute(run, silent=False)
 
     (text, stopped), tr = _trace.trace_call(go, params=None, digests=False)
+    if run.kth is not None or run.marks:
+        finish_discovery(run)
+        stopped = run.stopped or stopped
+        text = _cut_record(run, tr, text)
     files = _program_modules(cap)
     kth = run.kth
     k = spec.iteration
@@ -156,6 +161,19 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     if screen and spec.iteration == 1 and not cap.stochastic:
         return _screened(cap, folder, spec, device, timeout_s)
     return cap
+
+
+def _cut_record(run, tr, text):
+    """The discovery run's trace and printed text cut back to the first backward of iteration K+1 (the run may
+    have looked past it, :func:`.hooks._discover_backward`): the record is then what a run stopped there holds."""
+    if run.cut_seq is None:
+        return text
+    tr["events"] = tr["events"][: run.cut_seq]
+    tr["tapes"] = {k: v for k, v in (tr.get("tapes") or {}).items()
+                   if v.get("created") is None or v["created"] < run.cut_seq}
+    if text is not None and run.cut_out is not None:
+        text = text[: run.cut_out]
+    return text
 
 
 def _not_reached(spec, run, text, stopped):

@@ -374,3 +374,38 @@ def pending_recordings(events, start: int, before: int, exclude=()) -> dict:
         elif k in ("backward", "tape_reset") and T in first:
             del first[T]
     return {T: s for T, s in first.items() if s < before}
+
+
+def nested_sites(marks, resets) -> set:
+    """Allocation sites whose updates belong to an inner solve nested in the optimisation iteration.
+
+    A site S is nested when an array allocated there was updated before an update of another site H (at a
+    backward where S was not updated too), and an array at S was started afresh (``resets[S]``: a
+    ``requires_grad`` allocation there, a ``zero_``/``fill_``) after that update of H and before the next
+    backward: the script runs a small solve for S (a settled displacement, joint angles) from a fresh start in
+    every iteration of H, and S's updates are steps of that solve, not ends of the outer iteration. Two params
+    updated together (both re-allocated by one update) are not nested in each other.
+
+    Parameters
+    ----------
+    marks : list of dict
+        The discovery run's backward marks in order: ``{"seq", "updated_sites"}`` (``updated_sites``: the
+        ``(file, line)`` of the arrays updated since the previous backward).
+    resets : dict
+        ``{(file, line): [seq, ...]}``.
+
+    Returns
+    -------
+    set of tuple
+    """
+    out = set()
+    seen = set()
+    for j, m in enumerate(marks):
+        here = set(m.get("updated_sites") or ())
+        if j and here:
+            lo, hi = marks[j - 1]["seq"], m["seq"]
+            for S in seen - here:
+                if any(lo < q <= hi for q in resets.get(S, ())):
+                    out.add(S)
+        seen |= here
+    return out

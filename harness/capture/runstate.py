@@ -50,6 +50,19 @@ _INTEROP = ("from_torch", "to_torch", "from_jax", "to_jax", "from_paddle", "to_p
 MAX_SEED_POINTS = 8
 
 
+#: Backwards the discovery run follows past the first backward of the next iteration (as first classified)
+#: to see whether the updates that ended the modelled iteration belong to an inner solve (an iterate the
+#: script starts afresh at each outer iteration); see :func:`defects4warp.capture.hooks._discover_backward`.
+#: 24 covers an inner solve of up to about 20 steps before the outer update; a longer one is modelled as
+#: before (its iterate taken for the params) unless its updates happen while the outer tape records.
+LOOKAHEAD_BACKWARDS = 24
+
+
+#: Share of the discovery run's time up to that first backward the look ahead may take, and its floor in seconds.
+LOOKAHEAD_FRACTION = 0.5
+LOOKAHEAD_MIN_S = 1.0
+
+
 #: User frames above the allocating one kept per allocation site in the discovery run, to name a param made by a
 #: helper after the variable its caller assigns (a helper of a helper is two).
 CALLER_DEPTH = 3
@@ -161,6 +174,14 @@ class _Run:
         self.marks = []  # discovery: per backward call {n, iteration, seq, tape, epoch, counted, why}
         self.iter_start_seq = {}  # discovery: iteration -> seq just after the last backward of the one before
         self.inner_updates = []  # discovery: updates inside an open outer recording (no iteration bound)
+        self.nested = set()  # discovery: allocation sites (file, line) of inner-solve iterates (no iteration bound)
+        self.alloc_site_seqs = {}  # discovery: (file, line) -> trace lengths at its requires_grad allocations
+        self.stop_state = {}  # discovery: backward n -> state at a provisional first backward of iteration K+1
+        self.look_t0 = None  # discovery: when the look past the first provisional stop began
+        self.t0 = time.perf_counter()
+        self.cut_at = None  # discovery: the backward where the run's record ends (set when no iteration K+1)
+        self.cut_seq = None  # discovery: trace length at the first backward of iteration K+1 (record cut there)
+        self.cut_out = None  # discovery: stdout length there
         self.values = ValueSnapshots()
         self.iter_value = 0.0  # the objective summed over the counted backwards of the current iteration
         self.first_injected = False
@@ -206,6 +227,21 @@ class _Run:
                         out.append((ab, f.f_lineno))
                     first = False
             f = f.f_back
+        return out
+
+    def site_resets(self, events) -> dict:
+        """``{(file, line): [seq]}``: where the arrays allocated at a site were started afresh in the discovery
+        run: each ``requires_grad`` allocation there, and each ``zero_``/``fill_`` of such an array."""
+        out = {k: list(v) for k, v in self.alloc_site_seqs.items()}
+        st = _trace._ACTIVE
+        if st is None:
+            return out
+        for ev in events:
+            if ev["kind"] == "host" and ev.get("op") in ("zero_", "fill_") and ev.get("dest"):
+                obj = st.by_label.get(ev["dest"])
+                at = self.site_of.get(id(obj)) if obj is not None else None
+                if at is not None and getattr(obj, "requires_grad", False):
+                    out.setdefault(tuple(at[:2]), []).append(ev["seq"])
         return out
 
     # -- sites ------------------------------------------------------------------
