@@ -306,7 +306,15 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
     end = len(events) if end is None else min(int(end), len(events))
     own = {g for g, o in grads.items() if o == owner}
     derived = set(own)
+    made = {}  # derived array -> (seq of the event that filled it, the derived arrays it was filled from)
     update, numpied = None, None
+
+    def derive(ev, srcs, dests):
+        for d in dests:
+            if d not in own:
+                derived.add(d)
+                made[d] = (ev["seq"], set(srcs))
+
     for ev in events[b0:end]:
         k = ev["kind"]
         if k in ("grad_read", "grad_numpy", "grad_assign") and ev.get("array") == owner and ev.get("grad"):
@@ -314,10 +322,10 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
             derived.add(ev["grad"])
         if ev["seq"] <= w1:
             if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
-                derived.add(ev["dest"])
+                derive(ev, [ev["src"]], [ev["dest"]])
             elif (k == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
                     and derived & set(ev.get("reads") or [])):
-                derived |= set(ev.get("writes") or []) - {owner}
+                derive(ev, derived & set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
             continue
         untaped = ev.get("tape") is None and ev.get("active_tape") is None
         if k == "launch" and untaped and owner in (ev.get("writes") or []):
@@ -329,9 +337,9 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
         if k == "grad_numpy" and (ev.get("grad") in derived or ev.get("array") == owner):
             numpied = ev
         if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
-            derived.add(ev["dest"])
+            derive(ev, [ev["src"]], [ev["dest"]])
         elif k == "launch" and untaped and derived & set(ev.get("reads") or []):
-            derived |= set(ev.get("writes") or []) - {owner}
+            derive(ev, derived & set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
     at, offset, array = None, 0, None
     if update is not None and update["kind"] == "launch":
         hit = [a for a in update.get("reads") or [] if a in derived]
@@ -343,12 +351,30 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
         at, offset, array = numpied, 1, numpied.get("grad")
     if at is None or array is None:
         return None
+    # the arrays whose values reach the consumed one, each until it was read into the next: the consumed
+    # array up to the consumption, and back through the copies and launches that filled it
+    window = {}
+    todo = [(array, at["seq"])]
+    while todo:
+        a, until = todo.pop()
+        if window.get(a, -1) >= until:
+            continue
+        window[a] = until
+        if a in made:
+            seq, srcs = made[a]
+            todo.extend((b, seq) for b in srcs)
+    filled = {seq for seq, _ in made.values()}
     changed = []
     for ev in events[w1 + 1: at["seq"]]:
         k = ev["kind"]
-        if (k == "host" and ev.get("dest") in derived) or (k == "launch" and derived & set(ev.get("writes") or [])) \
-                or (k in ("tape_zero", "tape_reset") and owner in (ev.get("arrays") or [])) \
-                or (k == "grad_assign" and ev.get("array") == owner):
+        if ev["seq"] in filled:
+            continue
+        hit = (k == "host" and ev.get("dest") in window and ev["seq"] < window[ev["dest"]]) or (
+            k == "launch" and any(a in window and ev["seq"] < window[a] for a in ev.get("writes") or []))
+        if not hit and k in ("tape_zero", "tape_reset", "grad_assign") and any(g in window and ev["seq"] < window[g]
+                                                                               for g in own):
+            hit = owner in (ev.get("arrays") or []) if k != "grad_assign" else ev.get("array") == owner
+        if hit:
             changed.append({"seq": ev["seq"], "kind": k, "op": ev.get("op") or (ev.get("kernel") if k == "launch"
                                                                                   else None)})
     return {"seq": at["seq"], "offset": offset, "array": array, "is_grad": array in own,
