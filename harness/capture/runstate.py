@@ -53,9 +53,10 @@ MAX_SEED_POINTS = 8
 #: Backwards the discovery run follows past the first backward of the next iteration (as first classified)
 #: to see whether the updates that ended the modelled iteration belong to an inner solve (an iterate the
 #: script starts afresh at each outer iteration); see :func:`defects4warp.capture.hooks._discover_backward`.
-#: 24 covers an inner solve of up to about 20 steps before the outer update; a longer one is modelled as
+#: Inner solves (a settle, an IK) commonly take tens to hundreds of steps before the outer update, so the
+#: bound is mostly the time one below; a solve longer than this before the outer update is modelled as
 #: before (its iterate taken for the params) unless its updates happen while the outer tape records.
-LOOKAHEAD_BACKWARDS = 24
+LOOKAHEAD_BACKWARDS = 256
 
 
 #: Share of the discovery run's time up to that first backward the look ahead may take, and its floor in seconds.
