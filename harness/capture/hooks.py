@@ -399,7 +399,9 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
     (:func:`defects4warp.capture.iteration.nested_sites`: updated before another site's update and
     re-allocated or emptied after it, an iterate the script starts afresh each outer iteration). The backward
     whose gradient such an update consumed is no term of the objective, nor is one seeded by an adjoint handed
-    over from an earlier backward, or a repeat on the same tape recording.
+    over from an earlier backward, or a repeat on the same tape recording. An allocation site one of whose
+    updates was made inside an open outer recording is nested from then on (its other updates, made before the
+    outer tape began recording in that iteration, are steps of the same solve).
 
     Nesting shows only once the outer update has happened, so the run goes on past the first backward of the
     next iteration as first classified (a *provisional* stop, whose state is kept) until nesting is seen or
@@ -432,13 +434,10 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
             prev.update(counted=False, why="an inner solve's backward: an update inside the iteration consumes "
                                            "its gradient while the outer tape is still recording")
             r.inner_updates.append({"n": n, "updated": sorted(upd), "open_tapes": sorted(inner)})
+            # the same arrays' updates made before the outer tape began recording are steps of that solve too
+            r.nested |= {_site_key(r, st, lab) for lab in upd}
             upd = set()
-    site = {}
-    if st is not None:
-        for lab in upd:
-            obj = st.by_label.get(lab)
-            at = r.site_of.get(id(obj)) if obj is not None else None
-            site[lab] = tuple(at[:2]) if at else ("?", lab)
+    site = {lab: _site_key(r, st, lab) for lab in upd} if st is not None else {}
     trec = st.tapes.get(id(tape)) if st is not None else None
     mark = {"n": n, "iteration": r.iteration, "seq": len(events), "tape": id(tape),
             "tape_label": trec.get("label") if trec else None,
@@ -487,11 +486,20 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
         if r.nested or n - first_next["n"] >= LOOKAHEAD_BACKWARDS or spent > budget:
             r.stopped = "next iteration's backward"
             raise _Stop()
-    elif r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS:
+    elif r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS + sum(
+            1 for m in r.marks if m["iteration"] == K and (m["why"] or "").startswith("an inner solve")):
         _keep_stop_state(r, mark, loss, grads, n, tape, seed_labels)
         r.cut_at = n
         r.stopped = "next iteration's backward"
         raise _Stop()
+
+
+def _site_key(r, st, lab):
+    """``(file, line)`` of the allocation of the array labelled ``lab`` in the live trace ``st`` (``("?", lab)``
+    when it was not seen)."""
+    obj = st.by_label.get(lab)
+    at = r.site_of.get(id(obj)) if obj is not None else None
+    return tuple(at[:2]) if at else ("?", lab)
 
 
 def _keep_stop_state(r, mark, loss, grads, n, tape, seed_labels) -> None:
