@@ -21,8 +21,12 @@ How it works (one module per phase)
    iteration (taped or not: work before ``with tape:`` belongs to it), written by no launch its tapes
    recorded, from which the loss is reachable, and whose ``.grad`` the script consumes after the
    iteration's last backward. ``ScriptSpec.params`` overrides the choice. The iteration's backwards all
-   count: ``gradient()`` is the ``.grad`` after the last of them, the objective the sum of their losses
-   (without a backward seeded by a hand-over adjoint or repeating one tape recording).
+   count: ``gradient()`` is what the params' update consumes, read where it consumes it
+   (:func:`defects4warp.capture.iteration.consumption_point`: the update launch's input, a copy or buffer
+   filled from ``.grad``, the last ``.numpy()`` before a host-side update; else the ``.grad`` after the last
+   backward), the objective the sum of their losses (without a backward seeded by a hand-over adjoint,
+   an inner solve's, or one repeating a tape recording). Updates of an inner solve's iterate (made while
+   the outer tape records, or of an iterate restarted after the outer update) end no iteration.
 3. **Re-runs** (:mod:`.captured`: ``objective()``, ``gradient()``, ``train(n)``): the script runs again in
    the same process (modules stay loaded, kernels stay built; the variant folder's own modules are
    imported afresh). The construction at a param's site returns the *same* array object as before (filled
@@ -34,7 +38,9 @@ How it works (one module per phase)
    :func:`defects4warp.capture.iteration.injection_step`). The objective is read at the iteration's
    backwards, before each runs (``loss`` summed, or ``sum(seed * array)`` over a ``grads={...}`` seed dict or
    over the ``.grad`` the script set by hand on arrays a launch on the tape wrote); ``gradient()`` copies the
-   params' ``.grad`` right after the last. The script is then stopped by a private ``BaseException`` raised
+   params' gradient where the update consumes it (:attr:`CapturedProblem.consume`; a re-run goes on past
+   the last backward to that hooked call), else their ``.grad`` right after the last backward. The script
+   is then stopped by a private ``BaseException`` raised
    from the wrapper and caught here; the params are restored.
 4. **The reported loss.** When the script seeds ``grads={...}`` (or ``.grad``)
    and the loss it prints matches no seed-weighted sum, the objective is the

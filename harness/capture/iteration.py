@@ -16,7 +16,9 @@ between two backward calls when the script consumed ``X.grad`` (read the propert
 * changed ``X``'s values with no traced write (a ``.numpy()`` view written on the CPU),
 
 unless that ``.grad`` (or a copy of it) seeds the backward being called: an adjoint handed from
-one tape to another (checkpointing, an inner solver's tape) is no update.
+one tape to another (checkpointing, an inner solver's tape) is no update; nor is a ``.grad`` read only
+to be zeroed. An inner solve's update (:func:`pending_recordings`, :func:`nested_sites`) ends no
+iteration; where the update consumes the gradient is :func:`consumption_point`.
 
 These functions read the live trace's event list (dicts with ``kind``, ``seq``, ``reads``,
 ``writes``, ``tape``, ``active_tape``, ``src``, ``dest``, ``array``, ``grad``) and import no Warp.
