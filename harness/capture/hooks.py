@@ -217,6 +217,8 @@ def _hook_calls(run, patch):
 def _hook_numpy(run, patch):
     """``wp.array.numpy``: in a gradient() re-run, the values a ``.numpy()`` of a consumed gradient returned
     (:meth:`_Run.note_numpy`; an update through host values reads them there). Not a counted call."""
+    if run.mode != "gradient" or not run.cap.consume:
+        return  # only a gradient() re-run reads what a .numpy() returned
     A = wp.array
     cur = A.__dict__["numpy"]
 
