@@ -92,6 +92,8 @@ class CapturedProblem:
         self.sites = {}  # name -> (file, line, occ)
         self.stochastic = False
         self.grad_after = self.k  # gradient() copies .grad after this backward (where the script first uses it)
+        # param name -> where the update consumes its gradient (core._consume_spec): gradient() reads it there
+        self.consume = {}
         self.per_iteration = 1  # backwards per iteration of the script (grad_after - k + 1)
         self.carried = []  # params whose .grad the script carries into its next iteration (never zeroed)
         self.chain = None  # (point, calls so far) of consecutive gradient() calls at one point, when carried
@@ -315,8 +317,13 @@ class CapturedProblem:
         return float(sum(float(np.sum(yv * s0)) for (yv, _), s0 in zip(pairs, seeds)))
 
     def gradient(self) -> dict:
-        """The params' ``.grad`` right after the script's own k-th backward, copied at that moment,
-        ``{name: ndarray of the param's numpy() shape}``. Params are left unchanged.
+        """The gradient the script's update consumes, ``{name: ndarray of the param's numpy() shape}``:
+        for a param in :attr:`consume`, the values of its ``.grad`` (or of the copy or buffer the update reads
+        in its place) just before the hooked call where the update consumes it (after a ``tape.zero()`` or an
+        overwrite the script made in between, as the update sees them; a ``.numpy()`` before a host-side
+        update: the values it returned), else its ``.grad`` right after the iteration's last backward. Params
+        are left unchanged. A continued chain (below) reads the ``.grad`` right after each iteration's last
+        backward.
 
         When the script carries a param's ``.grad`` into its next iteration (the capture saw it
         nonzero when backward k+1 started, after the script had used it: ``carried``), repeated

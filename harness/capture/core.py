@@ -21,8 +21,12 @@ How it works (one module per phase)
    iteration (taped or not: work before ``with tape:`` belongs to it), written by no launch its tapes
    recorded, from which the loss is reachable, and whose ``.grad`` the script consumes after the
    iteration's last backward. ``ScriptSpec.params`` overrides the choice. The iteration's backwards all
-   count: ``gradient()`` is the ``.grad`` after the last of them, the objective the sum of their losses
-   (without a backward seeded by a hand-over adjoint or repeating one tape recording).
+   count: ``gradient()`` is what the params' update consumes, read where it consumes it
+   (:func:`defects4warp.capture.iteration.consumption_point`: the update launch's input, a copy or buffer
+   filled from ``.grad``, the last ``.numpy()`` before a host-side update; else the ``.grad`` after the last
+   backward), the objective the sum of their losses (without a backward seeded by a hand-over adjoint,
+   an inner solve's, or one repeating a tape recording). Updates of an inner solve's iterate (made while
+   the outer tape records, or of an iterate restarted after the outer update) end no iteration.
 3. **Re-runs** (:mod:`.captured`: ``objective()``, ``gradient()``, ``train(n)``): the script runs again in
    the same process (modules stay loaded, kernels stay built; the variant folder's own modules are
    imported afresh). The construction at a param's site returns the *same* array object as before (filled
@@ -34,7 +38,9 @@ How it works (one module per phase)
    :func:`defects4warp.capture.iteration.injection_step`). The objective is read at the iteration's
    backwards, before each runs (``loss`` summed, or ``sum(seed * array)`` over a ``grads={...}`` seed dict or
    over the ``.grad`` the script set by hand on arrays a launch on the tape wrote); ``gradient()`` copies the
-   params' ``.grad`` right after the last. The script is then stopped by a private ``BaseException`` raised
+   params' gradient where the update consumes it (:attr:`CapturedProblem.consume`; a re-run goes on past
+   the last backward to that hooked call), else their ``.grad`` right after the last backward. The script
+   is then stopped by a private ``BaseException`` raised
    from the wrapper and caught here; the params are restored.
 4. **The reported loss.** When the script seeds ``grads={...}`` (or ``.grad``)
    and the loss it prints matches no seed-weighted sum, the objective is the
@@ -83,9 +89,10 @@ import warp as wp
 
 from ..measure import trace as _trace
 from .captured import CapturedProblem
+from .hooks import finish_discovery
 from .discovery import (_assigns_list, _iteration_reads_writes, _label_objects, _override_params, _param_candidates,
                         _program_modules, _reachable, _var_name)
-from .iteration import injection_step
+from .iteration import consumption_point, injection_step, step_of
 from .naming import array_words
 from .runstate import DEFAULT_TIMEOUT_S, JITTER_RTOL, _Run, _grad, _np, _ordinal, _quiet
 from .screen import screen_iterations
@@ -142,6 +149,10 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         return cap._execute(run, silent=False)
 
     (text, stopped), tr = _trace.trace_call(go, params=None, digests=False)
+    if run.kth is not None or run.marks:
+        finish_discovery(run)
+        stopped = run.stopped or stopped
+        text = _cut_record(run, tr, text)
     files = _program_modules(cap)
     kth = run.kth
     k = spec.iteration
@@ -153,9 +164,23 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site_of, text, stopped, files, t0)
     if check_determinism:
         _check_determinism(cap, run)
+    _compare_consumed(cap)
     if screen and spec.iteration == 1 and not cap.stochastic:
         return _screened(cap, folder, spec, device, timeout_s)
     return cap
+
+
+def _cut_record(run, tr, text):
+    """The discovery run's trace and printed text cut back to the first backward of iteration K+1 (the run may
+    have looked past it, :func:`.hooks._discover_backward`): the record is then what a run stopped there holds."""
+    if run.cut_seq is None:
+        return text
+    tr["events"] = tr["events"][: run.cut_seq]
+    tr["tapes"] = {k: v for k, v in (tr.get("tapes") or {}).items()
+                   if v.get("created") is None or v["created"] < run.cut_seq}
+    if text is not None and run.cut_out is not None:
+        text = text[: run.cut_out]
+    return text
 
 
 def _not_reached(spec, run, text, stopped):
@@ -208,7 +233,7 @@ def _choose_params(cap, spec, run, tr):
     w1 = bK[-1]["seq"]
     reads, writes, unrecorded = _iteration_reads_writes(events, bK, w0, w1)
     sinks = {s["target"] for off, bb in enumerate(bK) if off in cap.obj_offsets for s in bb["seeds"] if s["target"]}
-    needed = _reachable(events, sinks, w1)
+    needed = _reachable(events, sinks, w1, rec_arrays, w0)
     objs = _label_objects(tr, run)
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
     candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)
@@ -232,6 +257,8 @@ def _choose_params(cap, spec, run, tr):
     cap.inject_step, first_read_step, first_read_seq = injection_step(
         events, w0, w1, [c["label"] for c in chosen], grads, run.step_seqs, alloc)
     cap.inject_at = run.launch_sites.get(first_read_seq) if first_read_seq is not None else None
+    for c in chosen:
+        c["consume"] = _consume_spec(events, b["seq"], w1, c["label"], grads, run, site_of)
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -239,6 +266,29 @@ def _choose_params(cap, spec, run, tr):
                            f"to another framework ({fn}): torch/JAX owns the loop and its gradients. Write a "
                            f"make_problem adapter around the Warp part")
     return b, chosen, candidates, unrecorded, objs, site_of
+
+
+def _consume_spec(events, b0, w1, label, grads, run, site_of):
+    """Where a re-run reads the gradient of the param labelled ``label``: the hooked call at which the script's
+    update consumes it (:func:`.iteration.consumption_point`), as ``{"step", "offset", "is_grad", "array_site",
+    "site", "changed"}`` (``site``: the consuming launch's call site, checked again by the re-run; ``changed``:
+    what wrote the gradient between the last backward and that point, in words), or None."""
+    cp = consumption_point(events, b0, w1, label, grads)
+    if cp is None:
+        return None
+    step = step_of(run.step_seqs, cp["seq"])
+    if step < 0:
+        return None
+    words = {"tape_zero": "Tape.zero()", "tape_reset": "Tape.reset()", "grad_assign": ".grad assigned"}
+    changed = []
+    for ch in cp["changed"]:
+        at = run.launch_sites.get(ch["seq"]) if ch["kind"] == "launch" else None
+        what = (words.get(ch["kind"]) or (f"wp.{ch['op']}" if ch["kind"] == "host" and ch.get("op") in ("copy", "clone")
+                                            else f".{ch['op']}()" if ch["kind"] == "host" else f"launch of {ch['op']}"))
+        changed.append(what + (f" at {format_site(*at)}" if at else ""))
+    return {"step": step, "offset": cp["offset"], "is_grad": cp["is_grad"],
+            "array_site": None if cp["is_grad"] else site_of.get(cp["array"]),
+            "site": run.launch_sites.get(cp["seq"]) if cp["offset"] == 0 else None, "changed": changed}
 
 
 def _site_name(cap, run, site):
@@ -281,6 +331,8 @@ def _name_params(cap, run, chosen):
         cap.params[name] = c["obj"]
         cap.sites[name] = c["site"]
         cap.by_site[c["site"]] = name
+        if c.get("consume") is not None and (c["consume"]["is_grad"] or c["consume"]["array_site"] is not None):
+            cap.consume[name] = c["consume"]
 
 
 def _set_given_point(cap, spec, run, chosen):
@@ -326,6 +378,35 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
     if cap.objective_weights is not None:
         run.objective = float(sum(w * sd["array_sum"] for w, sd in zip(cap.objective_weights, kth["seeds"])))
         cap.summary["objective"]["value"] = run.objective
+
+
+def _compare_consumed(cap):
+    """When the trace saw a param's gradient written between the iteration's last backward and the update that
+    consumes it (``cap.consume[name]["changed"]``): one gradient() re-run, whose ``.grad`` right after the
+    backward and whose consumed gradient are compared. Sets the summary's ``consumed_gradient`` to
+    ``{"differs": bool, "params": {name: {"max_abs_diff", "changed_by"}}}`` and, when they differ, an
+    assumption saying so; the re-run's cost is one more run of the script."""
+    changed = {n: c for n, c in cap.consume.items() if c.get("changed")}
+    if not changed:
+        return
+    run, _, vals = cap._rerun("gradient")
+    cap._restore(vals)
+    out = {}
+    if run.grad is None or run.grad_backward is None:
+        return
+    for name, c in changed.items():
+        a = np.asarray(run.grad[name], dtype=np.float64)
+        b = np.asarray(run.grad_backward[name], dtype=np.float64)
+        out[name] = {"max_abs_diff": float(np.max(np.abs(a - b))) if a.size else 0.0, "changed_by": c["changed"],
+                     "missed": name in run.consume_missed}
+    differs = any(v["max_abs_diff"] > 0 and not v["missed"] for v in out.values())
+    cap.summary["consumed_gradient"] = {"differs": differs, "params": out}
+    if differs:
+        cap.summary["assumptions"].append(
+            "the update consumes a gradient that differs from the .grad right after backward "
+            f"{cap.grad_after} (" + "; ".join(f"{n}: max |difference| {v['max_abs_diff']:.3g}, written by "
+                                               + ", ".join(v["changed_by"]) for n, v in out.items())
+            + "): gradient() returns what the update consumes")
 
 
 def _check_determinism(cap, run):

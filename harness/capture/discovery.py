@@ -57,10 +57,34 @@ def _carried(events, label, start, arrays, later_seeds=()):
     return bool(derived & set(later_seeds))
 
 
-def _reachable(events, sinks, before):
-    """Arrays from which one of ``sinks`` is reachable through the launches and host copies before ``before``."""
+def _reachable(events, sinks, before, arrays=None, since=None):
+    """Arrays from which one of ``sinks`` is reachable through the launches and host copies before ``before``.
+
+    With ``arrays`` (the trace's array table) and ``since`` (a seq), each backward from ``since`` on is an
+    edge too: from the arrays its tape's recorded launches (current epoch) read and its seeds to the ``.grad``
+    arrays of those arrays. The values an inner solve inside the iteration reaches (an iterate its update
+    moves along the gradient of its own tape's energy) then depend on what that energy read.
+    """
+    edges = _trace._edges(events, before)
+    if arrays is not None and since is not None:
+        grad_of = {}
+        for lab, info in arrays.items():
+            if info.get("grad_of") is not None:
+                grad_of.setdefault(info["grad_of"], set()).add(lab)
+        rec, extra = {}, []
+        for ev in events[:before]:
+            if ev["kind"] == "launch" and ev.get("tape") is not None:
+                rec.setdefault((ev["tape"], ev.get("epoch")), []).append(ev)
+            elif ev["kind"] == "backward" and ev["seq"] >= since:
+                launches = rec.get((ev.get("tape"), ev.get("epoch"))) or []
+                r = {a for e in launches for a in e["reads"]} | {sd["seed"] for sd in ev.get("seeds") or []
+                                                                 if sd.get("seed")}
+                on = {a for e in launches for a in list(e["reads"]) + list(e["writes"])}
+                w = set().union(*[grad_of.get(a, set()) for a in on]) if on else set()
+                extra.append((ev, r, w))
+        edges = sorted(edges + extra, key=lambda x: x[0]["seq"])
     needed = set(sinks)
-    for ev, r, w in reversed(_trace._edges(events, before)):
+    for ev, r, w in reversed(edges):
         if w & needed:
             needed |= r
     return needed
@@ -98,12 +122,21 @@ def _iteration_assumptions(cap) -> list:
                f"{last}: objective(p) re-runs the script to the iteration's start, sets the params to p there{at}, "
                f"before any launch of the iteration, taped or not, and reads the loss at its backward(s); "
                f"--iteration K models another iteration")
+    where = []
+    for name, c in (getattr(cap, "consume", None) or {}).items():
+        via = (f"the launch at {format_site(*c['site'])}" if c.get("site") else
+               "the .numpy() before the next call" if c["offset"] else "the update")
+        where.append(f"{name} where {via} reads " + ("its .grad" if c["is_grad"] else
+                                                      f"the array allocated at {format_site(*c['array_site'])}"))
+    if where:
+        out.append("gradient() reads each param's gradient where the script's update consumes it: " + "; ".join(where)
+                   + " (params not named here: the .grad right after the iteration's last backward)")
     if cap.per_iteration > 1:
         marks = getattr(cap, "iteration_marks", None) or []
         skipped = [f"backward {m['n']} ({m['why']})" for m in marks if not m["counted"]]
         out.append(f"iteration {K} calls backward {cap.per_iteration} times (backward {k} to {last}): gradient() "
-                   f"is the params' .grad after the last of them, the sum the script's update consumes, and the "
-                   f"objective is the sum of the losses of backward " + ", ".join(str(k + o) for o in cap.obj_offsets)
+                   f"is what the script's update consumes after the last of them (the .grad they accumulated, or the "
+                   f"buffer the script summed them into), and the objective is the sum of the losses of backward " + ", ".join(str(k + o) for o in cap.obj_offsets)
                    + (f"; not counted in it: {', '.join(skipped)}" if skipped else ""))
     return out
 

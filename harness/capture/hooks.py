@@ -5,14 +5,16 @@ run's handling of each backward call (:func:`_discover_backward`: iteration boun
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import warp as wp
 
 from ..measure import trace as _trace
-from .iteration import handed_over, updated_owners
+from .iteration import handed_over, nested_sites, pending_recordings, updated_owners
 from .objective import _objective_at
-from .runstate import (MAX_EXTRA_BACKWARDS, _INTEROP, _Limit, _Stop, _dtype, _from_user, _grad, _live_grads, _nested,
+from .runstate import (LOOKAHEAD_BACKWARDS, LOOKAHEAD_FRACTION, LOOKAHEAD_MIN_S, MAX_EXTRA_BACKWARDS, _INTEROP,
+                       _Limit, _Stop, _dtype, _from_user, _grad, _live_grads, _nested,
                        _np, _quiet)
 from .spec import format_site
 
@@ -30,7 +32,7 @@ def _install(run):
         saved.append((owner, name, orig, had))
         setattr(owner, name, new)
 
-    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_limits, _hook_interop):
+    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_numpy, _hook_limits, _hook_interop):
         hook(run, patch)
     return saved
 
@@ -89,6 +91,7 @@ def _hook_arrays(run, patch):
                 r.alloc_steps[id(self)] = r.steps - 1
                 st = _trace._ACTIVE
                 r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape)))
+                r.alloc_site_seqs.setdefault(tuple(site[:2]), []).append(len(st.events) if st is not None else 0)
         r.latest[site[:2]] = self
         if r.in_interop:
             r.interop_ids.add(id(self))
@@ -209,6 +212,24 @@ def _hook_calls(run, patch):
     for fname in ("assign", "zero_", "fill_"):
         if fname in A.__dict__:
             counted(A, fname)
+
+
+def _hook_numpy(run, patch):
+    """``wp.array.numpy``: in a gradient() re-run, the values a ``.numpy()`` of a consumed gradient returned
+    (:meth:`_Run.note_numpy`; an update through host values reads them there). Not a counted call."""
+    if run.mode != "gradient" or not run.cap.consume:
+        return  # only a gradient() re-run reads what a .numpy() returned
+    A = wp.array
+    cur = A.__dict__["numpy"]
+
+    def numpy(self, *a, **k):
+        res = cur(self, *a, **k)
+        r = _ACTIVE_RUN
+        if r is not None and r.consume_wait and not r.quiet and not r.depth:
+            r.note_numpy(self, res)
+        return res
+
+    patch(A, "numpy", numpy)
 
 
 def _hook_limits(run, patch):
@@ -355,8 +376,13 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
             for name, P in r.cap.params.items():
                 g = _grad(P)
                 r.grad[name] = np.zeros(P.shape, dtype=_np(P).dtype) if g is None else _np(g)
+            r.grad_backward = {name: v.copy() for name, v in r.grad.items()}
         r.chain_reached += 1
         r.grad_last = n
+        if r.grad_target is None and r.cap.consume and n == r.cap.grad_after:
+            # go on to where the update consumes the gradients (_Run.read_consumed stops the run there)
+            r.consume_wait = dict(r.cap.consume)
+            return res
         if r.grad_target is None or n >= r.grad_target:
             r.stopped = "gradient"
             raise _Stop()
@@ -365,12 +391,26 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
 
 def _discover_backward(r, tape, loss, grads, n) -> None:
     """The discovery run at its n-th backward call, before the backward runs: which optimisation iteration it
-    belongs to (a new one when an update of some array happened since the previous backward,
-    :func:`defects4warp.capture.iteration.updated_owners`), whether it adds to that iteration's objective (a
-    backward seeded by an adjoint handed over from an earlier backward, or a repeat on the same tape recording,
-    does not), the objective's value and the params' values at the modelled iteration's first backward. Raises
-    :class:`_Stop` at the first backward of the iteration after the modelled one (or
-    :data:`MAX_EXTRA_BACKWARDS` into it)."""
+    belongs to, whether it adds to that iteration's objective, the objective's value and the params' values at
+    the modelled iteration's first backward.
+
+    An update of some array since the previous backward (:func:`defects4warp.capture.iteration.updated_owners`)
+    starts a new iteration unless it belongs to an *inner solve* inside the iteration: it was made while
+    another tape still held launches it had not differentiated
+    (:func:`defects4warp.capture.iteration.pending_recordings`), or its array's allocation site is *nested*
+    (:func:`defects4warp.capture.iteration.nested_sites`: updated before another site's update and
+    re-allocated or emptied after it, an iterate the script starts afresh each outer iteration). The backward
+    whose gradient such an update consumed is no term of the objective, nor is one seeded by an adjoint handed
+    over from an earlier backward, or a repeat on the same tape recording. An allocation site one of whose
+    updates was made inside an open outer recording is nested from then on (its other updates, made before the
+    outer tape began recording in that iteration, are steps of the same solve).
+
+    Nesting shows only once the outer update has happened, so the run goes on past the first backward of the
+    next iteration as first classified (a *provisional* stop, whose state is kept) until nesting is seen or
+    :data:`LOOKAHEAD_BACKWARDS` backwards (or :data:`LOOKAHEAD_FRACTION` of the run's time so far, at least
+    :data:`LOOKAHEAD_MIN_S`) have passed; :func:`finish_discovery` then cuts the run's record back to the first
+    backward of iteration K+1. Raises :class:`_Stop` to end the run (or :data:`MAX_EXTRA_BACKWARDS` into the
+    modelled iteration)."""
     st = _trace._ACTIVE
     K = r.cap.iteration
     events = st.events if st is not None else []
@@ -386,45 +426,159 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
         with _quiet(r):
             upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs,
                                  lambda lab: getattr(st.by_label.get(lab), "shape", None))
+        prev = r.marks[-1]
+        inner = {}
         if upd:
-            r.iteration += 1
+            inner = pending_recordings(events, r.iter_start_seq.get(prev["iteration"], 0), prev["seq"],
+                                       exclude={prev.get("tape_label")})
+        if upd and inner:
+            # an inner solve's update inside the outer forward: the backward it consumed is no term of the loss
+            prev.update(counted=False, why="an inner solve's backward: an update inside the iteration consumes "
+                                           "its gradient while the outer tape is still recording")
+            r.inner_updates.append({"n": n, "updated": sorted(upd), "open_tapes": sorted(inner)})
+            # the same arrays' updates made before the outer tape began recording are steps of that solve too
+            r.nested |= {_site_key(r, st, lab) for lab in upd}
+            upd = set()
+    site = {lab: _site_key(r, st, lab) for lab in upd} if st is not None else {}
     trec = st.tapes.get(id(tape)) if st is not None else None
     mark = {"n": n, "iteration": r.iteration, "seq": len(events), "tape": id(tape),
-            "epoch": trec.get("epoch") if trec else None, "updated": sorted(upd), "counted": True, "why": None}
-    same = [m for m in r.marks if m["iteration"] == r.iteration]
+            "tape_label": trec.get("label") if trec else None,
+            "epoch": trec.get("epoch") if trec else None, "updated": sorted(upd),
+            "updated_sites": sorted({site[lab] for lab in upd}), "counted": True, "why": None,
+            "out": len(r.out.getvalue()) if r.out is not None else 0}
+    r.marks.append(mark)
+    if upd and st is not None:
+        r.nested |= nested_sites(r.marks, r.site_resets(events))
+    _classify(r)
+    same = [m for m in r.marks[:-1] if m["iteration"] == mark["iteration"]]
     if any(m["tape"] == mark["tape"] and m["epoch"] == mark["epoch"] for m in same):
         mark.update(counted=False, why="a repeated backward of the same tape recording")
     elif same and seed_labels and st is not None:
         if handed_over(events, same[0]["seq"], glabs, seed_labels):
             mark.update(counted=False, why="seeded by an adjoint an earlier backward of the iteration produced")
-    r.marks.append(mark)
-    if r.iteration > K or (r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS):
-        # the first backward of the next iteration: what the script carried over
-        with _quiet(r):
-            r.next_backward_grads = {}
-            for P in r.grad_arrays():
-                g = _grad(P)
-                r.next_backward_grads[id(P)] = None if g is None else _np(g)
+    cur = mark["iteration"]
+    if cur > K and len(r.marks) > 1 and cur != r.marks[-2]["iteration"]:
+        # a provisional first backward of the next iteration: what the script carried over into it
+        _keep_stop_state(r, mark, loss, grads, n, tape, seed_labels)
+        if r.look_t0 is None:
+            r.look_t0 = time.perf_counter()
+    if cur <= K or r.look_t0 is not None:
         try:
-            r.next_objective, r.next_info = _objective_at(r, loss, grads, n, tape)
-        except _Limit:
-            r.next_objective = None
-        if st is not None and grads:
-            r.stop_seeds = set(seed_labels)
-        r.stopped = "next iteration's backward"
-        raise _Stop()
-    if r.iteration == K:
-        if r.k is None:
-            r.k = n
-            r.do_inject()  # the values of the params at the iteration's start (not changed within it)
-        if mark["counted"]:
             value, info = _objective_at(r, loss, grads, n, tape)
-            r.iter_value += value
-            r.objective = r.iter_value
-            if r.kth is None:
-                r.kth = info
-                r.kth["seq"] = len(events)
-                r.k_info = info
+            info["seq"] = len(events)
+            mark["value"], mark["info"] = value, info
+        except _Limit as exc:
+            if cur <= K and mark["counted"]:
+                raise
+            mark["limit"] = exc
+    _refresh_objective(r)
+    if cur == K and r.k is None:
+        r.k = n
+        r.do_inject()  # the values of the params at the iteration's start (not changed within it)
     if st is not None:
         with _quiet(r):
             r.values.take([(st.arrays[id(a)]["label"], a) for a in r.grad_arrays() if id(a) in st.arrays])
+            if mark["updated"] or n == 1:
+                mark["values"] = r.values.vals  # the values at this iteration's start (take() makes a new dict)
+    first_next = next((m for m in r.marks if m["iteration"] == K + 1), None)
+    if first_next is not None:
+        t0 = r.look_t0 if r.look_t0 is not None else time.perf_counter()
+        spent = time.perf_counter() - t0
+        budget = max(LOOKAHEAD_MIN_S, LOOKAHEAD_FRACTION * (t0 - r.t0))
+        if r.nested or n - first_next["n"] >= LOOKAHEAD_BACKWARDS or spent > budget:
+            r.stopped = "next iteration's backward"
+            raise _Stop()
+    elif r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS + sum(
+            1 for m in r.marks if m["iteration"] == K and (m["why"] or "").startswith("an inner solve")):
+        _keep_stop_state(r, mark, loss, grads, n, tape, seed_labels)
+        r.cut_at = n
+        r.stopped = "next iteration's backward"
+        raise _Stop()
+
+
+def _site_key(r, st, lab):
+    """``(file, line)`` of the allocation of the array labelled ``lab`` in the live trace ``st`` (``("?", lab)``
+    when it was not seen)."""
+    obj = st.by_label.get(lab)
+    at = r.site_of.get(id(obj)) if obj is not None else None
+    return tuple(at[:2]) if at else ("?", lab)
+
+
+def _keep_stop_state(r, mark, loss, grads, n, tape, seed_labels) -> None:
+    """The state at a (provisional) first backward of the next iteration: the params' ``.grad`` as the script
+    carried them into it, its objective and seeds, where the run's record ends if the run stops there."""
+    with _quiet(r):
+        nbg = {}
+        for P in r.grad_arrays():
+            g = _grad(P)
+            nbg[id(P)] = None if g is None else _np(g)
+    try:
+        nobj, ninfo = _objective_at(r, loss, grads, n, tape)
+    except _Limit:
+        nobj, ninfo = None, None
+    r.stop_state[n] = {"next_backward_grads": nbg, "next_objective": nobj, "next_info": ninfo,
+                       "stop_seeds": set(seed_labels) if grads else set(), "seq": mark["seq"], "out": mark["out"]}
+
+
+def _classify(r) -> None:
+    """Each mark's iteration from the updates that end one (those of arrays at non-nested sites)."""
+    it = 1
+    for i, m in enumerate(r.marks):
+        if i and any(s not in r.nested for s in m["updated_sites"]):
+            it += 1
+        m["iteration"] = it
+        if i and m["updated_sites"] and all(s in r.nested for s in m["updated_sites"]):
+            prev = r.marks[i - 1]
+            if prev["counted"]:
+                prev.update(counted=False, why="an inner solve's backward: its gradient is consumed by the update "
+                                               "of an iterate the script starts afresh in each iteration")
+    r.iteration = it
+    starts = {}
+    for i, m in enumerate(r.marks):
+        if m["iteration"] not in starts:
+            starts[m["iteration"]] = r.marks[i - 1]["seq"] + 1 if i else 0
+    r.iter_start_seq = starts
+
+
+def finish_discovery(r) -> None:
+    """After the discovery run: cut its record back to the first backward of iteration K+1 as finally classified
+    (the run may have gone on past it, :func:`_discover_backward`): marks, the state kept there, the stop, and
+    the params' values at the start of iteration K when the classification moved it."""
+    K = r.cap.iteration
+    first_next = next((m for m in r.marks if m["iteration"] == K + 1), None)
+    cut = first_next["n"] if first_next is not None else r.cut_at
+    if cut is not None:
+        keep = r.stop_state.get(cut)
+        r.marks = [m for m in r.marks if m["n"] < cut]
+        if keep is not None:
+            r.next_backward_grads = keep["next_backward_grads"]
+            r.next_objective, r.next_info = keep["next_objective"], keep["next_info"]
+            r.stop_seeds = keep["stop_seeds"]
+            r.cut_seq, r.cut_out = keep["seq"], keep["out"]
+            r.stopped = "next iteration's backward"
+        r.backwards = min(r.backwards, cut - 1)
+    _refresh_objective(r)
+    itK = [m for m in r.marks if m["iteration"] == K]
+    bad = [m for m in itK if m["counted"] and "limit" in m]
+    if bad:
+        raise bad[0]["limit"]
+    if itK and r.k is not None and itK[0]["n"] != r.k and itK[0].get("values") is not None:
+        # the iteration starts later than first classified: the params' values at its real start
+        st = _trace._ACTIVE
+        r.k = itK[0]["n"]
+        for lab, v in itK[0]["values"].items():
+            obj = r.by_label.get(lab) if getattr(r, "by_label", None) else None
+            if obj is not None:
+                r.snap[id(obj)] = v
+
+
+def _refresh_objective(r) -> None:
+    """The discovery run's objective of the modelled iteration: the sum of the values of its counted backwards
+    (``r.objective``), and the first counted one's info (``r.kth``, ``r.k_info``); a backward found later to
+    be an inner solve's is uncounted."""
+    K = r.cap.iteration
+    its = [m for m in r.marks if m["iteration"] == K and m["counted"] and "value" in m]
+    r.iter_value = float(sum(m["value"] for m in its))
+    r.objective = r.iter_value if its else None
+    r.kth = its[0]["info"] if its else None
+    r.k_info = r.kth

@@ -16,7 +16,9 @@ between two backward calls when the script consumed ``X.grad`` (read the propert
 * changed ``X``'s values with no traced write (a ``.numpy()`` view written on the CPU),
 
 unless that ``.grad`` (or a copy of it) seeds the backward being called: an adjoint handed from
-one tape to another (checkpointing, an inner solver's tape) is no update.
+one tape to another (checkpointing, an inner solver's tape) is no update; nor is a ``.grad`` read only
+to be zeroed. An inner solve's update (:func:`pending_recordings`, :func:`nested_sites`) ends no
+iteration; where the update consumes the gradient is :func:`consumption_point`.
 
 These functions read the live trace's event list (dicts with ``kind``, ``seq``, ``reads``,
 ``writes``, ``tape``, ``active_tape``, ``src``, ``dest``, ``array``, ``grad``) and import no Warp.
@@ -51,8 +53,10 @@ def consumed_owners(events, start: int, grads: dict) -> dict:
     """``{owner label: seq of its first gradient use}`` for the gradients consumed in ``events[start:]``.
 
     A ``.grad`` property read counts (the script took the array) as do ``.numpy()`` on it, passing it to
-    a launch or copying from it; ``grads`` maps grad labels to their owners (:func:`grad_labels`)."""
-    out = {}
+    a launch or copying from it; ``grads`` maps grad labels to their owners (:func:`grad_labels`). An owner
+    whose ``.grad`` was only read and zeroed or filled (``x.grad.zero_()`` before a window's backward) has
+    consumed nothing and is left out, as in :func:`defects4warp.capture.discovery._consumed`."""
+    out, read_only, emptied = {}, set(), set()
     for ev in events[start:]:
         k = ev["kind"]
         owners = []
@@ -62,9 +66,16 @@ def consumed_owners(events, start: int, grads: dict) -> dict:
             owners = [grads[g] for g in ev.get("reads") or [] if g in grads]
         elif k == "host" and ev.get("src") in grads:
             owners = [grads[ev["src"]]]
+        elif k == "host" and ev.get("dest") in grads and ev.get("op") in ("zero_", "fill_"):
+            emptied.add(grads[ev["dest"]])
         for o in owners:
-            out.setdefault(o, ev["seq"])
-    return out
+            if o not in out:
+                out[o] = ev["seq"]
+                if k == "grad_read":
+                    read_only.add(o)
+            elif k != "grad_read":
+                read_only.discard(o)
+    return {o: s for o, s in out.items() if not (o in read_only and o in emptied)}
 
 
 def handed_over(events, start: int, grads: dict, seed_labels) -> set:
@@ -252,3 +263,177 @@ def injection_step(events, window_start: int, window_end: int, params, grads: di
     step = last + 1
     fr = min(first_reads) if first_reads else step
     return min(step, fr) if first_reads else step, fr, first_seq
+
+
+def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=None):
+    """Where the update of ``owner`` consumes its gradient, and which array holds it there.
+
+    The gradient an update applies is not always ``owner.grad`` right after the iteration's last backward:
+    the script may zero it (``tape.zero()``, ``x.grad.zero_()``), overwrite it, or apply a copy of it
+    (``wp.clone(x.grad)``, a buffer a launch outside any tape filled from it: a sum of the gradients of
+    several backwards). The *update* is the first event after ``w1`` that writes ``owner`` outside any
+    tape block (a launch, ``assign``, ``wp.copy``). The *gradient arrays* are ``owner``'s ``.grad``
+    arrays and every array derived from one since ``b0`` (a host copy or clone of one, or an array a launch
+    outside any tape wrote while reading one, ``owner`` itself excepted). Then:
+
+    * the update reads a gradient array: it is consumed at the update (``offset`` 0: read just before
+      the hooked call that made the update event);
+    * else the last ``.numpy()`` of a gradient array before the update (or before ``end``, when no traced
+      update was seen: an update through a ``.numpy()`` view or a re-allocation) is where it was consumed
+      (``offset`` 1: read just before the next hooked call, the values ``.numpy()`` returned then).
+
+    Parameters
+    ----------
+    events : list of dict
+        The discovery run's trace events (:mod:`defects4warp.measure.trace`).
+    b0, w1 : int
+        Seqs of the iteration's first and last backward events.
+    owner : str
+        The param's trace label.
+    grads : dict
+        ``{grad label: owner label}``.
+    end : int, optional
+        Seq bound of the search (default: the end of ``events``).
+
+    Returns
+    -------
+    dict or None
+        ``{"seq", "offset", "array", "is_grad", "update_seq", "changed"}``: the consuming event's seq,
+        0 or 1 (above), the label of the gradient array read there, whether it is a ``.grad`` of
+        ``owner`` (else a copy or derived buffer), the update event's seq (None when not traced) and the
+        events between ``w1`` and the consumption that wrote a gradient array or zeroed ``owner``'s adjoint
+        (``[{"seq", "kind", "op"}]``); None when no consumption is seen (then the ``.grad`` after the last
+        backward stands).
+    """
+    end = len(events) if end is None else min(int(end), len(events))
+    own = {g for g, o in grads.items() if o == owner}
+    derived = set(own)
+    made = {}  # derived array -> (seq of the event that filled it, the derived arrays it was filled from)
+    update, numpied = None, None
+
+    def derive(ev, srcs, dests):
+        for d in dests:
+            if d not in own:
+                derived.add(d)
+                made[d] = (ev["seq"], set(srcs))
+
+    for ev in events[b0:end]:
+        k = ev["kind"]
+        if k in ("grad_read", "grad_numpy", "grad_assign") and ev.get("array") == owner and ev.get("grad"):
+            own.add(ev["grad"])
+            derived.add(ev["grad"])
+        if ev["seq"] <= w1:
+            if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
+                derive(ev, [ev["src"]], [ev["dest"]])
+            elif (k == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
+                    and derived & set(ev.get("reads") or [])):
+                derive(ev, derived & set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
+            continue
+        untaped = ev.get("tape") is None and ev.get("active_tape") is None
+        if k == "launch" and untaped and owner in (ev.get("writes") or []):
+            update = ev
+            break
+        if k == "host" and untaped and ev.get("dest") == owner:
+            update = ev
+            break
+        if k == "grad_numpy" and (ev.get("grad") in derived or ev.get("array") == owner):
+            numpied = ev
+        if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
+            derive(ev, [ev["src"]], [ev["dest"]])
+        elif k == "launch" and untaped and derived & set(ev.get("reads") or []):
+            derive(ev, derived & set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
+    at, offset, array = None, 0, None
+    if update is not None and update["kind"] == "launch":
+        hit = [a for a in update.get("reads") or [] if a in derived]
+        if hit:
+            at, array = update, next((a for a in hit if a not in own), hit[0])
+    elif update is not None and update["kind"] == "host" and update.get("src") in derived:
+        at, array = update, update["src"]
+    if at is None and numpied is not None:
+        at, offset, array = numpied, 1, numpied.get("grad")
+    if at is None or array is None:
+        return None
+    # the arrays whose values reach the consumed one, each until it was read into the next: the consumed
+    # array up to the consumption, and back through the copies and launches that filled it
+    window = {}
+    todo = [(array, at["seq"])]
+    while todo:
+        a, until = todo.pop()
+        if window.get(a, -1) >= until:
+            continue
+        window[a] = until
+        if a in made:
+            seq, srcs = made[a]
+            todo.extend((b, seq) for b in srcs)
+    filled = {seq for seq, _ in made.values()}
+    changed = []
+    for ev in events[w1 + 1: at["seq"]]:
+        k = ev["kind"]
+        if ev["seq"] in filled:
+            continue
+        hit = (k == "host" and ev.get("dest") in window and ev["seq"] < window[ev["dest"]]) or (
+            k == "launch" and any(a in window and ev["seq"] < window[a] for a in ev.get("writes") or []))
+        if not hit and k in ("tape_zero", "tape_reset", "grad_assign") and any(g in window and ev["seq"] < window[g]
+                                                                               for g in own):
+            hit = owner in (ev.get("arrays") or []) if k != "grad_assign" else ev.get("array") == owner
+        if hit:
+            changed.append({"seq": ev["seq"], "kind": k, "op": ev.get("op") or (ev.get("kernel") if k == "launch"
+                                                                                  else None)})
+    return {"seq": at["seq"], "offset": offset, "array": array, "is_grad": array in own,
+            "update_seq": update["seq"] if update is not None else None, "changed": changed}
+
+
+def pending_recordings(events, start: int, before: int, exclude=()) -> dict:
+    """``{tape label: seq of its first pending launch}`` for the tapes that hold launches recorded since
+    ``start`` that no later backward of that tape has run over and no ``reset()`` has dropped, counting only
+    tapes whose first such launch precedes ``before`` (the backward whose gradient an update consumed).
+
+    An update made while such a recording is open happens *inside* the forward pass whose loss that tape
+    will differentiate: the iterate of an inner solve (joint angles, a settled displacement) that a small
+    tape of its own computes at each step of the outer rollout, between the outer tape's recordings. It
+    ends no optimisation iteration. ``exclude``: tape labels left out (the backward's own tape).
+    """
+    first = {}
+    for ev in events[start:]:
+        k = ev["kind"]
+        T = ev.get("tape")
+        if k == "launch" and T is not None and T not in exclude:
+            first.setdefault(T, ev["seq"])
+        elif k in ("backward", "tape_reset") and T in first:
+            del first[T]
+    return {T: s for T, s in first.items() if s < before}
+
+
+def nested_sites(marks, resets) -> set:
+    """Allocation sites whose updates belong to an inner solve nested in the optimisation iteration.
+
+    A site S is nested when an array allocated there was updated before an update of another site H (at a
+    backward where S was not updated too), and an array at S was started afresh (``resets[S]``: a
+    ``requires_grad`` allocation there, a ``zero_``/``fill_``) after that update of H and before the next
+    backward: the script runs a small solve for S (a settled displacement, joint angles) from a fresh start in
+    every iteration of H, and S's updates are steps of that solve, not ends of the outer iteration. Two params
+    updated together (both re-allocated by one update) are not nested in each other.
+
+    Parameters
+    ----------
+    marks : list of dict
+        The discovery run's backward marks in order: ``{"seq", "updated_sites"}`` (``updated_sites``: the
+        ``(file, line)`` of the arrays updated since the previous backward).
+    resets : dict
+        ``{(file, line): [seq, ...]}``.
+
+    Returns
+    -------
+    set of tuple
+    """
+    out = set()
+    seen = set()
+    for j, m in enumerate(marks):
+        here = set(m.get("updated_sites") or ())
+        if j and here:
+            lo, hi = marks[j - 1]["seq"], m["seq"]
+            for S in seen - here:
+                if any(lo < q <= hi for q in resets.get(S, ())):
+                    out.add(S)
+        seen |= here
+    return out

@@ -50,6 +50,20 @@ _INTEROP = ("from_torch", "to_torch", "from_jax", "to_jax", "from_paddle", "to_p
 MAX_SEED_POINTS = 8
 
 
+#: Backwards the discovery run follows past the first backward of the next iteration (as first classified)
+#: to see whether the updates that ended the modelled iteration belong to an inner solve (an iterate the
+#: script starts afresh at each outer iteration); see :func:`defects4warp.capture.hooks._discover_backward`.
+#: Inner solves (a settle, an IK) commonly take tens to hundreds of steps before the outer update, so the
+#: bound is mostly the time one below; a solve longer than this before the outer update is modelled as
+#: before (its iterate taken for the params) unless its updates happen while the outer tape records.
+LOOKAHEAD_BACKWARDS = 256
+
+
+#: Share of the discovery run's time up to that first backward the look ahead may take, and its floor in seconds.
+LOOKAHEAD_FRACTION = 0.5
+LOOKAHEAD_MIN_S = 1.0
+
+
 #: User frames above the allocating one kept per allocation site in the discovery run, to name a param made by a
 #: helper after the variable its caller assigns (a helper of a helper is two).
 CALLER_DEPTH = 3
@@ -159,11 +173,26 @@ class _Run:
         self.alloc_seqs = []  # discovery: (trace length, shape) of each requires_grad allocation
         self.iteration = 1  # discovery: the script's optimisation iteration the run is in
         self.marks = []  # discovery: per backward call {n, iteration, seq, tape, epoch, counted, why}
+        self.iter_start_seq = {}  # discovery: iteration -> seq just after the last backward of the one before
+        self.inner_updates = []  # discovery: updates inside an open outer recording (no iteration bound)
+        self.nested = set()  # discovery: allocation sites (file, line) of inner-solve iterates (no iteration bound)
+        self.alloc_site_seqs = {}  # discovery: (file, line) -> trace lengths at its requires_grad allocations
+        self.stop_state = {}  # discovery: backward n -> state at a provisional first backward of iteration K+1
+        self.look_t0 = None  # discovery: when the look past the first provisional stop began
+        self.t0 = time.perf_counter()
+        self.cut_at = None  # discovery: the backward where the run's record ends (set when no iteration K+1)
+        self.cut_seq = None  # discovery: trace length at the first backward of iteration K+1 (record cut there)
+        self.cut_out = None  # discovery: stdout length there
         self.values = ValueSnapshots()
         self.iter_value = 0.0  # the objective summed over the counted backwards of the current iteration
         self.first_injected = False
         self.grad_last = 0  # gradient mode: the backward after which .grad was last read
         self.hook_depth = 0  # hooked calls in progress: the calls they make are not counted
+        # gradient mode: params whose gradient is read where the update consumes it (cap.consume), still to read
+        self.consume_wait = {}
+        self.consume_numpy = {}
+        self.consume_missed = []  # params whose consumption the re-run did not meet where the discovery run did  # param name -> values a .numpy() of its gradient array returned in the window
+        self.grad_backward = None  # gradient mode: the params' .grad right after the iteration's last backward
 
     def grad_arrays(self):
         """The arrays this run saw allocated that have ``requires_grad=True`` now, in construction order.
@@ -201,6 +230,21 @@ class _Run:
             f = f.f_back
         return out
 
+    def site_resets(self, events) -> dict:
+        """``{(file, line): [seq]}``: where the arrays allocated at a site were started afresh in the discovery
+        run: each ``requires_grad`` allocation there, and each ``zero_``/``fill_`` of such an array."""
+        out = {k: list(v) for k, v in self.alloc_site_seqs.items()}
+        st = _trace._ACTIVE
+        if st is None:
+            return out
+        for ev in events:
+            if ev["kind"] == "host" and ev.get("op") in ("zero_", "fill_") and ev.get("dest"):
+                obj = st.by_label.get(ev["dest"])
+                at = self.site_of.get(id(obj)) if obj is not None else None
+                if at is not None and getattr(obj, "requires_grad", False):
+                    out.setdefault(tuple(at[:2]), []).append(ev["seq"])
+        return out
+
     # -- sites ------------------------------------------------------------------
     def site(self):
         """(file relative to the variant folder or absolute, line) of the first user frame."""
@@ -229,7 +273,54 @@ class _Run:
             self.step_seqs.append(len(st.events) if st is not None else 0)
         elif not self.first_injected and self.steps == self.cap.inject_step:
             self.do_inject()
+        if self.consume_wait:
+            self.read_consumed()
         self.steps += 1
+
+    # -- the gradient where the update consumes it -------------------------------------
+    def consumed_array(self, name, spec):
+        """The array holding param ``name``'s gradient as the update reads it: its ``.grad``, or the array
+        allocated at ``spec["array_site"]`` (a copy, a buffer of summed gradients) most recently; None if absent."""
+        P = self.cap.params[name]
+        if spec["is_grad"]:
+            return _grad(P)
+        want = spec["array_site"]
+        for a in reversed(self.keep):
+            if self.site_of.get(id(a)) == want:
+                return a
+        return None
+
+    def read_consumed(self):
+        """At hooked call ``self.steps`` (before it runs): read the gradients consumed by this call (``offset`` 0)
+        or by a ``.numpy()`` since the previous call (``offset`` 1); raise :class:`_Stop` when none is left."""
+        for name, spec in list(self.consume_wait.items()):
+            if self.steps != spec["step"] + spec["offset"]:
+                continue
+            del self.consume_wait[name]
+            if spec["offset"] == 0 and spec.get("site") is not None and tuple(self.site()) != tuple(spec["site"][:2]):
+                self.consume_missed.append(name)  # another call than the discovery run's update: keep the .grad
+                continue
+            with _quiet(self):
+                vals = self.consume_numpy.pop(name, None)
+                if vals is None:
+                    a = self.consumed_array(name, spec)
+                    vals = None if a is None else _np(a)
+                if vals is not None and vals.shape == self.grad[name].shape:
+                    self.grad[name] = vals
+                else:
+                    self.consume_missed.append(name)
+        if not self.consume_wait:
+            self.stopped = "gradient"
+            raise _Stop()
+
+    def note_numpy(self, arr, values):
+        """A ``.numpy()`` call of the script returned ``values`` for ``arr``: kept when ``arr`` holds a param's
+        gradient that the update consumes through ``.numpy()`` after the current hooked call."""
+        for name, spec in self.consume_wait.items():
+            if spec["offset"] == 1 and self.steps == spec["step"] + 1:
+                with _quiet(self):
+                    if self.consumed_array(name, spec) is arr:
+                        self.consume_numpy[name] = np.array(values, copy=True)
 
     # -- injection ----------------------------------------------------------------
     def do_inject(self):

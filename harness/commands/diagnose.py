@@ -29,6 +29,14 @@ def print_capture(cap: dict, spec, assumed) -> None:
                   + (f"{cap.get('first_backward')} to {cap.get('gradient_after_backward')}"
                      if (cap.get('gradient_after_backward') or 0) > (cap.get('first_backward') or 0)
                      else f"{cap.get('first_backward', '?')}") + ")")
+    cg = cap.get("consumed_gradient") or {}
+    if cg.get("differs"):
+        console.print(escape(
+            f"the update consumes a gradient that differs from the .grad right after backward "
+            f"{cap.get('gradient_after_backward')}: " + "; ".join(
+                f"{n} (max |difference| {v['max_abs_diff']:.3g}; written by {', '.join(v['changed_by'])})"
+                for n, v in (cg.get("params") or {}).items() if v.get("max_abs_diff")) + "; the diagnosis uses "
+            "what the update consumes"))
     its = cap.get("iterations") or {}
     if its.get("checked"):
         loop = its.get("loop_iterations")

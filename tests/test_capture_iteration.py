@@ -1,0 +1,116 @@
+"""The capture's model of one optimisation iteration (harness/capture/iteration.py, hooks.py, core.py):
+where the update consumes the gradient, several backwards summed by the update, and inner solves nested in
+the iteration. The trial scripts under tests/data/capture_trials/ take the shape as an argument; expected
+values are computed here by hand from their quadratic losses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from defects4warp.capture import ScriptSpec
+from defects4warp.capture.iteration import consumption_point, nested_sites, pending_recordings
+
+TRIALS = Path(__file__).resolve().parent / "data" / "capture_trials"
+
+X = np.array([1.0, 2.0, -1.0, 0.5])
+Y = np.array([0.5, 1.0, 2.0, -1.0])
+W0 = np.array([0.5, -0.25, 1.0, 2.0])
+
+
+def capture(name, *args):
+    from defects4warp.capture.core import capture_problem
+
+    return capture_problem(TRIALS / name, ScriptSpec(entry="train.py", args=list(args)), "cpu", timeout_s=60,
+                           check_determinism=False)
+
+
+# -- trace-level rules (no Warp) ---------------------------------------------------------------------
+
+
+def _ev(seq, kind, **kw):
+    return dict(seq=seq, kind=kind, tape=kw.pop("tape", None), active_tape=kw.pop("active_tape", None), **kw)
+
+
+def test_consumption_point_follows_zeroing_copies_and_numpy():
+    grads = {"G": "W"}
+    bw = _ev(1, "backward", tape="T0")
+    # backward, tape.zero(), update launch reading W.grad: consumed at the launch, changed by the zero
+    ev = [_ev(0, "launch", tape="T0", reads=["W"], writes=["L"]), bw,
+          _ev(2, "tape_zero", tape="T0", arrays=["W", "L"]),
+          _ev(3, "launch", reads=["W", "G"], writes=["W"])]
+    cp = consumption_point(ev, 1, 1, "W", grads)
+    assert (cp["seq"], cp["offset"], cp["array"], cp["is_grad"]) == (3, 0, "G", True)
+    assert [c["kind"] for c in cp["changed"]] == ["tape_zero"]
+    # a clone of the gradient applied by the update: the clone is what it reads
+    ev = [ev[0], bw, _ev(2, "host", op="clone", src="G", dest="C"), _ev(3, "host", op="zero_", dest="G"),
+          _ev(4, "launch", reads=["W", "C"], writes=["W"])]
+    cp = consumption_point(ev, 1, 1, "W", grads)
+    assert (cp["seq"], cp["array"], cp["is_grad"], cp["changed"]) == (4, "C", False, [])
+    # an update through host values: the last .numpy() of the gradient before it, read after that call
+    ev = [ev[0], bw, _ev(2, "grad_numpy", array="W", grad="G"), _ev(3, "tape_zero", tape="T0", arrays=["W"]),
+          _ev(4, "host", op="assign", src=None, dest="W")]
+    cp = consumption_point(ev, 1, 1, "W", grads)
+    assert (cp["seq"], cp["offset"], cp["array"], cp["changed"]) == (2, 1, "G", [])
+    # no use of the gradient after the backward: nothing to move
+    assert consumption_point([ev[0], bw], 1, 1, "W", grads) is None
+
+
+def test_pending_recordings_and_nested_sites():
+    ev = [_ev(0, "launch", tape="T0", reads=["V"], writes=["X1"]),  # the outer tape records a step
+          _ev(1, "launch", tape="T1", reads=["Q"], writes=["E"]), _ev(2, "backward", tape="T1"),
+          _ev(3, "launch", reads=["Q", "QG"], writes=["Q"])]
+    assert pending_recordings(ev, 0, 2, exclude={"T1"}) == {"T0": 0}
+    ev += [_ev(4, "backward", tape="T0")]
+    assert pending_recordings(ev, 0, 5, exclude={"T1"}) == {}  # the outer tape was differentiated
+    marks = [{"seq": 10, "updated_sites": []}, {"seq": 20, "updated_sites": [("t.py", 5)]},
+             {"seq": 30, "updated_sites": [("t.py", 5)]}, {"seq": 40, "updated_sites": [("t.py", 9)]}]
+    # the inner iterate at line 5 is allocated afresh after the update of line 9's array
+    assert nested_sites(marks, {("t.py", 5): [5, 35]}) == {("t.py", 5)}
+    assert nested_sites(marks, {("t.py", 5): [5]}) == set()  # never restarted: alternating updates, not nested
+    marks[3]["updated_sites"] = [("t.py", 5), ("t.py", 9)]
+    assert nested_sites(marks, {("t.py", 5): [5, 35]}) == set()  # updated together: two params of one update
+
+
+# -- scripts ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_gradient_is_what_the_update_consumes():
+    ok = capture("zero_before_update", "--order", "ok")
+    np.testing.assert_allclose(ok.gradient()["w"], 2 * (W0 * X - Y) * X, rtol=1e-6)
+    assert "consumed_gradient" not in ok.capture_summary()
+    bad = capture("zero_before_update", "--order", "zero_tape")
+    assert bad.objective() == pytest.approx(float(np.sum((W0 * X - Y) ** 2)))
+    np.testing.assert_array_equal(bad.gradient()["w"], np.zeros(4))
+    cg = bad.capture_summary()["consumed_gradient"]
+    assert cg["differs"] and cg["params"]["w"]["max_abs_diff"] == pytest.approx(6.0)
+    assert cg["params"]["w"]["changed_by"] == ["Tape.zero()"]
+    np.testing.assert_array_equal(capture("zero_before_update", "--order", "clone_zero").gradient()["w"], 0.0)
+    np.testing.assert_allclose(capture("zero_before_update", "--order", "numpy_ok").gradient()["w"],
+                               2 * (W0 * X - Y) * X, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_gradients_of_several_backwards_summed_by_the_update():
+    p = capture("summed_backwards", "--mode", "sum")
+    d = W0 - np.array([1.0, 1.0, 0.0, -1.0])
+    assert p.per_iteration == 2 and p.obj_offsets == [0, 1]
+    assert p.objective() == pytest.approx(0.5 * 3.0 * float(np.sum(d ** 2)) + float(np.sum((W0 * X - Y) ** 2)))
+    np.testing.assert_allclose(p.gradient()["w"], 3.0 * d + 2 * (W0 * X - Y) * X, rtol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,param", [("before", "th"), ("per_step", "v")])
+def test_an_inner_solve_is_inside_the_iteration(shape, param):
+    p = capture("inner_solve", "--shape", shape)
+    assert list(p.params) == [param]
+    assert p.obj_offsets == [p.per_iteration - 1]  # only the outer loss; the inner energies are not terms
+    if shape == "before":
+        u = 0.6496 * np.array([1.0, 2.0, -1.0])  # four steps q <- 0.4 q + 0.4 f from q = 0
+        th, t = np.array([1.5, 0.5, -1.0]), np.array([0.3, -0.2, 0.5])
+        assert p.per_iteration == 5
+        assert p.objective() == pytest.approx(float(np.sum((th * u - t) ** 2)), rel=1e-5)
+        np.testing.assert_allclose(p.gradient()["th"], 2 * (th * u - t) * u, rtol=1e-4)
