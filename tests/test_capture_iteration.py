@@ -56,6 +56,16 @@ def test_consumption_point_follows_zeroing_copies_and_numpy():
     assert (cp["seq"], cp["offset"], cp["array"], cp["changed"]) == (2, 1, "G", [])
     # no use of the gradient after the backward: nothing to move
     assert consumption_point([ev[0], bw], 1, 1, "W", grads) is None
+    # heavy-ball momentum: a kernel mixes the gradient with the velocity V, the update reads V only; V is
+    # optimiser state, not a gradient: the gradient is consumed where the momentum kernel reads it
+    ev = [ev[0], bw, _ev(2, "launch", reads=["V", "G"], writes=["V"]), _ev(3, "tape_zero", tape="T0", arrays=["W"]),
+          _ev(4, "launch", reads=["W", "V"], writes=["W"])]
+    cp = consumption_point(ev, 1, 1, "W", grads)
+    assert (cp["seq"], cp["array"], cp["is_grad"], cp["changed"]) == (2, "G", True, [])
+    # a sum of two gradient buffers (reads gradients only) is a gradient, read at the update
+    ev = [ev[0], bw, _ev(2, "launch", reads=["C", "G"], writes=["S"]), _ev(3, "launch", reads=["W", "S"], writes=["W"])]
+    cp = consumption_point(ev, 1, 1, "W", dict(grads, C="W"))
+    assert (cp["seq"], cp["array"], cp["is_grad"]) == (3, "S", False)
 
 
 def test_pending_recordings_and_nested_sites():

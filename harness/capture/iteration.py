@@ -274,10 +274,14 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
     several backwards). The *update* is the first event after ``w1`` that writes ``owner`` outside any
     tape block (a launch, ``assign``, ``wp.copy``). The *gradient arrays* are ``owner``'s ``.grad``
     arrays and every array derived from one since ``b0`` (a host copy or clone of one, or an array a launch
-    outside any tape wrote while reading one, ``owner`` itself excepted). Then:
+    outside any tape wrote while reading gradient arrays only, ``owner`` itself excepted: a launch that
+    also reads other arrays, such as a momentum buffer, mixes the gradient with optimiser state and its
+    output is no gradient). Then:
 
     * the update reads a gradient array: it is consumed at the update (``offset`` 0: read just before
       the hooked call that made the update event);
+    * else the first launch outside any tape, after the last backward and before the update, that reads a
+      gradient array together with other arrays (a momentum or moment kernel) consumes it there;
     * else the last ``.numpy()`` of a gradient array before the update (or before ``end``, when no traced
       update was seen: an update through a ``.numpy()`` view or a re-allocation) is where it was consumed
       (``offset`` 1: read just before the next hooked call, the values ``.numpy()`` returned then).
@@ -309,7 +313,7 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
     own = {g for g, o in grads.items() if o == owner}
     derived = set(own)
     made = {}  # derived array -> (seq of the event that filled it, the derived arrays it was filled from)
-    update, numpied = None, None
+    update, numpied, reader = None, None, None
 
     def derive(ev, srcs, dests):
         for d in dests:
@@ -326,8 +330,8 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
             if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
                 derive(ev, [ev["src"]], [ev["dest"]])
             elif (k == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
-                    and derived & set(ev.get("reads") or [])):
-                derive(ev, derived & set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
+                    and derived & set(ev.get("reads") or []) and set(ev.get("reads") or []) <= derived):
+                derive(ev, set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
             continue
         untaped = ev.get("tape") is None and ev.get("active_tape") is None
         if k == "launch" and untaped and owner in (ev.get("writes") or []):
@@ -341,7 +345,11 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
         if k == "host" and ev.get("src") in derived and ev.get("dest") and ev.get("op") in ("copy", "clone"):
             derive(ev, [ev["src"]], [ev["dest"]])
         elif k == "launch" and untaped and derived & set(ev.get("reads") or []):
-            derive(ev, derived & set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
+            if set(ev.get("reads") or []) <= derived:  # a function of gradients alone (a sum, a copy)
+                derive(ev, set(ev.get("reads") or []), set(ev.get("writes") or []) - {owner})
+            elif reader is None:  # mixes a gradient with optimiser state (momentum, moments): it consumes it
+                hit = [a for a in ev.get("reads") or [] if a in derived]
+                reader = (ev, next((a for a in hit if a in own), hit[0]))
     at, offset, array = None, 0, None
     if update is not None and update["kind"] == "launch":
         hit = [a for a in update.get("reads") or [] if a in derived]
@@ -349,6 +357,8 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
             at, array = update, next((a for a in hit if a not in own), hit[0])
     elif update is not None and update["kind"] == "host" and update.get("src") in derived:
         at, array = update, update["src"]
+    if at is None and reader is not None:
+        at, array = reader
     if at is None and numpied is not None:
         at, offset, array = numpied, 1, numpied.get("grad")
     if at is None or array is None:
