@@ -115,6 +115,13 @@ def add_diagnoses(records: list, run_doc: dict) -> list:
         d = r["diagnosis"]
         top = (d.get("classes") or [{}])[0].get("id") if d.get("classes") else None
         rec["diagnosis_s"] = r.get("seconds")
+        cap = d.get("capture") or {}
+        its = cap.get("iterations") or {}
+        rec["iteration_model"] = {
+            "diagnosed": its.get("diagnosed", cap.get("iteration")), "first_backward": cap.get("first_backward"),
+            "backwards_per_iteration": cap.get("backwards_per_iteration"), "loop_iterations": its.get("loop_iterations"),
+            "checked": [{"iteration": x.get("iteration"), "status": x.get("status")} for x in its.get("checked") or []],
+        } if cap else None
         rec["diagnosis"] = {"verdict": d.get("verdict"), "class": top, "error": d.get("error"),
                             "correct": r.get("correct"), "engine": run_doc.get("summary", {}).get("engine")}
         exp = r.get("expected")
@@ -147,7 +154,10 @@ def summary(records: list) -> dict:
 
     diag = [r for r in records if r.get("diagnosis") and (r["diagnosis"].get("correct") is not None)]
     checked = [r for r in records if r.get("oracle")]
-    return {"oracle_checked": len(checked), "oracle_passed": sum(1 for r in checked if r["oracle"]["status"] == "passed"),
+    later = [r for r in records if (r.get("iteration_model") or {}).get("diagnosed") not in (None, 1)]
+    multi = [r for r in records if ((r.get("iteration_model") or {}).get("backwards_per_iteration") or 1) > 1]
+    return {"diagnosed_later_iteration": len(later), "several_backwards": len(multi),
+            "oracle_checked": len(checked), "oracle_passed": sum(1 for r in checked if r["oracle"]["status"] == "passed"),
             "variants": len(records), "captured": sum(1 for r in records if r["captured"]),
             "median_rerun_s": med("rerun_s"), "median_capture_s": med("capture_s"),
             "median_diagnosis_s": med("diagnosis_s"), "diagnosed": len(diag),
@@ -179,10 +189,15 @@ def markdown(doc: dict) -> str:
              "of one re-run (what each objective or gradient evaluation costs) and of one diagnosis by the engine "
              "(`run --programs scripts`); the engine's verdict and top class, `!` when the verdict is wrong and "
              "`x` when only the class is; the oracle's check of the case's label on the captured script "
-             "(`validate --programs scripts`).", "",
-             "| case / variant | command | captured | params | objective | capture s | re-run s | diagnosis s "
-             "| diagnosis | label on the script (oracle) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "(`validate --programs scripts`). The iteration model, from the engine's diagnosis: the optimisation "
+             "iteration diagnosed of the loop's length (`?` when the loop's end was not seen), the backward calls "
+             "per iteration, and the iterations checked along the script's own loop (gradient against a central "
+             "difference: `a` agrees, `d` disagrees, `u` unresolved).", "",
+             f"Diagnosed at a later iteration than the first: {s.get('diagnosed_later_iteration', 0)}; an iteration "
+             f"of several backward calls: {s.get('several_backwards', 0)}.", "",
+             "| case / variant | command | captured | params | objective | iteration model | capture s | re-run s "
+             "| diagnosis s | diagnosis | label on the script (oracle) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in recs:
         if r["captured"]:
             cap = "yes" + (" (stochastic)" if r.get("stochastic") else "")
@@ -203,9 +218,26 @@ def markdown(doc: dict) -> str:
         o = r.get("oracle")
         os_ = "-" if not o else f"{o['status']} ({o['verdict']})"
         lines.append(f"| {r['case']} / {r['variant']} | `{r['command']}` | {cap} | {params} | {obj} | "
-                     f"{_s(r.get('capture_s'))} | {_s(r.get('rerun_s'), 3)} | {_s(r.get('diagnosis_s'), 1)} | {ds} "
+                     f"{iteration_cell(r.get('iteration_model'))} | {_s(r.get('capture_s'))} | {_s(r.get('rerun_s'), 3)} | {_s(r.get('diagnosis_s'), 1)} | {ds} "
                      f"| {os_} |")
     return "\n".join(lines) + "\n"
+
+
+#: Letters of a checked iteration's status in the table (:mod:`defects4warp.capture.screen`).
+STATUS_LETTERS = {"agrees": "a", "disagrees": "d", "unresolved": "u"}
+
+
+def iteration_cell(m: dict | None) -> str:
+    """The table's iteration-model cell: ``1 of 50, 2 backwards; checked 1a 2a 5d`` (``-`` without one)."""
+    if not m:
+        return "-"
+    n = m.get("loop_iterations")
+    bw = m.get("backwards_per_iteration") or 1
+    out = f"{m.get('diagnosed') or 1} of {n if n else '?'}, {bw} backward{'s' if bw != 1 else ''}"
+    if m.get("checked"):
+        out += "; checked " + " ".join(f"{x['iteration']}{STATUS_LETTERS.get(x.get('status'), '?')}"
+                                       for x in m["checked"])
+    return out
 
 
 def document(records: list, sources: list, machine: str | None = None) -> dict:

@@ -280,7 +280,10 @@ def test_capture_table_from_conversions_and_a_run(tmp_path):
     run_doc = {"summary": {"engine": "reference"}, "results": [
         {"case": "tiny-script-inplace", "variant": "buggy", "scale": "small", "program": "script", "seconds": 12.5,
          "expected": {"verdict": "bug", "classes": ["overwrite"]},
-         "diagnosis": {"verdict": "bug", "classes": [{"id": "overwrite", "score": 0.4}]},
+         "diagnosis": {"verdict": "bug", "classes": [{"id": "overwrite", "score": 0.4}],
+                       "capture": {"iteration": 1, "first_backward": 2, "backwards_per_iteration": 2,
+                                   "iterations": {"loop_iterations": 5, "diagnosed": 2, "checked": [
+                                       {"iteration": 1, "status": "agrees"}, {"iteration": 2, "status": "disagrees"}]}}},
          "correct": {"verdict": True, "class": True}},
         {"case": "tiny-script-inplace", "variant": "buggy", "scale": "small", "program": "adapter", "seconds": 99.0,
          "diagnosis": {"verdict": "no_bug", "classes": []}, "correct": None}]}
@@ -295,8 +298,9 @@ def test_capture_table_from_conversions_and_a_run(tmp_path):
     assert doc["summary"]["captured"] == 1 and doc["summary"]["variants"] == 2
     assert doc["summary"]["median_rerun_s"] == 0.125 and doc["summary"]["verdict_correct"] == 1
     text = markdown(doc)
-    assert "| tiny-script-inplace / buggy | `python train.py` | yes | `train.py:17` float32 (4,) | loss | 0.50 | " \
-           "0.125 | 12.5 | bug overwrite | passed (wrong) |" in text
+    assert "| tiny-script-inplace / buggy | `python train.py` | yes | `train.py:17` float32 (4,) | loss | " \
+           "2 of 5, 2 backwards; checked 1a 2d | 0.50 | 0.125 | 12.5 | bug overwrite | passed (wrong) |" in text
+    assert doc["summary"]["diagnosed_later_iteration"] == 1 and doc["summary"]["several_backwards"] == 1
     assert "| tiny-script-inplace / fixed | `python train.py` | no: script: CaptureError: no backward |" in text
     assert "1 of 2 script variants captured" in text
     assert "the oracle confirms the case's label on 1 of 1 captured scripts" in text
