@@ -1024,22 +1024,32 @@ def test_several_backwards_per_iteration_are_summed(windows):
     np.testing.assert_allclose(q.params["w"].numpy(), w1, rtol=1e-12)
 
 
+def test_later_iterations_schedule():
+    from defects4warp.capture.screen import later_iterations
+
+    assert later_iterations(30) == [2, 3, 4, 8, 16]  # next three, 10 % of 30 (3), doubling from 2 * (1 + 3)
+    assert later_iterations(6, 2) == [3, 4, 5]  # after a pinned iteration 2: a period-2 defect shows at 4
+    assert later_iterations(1000) == [2, 3, 4, 8, 16, 100]  # at most six: 10 % kept before the doubling
+    assert later_iterations(None) == [2, 3, 4] and later_iterations(1) == [] and later_iterations(3) == [2, 3]
+
+
 @pytest.mark.slow
 def test_a_bug_that_shows_only_later_in_the_loop_is_diagnosed_there():
     # a display buffer the adjoint reads is refreshed between forward and backward with 0.5 (w - w_init): zero at
-    # iteration 1 (the gradient agrees there), wrong once w moved; the screening checks 1, 2 and 3 (10% of 30)
+    # iteration 1 (the gradient agrees there), wrong once w moved; the screening checks 1, the next three (2, 3, 4),
+    # 3 (10% of 30) and the doubling from 8 (8, 16)
     from defects4warp.capture.core import capture_problem
 
     p = capture_problem(PROGRAMS / "script_late", ScriptSpec(entry="train.py"), "cpu", timeout_s=300, screen=True)
     it = p.capture_summary()["iterations"]
-    assert it["loop_iterations"] == 30 and [r["iteration"] for r in it["checked"]] == [1, 2, 3]
+    assert it["loop_iterations"] == 30 and [r["iteration"] for r in it["checked"]] == [1, 2, 3, 4, 8, 16]
     assert it["checked"][0]["status"] == "agrees" and it["checked"][0]["rel"] < 1e-3
     assert it["checked"][2]["status"] == "disagrees" and it["checked"][2]["rel"] > 0.03
     assert p.iteration == it["diagnosed"] == 3
     q = capture_problem(PROGRAMS / "script_pretape", ScriptSpec(entry="train.py", args=["--inside"]), "cpu",
                         timeout_s=300, screen=True)
     rows = q.capture_summary()["iterations"]["checked"]
-    assert q.iteration == 1 and [r["status"] for r in rows] == ["agrees"] * 3
+    assert q.iteration == 1 and [(r["iteration"], r["status"]) for r in rows] == [(k, "agrees") for k in (1, 2, 3, 4)]
 
 
 _PKG_MODEL = '''import warp as wp

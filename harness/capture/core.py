@@ -120,11 +120,11 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
         Re-run twice at the captured params; differing objectives (beyond
         :data:`JITTER_RTOL`) flag the problem ``stochastic``.
     screen : bool, default False
-        For iteration 1: also check later iterations of the script's own loop
+        Also check later iterations of the script's own loop than ``spec.iteration``
         (:func:`defects4warp.capture.screen.screen_iterations`, within
         :data:`SCREEN_BUDGET_FRACTION` of ``timeout_s``) and return the capture of
         the first later one whose gradient disagrees with a central difference
-        when iteration 1's agrees; the summary's ``iterations`` says what was checked.
+        when ``spec.iteration``'s agrees; the summary's ``iterations`` says what was checked.
 
     Returns
     -------
@@ -165,7 +165,7 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     if check_determinism:
         _check_determinism(cap, run)
     _compare_consumed(cap)
-    if screen and spec.iteration == 1 and not cap.stochastic:
+    if screen and not cap.stochastic:
         return _screened(cap, folder, spec, device, timeout_s)
     return cap
 
@@ -466,7 +466,7 @@ def _screened(cap, folder, spec, device, timeout_s):
     if chosen is not cap:
         chosen.stochastic = cap.stochastic
         chosen.summary["assumptions"].append(
-            f"iteration 1's gradient agrees with a central difference and iteration {chosen.iteration}'s does not "
-            f"(iterations that disagree: {', '.join(map(str, bad))}): the problem is iteration {chosen.iteration} "
-            f"of the script's own loop (--iteration 1 to diagnose the first)")
+            f"iteration {cap.iteration}'s gradient agrees with a central difference and iteration {chosen.iteration}'s "
+            f"does not (iterations that disagree: {', '.join(map(str, bad))}): the problem is iteration "
+            f"{chosen.iteration} of the script's own loop")
     return chosen

@@ -2,8 +2,9 @@
 
 A bug can be harmless at the starting point and show once the params move (a buffer that is all zeros
 at first, a stale read of values the update changed). :func:`screen_iterations` checks the captured
-iteration and later ones of the script's own loop (the 2nd and one near 10 % of the loop's length) with
-one central difference along a random direction each, and says which of them disagree with the
+iteration and later ones of the script's own loop (:func:`later_iterations`: the next few, then doubling
+along the loop, and one near 10 % of its length) with one central difference along a random direction
+each, within a time budget, and says which of them disagree with the
 gradient the script's update consumes. When the first agrees and a later one does not, the problem to
 diagnose is that later iteration (:func:`defects4warp.capture.core.capture_problem` then returns its
 capture); either way the capture summary lists what was checked.
@@ -35,19 +36,39 @@ SMOOTH_RTOL = 0.01
 MISMATCH_RTOL = 0.03
 #: Absolute floor of a disagreement, relative to the loss (float32 rounding of a sum).
 ABS_FLOOR = 1e-5
-#: Fraction of the loop's length of the later iteration checked (besides the 2nd).
+#: Fraction of the loop's length of the later iteration checked (besides the next ones and the doubling).
 LATE_FRACTION = 0.10
+#: Iterations right after the first that are all checked: a bug that shows once the params moved shows at
+#: the 2nd; state that alternates between two or three buffers (double-buffered params, a ring of
+#: gradient buffers) shows at the 3rd or 4th, when a buffer is used for the second time.
+DENSE_ITERATIONS = 3
+#: Most later iterations checked in all (each costs one capture and five objective evaluations).
+MAX_LATER = 6
 
 
-def later_iterations(n_iterations: int | None) -> list:
-    """The later iterations to check for a loop of ``n_iterations`` (None: unknown, then only the 2nd):
-    the 2nd and the one nearest ``LATE_FRACTION`` of the loop (at least the 3rd), within the loop."""
-    if n_iterations is not None and n_iterations < 2:
+def later_iterations(n_iterations: int | None, first: int = 1, *, dense: int = DENSE_ITERATIONS,
+                     late_fraction: float = LATE_FRACTION, max_later: int = MAX_LATER) -> list:
+    """The later iterations to check after ``first`` for a loop of ``n_iterations`` (None: unknown).
+
+    The ``dense`` iterations after ``first``; the one nearest ``late_fraction`` of the loop; then doubling
+    (``2 (first + dense)``, ``4 (first + dense)``, ...) while within the loop and fewer than ``max_later``
+    are chosen; all within the loop (an unknown loop: the dense ones only), sorted. A periodic defect of
+    period p <= dense + 1 shows within the dense ones; one that needs the params to travel shows along the
+    doubling, at a cost that grows with the log of the loop's length.
+    """
+    if n_iterations is not None and n_iterations <= first:
         return []
-    out = [2]
-    if n_iterations is not None and n_iterations >= 3:
-        out.append(max(3, int(round(LATE_FRACTION * n_iterations))))
-    return sorted(set(out))
+    last = n_iterations if n_iterations is not None else first + dense
+    out = set(range(first + 1, min(first + dense, last) + 1))
+    if n_iterations is not None:
+        late = int(round(late_fraction * n_iterations))
+        if first < late <= n_iterations:
+            out.add(late)
+        k = 2 * (first + dense)
+        while k <= n_iterations and len(out) < max_later:
+            out.add(k)
+            k *= 2
+    return sorted(out)[:max_later]
 
 
 def check_iteration(problem, seed: int = 0) -> dict:
@@ -122,7 +143,7 @@ def screen_iterations(first, capture_later, n_iterations, budget_s: float) -> tu
     t0 = time.perf_counter()
     rows = [check_iteration(first)]
     chosen = first
-    for k in later_iterations(n_iterations):
+    for k in later_iterations(n_iterations, first.iteration):
         if time.perf_counter() - t0 > budget_s:
             rows.append({"iteration": k, "status": "skipped", "why": f"the screening's {budget_s:g} s were spent"})
             continue

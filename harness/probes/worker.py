@@ -150,7 +150,7 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
                 doc["script"] = spec.to_dict()
                 cap.stage = "capture"
                 problem = capture_problem(path, spec, device, timeout_s=float(opt.get("capture_timeout_s", 120.0)),
-                                          screen=spec.iteration == 1)
+                                          screen=True)
                 cap.stage = "load"
                 doc["capture"] = problem.capture_summary()
                 doc["protocol"] = check_problem(problem, src=spec.entry)
