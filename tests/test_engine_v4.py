@@ -155,7 +155,8 @@ def test_every_evidence_id_has_a_row():
     want |= {f"release_first_change:{v}" for v in RELEASE_CHANGES} | {f"signature:{s}" for s in ref.SIGNATURE_ROWS}
     want |= {"candidate", "later_calls_zero", "gradient_norm_grows", "tracker_warning", "factor_2_or_3",
              "factor_reduction_size", "factor_equals_seed_size", "launch_kernel_fails_alone", "builtin_adjoint_defect",
-             "trace_backward_windows", "agrees", "unresolved", "trace:seed_weights",
+             "trace_backward_windows", "agrees", "unresolved", "trace:seed_weights", "flat_params",
+             "flat_params:piecewise_source", "launch_staircase", "launch_staircase:piecewise_source",
              "trace:offtape_write_after_read:inside_tape", "trace:inplace_read_write:not_inplace",
              # findings of the script capture, merged into the trace's (harness/capture/core.py)
              "trace:grad_carried", "trace:seed_objective_mismatch", "trace:seed_buffer_reused"}

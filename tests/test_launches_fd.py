@@ -214,3 +214,34 @@ def test_the_noise_bound_covers_the_round_off_and_not_the_derivative():
     # and 1e-4 of the unit entries of d y / d x (the same outputs, the same round-off)
     assert np.median(u[true != 0]) < np.median(np.abs(true[true != 0]))
     assert np.max(unc[(0, 0)]) < 1e-4
+
+
+@wp.kernel
+def _levels(u: wp.array(dtype=wp.float64), w: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    # 16 duty levels of u, plus a smooth term in w
+    y[i] = wp.floor(u[i] * wp.float64(16.0)) / wp.float64(16.0) + w[i] * w[i]
+
+
+@wp.kernel
+def _ignores_second(u: wp.array(dtype=wp.float64), w: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    y[i] = u[i] * wp.float64(2.0)
+
+
+def test_staircase_pairs_tell_a_staircase_from_a_constant_and_a_slope():
+    """Flat where measured and moving over a wide step: the floor's input, not the smooth one, and not an
+    input the kernel never reads."""
+    from defects4warp.probes.launches import jacobian_ad, jacobian_fd, staircase_pairs
+
+    for kernel, want in ((_levels, [("u", "y")]), (_ignores_second, [])):
+        u = wp.array(np.array([0.53, 0.30]), dtype=wp.float64, requires_grad=True)
+        w = wp.array(np.array([0.7, -0.2]), dtype=wp.float64, requires_grad=True)
+        y = wp.zeros(2, dtype=wp.float64, requires_grad=True)
+        kw = {"dim": 2, "inputs": [u, w], "outputs": [y], "device": "cpu"}
+        jad, jfd = jacobian_ad(kernel, **kw), jacobian_fd(kernel, eps=1e-6, **kw)
+        got = staircase_pairs(kernel, jad, jfd, ["u", "w", "y"], 2, step=0.25, **kw)
+        assert [(p["input"], p["output"]) for p in got] == want
+        if want:
+            # one level (1/16) crossed over a +-0.25 step of u = 0.53: (y+ - y-) / 0.5 = (12/16 - 4/16) / 0.5 = 1
+            assert got[0]["wide_max"] == pytest.approx(1.0)

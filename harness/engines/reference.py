@@ -297,6 +297,16 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
             ev.append(Evidence("flat_params:piecewise_source", "source"))
         evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for " + ", ".join(flat) +
                             ": the objective is locally flat in them", {"params": flat}))
+    stair = launches_probe.staircase_kernels(doc)
+    if stair and piecewise and not ev[1:]:
+        # part of the path is a staircase: a kernel's output is flat in an input where measured (autodiff and
+        # central differences exactly zero) and moves over a wide step, and its source rounds or truncates
+        ev += [Evidence("launch_staircase", "launches", data={"kernels": stair}),
+               Evidence("launch_staircase:piecewise_source", "source")]
+        evidence.append(_ev("launches", False, "kernel(s) " + ", ".join(stair) + " flat in an input where measured "
+                            "(autodiff and central differences exactly zero) and not constant over a wide step, with "
+                            "round/floor/sign/int in the source: that part of the objective is piecewise constant, "
+                            "and its true gradient is zero", {"kernels": stair}))
     for v in set(artefacts):
         ev.append(Evidence(f"sweep_artefact_minor:{v}", "sweep"))
     if det.get("stochastic") and det.get("seed_pinned"):

@@ -441,8 +441,67 @@ def fd_noise(kernel, *, fd, jfd: dict, eps: float, dtype, dim, inputs, outputs, 
 MAX_SECONDS = 60.0
 
 
-@probe("launches", max_kernels=8, max_scalars=1024, max_seconds=MAX_SECONDS)
-def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: float = MAX_SECONDS) -> dict | None:
+#: Step of the wide central difference that tells a staircase from a constant, relative to the launch's
+#: float magnitude (the RMS of its differentiable arrays, at least 1): wider than the levels of a
+#: quantiser with 16 or more levels over the magnitude (a 1/16 duty step, a 1e-2 rounding), small enough
+#: to stay in most inputs' domain.
+FLAT_STEP_REL = 0.25
+
+
+def staircase_pairs(kernel, jad: dict, jfd: dict, names: list, n_inputs: int, *, step: float,
+                    deadline: float | None = None, **kw) -> list:
+    """The (input, output) pairs of one launch that are flat but not constant: the autodiff block and
+    the central differences at the base step are both exactly zero, and central differences at the wide
+    ``step`` are not (the output moves when the input moves by more than a level). Zero almost everywhere
+    and not constant is a staircase (``round``/``floor``/``sign``/an ``int`` index) whose true gradient is
+    zero where measured; a pair whose output never moves (it does not read the input) stays out.
+
+    Parameters
+    ----------
+    kernel, kw
+        As for :func:`jacobian_fd` (``dim``, ``inputs``, ``outputs``, ``device``, ...).
+    jad, jfd : dict
+        ``(input index, output index)`` -> Jacobian block, autodiff and central differences at the base step.
+    names : list of str
+        The kernel's argument names (inputs first).
+    n_inputs : int
+        How many of the arguments are inputs.
+    step : float
+        The wide step, absolute (:data:`FLAT_STEP_REL` times the launch's magnitude).
+    deadline : float or None
+        As for :func:`jacobian_fd`; over it, the pairs found so far (none: the wide differences are one run).
+
+    Returns
+    -------
+    list of dict
+        ``{"input", "output", "wide_max"}`` (``wide_max``: the largest wide difference quotient's magnitude).
+    """
+    zero = [k for k, a in jad.items() if k in jfd and a.size and not np.any(a) and not np.any(jfd[k])]
+    if not zero:
+        return []
+    try:
+        wide = jacobian_fd(kernel, eps=step, deadline=deadline, **kw)
+    except OverBudget:
+        return []
+    out = []
+    for k in zero:
+        w = np.abs(np.asarray(wide.get(k, 0.0), dtype=np.float64))
+        if np.any(w > 0) and np.all(np.isfinite(w)):
+            out.append({"input": names[k[0]] if k[0] < len(names) else k[0],
+                        "output": names[n_inputs + k[1]] if n_inputs + k[1] < len(names) else k[1],
+                        "wide_max": float(np.max(w))})
+    return out
+
+
+def staircase_kernels(doc: dict) -> list:
+    """Kernels of a measurement document (``doc["launches"]``) with a pair that is flat but not constant
+    (:func:`staircase_pairs`), sorted; ``[]`` when the probe did not run or found none."""
+    return sorted(r["kernel"] for r in (doc.get("launches") or {}).get("kernels", []) if r.get("staircase"))
+
+
+@probe("launches", max_kernels=8, max_scalars=1024, max_seconds=MAX_SECONDS, flat_step_rel=FLAT_STEP_REL)
+def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: float = MAX_SECONDS,
+            flat_step_rel: float = FLAT_STEP_REL) -> dict | None:
     """Per-launch Jacobian check of the kernels recorded in call 1.
 
     The first recorded launch of each kernel is re-run alone on arrays of its
@@ -477,6 +536,9 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
         Wall seconds of the whole check; a kernel still being checked then,
         and every later one, is reported not checked. Default
         :data:`MAX_SECONDS`.
+    flat_step_rel : float
+        Wide step of :func:`staircase_pairs`, relative to the launch's magnitude; a kernel with a pair
+        that is flat but not constant gets ``staircase``. Default :data:`FLAT_STEP_REL`.
     """
     if not ctx.launches:
         return None
@@ -604,6 +666,9 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
             continue
         rec["ok"] = worst is None
         rec["worst"] = worst
+        flat = staircase_pairs(kernel, jad, jfd, names, len(inputs), step=flat_step_rel * mag, deadline=deadline, **kw)
+        if flat:
+            rec["staircase"] = flat
     out = {"kernels": list(seen.values()), "recorded": len(ctx.launches)}
     ctx.doc["launches"] = out
     ctx.stage(None)

@@ -352,4 +352,5 @@ def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO
         a.cite(f"rule:{rule}", "source", f"source rule {rule} in code that ran", {"rule": rule}, strength=scale)
     a.facts["rules"] = sorted({f["rule"] for f in counted})
     a.facts["inplace_scopes"] = sorted({f.get("scope") for f in counted if f["rule"] == "inplace_array_op"})
+    a.facts["piecewise_scopes"] = sorted({str(f.get("scope")) for f in counted if f["rule"] == "piecewise_constant_op"})
     return a
