@@ -333,19 +333,24 @@ def test_oracle_shares_no_module_with_the_engine():
                     parts = a.name.split(".")
                     assert not (parts[0] == "harness" and len(parts) > 1 and parts[1] in forbidden
                                 and ".".join(parts[1:]) not in allowed_measure), f"capture/{f.name} imports {a.name}"
-    # the runtime trace is five modules (recorder, access analysis, detectors, and the returned-view
-    # and tape-session measurements the recorder calls) and trace.py,
-    # which re-exports them: at module level they import one another and no other harness module
-    trio = {"trace", "recorder", "access", "detectors", "aliasing", "tape_sessions"}
+    # the runtime trace is four modules (recorder, detectors, and the returned-view and tape-session
+    # measurements the recorder calls) and trace.py, which re-exports them, plus the kernel access
+    # analysis one layer below (harness/kernel_access.py, shared with the source rules): at module
+    # level they import one another and no other harness module
+    trio = {"trace", "recorder", "detectors", "aliasing", "tape_sessions"}
     for name in sorted(trio):
         tree = ast.parse((root / "measure" / f"{name}.py").read_text())
         for n in tree.body:
             if isinstance(n, ast.ImportFrom):
                 assert not (n.module or "").startswith(("harness", "defects4warp")), f"measure/{name}.py imports {n.module}"
-                if n.level:
+                if n.level == 2:
+                    assert n.module == "kernel_access", f"measure/{name}.py imports ..{n.module}"
+                elif n.level:
                     assert n.level == 1 and ((n.module in trio) or (n.module is None and
                                                                    {a.name for a in n.names} <= trio)), \
                         f"measure/{name}.py imports .{n.module}"
+    assert not [n for n in ast.walk(ast.parse((root / "kernel_access.py").read_text()))
+                if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("defects4warp"))]
     # and importing the capture (the oracle's) loads no module of the engine
     import subprocess
     import sys
