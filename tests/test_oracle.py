@@ -392,6 +392,7 @@ def test_worker_uses_a_private_kernel_cache_only_where_warp_names_objects_withou
     import sys
     import types
 
+    from defects4warp import kernel_cache
     from defects4warp.oracle import worker
 
     def fake(version):
@@ -405,6 +406,6 @@ def test_worker_uses_a_private_kernel_cache_only_where_warp_names_objects_withou
     assert d is not None and os.path.isdir(d.name) and old.config.kernel_cache_dir == d.name
     d.cleanup()
     assert not os.path.exists(d.name)
-    assert worker.private_kernel_cache.__doc__ and worker.SHARED_CACHE_BEFORE == (1, 3)
+    assert worker.private_kernel_cache.__doc__ and kernel_cache.SHARED_CACHE_BEFORE == (1, 3)
     new = fake("1.3.3")
     assert worker.private_kernel_cache() is None and new.config.kernel_cache_dir is None

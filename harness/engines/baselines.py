@@ -20,10 +20,11 @@ import time
 
 from .. import __version__, rules
 from ..measure.judge import signature_of
+from ..probes.tracker import TRACKER_STAGES
 from ..taxonomy import BUG_CLASSES
 from .base import WorkerEngine
 from .base import ev as _ev
-from .reference import PRIORS, TRACKER_STAGES
+from .reference import PRIORS
 
 #: Summed specificity of one class's findings at which static-only says bug
 #: (one specific finding, e.g. a func_grad that assigns, is 0.5).

@@ -54,11 +54,9 @@ from ..probes import ASSESSORS, Evidence, load as _load_probes
 from ..probes import source as source_probe
 from ..probes import fd as fd_probe
 from ..probes import launches as launches_probe
-from ..probes.fd import factor_evidence  # noqa: F401  (importable here as before)
+from ..probes.fd import factor_evidence
 from ..probes import trace as trace_probe
 from ..probes import tracker as tracker_probe
-from ..probes.trace import DOUBLE_COUNT_FINDINGS, inplace_kernel  # noqa: F401  (importable here as before)
-from ..probes.tracker import TRACKER_STAGES  # noqa: F401  (importable here as before: the baselines read it)
 from ..taxonomy import BUG_CLASSES, CLASSES
 from ..provenance import digests, merge
 from .base import WorkerEngine, ev as _ev
