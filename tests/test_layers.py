@@ -25,6 +25,11 @@ The layers (the code's own rooms; docs/engines.md, "Layers", says the same):
 ``reports``     generated pages and reports
 ``commands``    the command line
 
+Code that runs inside a measured process (:data:`WORKER_ENTRIES` and what they
+import at module level) imports only the standard library, NumPy, Warp and
+harness modules of the worker layer or below (a function-local import of
+anything else runs only on the parent's side or on demand).
+
 :data:`INDEPENDENT` adds one rule inside a layer: the oracle is the ground
 truth the engine is scored against, so it imports nothing that measures for
 the engine, with the one exception listed in :data:`EXCEPTIONS`.
@@ -69,6 +74,15 @@ EXCEPTIONS = {
         "also runs; rewriting the capture for the oracle alone is issue 31's open item. The digest of "
         "that code is part of every validation's key (store.ORACLE_PARTS)"),
 }
+
+
+#: Modules a measured process starts from: the measurement worker and the probes it loads by name
+#: (``probes.MODULES``), the capture and trace it runs, the oracle's worker, the builtins worker
+#: and the program audit's child.
+WORKER_ENTRIES = ("probes.worker", "capture.core", "measure.trace", "oracle.worker", "builtins.worker",
+                  "program_gradient")
+#: Third-party packages a worker-side module may import at module level.
+WORKER_THIRD_PARTY = {"numpy", "warp"}
 
 
 def _modules(root: Path = ROOT) -> dict:
@@ -238,3 +252,60 @@ def test_the_checks_name_the_offending_edge():
     assert unit_cycles(fake) == [(["engines", "measure"], ["engines.reference:3->measure.trace",
                                                            "measure.trace:12->engines.evidence"])]
     assert forbidden_edges(fake) == ["oracle.api:7 imports probes.worker (oracle must not import probes)"]
+
+
+def _module_level_imports(mods: dict, name: str) -> tuple:
+    """(harness modules, other top-level packages) that importing ``name`` runs: its module-level
+    import statements (inside ``if``/``try`` too, not inside functions or classes), with the
+    packages above each harness module."""
+    import sys
+
+    path, is_pkg = mods[name]
+    harness, other = set(), set()
+
+    def walk(body):
+        for n in body:
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                for m in _resolve(mods, name, is_pkg, n):
+                    parts = m.split(".")
+                    harness.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                if isinstance(n, ast.Import):
+                    other.update(a.name.split(".")[0] for a in n.names)
+                elif not n.level:
+                    other.add(n.module.split(".")[0])
+            elif isinstance(n, (ast.If, ast.Try)):
+                for block in (n.body, n.orelse, getattr(n, "finalbody", [])):
+                    walk(block)
+                for h in getattr(n, "handlers", []):
+                    walk(h.body)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")).body)
+    other -= set(sys.stdlib_module_names) | {PKG, "__future__"}
+    return {m for m in harness if m in mods}, other
+
+
+def test_the_worker_side_imports_only_the_standard_library_numpy_and_warp():
+    """What a measured process imports when it starts (module level, transitively from
+    :data:`WORKER_ENTRIES` and every probe module) lies in the worker layer or below and
+    needs no third-party package but NumPy and Warp (no PyYAML, no packaging, no click)."""
+    from defects4warp.probes import MODULES
+
+    mods = _modules()
+    rank = _layer_of()
+    worker = next(i for i, (name, _) in enumerate(LAYERS) if name == "worker")
+    seen, todo, bad = set(), [*WORKER_ENTRIES, *(f"probes.{m}" for m in MODULES)], []
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        harness, other = _module_level_imports(mods, m)
+        bad += [f"{m} imports {p} at module level" for p in sorted(other - WORKER_THIRD_PARTY)]
+        bad += [f"{m} imports {h} ({unit(h)} lies above the worker layer)" for h in sorted(harness)
+                if rank[unit(h)] > worker]
+        todo += sorted(harness)
+    assert {"measure.recorder", "kernel_access", "probes.launches", "oracle.numerics"} <= seen
+    assert bad == []
+    # the reader sees a third-party import where there is one: the source assessor (parent side,
+    # never loaded by the worker) needs packaging
+    assert "probes.source" not in seen and _module_level_imports(mods, "probes.source")[1] == {"packaging"}
