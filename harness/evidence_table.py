@@ -111,6 +111,11 @@ def _load(path: str) -> EvidenceTable:
     return t
 
 
+def clear_cache() -> None:
+    """Forget every table read so far, so that the next :func:`load_table` reads its file again
+    (after :func:`defects4warp.engines.fit.write_table` rewrote it)."""
+    _load.cache_clear()
+
 def evidence_classes(eid: str, table: EvidenceTable | None = None) -> tuple:
     """The classes the table's rows for evidence ``eid`` name, in row order (``*`` left out).
 
