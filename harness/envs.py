@@ -61,7 +61,7 @@ RELEASES = ("1.0.2", "1.1.0", "1.2.2", "1.3.3", "1.4.2", "1.5.1", "1.6.2", "1.7.
             "1.11.1", "1.12.1", "1.13.0", "1.14.0", "1.15.0", "1.16.0", "1.17.0", "1.18.0", "1.19.0")
 
 #: Oldest release the reference engine's release differential
-#: (:mod:`defects4warp.probes.release`) may compare with by default (the newest
+#: (:mod:`defects4warp.engines.release`) may compare with by default (the newest
 #: of these is its other release). Its bisection measures every release of
 #: :data:`RELEASES` in between; its changelog table (``RELEASE_CHANGES``) starts
 #: at 1.13.0, and a change at an older release is cited as ``release_changed``.

@@ -518,7 +518,7 @@ def _builtins_changes(a: str, b: str):
     """(changes, docs) of the committed builtins conformance data between ``a`` and ``b``, or None when either
     release is not measured."""
     from .builtins import load
-    from .builtins.page import changes
+    from .builtins_page import changes
 
     da, db = load(a, "cpu"), load(b, "cpu")
     if da is None or db is None:
@@ -655,7 +655,7 @@ def render_upgrade_audit(root: Path = ROOT) -> str:  # noqa: C901 - one page, se
     (validation JSON), the engine's answers that change (engine files) and the
     builtin adjoints that change (builtins data). Section titles and line
     formats are those of ``defects4warp audit`` (:data:`defects4warp.matrix.SECTIONS`)."""
-    from .builtins.page import cell_text
+    from .builtins_page import cell_text
     from .matrix import (
         ERROR_SIZE_FACTOR, SECTIONS, answer_changes, contradictions, error_size_changes, error_size_intro,
         noise_sentence, section_lines, truth_changes,
@@ -999,8 +999,8 @@ def render_engines(root: Path = ROOT) -> str:
 def render_builtins(root: Path = ROOT) -> str:
     """docs/builtins.md: its generated part from the committed builtins conformance data
     (``harness/data/builtins/*-cpu.json``, :func:`defects4warp.builtins.page.page_markdown`)."""
-    from .builtins import corpus_builtins, load, measured_releases
-    from .builtins.page import END, START, page_markdown, splice
+    from .builtins import load, measured_releases
+    from .builtins_page import END, START, corpus_builtins, page_markdown, splice
 
     existing = _existing(root, "docs/builtins.md")
     _splice(existing, START, END, "", "docs/builtins.md")  # the page and its markers must be there

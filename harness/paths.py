@@ -52,7 +52,7 @@ def bundled(name: str) -> Path:
 
 def module(name: str) -> str:
     """The dotted name of the package module ``name`` for ``python -m``, e.g.
-    ``module("measure.worker") == "defects4warp.measure.worker"``."""
+    ``module("probes.worker") == "defects4warp.probes.worker"``."""
     return f"{IMPORT_NAME}.{name}"
 
 
@@ -64,7 +64,7 @@ def import_root(cache: str | os.PathLike | None = None) -> str:
     """A folder whose only entry is ``defects4warp``, a symlink to :data:`PACKAGE_DIR`.
 
     Put on a subprocess's ``PYTHONPATH`` so that ``python -m
-    defects4warp.measure.worker`` imports this very copy of the package and
+    defects4warp.probes.worker`` imports this very copy of the package and
     nothing else of this environment.
 
     Parameters

@@ -49,7 +49,7 @@ from packaging.version import InvalidVersion, Version
 
 from .builtins import load as load_builtins
 from .builtins import measured_releases as builtins_releases
-from .builtins.page import changes as builtin_changes
+from .builtins_page import changes as builtin_changes
 from .engines import get_engine
 from .engines.base import REFUSALS, diagnose_target
 from .envs import RELEASES, ReleaseEnvError, installed_warp_version, list_envs, python_for
@@ -58,8 +58,8 @@ from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES, run_worker
 from .jsonio import _strict
 from .machine import describe
 from .paths import child_pythonpath, module
-from .probes import release as release_probe
-from .probes.release import RELEASE_CHANGES, access_patterns, is_warp_function
+from .engines import release as release_probe
+from .engines.release import RELEASE_CHANGES, access_patterns, is_warp_function
 from .probes.source import _norm_kernel, called_names, function_defs, ran_functions
 from .probes.worker import COMPILE_PATTERN
 

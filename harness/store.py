@@ -73,14 +73,15 @@ IGNORED_PARTS = ("__pycache__",)
 #: the release differential's bisection). A test checks that the modules these
 #: import lie inside them.
 CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "isolation.py", "sandbox.py", "provenance.py", "taxonomy.py",
-              "validate.py", "blind.py", "kernel_cache.py", "problem.py", "data", "builtins/__init__.py", "envs.py")
+              "validate.py", "blind.py", "kernel_cache.py", "problem.py", "data", "builtins/__init__.py", "envs.py",
+              "kernel_access.py", "evidence_table.py")
 
 #: Harness sources whose digest is part of every validation's key: the
 #: independent oracle, the capture it runs script variants through (with the
 #: trace module the capture records with), the judgement in ``validate.py``, and
 #: what these import. The engine is not among them: the oracle shares no code
 #: with it (tests/test_oracle.py), so an engine change re-measures no ground truth.
-ORACLE_PARTS = ("oracle", "capture", "sandbox.py", "measure/__init__.py", "measure/trace.py", "measure/recorder.py", "measure/access.py",
+ORACLE_PARTS = ("oracle", "capture", "sandbox.py", "measure/__init__.py", "measure/trace.py", "measure/recorder.py", "kernel_access.py",
                 "measure/detectors.py", "measure/aliasing.py", "measure/tape_sessions.py", "kernel_cache.py",
                 "problem.py", "taxonomy.py", "validate.py", "blind.py")
 

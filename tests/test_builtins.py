@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from defects4warp import builtins
-from defects4warp.builtins import page
+from defects4warp import builtins_page as page
 
 
 def test_enumeration_covers_more_than_300_overloads_on_the_installed_release():
@@ -127,7 +127,7 @@ def test_lookup_returns_the_defective_overloads_of_the_release(data):
 
 
 def test_release_probe_reads_the_measured_data(data, tmp_path):
-    from defects4warp.probes import release
+    from defects4warp.engines import release
 
     (tmp_path / "problem.py").write_text(
         "import warp as wp\n\n"
@@ -151,7 +151,7 @@ def test_audit_section_lists_the_changed_builtins(data):
 
 
 def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
-    from defects4warp.probes import release
+    from defects4warp.engines import release
 
     (tmp_path / "problem.py").write_text(
         "import warp as wp\n\n@wp.kernel\ndef scale(p: wp.array(dtype=wp.vec3), s: wp.array(dtype=float)):\n"
@@ -161,7 +161,7 @@ def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
         return [{"id": "[component_mul](vec3f)", "builtin": "[component_mul]", "state": "zero", "rel_err": 1.0}
                 for n in names if n == "[component_mul]"]
 
-    from defects4warp.engines.evidence import evidence_classes
+    from defects4warp.evidence_table import evidence_classes
 
     a = release.builtin_findings(tmp_path, ["scale"], "1.12.1", lookup=fake)
     assert [e["data"]["evidence"] for e in a.evidence] == ["builtin_component_mul_defect"]
@@ -253,7 +253,7 @@ def test_defective_builtins_table_names_the_releases_and_the_tagged_cases():
 
 
 def test_every_tagged_builtin_of_the_bundled_corpus_is_one_the_data_measures_defective():
-    tagged = builtins.corpus_builtins()
+    tagged = page.corpus_builtins()
     assert {"tile_min", "tile_reduce", "div", "curlnoise"} <= set(tagged)
     defective = set()
     for r in builtins.measured_releases():
@@ -276,7 +276,7 @@ def test_builtins_command_writes_no_data_without_the_data_flag(tmp_path, monkeyp
                                        "differentiable": False, "state": "zero", "rel_err": 1.0}}
         if kw["only"] is None or kw["only"]({"builtin": "tile_max", "id": "tile_max(tile8f)"}) else {}})
     monkeypatch.setattr(builtins, "write_data", lambda doc, device="cpu": written.append(doc) or "x.json")
-    monkeypatch.setattr(builtins, "write_page", lambda path=None: written.append("page") or "page.md")
+    monkeypatch.setattr(page, "write_page", lambda path=None: written.append("page") or "page.md")
     res = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--only", "tile_max",
                                     "--results", str(tmp_path / "r")])
     assert res.exit_code == 0, res.output

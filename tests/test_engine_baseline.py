@@ -93,14 +93,17 @@ def test_diagnosis_equals_the_baseline(rec):
 def test_detectors_equal_the_baseline():
     """trace_findings on the 40 recorded trace documents gives the recorded findings, field for
     field, except ``classes``: a finding no longer names classes; the evidence table's rows
-    ``trace:<id>`` (``FINDING_CLASSES``) name the ones the baseline's findings carried."""
-    from defects4warp.measure.trace import FINDING_CLASSES, trace_findings
+    ``trace:<id>`` (``finding_classes()``) name the ones the baseline's findings carried."""
+    from defects4warp.engines.evidence import finding_classes
+    from defects4warp.measure.trace import trace_findings
+
+    table_classes = finding_classes()
 
     diffs = []
     for r in TRACES:
         got = json.loads(json.dumps(trace_findings(r["trace"], objective=r["objective"]), default=str))
         want = [{k: v for k, v in f.items() if k != "classes"} for f in r["findings"]]
-        if got != want or any(FINDING_CLASSES[f["id"]] != f["classes"] for f in r["findings"]):
+        if got != want or any(table_classes[f["id"]] != f["classes"] for f in r["findings"]):
             diffs.append((r["program"], [f["id"] for f in got], [f["id"] for f in r["findings"]]))
     assert diffs == []
     assert sum(len(r["findings"]) for r in TRACES) == 19  # one per firing program
@@ -109,16 +112,19 @@ def test_detectors_equal_the_baseline():
 def test_every_finding_id_has_one_detector_and_fires_in_the_sample():
     """Each finding id is declared by exactly one registered detector, and the recorded
     traces exercise every declared id (so the equality above checks each detector)."""
-    from defects4warp.measure.detectors import DETECTORS, FINDING_CLASSES, FINDING_IDS, evidence_ids
+    from defects4warp.engines.evidence import finding_classes
+    from defects4warp.measure.detectors import DETECTORS, FINDING_IDS, evidence_ids
+
+    table_classes = finding_classes()
 
     ids = evidence_ids()
-    assert ids == FINDING_IDS and sorted(ids) == sorted(set(ids)) == sorted(FINDING_CLASSES)
+    assert ids == FINDING_IDS and sorted(ids) == sorted(set(ids)) == sorted(table_classes)
     fired = {f["id"] for r in TRACES for f in r["findings"]}
     # no trace program rebinds a struct field; the two detectors added after the baseline was recorded
     # (a returned .grad view overwritten, a tape re-recorded without reset) fire in their own programs
     # in tests/test_evidence_mechanisms.py; a taped loss that is not objective() (another batch) in
     # tests/test_value_flows.py
-    assert fired == set(FINDING_CLASSES) - {"struct_field_rebound", "returned_grad_overwritten", "tape_rerecorded",
+    assert fired == set(table_classes) - {"struct_field_rebound", "returned_grad_overwritten", "tape_rerecorded",
                                             "taped_loss_not_objective"}
     assert all(d.scope in ("backward", "call") and d.summary for d in DETECTORS.values())
 
@@ -149,7 +155,7 @@ def test_a_refit_keeps_the_classes_rules_and_detectors_point_at(tmp_path):
     a rule names), with weight 0, in their place; every rule:/trace: id then names the same
     classes in the same order as in the engine's table."""
     from defects4warp.engines import fit as F
-    from defects4warp.engines.evidence import evidence_classes, load_table
+    from defects4warp.evidence_table import evidence_classes, load_table
 
     hand = load_table(F.HANDSET_PATH)
     design = F.Design(hand)

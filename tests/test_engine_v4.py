@@ -87,6 +87,8 @@ def test_no_import_cycle(a, b):
 
 
 @pytest.mark.parametrize("module", ["defects4warp.runner", "defects4warp.store", "defects4warp.probes.worker", "defects4warp.measure.judge",
+                                    "defects4warp.kernel_access", "defects4warp.evidence_table", "defects4warp.engines.release",
+                                    "defects4warp.builtins_page", "defects4warp.preflight",
                                     "defects4warp.probes", "defects4warp.engines.reference"])
 def test_imports_alone(module):
     """Each module imports in a fresh interpreter by itself."""
@@ -145,13 +147,13 @@ def test_every_evidence_id_has_a_row():
     has a row in the one table, and every row names its source."""
     import yaml
 
-    from defects4warp.engines.evidence import TABLE_PATH, load_table
-    from defects4warp.measure.source import RULES
-    from defects4warp.measure.trace import FINDING_CLASSES
-    from defects4warp.probes.release import RELEASE_CHANGES
+    from defects4warp.evidence_table import TABLE_PATH, load_table
+    from defects4warp.engines.evidence import finding_classes
+    from defects4warp.engines.release import RELEASE_CHANGES
+    from defects4warp.rules import classes_of
 
     t = load_table()
-    want = {f"trace:{f}" for f in FINDING_CLASSES} | {f"rule:{r}" for r in RULES}
+    want = {f"trace:{f}" for f in finding_classes()} | {f"rule:{r}" for r in classes_of()}
     want |= {f"release_first_change:{v}" for v in RELEASE_CHANGES} | {f"signature:{s}" for s in ref.SIGNATURE_ROWS}
     want |= {"candidate", "later_calls_zero", "gradient_norm_grows", "tracker_warning", "factor_2_or_3",
              "factor_reduction_size", "factor_equals_seed_size", "launch_kernel_fails_alone", "builtin_adjoint_defect",
@@ -167,7 +169,8 @@ def test_every_evidence_id_has_a_row():
 
 def test_fold_modes():
     """add creates a class, lift only raises candidates, late comes after the lifts."""
-    from defects4warp.engines.evidence import EvidenceTable, fold, rank
+    from defects4warp.evidence_table import EvidenceTable
+    from defects4warp.engines.evidence import fold, rank
     from defects4warp.probes import Evidence
 
     t = EvidenceTable(rows={"a": {"x": 1.0}, "l": {"x": 0.5, "y": 0.5}, "z": {"y": 2.0}},
@@ -218,7 +221,7 @@ def test_fit_moves_weights_toward_the_data():
     import numpy as np
 
     from defects4warp.engines import fit as F
-    from defects4warp.engines.evidence import EvidenceTable
+    from defects4warp.evidence_table import EvidenceTable
 
     bug = sorted(F.BUG_CLASSES)[:2]
     t = EvidenceTable(rows={"e": {bug[0]: 1.0, bug[1]: 1.0}}, modes={"e": "add"})

@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from defects4warp.engines.evidence import finding_classes
+
 PROGRAMS = Path(__file__).parent / "programs"
 
 
@@ -77,7 +79,7 @@ def test_returned_view_cleared_by_tape_zero_fires():
     # what the program returns: all zeros, though the backward wrote 3 x^2 = [3, 12, 0.75]
     assert np.all(g2 == 0.0) and np.all(g1 == 0.0)
     (f,) = [f for f in findings if f["id"] == "returned_grad_overwritten"]
-    assert "classes" not in f and tm.FINDING_CLASSES[f["id"]] == ["stale_gradient_read"]  # the table names the class
+    assert "classes" not in f and finding_classes()[f["id"]] == ["stale_gradient_read"]  # the table names the class
     d = f["data"]
     assert d["param"] == "x" and d["backward_sum"] == pytest.approx(15.75) and d["now_sum"] == 0.0
     kinds = [trace["events"][s]["kind"] for s in d["writes_after_backward"]]
@@ -102,7 +104,7 @@ def test_tape_recorded_again_without_reset_fires():
     np.testing.assert_allclose(g1, [3.0, 12.0, 0.75])
     np.testing.assert_allclose(g2, 2 * g1)  # call 2 replays call 1's launches too
     (f,) = [f for f in findings if f["id"] == "tape_rerecorded"]
-    assert "classes" not in f and tm.FINDING_CLASSES[f["id"]] == ["double_count"]  # the table names the class
+    assert "classes" not in f and finding_classes()[f["id"]] == ["double_count"]  # the table names the class
     d = f["data"]
     assert (d["launches"], d["new"], d["carried"], d["carried_shared"]) == (4, 2, 2, 2)
     assert d["recorded_before_trace"] == 2 and d["earlier_backwards"] == 0

@@ -52,6 +52,7 @@ def _fake_builtins(monkeypatch):
     """Replace the measurement and the data writers of `builtins` by recorders."""
     from defects4warp.builtins import conformance
     import defects4warp.builtins as b
+    import defects4warp.builtins_page as builtins_page
     import defects4warp.envs as envs
 
     seen = {"measured": [], "data": 0, "page": 0}
@@ -64,7 +65,7 @@ def _fake_builtins(monkeypatch):
     monkeypatch.setattr(conformance, "measure_release", measure_release)
     monkeypatch.setattr(conformance, "compact", lambda doc: doc)
     monkeypatch.setattr(b, "write_data", lambda doc, device: seen.__setitem__("data", seen["data"] + 1) or "DATA")
-    monkeypatch.setattr(b, "write_page", lambda: seen.__setitem__("page", seen["page"] + 1) or "PAGE")
+    monkeypatch.setattr(builtins_page, "write_page", lambda: seen.__setitem__("page", seen["page"] + 1) or "PAGE")
     return seen
 
 

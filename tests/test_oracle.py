@@ -333,19 +333,24 @@ def test_oracle_shares_no_module_with_the_engine():
                     parts = a.name.split(".")
                     assert not (parts[0] == "harness" and len(parts) > 1 and parts[1] in forbidden
                                 and ".".join(parts[1:]) not in allowed_measure), f"capture/{f.name} imports {a.name}"
-    # the runtime trace is five modules (recorder, access analysis, detectors, and the returned-view
-    # and tape-session measurements the recorder calls) and trace.py,
-    # which re-exports them: at module level they import one another and no other harness module
-    trio = {"trace", "recorder", "access", "detectors", "aliasing", "tape_sessions"}
+    # the runtime trace is four modules (recorder, detectors, and the returned-view and tape-session
+    # measurements the recorder calls) and trace.py, which re-exports them, plus the kernel access
+    # analysis one layer below (harness/kernel_access.py, shared with the source rules): at module
+    # level they import one another and no other harness module
+    trio = {"trace", "recorder", "detectors", "aliasing", "tape_sessions"}
     for name in sorted(trio):
         tree = ast.parse((root / "measure" / f"{name}.py").read_text())
         for n in tree.body:
             if isinstance(n, ast.ImportFrom):
                 assert not (n.module or "").startswith(("harness", "defects4warp")), f"measure/{name}.py imports {n.module}"
-                if n.level:
+                if n.level == 2:
+                    assert n.module == "kernel_access", f"measure/{name}.py imports ..{n.module}"
+                elif n.level:
                     assert n.level == 1 and ((n.module in trio) or (n.module is None and
                                                                    {a.name for a in n.names} <= trio)), \
                         f"measure/{name}.py imports .{n.module}"
+    assert not [n for n in ast.walk(ast.parse((root / "kernel_access.py").read_text()))
+                if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("defects4warp"))]
     # and importing the capture (the oracle's) loads no module of the engine
     import subprocess
     import sys
@@ -387,6 +392,7 @@ def test_worker_uses_a_private_kernel_cache_only_where_warp_names_objects_withou
     import sys
     import types
 
+    from defects4warp import kernel_cache
     from defects4warp.oracle import worker
 
     def fake(version):
@@ -400,6 +406,6 @@ def test_worker_uses_a_private_kernel_cache_only_where_warp_names_objects_withou
     assert d is not None and os.path.isdir(d.name) and old.config.kernel_cache_dir == d.name
     d.cleanup()
     assert not os.path.exists(d.name)
-    assert worker.private_kernel_cache.__doc__ and worker.SHARED_CACHE_BEFORE == (1, 3)
+    assert worker.private_kernel_cache.__doc__ and kernel_cache.SHARED_CACHE_BEFORE == (1, 3)
     new = fake("1.3.3")
     assert worker.private_kernel_cache() is None and new.config.kernel_cache_dir is None

@@ -40,7 +40,7 @@ def test_bundled_data_in_a_checkout():
     assert (bundled("docs") / "taxonomy.md").is_file()
     with pytest.raises(KeyError):
         bundled("results")
-    assert module("measure.worker") == "defects4warp.measure.worker"
+    assert module("probes.worker") == "defects4warp.probes.worker"
 
 
 def test_import_root_holds_only_this_package(tmp_path):

@@ -1,6 +1,6 @@
 """The release probe on synthetic measurements and sources (no Warp run)."""
 
-from defects4warp.probes import release
+from defects4warp.engines import release
 
 
 def doc(fd, ad, unc=0.0, sig="subtly_wrong"):
@@ -22,7 +22,7 @@ def test_differential_names_the_first_release_and_its_classes():
     diff = {"current": "1.12.1", "other": "1.19.0", "direction": "newer", "first_change": "1.17.0",
             "compared": {"1.19.0": {"objective_same": True, "gradient_changed": True, "b_agrees": True,
                                     "relative_change": 1.0}}}
-    from defects4warp.engines.evidence import evidence_classes
+    from defects4warp.evidence_table import evidence_classes
 
     a = release.assess_differential(diff, copies=2)
     assert [e.id for e in a.cited] == ["release_first_change:1.17.0"]
@@ -69,7 +69,7 @@ def test_differential_from_an_old_release_bisects_every_supported_release(monkey
     newest release and bisects every supported release in between, old ones included."""
     from types import SimpleNamespace
 
-    from defects4warp import envs, isolation, runner
+    from defects4warp import envs, isolation
 
     measured = []
 
@@ -84,7 +84,7 @@ def test_differential_from_an_old_release_bisects_every_supported_release(monkey
 
     monkeypatch.setattr(envs, "ensure_env", lambda r, log=None: f"/envs/{r}")
     monkeypatch.setattr(isolation, "run_worker", fake_worker)
-    monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
+    monkeypatch.setattr(envs, "installed_warp_version", lambda: "1.19.0")
     out = release.differential("x", "cpu", "small", "1.5.1", base_doc=doc([1.0, 2.0], [2.0, 4.0]))
     assert out["other"] == "1.19.0" and out["first_change"] == "1.7.2" and out["bracket"] == ["1.6.2", "1.7.2"]
     assert {"1.6.2", "1.7.2"} <= set(measured) <= set(envs.RELEASES)
@@ -110,7 +110,7 @@ def test_differential_measures_as_many_calls_as_differed_and_compares_them(monke
     import sys
     from types import SimpleNamespace
 
-    from defects4warp import envs, isolation, runner
+    from defects4warp import envs, isolation
 
     seen = []
 
@@ -121,7 +121,7 @@ def test_differential_measures_as_many_calls_as_differed_and_compares_them(monke
 
     monkeypatch.setattr(envs, "ensure_env", lambda r, log=None: sys.executable)
     monkeypatch.setattr(isolation, "run_worker", fake_worker)
-    monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
+    monkeypatch.setattr(envs, "installed_warp_version", lambda: "1.19.0")
     base = _calls(doc([1.0, 2.0], [2.0, 4.0]), [5.0, 15.0, 30.0])
     out = release.differential("x", "cpu", "small", "1.9.1", base_doc=base)
     assert seen == [3] and out["other"] == "1.19.0" and out["first_change"] is None
@@ -169,7 +169,7 @@ def test_a_gradient_wrong_on_both_releases_is_no_evidence_of_a_warp_fix():
     """A taping bug whose (wrong) gradient changes with the release, and is still wrong on the
     other release, does not credit warp_adjoint_bug; an entry whose classes are all taping
     classes (1.13.0: written arrays' adjoints consumed) is still cited."""
-    from defects4warp.engines.evidence import evidence_classes, load_table
+    from defects4warp.evidence_table import evidence_classes, load_table
 
     a = release.assess_differential(_diff_other_wrong(None), copies=0)
     (e,) = a.evidence
@@ -194,7 +194,7 @@ def _fake_releases(monkeypatch, grad_of):
     import sys
     from types import SimpleNamespace
 
-    from defects4warp import envs, isolation, runner
+    from defects4warp import envs, isolation
 
     measured = []
 
@@ -207,7 +207,7 @@ def _fake_releases(monkeypatch, grad_of):
 
     monkeypatch.setattr(envs, "ensure_env", lambda r, log=None: f"/envs/{r}")
     monkeypatch.setattr(isolation, "run_worker", fake_worker)
-    monkeypatch.setattr(runner, "installed_warp_version", lambda: "1.19.0")
+    monkeypatch.setattr(envs, "installed_warp_version", lambda: "1.19.0")
     return measured
 
 

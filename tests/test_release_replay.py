@@ -33,7 +33,7 @@ from defects4warp.envs import MARKER, cache_root
 
 
 def test_the_1_13_entry_supports_replay_side_effect_in_both_tables():
-    from defects4warp.engines import evidence
+    from defects4warp import evidence_table as evidence
 
     v3 = evidence.load_table(evidence.TABLE_PATH.with_name("evidence_table_v3.yaml"))
     shipped = evidence.load_table()
@@ -45,8 +45,8 @@ def test_the_1_13_entry_supports_replay_side_effect_in_both_tables():
 
 
 def test_the_1_13_entry_names_copy_adjoint_only_where_the_call_made_a_copy():
-    from defects4warp.engines.evidence import evidence_classes
-    from defects4warp.probes import release
+    from defects4warp.evidence_table import evidence_classes
+    from defects4warp.engines import release
 
     assert "copy_adjoint" in evidence_classes("release_first_change:1.13.0")
     assert evidence_classes("release_first_change:1.13.0:no_copies") == (
@@ -59,7 +59,8 @@ def test_the_1_13_entry_names_copy_adjoint_only_where_the_call_made_a_copy():
 
 
 def test_a_copy_on_the_tape_with_a_change_at_1_13_ranks_copy_adjoint_first():
-    from defects4warp.engines.evidence import fold, load_table, rank
+    from defects4warp.evidence_table import load_table
+    from defects4warp.engines.evidence import fold, rank
     from defects4warp.probes import Evidence
 
     table = load_table()
@@ -73,7 +74,8 @@ def test_a_copy_on_the_tape_with_a_change_at_1_13_ranks_copy_adjoint_first():
 
 
 def test_a_counter_index_with_a_change_at_1_13_ranks_replay_side_effect_first():
-    from defects4warp.engines.evidence import fold, load_table, rank
+    from defects4warp.evidence_table import load_table
+    from defects4warp.engines.evidence import fold, rank
     from defects4warp.probes import Evidence
 
     table = load_table()

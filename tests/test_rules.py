@@ -15,7 +15,6 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from defects4warp import rules as registry
-from defects4warp.measure import source
 from defects4warp.taxonomy import CLASSES
 
 HEAD = "import numpy as np\nimport warp as wp\n"
@@ -555,7 +554,7 @@ def _write(tmp_path: Path, body: str) -> tuple:
 
 
 def _lines(tmp_path: Path, name: str) -> set:
-    return {f.line for f in source.scan(tmp_path) if f.rule == name and f.file == "problem.py"}
+    return {f.line for f in registry.scan(tmp_path) if f.rule == name and f.file == "problem.py"}
 
 
 def _case(name):
@@ -595,7 +594,7 @@ def test_rule_declaration(name):
 
 def test_finding_fields_and_scope(tmp_path):
     _write(tmp_path, CASES["inplace_array_op"][0])
-    (f,) = [f for f in source.scan(tmp_path) if f.rule == "inplace_array_op"]
+    (f,) = [f for f in registry.scan(tmp_path) if f.rule == "inplace_array_op"]
     assert (f.file, f.line, f.scope, f.classes) == ("problem.py", 7, "k", ("inplace_math",))
     assert f.detail == "'x[i] *= ...' in kernel k"
     assert f.to_dict()["classes"] == ["inplace_math"]
@@ -612,14 +611,15 @@ def test_scan_selected_rules(tmp_path):
 def test_unparsable_file_is_skipped(tmp_path):
     (tmp_path / "broken.py").write_text("def (:\n")
     _write(tmp_path, CASES["nonsmooth_op"][0])
-    assert [(f.file, f.rule) for f in source.scan(tmp_path)] == [("problem.py", "nonsmooth_op")]
+    assert [(f.file, f.rule) for f in registry.scan(tmp_path)] == [("problem.py", "nonsmooth_op")]
 
 
-def test_compatibility_layer_matches_registry():
+def test_registry_tables_and_release_gates():
     from defects4warp.probes import source as probe
 
-    assert source.RULES == {n: r.classes for n, r in registry.REGISTRY.items()}
-    assert source.SPECIFICITY["nonsmooth_op"] == 0.1 and source.SPECIFICITY["inplace_array_op"] == source.DEFAULT_SPECIFICITY
+    assert registry.classes_of() == {n: r.classes for n, r in registry.REGISTRY.items()}
+    spec = registry.specificities()
+    assert spec["nonsmooth_op"] == 0.1 and spec["inplace_array_op"] == registry.DEFAULT_SPECIFICITY
     assert {n: str(s) for n, s in probe.RELEASE_GATES.items()} == {
         "array_component_write": "<1.14", "copy_on_tape": "<1.17", "grad_buffer_reuse": ">=1.13",
         "component_reassign": ">=1.7.2", "component_write_after_init": ">=1.7.2"}
@@ -642,14 +642,14 @@ def test_decorator_rejects_bad_declarations():
 def test_rule_classes_are_the_evidence_tables():
     """A rule declares its evidence id only; its classes are the table's rows for it, in row order
     (a rule without rows has none, which test_rule_declaration refuses for every registered rule)."""
-    from defects4warp.engines.evidence import EvidenceTable
+    from defects4warp.evidence_table import EvidenceTable
 
     r = registry.REGISTRY["backward_in_loop"]
     assert r.evidence == "rule:backward_in_loop" and r.classes == ("truncation", "missing_tape_zero")
     assert registry.REGISTRY["nonsmooth_op"].classes == ("nonsmooth_nan", "nonsmooth_tie")
     unregistered = registry.Rule("x_unlisted", 0.5, None, False, "", lambda unit: [])
     assert unregistered.classes == ()
-    from defects4warp.engines.evidence import evidence_classes
+    from defects4warp.evidence_table import evidence_classes
 
     t = EvidenceTable(rows={"rule:x": {"b": 1.0, "*": 0.5, "a": 2.0}})
     assert evidence_classes("rule:x", t) == ("b", "a")
@@ -724,7 +724,7 @@ def test_func_native_compared_and_used_still_fires(tmp_path):
 
 def test_func_native_partial_adjoint_fires(tmp_path):
     marked = _write(tmp_path, PARTIAL_NATIVE)
-    (f,) = [f for f in source.scan(tmp_path) if f.rule == "func_native_no_adjoint"]
+    (f,) = [f for f in registry.scan(tmp_path) if f.rule == "func_native_no_adjoint"]
     assert {f.line} == marked
     # the comment naming adj_b does not count as writing it; the int argument n needs no adjoint
     assert f.detail == "the adj_snippet of @wp.func_native mul never writes adj_b (b read by the snippet)"

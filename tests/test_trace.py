@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from defects4warp import kernel_access
+from defects4warp.engines.evidence import finding_classes
 from defects4warp.envs import MARKER, cache_root
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -130,7 +132,7 @@ def test_finding_fires(fid, fires, _silent):
     tm, _, _, trace, findings = _run(fires)
     assert [f["id"] for f in findings] == [fid]
     f = findings[0]
-    assert "classes" not in f and tm.FINDING_CLASSES[fid]  # the classes are the evidence table's
+    assert "classes" not in f and finding_classes()[fid]  # the classes are the evidence table's
     assert isinstance(f["detail"], str) and f["detail"]
     # the text names arrays as the program does (param, kernel.arg), never by the trace's labels A0, A1, ...
     assert not re.search(r"\bA\d+\b", f["detail"]), f["detail"]
@@ -315,7 +317,6 @@ def test_everything_is_restored_even_on_exceptions():
 
 def test_kernel_source_analysis():
     """Reads, stores and accumulations from a kernel's AST, through aliases, struct fields and wp.func."""
-    tm = _load_trace()
     src = textwrap.dedent(
         '''
         def helper(dst, v):
@@ -346,7 +347,7 @@ def test_kernel_source_analysis():
         spec = importlib.util.spec_from_file_location("kmod_trace_test", f)
         m = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(m)
-        acc = tm._analyse_function(m.kern)
+        acc = kernel_access._analyse_function(m.kern)
     assert acc["a"] == {"reads": True, "writes": True, "accumulates": False}
     assert acc["b"] == {"reads": True, "writes": True, "accumulates": False}
     assert acc["c"] == {"reads": False, "writes": True, "accumulates": True}
@@ -361,7 +362,6 @@ def test_element_masks_of_a_time_indexed_kernel(tmp_path):
     element is not a read of old contents."""
     import numpy as np
 
-    tm = _load_trace()
     f = tmp_path / "kmod2.py"
     f.write_text(textwrap.dedent(
         '''
@@ -374,21 +374,20 @@ def test_element_masks_of_a_time_indexed_kernel(tmp_path):
     spec = importlib.util.spec_from_file_location("kmod2_trace_test", f)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
-    info = tm._index_info(m.step)
+    info = kernel_access._index_info(m.step)
     assert info["tids"] == {"b": 0}
     scal = {"t": 2}
-    rv = tm._access_mask([5, 3], [3], info["reads"]["v"], info["tids"], scal, info["locals"])
-    wv = tm._access_mask([5, 3], [3], info["writes"]["v"], info["tids"], scal, info["locals"])
+    rv = kernel_access._access_mask([5, 3], [3], info["reads"]["v"], info["tids"], scal, info["locals"])
+    wv = kernel_access._access_mask([5, 3], [3], info["writes"]["v"], info["tids"], scal, info["locals"])
     assert np.argwhere(rv.any(axis=1)).ravel().tolist() == [2]
     assert np.argwhere(wv.any(axis=1)).ravel().tolist() == [3]
-    rz = tm._access_mask([5, 3], [3], info["reads"]["z"], info["tids"], scal, info["locals"])
+    rz = kernel_access._access_mask([5, 3], [3], info["reads"]["z"], info["tids"], scal, info["locals"])
     assert rz[2].all() and not rz[[0, 1, 3, 4]].any()  # z[t, 2 * b] is not evaluable: row t, every column
 
 
 def test_values_the_adjoint_needs(tmp_path):
     """Affine use with constant coefficients needs no value; products with active values,
     nonlinear functions, branches and indices do."""
-    tm = _load_trace()
     f = tmp_path / "kmod3.py"
     f.write_text(textwrap.dedent(
         '''
@@ -403,9 +402,9 @@ def test_values_the_adjoint_needs(tmp_path):
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     base = {"x", "v", "x_out", "v_out"}
-    assert tm._values_needed(m.step, base) == {"k", "m", "v", "idx"}  # sin(v[..]) needs v
-    assert tm._values_needed(m.step, base | {"k"}) == {"k", "m", "v", "idx", "x"}  # k * x: x needed
-    assert tm._values_needed(m.step, {"x_out", "v_out"}) == {"idx"}  # nothing active: only the index
+    assert kernel_access._values_needed(m.step, base) == {"k", "m", "v", "idx"}  # sin(v[..]) needs v
+    assert kernel_access._values_needed(m.step, base | {"k"}) == {"k", "m", "v", "idx", "x"}  # k * x: x needed
+    assert kernel_access._values_needed(m.step, {"x_out", "v_out"}) == {"idx"}  # nothing active: only the index
 
 
 def test_findings_are_empty_for_an_empty_trace():

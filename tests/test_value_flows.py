@@ -1,4 +1,4 @@
-"""Value flows of a kernel (:func:`defects4warp.measure.access._value_flows`) and the trace's
+"""Value flows of a kernel (:func:`defects4warp.kernel_access._value_flows`) and the trace's
 ``missing_requires_grad`` finding, which needs an array whose *values* depend on a param: an
 array a param-reading launch also writes, but with values from elsewhere (a copied constant,
 a slot drawn from a counter), carries no gradient of the params with or without
@@ -21,7 +21,7 @@ def _module(tmp_path, name, src):
 
 
 def test_value_flows_follow_values_not_indices(tmp_path):
-    from defects4warp.measure.access import _value_flows
+    from defects4warp.kernel_access import _value_flows
 
     m = _module(tmp_path, "vf_plain", '''
         def take(n, tag, i):
@@ -49,7 +49,7 @@ def test_value_flows_follow_values_not_indices(tmp_path):
 
 
 def test_value_flows_unknown_construct_is_none(tmp_path):
-    from defects4warp.measure.access import _value_flows
+    from defects4warp.kernel_access import _value_flows
 
     m = _module(tmp_path, "vf_unknown", '''
         def k(x, y):

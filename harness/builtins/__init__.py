@@ -4,9 +4,10 @@
   FD comparison (runs inside a per-release interpreter);
 * :mod:`defects4warp.builtins.worker` -- its command-line entry point;
 * :mod:`defects4warp.builtins.conformance` -- the parent side (batches, crashes, result store);
-* :mod:`defects4warp.builtins.page` -- ``docs/builtins.md`` and the release-to-release changes;
+* :mod:`defects4warp.builtins_page` (a report page, outside this package) -- ``docs/builtins.md``
+  and the release-to-release changes;
 * :func:`lookup` -- the committed results of one release for a list of builtin names
-  (used by the release probe, :mod:`defects4warp.probes.release`).
+  (used by the release differential, :mod:`defects4warp.engines.release`).
 
 Cell states: ``agrees``, ``wrong`` (``rel_err`` beyond the FD noise, with the
 worst points), ``zero`` (the adjoint is exactly zero where FD is not;
@@ -169,29 +170,3 @@ def merge_data(doc: dict, device: str = "cpu") -> dict:
     cells = dict(old["cells"])
     cells.update(doc["cells"])
     return dict(old, cells=cells)
-
-
-def corpus_builtins(corpus=None) -> dict:
-    """``{builtin: [case id, ...]}`` from the ``tags.builtins`` of the cases of ``corpus`` (default: the
-    bundled corpus). Cases that fail to load are left out (``defects4warp validate`` reports them)."""
-    from ..case import default_corpus, load_corpus
-
-    cases, _ = load_corpus(corpus or default_corpus())
-    out = {}
-    for c in cases:
-        for b in c.builtins:
-            out.setdefault(b, []).append(c.id)
-    return {b: sorted(ids) for b, ids in out.items()}
-
-
-def write_page(path=None) -> Path:
-    """Regenerate ``docs/builtins.md`` from the committed data; returns its path."""
-    from .page import page_markdown, splice
-
-    path = Path(path) if path else Path(__file__).resolve().parents[2] / "docs" / "builtins.md"
-    docs = {r: load.__wrapped__(r, "cpu") for r in measured_releases("cpu")}
-    text = splice(path.read_text() if path.is_file() else None, page_markdown(docs, cases=corpus_builtins()))
-    tmp = path.with_suffix(".md.part")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return path

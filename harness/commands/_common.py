@@ -167,7 +167,8 @@ def _preflight(engine, items, device, warp_version, python):
     dict
         ``{index: record}`` that a run can reuse (empty for other engines).
     """
-    from ..engines.command import EngineContractError, preflight
+    from ..engines.command import EngineContractError
+    from ..preflight import preflight
 
     try:
         first = preflight(engine, items, device, warp_version, python)

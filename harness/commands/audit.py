@@ -143,7 +143,7 @@ def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_js
         raise click.ClickException(f"no run got a verdict on Warp {', '.join(empty)}: every variant that ran there "
                                    "ended in an error, so the two releases cannot be compared")
     rep = compare_releases(doc, from_, to, error_factor=ERROR_SIZE_FACTOR if error_factor is None else error_factor)
-    from ..builtins.page import audit_section
+    from ..builtins_page import audit_section
 
     rep["builtins"], extra = audit_section(from_, to, device)
     text = audit_markdown(rep) + extra

@@ -42,7 +42,8 @@ def cmd(warp, device, json_path, write_package_data, old_data, fresh, only_spec,
     """Compare the tape's adjoint of every float builtin overload with finite
     differences, on each release: agrees, wrong, zero, build_error or absent.
     Releases already in the result store are reused (--fresh to measure again)."""
-    from ..builtins import ALL_RELEASES, conformance, merge_data, write_data, write_page
+    from ..builtins import ALL_RELEASES, conformance, merge_data, write_data
+    from ..builtins_page import write_page
     from ..envs import ReleaseEnvError, python_for
     from ..runner import installed_warp_version
 

@@ -27,7 +27,7 @@ def evaluate(paths: list, table_path=None) -> dict:
         on runs expected and diagnosed bug).
     """
     from ..engines import fit as F
-    from ..engines.evidence import load_table
+    from ..evidence_table import load_table
     from ..scoring import judge
 
     hand = load_table(F.HANDSET_PATH) if F.HANDSET_PATH.exists() else load_table()

@@ -9,7 +9,7 @@ shows what each probe contributes:
                   (:data:`defects4warp.engines.reference.PRIORS`, top entry)
 ``tracker-only``  Warp's overwrite tracker during one gradient() call:
                   ``bug``/``overwrite`` when it warns, else ``no_bug``
-``static-only``   the source findings alone (:mod:`defects4warp.measure.source`),
+``static-only``   the source findings alone (:mod:`defects4warp.rules`),
                   nothing run: ``bug`` when the summed specificity of the
                   findings for one class reaches :data:`STATIC_THRESHOLD`
 """
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import time
 
-from .. import __version__
-from ..measure import source
+from .. import __version__, rules
 from ..measure.judge import signature_of
+from ..probes.tracker import TRACKER_STAGES
 from ..taxonomy import BUG_CLASSES
 from .base import WorkerEngine
 from .base import ev as _ev
-from .reference import PRIORS, TRACKER_STAGES
+from .reference import PRIORS
 
 #: Summed specificity of one class's findings at which static-only says bug
 #: (one specific finding, e.g. a func_grad that assigns, is 0.5).
@@ -82,11 +82,12 @@ class StaticOnlyEngine:
 
     def diagnose(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
         t0 = time.perf_counter()
-        findings = source.scan(path)
+        findings = rules.scan(path)
+        classes, specificity = rules.classes_of(), rules.specificities()
         weights = {}
         for rule in {f.rule for f in findings}:
-            for c in source.RULES[rule]:
-                weights[c] = weights.get(c, 0.0) + source.SPECIFICITY.get(rule, source.DEFAULT_SPECIFICITY)
+            for c in classes[rule]:
+                weights[c] = weights.get(c, 0.0) + specificity.get(rule, rules.DEFAULT_SPECIFICITY)
         evidence = [_ev("source", False, f"{f.file}:{f.line}: {f.detail}", f.to_dict()) for f in findings]
         cost = {"wall_s": time.perf_counter() - t0, "objective_evals": 0, "gradient_evals": 0, "device": device}
         evidence = evidence or [_ev("source", True, "no source pattern found", None)]

@@ -28,7 +28,7 @@ The contract (docs/engines.md, "Any command"):
 A failure of the contract (the command cannot be started, exits non-zero,
 writes no answer, an answer that is not JSON or violates the schema) is
 recorded as an ``error`` diagnosis whose ``command`` evidence names the
-failure (:data:`CONTRACT_FAILURES`); :func:`preflight` turns such a failure on
+failure (:data:`CONTRACT_FAILURES`); :func:`defects4warp.preflight.preflight` turns such a failure on
 the first item into :class:`EngineContractError` before a run starts.
 """
 
@@ -234,44 +234,4 @@ def contract_failure(diag: dict) -> str | None:
         data = e.get("data") if isinstance(e, dict) else None
         if e.get("probe") == "command" and isinstance(data, dict) and data.get("failure") in CONTRACT_FAILURES:
             return data["failure"]
-    return None
-
-
-def preflight(engine, items: list, device: str = "cpu", warp_version: str | None = None, python=None):
-    """Diagnose the first item that is not skipped before a run starts.
-
-    Parameters
-    ----------
-    engine : Engine
-        Any engine; only :class:`CommandEngine` is checked (others return None).
-    items : list[defects4warp.runner.RunItem]
-    device, warp_version, python
-        As for :func:`defects4warp.runner.diagnose_item`.
-
-    Returns
-    -------
-    (index, record) or None
-        The first item's index and its scored result record, for the run to
-        reuse instead of diagnosing it again; None when nothing was checked.
-
-    Raises
-    ------
-    EngineContractError
-        When the command breaks the contract on that item (not found, not
-        executable, non-zero exit, no answer, an answer that is not JSON or
-        fails the schema); the message holds the full error with the tails of
-        the tool's stdout and stderr.
-    """
-    from ..runner import diagnose_item, skipped_record
-
-    if not isinstance(engine, CommandEngine):
-        return None
-    for i, it in enumerate(items):
-        if skipped_record(it, python) is not None:
-            continue
-        rec = diagnose_item(engine, it, device, warp_version, python)
-        if contract_failure(rec["diagnosis"]):
-            raise EngineContractError(f"the engine {engine.name} failed on the first item ({it.label}), so the "
-                                      f"run was not started:\n{rec['diagnosis']['error']}")
-        return i, rec
     return None

@@ -42,8 +42,8 @@ import math
 
 import numpy as np
 
+from ..evidence_table import TABLE_PATH, EvidenceTable, clear_cache, load_table
 from ..taxonomy import BUG_CLASSES, CLASSES
-from .evidence import TABLE_PATH, EvidenceTable, load_table
 
 #: The hand-set v3 table, kept beside the engine's table so that a fitted table can always be compared with it.
 HANDSET_PATH = TABLE_PATH.with_name("evidence_table_v3.yaml")
@@ -367,9 +367,7 @@ def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: st
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         yaml.safe_dump(doc, f, sort_keys=False, width=160)
     os.replace(tmp, path)
-    from .evidence import _load
-
-    _load.cache_clear()  # the next load_table() reads what was just written
+    clear_cache()  # the next load_table() reads what was just written
 
 
 def run_fit(data_paths: list, *, lam: float = LAMBDA, table_path=None) -> dict:

@@ -48,21 +48,20 @@ from __future__ import annotations
 
 
 from .. import __version__
+from ..evidence_table import EvidenceTable, load_table
 from ..measure.judge import signature_of
 from ..probes import ASSESSORS, Evidence, load as _load_probes
-from ..probes import release as release_probe
 from ..probes import source as source_probe
 from ..probes import fd as fd_probe
 from ..probes import launches as launches_probe
-from ..probes.fd import factor_evidence  # noqa: F401  (importable here as before)
+from ..probes.fd import factor_evidence
 from ..probes import trace as trace_probe
 from ..probes import tracker as tracker_probe
-from ..probes.trace import DOUBLE_COUNT_FINDINGS, inplace_kernel  # noqa: F401  (importable here as before)
-from ..probes.tracker import TRACKER_STAGES  # noqa: F401  (importable here as before: the baselines read it)
 from ..taxonomy import BUG_CLASSES, CLASSES
 from ..provenance import digests, merge
 from .base import WorkerEngine, ev as _ev
-from .evidence import EvidenceTable, explain, fold, fold_nobug, load_table, rank
+from . import release as release_probe
+from .evidence import explain, fold, fold_nobug, rank
 
 #: The worker-side probes the reference engine runs, in order. The overwrite
 #: tracker is left out: the runtime trace sees write-after-read directly, and
@@ -117,12 +116,12 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
         The worker's document.
     findings : list, optional
         Source findings to use instead of scanning ``path`` (a list of
-        :meth:`defects4warp.measure.source.Finding.to_dict`); with neither, no
+        :meth:`defects4warp.rules.Finding.to_dict`); with neither, no
         source evidence.
     path : path-like, optional
         The variant folder (source evidence, builtins of launched kernels).
     differential : dict, optional
-        :func:`defects4warp.probes.release.differential`'s result.
+        :func:`defects4warp.engines.release.differential`'s result.
     table : EvidenceTable, optional
         Evidence -> class weights (default: ``harness/engines/evidence_table.yaml``).
 
@@ -408,7 +407,7 @@ class ReferenceEngine(WorkerEngine):
         :mod:`defects4warp.envs`); default: this one.
     differential : bool
         When the gradient is wrong, measure the program on another release
-        too (:func:`defects4warp.probes.release.differential`; default True).
+        too (:func:`defects4warp.engines.release.differential`; default True).
     other_release : str, optional
         The release to compare with (default: the newest; none when the
         release under test is the newest).
@@ -434,13 +433,13 @@ class ReferenceEngine(WorkerEngine):
     def measure(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:
         """The worker's measurement (:meth:`WorkerEngine.measure`) and, when the
         gradient is wrong (the interpretation of that measurement says ``bug``),
-        the release differential (:func:`defects4warp.probes.release.differential`),
+        the release differential (:func:`defects4warp.engines.release.differential`),
         measured on the device and scale of the worker's document.
 
         Adds to the record ``differential`` (its result, None when not measured
         or when no other release could be prepared), ``differential_measured``
         (bool) and, when it failed, ``differential_error`` (one line).
-        ``probes/release.py``, which measures it, joins ``code``.
+        ``engines/release.py``, which measures it, joins ``code``.
         """
         record = super().measure(path, device, scale, script=script)
         doc = record["doc"]
@@ -459,7 +458,7 @@ class ReferenceEngine(WorkerEngine):
             return record
         record["differential"] = diff
         # the other releases' workers run the same worker modules (a subset of the probes)
-        record["code"] = merge(record["code"], digests(("probes/release.py",)))
+        record["code"] = merge(record["code"], digests(("engines/release.py",)))
         return record
 
     def judge(self, doc: dict, path) -> dict:

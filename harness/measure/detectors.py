@@ -14,8 +14,9 @@ findings sorted by id then detail.
 
 A finding is ``{"id", "detail", "data"}``: a measured fact and its id. It
 names no class: the classes of ``trace:<id>`` are the evidence table's rows
-(:data:`FINDING_CLASSES` reads them, in the parent process; the measurement
-worker that runs the detectors has no YAML reader and needs none).
+(:func:`defects4warp.engines.evidence.finding_classes` reads them, in the parent
+process; the measurement worker that runs the detectors has no YAML reader and
+needs none).
 
 Pure functions of the document: standard library only (no Warp, no NumPy),
 so that findings can be recomputed from a stored trace anywhere.
@@ -28,7 +29,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["trace_findings", "detector", "Detector", "DETECTORS", "FINDING_IDS", "FINDING_CLASSES"]
+__all__ = ["trace_findings", "detector", "Detector", "DETECTORS", "FINDING_IDS"]
 
 
 #: name -> :class:`Detector`, in registration order (the order detectors run in).
@@ -111,16 +112,6 @@ def evidence_ids() -> list:
     return [e for d in DETECTORS.values() for e in d.evidence]
 
 
-def __getattr__(name):
-    """``FINDING_CLASSES``: finding id -> list of the classes the evidence table's rows
-    ``trace:<id>`` name (row order), read on access (parent process only: needs PyYAML)."""
-    if name == "FINDING_CLASSES":
-        from ..engines.evidence import evidence_classes
-
-        return {fid: list(evidence_classes(f"trace:{fid}")) for fid in FINDING_IDS}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # -- dataflow helpers --------------------------------------------------------
 
 
@@ -175,7 +166,7 @@ def _path(trace, b):
 def _value_tainted(trace, b):
     """Arrays whose *values* depend on a param before backward event ``b``: the forward taint of
     :func:`_path`, but through a launch that carries its value flows (``ev["flows"]``, from
-    :func:`defects4warp.measure.access._value_flows`) only into the arrays whose stored values
+    :func:`defects4warp.kernel_access._value_flows`) only into the arrays whose stored values
     read a tainted array, not into every array the launch writes (an index drawn from a counter,
     a copied constant). Launches without flows taint every array they write, as in :func:`_path`."""
     tainted = set(trace["params"].values())

@@ -8,7 +8,7 @@ every wrapped name afterwards, also when the callable raises
 (:func:`restore_patches`). Which public names are touched, on which
 releases, the overhead and the document it returns are described in
 :mod:`defects4warp.measure.trace`. Which arrays a kernel reads and writes comes
-from :mod:`defects4warp.measure.access`; the findings read from the document
+from :mod:`defects4warp.kernel_access`; the findings read from the document
 come from :mod:`defects4warp.measure.detectors`.
 
 It runs inside the measurement worker subprocess, next to the user's
@@ -28,9 +28,9 @@ import time
 import numpy as np
 import warp as wp
 
+from ..kernel_access import _access_mask, _analyse_function, _index_info, _value_flows, _values_needed
 from . import aliasing as _aliasing
 from . import tape_sessions as _tape_sessions
-from .access import _access_mask, _analyse_function, _index_info, _value_flows, _values_needed
 from .detectors import _last_write
 
 __all__ = ["trace_call", "restore_patches"]
@@ -436,7 +436,7 @@ class _Recorder:
     @staticmethod
     def _launch_flows(flows, args, reads, writes):
         """{written label: [read labels whose values reach it]} of one launch, from the kernel's
-        :func:`~defects4warp.measure.access._value_flows` (None when that is unknown); a written
+        :func:`~defects4warp.kernel_access._value_flows` (None when that is unknown); a written
         array the analysis has no entry for depends on every read (conservative)."""
         if flows is None:
             return None

@@ -5,8 +5,9 @@ private ones other modules and tests use) importable from one place:
 
 * :mod:`defects4warp.measure.recorder`: :func:`trace_call` (wraps the API,
   records the document below), :func:`restore_patches`;
-* :mod:`defects4warp.measure.access`: the kernel access analysis (shared with
-  the source rules, :mod:`defects4warp.rules`);
+* :mod:`defects4warp.kernel_access`: the kernel access analysis the recorder
+  reads (shared with the source rules, :mod:`defects4warp.rules`, one layer
+  below both; its names are not re-exported here);
 * :mod:`defects4warp.measure.detectors`: :func:`trace_findings`, one registered
   detector per mechanism (:func:`defects4warp.measure.detectors.detector`).
 
@@ -193,7 +194,7 @@ Findings (``trace_findings``)
 Each finding is ``{"id", "detail", "data"}``. A finding names no class: the
 engine cites it as evidence ``trace:<id>`` and the evidence table
 (``harness/engines/evidence_table.yaml``) says which classes that supports
-(``FINDING_CLASSES`` reads the table). The ids, the detector
+(:func:`defects4warp.engines.evidence.finding_classes` reads the table). The ids, the detector
 (:mod:`defects4warp.measure.detectors`) that emits each, and the class the
 table's row names at the time of writing:
 
@@ -256,32 +257,25 @@ param (forward in time) and writes an array the seeded arrays depend on
 (counters, picking, housekeeping) never produce findings. ``missing_requires_grad``
 further needs the array's *values* to depend on a param: each launch carries its kernel's
 value flows (``flows``: written array -> arrays whose values reach it, from
-:func:`defects4warp.measure.access._value_flows`; indices and branch conditions carry
+:func:`defects4warp.kernel_access._value_flows`; indices and branch conditions carry
 none), so an array a param-reading launch writes with values from elsewhere is not flagged.
 """
 
 from __future__ import annotations
 
 from . import recorder as _recorder
-from .access import (_access_mask, _analyse_function, _eval_index, _func_name, _index_info,  # noqa: F401
-                     _root_path, _subscript_root, _values_needed)
 from .detectors import (DETECTORS, FINDING_IDS, _close, _edges, _finding, _label_key,  # noqa: F401
                         _last_write, _launch_signature, _path, _release, detector, trace_findings)
 from .recorder import _Coverage, _Recorder, restore_patches, trace_call  # noqa: F401
 
-__all__ = ["trace_call", "trace_findings", "FINDING_CLASSES", "restore_patches"]
+__all__ = ["trace_call", "trace_findings", "restore_patches"]
 
 #: State of the recorder read live (not copied at import): the trace in progress and its caches.
 _RECORDER_STATE = ("_ACTIVE", "_KERNEL_CACHE", "_NEEDS_CACHE", "_LOCK")
 
 
 def __getattr__(name):
-    """``trace._ACTIVE`` and the recorder's caches: the recorder module's current values;
-    ``FINDING_CLASSES``: :data:`defects4warp.measure.detectors.FINDING_CLASSES` (read from the evidence table)."""
+    """``trace._ACTIVE`` and the recorder's caches: the recorder module's current values."""
     if name in _RECORDER_STATE:
         return getattr(_recorder, name)
-    if name == "FINDING_CLASSES":
-        from . import detectors
-
-        return detectors.FINDING_CLASSES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

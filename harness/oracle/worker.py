@@ -47,7 +47,7 @@ import traceback
 
 import numpy as np
 
-from ..kernel_cache import SHARED_CACHE_BEFORE, private_kernel_cache  # noqa: F401 - re-exported
+from ..kernel_cache import private_kernel_cache
 from .numerics import ecnoise, initial_step, param_scale, pick_estimate, unit_ulp
 
 ORACLE_VERSION = "1"

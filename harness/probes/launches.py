@@ -28,7 +28,7 @@ def _written_suffix(kernel, n_args: int):
     import ast
     import textwrap
 
-    from ..measure.access import kernel_access
+    from ..kernel_access import kernel_access
 
     try:
         tree = ast.parse(textwrap.dedent(kernel.adj.source))

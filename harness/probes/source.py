@@ -1,6 +1,6 @@
 """Source evidence, only from code that ran during gradient().
 
-The source rules (:mod:`defects4warp.measure.source`) read every ``.py`` file of
+The source rules (:mod:`defects4warp.rules`) read every ``.py`` file of
 the variant; a user's folder also holds the training loop, data generation
 and plotting, which never run inside ``gradient()`` and are full of normal
 patterns (a fresh tape per iteration, ``backward()`` in a loop, NumPy random
@@ -31,8 +31,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .. import rules as _registry
-from ..measure import source as rules
+from .. import rules
 from . import Assessment
 
 #: Source rules that only point at a class on some Warp releases, read from
@@ -40,7 +39,7 @@ from . import Assessment
 #: 1.14.0, 1.17.0): component writes to array elements were fixed in 1.14,
 #: copy/clone adjoints in 1.17, output adjoints are consumed by backward()
 #: from 1.13.
-RELEASE_GATES = {name: SpecifierSet(spec) for name, spec in _registry.gates().items()}
+RELEASE_GATES = {name: SpecifierSet(spec) for name, spec in rules.gates().items()}
 
 #: Fraction of a finding's specificity counted when no coverage is available.
 NO_COVERAGE_WEIGHT = 0.5
@@ -54,7 +53,7 @@ NO_COVERAGE_WEIGHT = 0.5
 #: Rules about what happens inside a kernel body (``*=``, a component
 #: assigned twice, a dynamic loop, a custom adjoint, singular builtins) stay:
 #: the trace cannot see inside the generated adjoint.
-OBSERVED_RULES = _registry.observed_rules()
+OBSERVED_RULES = rules.observed_rules()
 
 
 def release_ok(rule: str, warp_version) -> bool:
@@ -183,7 +182,7 @@ def scan(path, doc: dict) -> tuple:
     Returns
     -------
     (findings, ran, available)
-        Finding dicts (:meth:`defects4warp.measure.source.Finding.to_dict`), the
+        Finding dicts (:meth:`defects4warp.rules.Finding.to_dict`), the
         list of those in code that ran, and whether coverage was available.
     """
     findings = [f.to_dict() for f in rules.scan(path)]
@@ -215,7 +214,7 @@ def scan(path, doc: dict) -> tuple:
 IMPORT_TIME_RULES = ("backward_disabled",)
 
 #: First release where a kernel-level ``enable_backward=True`` reaches the ``@wp.func`` it calls
-#: (``RELEASE_CHANGES["1.18.0"]`` in :mod:`defects4warp.probes.release`).
+#: (``RELEASE_CHANGES["1.18.0"]`` in :mod:`defects4warp.engines.release`).
 KERNEL_OPTION_REACHES_FUNCS = Version("1.18.0")
 
 

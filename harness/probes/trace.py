@@ -220,10 +220,10 @@ def assess(doc: dict, *, table=None, **_) -> Assessment:
 
     Parameters
     ----------
-    table : defects4warp.engines.evidence.EvidenceTable, optional
+    table : defects4warp.evidence_table.EvidenceTable, optional
         The table the classes are read from (default: the engine's).
     """
-    from ..engines.evidence import evidence_classes
+    from ..evidence_table import evidence_classes  # parent side only: the table's reader needs PyYAML
 
     a = Assessment()
     trace = doc.get("trace") or {}

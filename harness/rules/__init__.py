@@ -29,15 +29,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._ast import kernel_access, kernel_access_detail
 from .registry import DEFAULT_SPECIFICITY, REGISTRY, Finding, Rule, findings_of, rule
 from .unit import Project, Unit
 
 from . import access_rules, kernel_rules, host_rules, module_rules  # noqa: E402,F401  (registration)
 
 __all__ = ["DEFAULT_SPECIFICITY", "REGISTRY", "Finding", "Rule", "rule", "Project", "Unit", "scan",
-           "scan_project", "classes_of", "specificities", "gates", "observed_rules", "kernel_access",
-           "kernel_access_detail", "registry_table"]
+           "scan_project", "classes_of", "specificities", "gates", "observed_rules", "registry_table"]
 
 
 def scan_project(project: Project, *, rules=None) -> list:

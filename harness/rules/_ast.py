@@ -10,9 +10,6 @@ from __future__ import annotations
 import ast
 import re
 
-# the kernel access analysis is one module, shared with the runtime trace
-from ..measure.access import kernel_access, kernel_access_detail  # noqa: F401
-
 _KERNEL_DECOS = {"kernel", "func", "func_grad", "func_replay", "func_native"}
 #: Builtins whose adjoint is singular somewhere (wp.length/normalize are
 #: guarded at the zero vector on every release, so they are not listed).

@@ -6,8 +6,9 @@ from __future__ import annotations
 import ast
 import re
 
+from ..kernel_access import kernel_access
 from ._ast import (_NONSMOOTH, _OVERFLOW, _PIECEWISE, _base_name, _dotted, _is_false, _kw, _names_in, _resolve_locals,
-                   _tail, inside_loop, int_funcs, int_locals, kernel_access)
+                   _tail, inside_loop, int_funcs, int_locals)
 from .registry import rule
 
 

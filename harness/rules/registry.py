@@ -62,7 +62,7 @@ class Rule:
     def classes(self) -> tuple:
         """Classes (ids of :data:`defects4warp.taxonomy.CLASSES`) a finding points at:
         the evidence table's rows for :attr:`evidence`, in row order."""
-        from ..engines.evidence import evidence_classes
+        from ..evidence_table import evidence_classes  # on first use: the table's reader needs PyYAML
 
         return evidence_classes(self.evidence)
 

@@ -10,9 +10,9 @@ import ast
 from functools import cached_property
 from pathlib import Path
 
+from ..kernel_access import kernel_access_detail
 from ._ast import (_allocs_without_grad, _counter_funcs, _deco_kind, _is_true, _kw, _launch_outputs,
-                   _mixed_allocations, _module_constants, _mutating_functions, _struct_params,
-                   kernel_access_detail)
+                   _mixed_allocations, _module_constants, _mutating_functions, _struct_params)
 
 
 class Project:
@@ -32,7 +32,7 @@ class Project:
         Some call passes ``requires_grad=True``.
     kernels : dict[str, tuple]
         Kernel name -> (params, read, written, assigned, struct params), from
-        :func:`defects4warp.rules._ast.kernel_access_detail`.
+        :func:`defects4warp.kernel_access.kernel_access_detail`.
     outputs : set[str]
         Last names of the arrays launches write.
     mutating : set[str]

@@ -46,7 +46,8 @@ import sys
 import numpy as np
 from packaging.version import InvalidVersion, Version
 
-from . import Assessment
+from ..evidence_table import load_table
+from ..probes import Assessment
 
 #: First release with a change to adjoints -> its changelog entry. Which classes a program whose
 #: gradient changes at that release most likely has, and how much, are the evidence table's rows
@@ -217,9 +218,8 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
         second release only when no release of :data:`defects4warp.envs.RELEASES` lies
         between the two); None when no other release can be prepared (offline, not installed).
     """
-    from ..envs import ENGINE_RELEASES, RELEASES, ReleaseEnvError, ensure_env
+    from ..envs import ENGINE_RELEASES, RELEASES, ReleaseEnvError, ensure_env, installed_warp_version
     from ..isolation import run_worker
-    from ..runner import installed_warp_version
 
     def python_for(r, log=None):
         return sys.executable if r == installed_warp_version() else str(ensure_env(r, log))
@@ -333,7 +333,7 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
         when it is 0 and the evidence table has a row ``release_first_change:<release>:no_copies``
         (a changelog entry also about copy adjoints, which cannot explain the change then),
         that id is cited instead.
-    table : defects4warp.engines.evidence.EvidenceTable, optional
+    table : defects4warp.evidence_table.EvidenceTable, optional
         The table whose rows are looked up (default: the engine's).
     """
     a = Assessment()
@@ -376,8 +376,6 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     elif bracket and bracket[0] != bracket[1]:
         txt += (f"; it changes between {bracket[0]} and {bracket[1]} (not every release in between could be "
                 "measured)")
-    from ..engines.evidence import load_table
-
     table = table or load_table()
     # structured evidence: its class weights are the rows release_first_change:<release>[:no_copies]
     # (or release_changed for a release without a changelog entry) of harness/engines/evidence_table.yaml
@@ -616,7 +614,7 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
             totals[c["builtin"]] = totals.get(c["builtin"], 0) + 1
     else:
         totals = None
-    from .source import called_names, function_defs, ran_functions
+    from ..probes.source import called_names, function_defs, ran_functions
 
     defs = function_defs(path)
     live = ran_functions(path, set(kernels) - set(agreeing), defs)
@@ -647,7 +645,7 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
 
 def kernel_names(doc: dict) -> list:
     """Names of the kernels launched during call 1 (trace, else the per-launch record)."""
-    from .source import launched_kernels
+    from ..probes.source import launched_kernels
 
     names = launched_kernels(doc) or {k["kernel"] for k in (doc.get("launches") or {}).get("kernels", [])}
     return sorted(n for n in names if n)

@@ -1,5 +1,8 @@
 """``docs/builtins.md`` and the release-to-release changes of builtin adjoints.
 
+The report page of the builtins conformance suite (:mod:`defects4warp.builtins`,
+whose committed results it reads).
+
 Input everywhere: ``docs = {release: compact document}`` (the committed
 ``harness/data/builtins/<release>-<device>.json`` files, see
 :func:`defects4warp.builtins.conformance.compact`). An overload a release does not
@@ -8,7 +11,13 @@ list is ``absent`` there.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from packaging.version import Version
+
+from .builtins import load, measured_releases
+from .case import default_corpus, load_corpus
+from .matrix import SECTIONS
 
 #: Markers delimiting the generated part of docs/builtins.md (hand-written text outside them is kept).
 START, END = "<!-- generated:start -->", "<!-- generated:end -->"
@@ -210,15 +219,11 @@ def audit_section(a: str, b: str, device: str = "cpu") -> tuple:
         (:func:`changes` over the committed results; CPU data stands in for
         other devices), ``markdown`` a section to append to the audit.
     """
-    from . import load
-
     docs = {}
     for r in (a, b):
         d = load(r, device) or load(r, "cpu")
         if d is not None:
             docs[r] = d
-    from ..matrix import SECTIONS
-
     missing = [r for r in (a, b) if r not in docs]
     lines = ["", f"## {SECTIONS['builtins']}", ""]
     if missing:
@@ -236,3 +241,25 @@ def audit_section(a: str, b: str, device: str = "cpu") -> tuple:
         for c in ch:
             lines.append(f"| `{c['id']}` | {cell_text(docs[a], c['id'])} | {cell_text(docs[b], c['id'])} |")
     return {"measured": True, "changes": ch}, "\n".join(lines) + "\n"
+
+
+def corpus_builtins(corpus=None) -> dict:
+    """``{builtin: [case id, ...]}`` from the ``tags.builtins`` of the cases of ``corpus`` (default: the
+    bundled corpus). Cases that fail to load are left out (``defects4warp validate`` reports them)."""
+    cases, _ = load_corpus(corpus or default_corpus())
+    out = {}
+    for c in cases:
+        for b in c.builtins:
+            out.setdefault(b, []).append(c.id)
+    return {b: sorted(ids) for b, ids in out.items()}
+
+
+def write_page(path=None) -> Path:
+    """Regenerate ``docs/builtins.md`` from the committed data; returns its path."""
+    path = Path(path) if path else Path(__file__).resolve().parents[1] / "docs" / "builtins.md"
+    docs = {r: load.__wrapped__(r, "cpu") for r in measured_releases("cpu")}
+    text = splice(path.read_text() if path.is_file() else None, page_markdown(docs, cases=corpus_builtins()))
+    tmp = path.with_suffix(".md.part")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
