@@ -23,6 +23,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .jsonio import load_yaml
 from .taxonomy import CLASSES
 
 SCALES = ("small", "production")
@@ -330,7 +331,7 @@ def load_case(case_dir: str | Path) -> Case:
         size = yml.stat().st_size
         if size > MAX_CASE_YAML_BYTES:
             raise CaseFormatError(yml, "", f"{size} bytes, over the limit of {MAX_CASE_YAML_BYTES} bytes")
-        data = yaml.safe_load(yml.read_text(encoding="utf-8"))
+        data = load_yaml(yml.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise CaseFormatError(yml, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except yaml.YAMLError as exc:

@@ -110,3 +110,15 @@ def write_atomic(path, data, *, suffix: str = "") -> None:
 def write_json_atomic(path: str, doc: dict) -> None:
     """Write ``doc`` as indented strict JSON to ``path`` atomically (:func:`write_atomic`)."""
     write_atomic(path, json.dumps(_strict(doc), indent=2, default=str, allow_nan=False) + "\n", suffix=".json")
+
+
+def load_yaml(text: str):
+    """Parse YAML ``text`` with PyYAML's safe loader, the C one (libyaml) where PyYAML was built with it.
+
+    Same documents and errors (:class:`yaml.YAMLError` with ``problem_mark``) as ``yaml.safe_load``;
+    about 10x faster on the corpus's case files (PyYAML's pure-Python scanner took 18 of the 28 s of a
+    ``defects4warp pages --check``, which loads the corpus several times).
+    """
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

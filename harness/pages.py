@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 from packaging.version import InvalidVersion, Version
 
+from .jsonio import load_yaml
 from .case import TIERS, provenance_tier
 
 #: Repository root (pages and data are relative to it).
@@ -853,7 +854,7 @@ def case_tiers(root: Path = ROOT) -> dict:
     out = {}
     for f in sorted((root / "corpus").glob("*/case.yaml")):
         try:
-            prov = (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("provenance")
+            prov = (load_yaml(f.read_text(encoding="utf-8")) or {}).get("provenance")
         except (OSError, yaml.YAMLError):
             continue
         if isinstance(prov, str):
