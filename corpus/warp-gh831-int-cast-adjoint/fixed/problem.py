@@ -1,7 +1,4 @@
-# SPDX-FileCopyrightText: Copyright (c) 2025 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
 # SPDX-License-Identifier: Apache-2.0
-# Written for defects4warp from the change to NVIDIA/warp warp/native/builtin.h in commit 84c9d00c
-# (Apache License 2.0).
 
 import numpy as np
 import warp as wp

@@ -1,7 +1,4 @@
-# SPDX-FileCopyrightText: Copyright (c) 2024 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
 # SPDX-License-Identifier: Apache-2.0
-# Written for defects4warp from the change to NVIDIA/warp warp/native/volume.h in commit 445f9e9d
-# (Apache License 2.0); the grid is Warp's test asset test_grid.nvdb.
 
 import os
 
