@@ -375,7 +375,7 @@ def render() -> str:
         lines.append(f"| {words} (`{s}`) | {n} |")
     lines += [f"| **all** | **{len(ents)}** |", "", "## Mined cases and their triggering checks", "",
               manifest["description"].strip(), "",
-              "| case | changelog entry or downstream fix | bug on (before) | correct on (after) | checks as expected | seconds per check (in the worker) "
+              "| case | changelog entry, Warp commit or downstream fix | bug on (before) | correct on (after) | checks as expected | seconds per check (in the worker) "
               "| validate (oracle) |",
               "|---|---|---|---|---|---|---|"]
     for row in manifest["bugs"]:
@@ -395,8 +395,11 @@ def render() -> str:
         if row["source"] == "downstream":
             rec = yaml.safe_load((CORPUS / row["case"] / "case.yaml").read_text())["mined"]
             origin = f"{rec['repository'].removeprefix('https://github.com/')}@{rec['fix_commit'][:8]} (buggy/fixed variant)"
-        else:
+        elif row.get("changelog"):
             origin = row["changelog"]
+        else:  # a Warp fix outside the changelog: its commit stands for the entry
+            rec = yaml.safe_load((CORPUS / row["case"] / "case.yaml").read_text())["mined"]
+            origin = f"NVIDIA/warp@{rec['fix_commit'][:8]} (not in the changelog)"
         lines.append(f"| [{row['case']}](../corpus/{row['case']}/case.yaml) | {origin} | "
                      f"{', '.join(row['before'])} | {', '.join(row['after'])} | {got} | {sec} | {val} |")
     lines += ["", RECORD_DOC.strip(), ""]
