@@ -66,10 +66,13 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs
     source are listed."""
     from pathlib import Path
 
-    from ..pages import (
-        BASELINE_RELEASE, NOT_GENERATED, PAGES, ROOT, PageSourceError, check_pages, measure as measure_pages,
-        measure_baselines, measure_order, missing_releases, older_engine_releases, unmeasured_releases, write_pages,
+    from ..pages.measuring import (
+        measure as measure_pages, measure_baselines, measure_order, missing_releases, older_engine_releases,
+        unmeasured_releases,
     )
+    from ..pages.prose import PageSourceError
+    from ..pages.registry import NOT_GENERATED, PAGES, check_pages, write_pages
+    from ..pages.sources import BASELINE_RELEASE, ROOT
 
     root = Path(root) if root else ROOT
     if check and measure:
@@ -172,7 +175,7 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
     import time
 
     from ..engine_matrix import EngineFileError, bundle_path, data_path, rescore_release, write
-    from ..pages import baseline_path, BASELINE_ENGINES, BASELINE_RELEASE
+    from ..pages.sources import baseline_path, BASELINE_ENGINES, BASELINE_RELEASE
 
     cases, errors = _load(corpus, cases_glob)
     if errors:
