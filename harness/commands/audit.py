@@ -8,7 +8,8 @@ import click
 from rich.markup import escape
 
 from ..capture.targets import TargetError, resolve_module, resolve_target
-from ..program_audit import audit_program, audit_program_markdown
+from ..program_audit import audit_program
+from ..program_audit_report import audit_program_markdown
 from ..scoring import nothing_measured
 from ._common import (
     ProgramPath, _preflight_releases,
