@@ -323,27 +323,7 @@ def load_case(case_dir: str | Path) -> Case:
         Naming the file and the field, on any violation of the format.
     """
     case_dir = Path(case_dir)
-    yml = case_dir / "case.yaml"
-    if not yml.is_file():
-        raise CaseFormatError(case_dir, "", "no case.yaml in this folder")
-    _check_inside(yml, case_dir, "")
-    try:
-        size = yml.stat().st_size
-        if size > MAX_CASE_YAML_BYTES:
-            raise CaseFormatError(yml, "", f"{size} bytes, over the limit of {MAX_CASE_YAML_BYTES} bytes")
-        data = load_yaml(yml.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CaseFormatError(yml, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise CaseFormatError(yml, "", f"not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    except (OSError, RecursionError, ValueError) as exc:
-        if isinstance(exc, CaseFormatError):
-            raise
-        raise CaseFormatError(yml, "", f"cannot be read as YAML: {type(exc).__name__}: {exc}") from None
-    if not isinstance(data, dict):
-        raise CaseFormatError(yml, "", "top level must be a mapping")
+    yml, data = _read_case_yaml(case_dir)
 
     # every problem is collected and shown, each with its field: the schema's first,
     # then (when the schema holds, so the fields have their types) the checks across fields
@@ -389,24 +369,9 @@ def load_case(case_dir: str | Path) -> Case:
     min_warp = check(_min_warp, data.get("min_warp"), declared, yml) or {}
     variants = []
     for name in declared:
-        exps = []
-        for i, raw in enumerate(data["variants"][name]):
-            where = f"variants.{name}.{i}"
-            try:
-                spec = SpecifierSet(raw.get("warp", ""))
-            except InvalidSpecifier:
-                problems.append(CaseFormatError(yml, f"{where}.warp", f"'{raw['warp']}' is not a PEP 440 specifier"))
-                spec = SpecifierSet()
-            for c in raw["classes"]:
-                if (raw["verdict"] in ("bug", "refused")) != CLASSES[c].is_bug:
-                    problems.append(CaseFormatError(
-                        yml, f"{where}.classes", f"class '{c}' does not fit verdict '{raw['verdict']}'"
-                    ))
-            exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale"),
-                                    raw.get("objectives_differ")))
         has = holds(case_dir / name)
-        variants.append(Variant(name, case_dir / name, tuple(exps), script if entry in has else None,
-                                "problem.py" in has, min_warp.get(name)))
+        variants.append(_variant(yml, case_dir, name, data["variants"][name], script if entry in has else None, has,
+                                 min_warp.get(name), problems))
 
     if problems:
         raise CaseFormatError.collect(problems)
@@ -429,6 +394,60 @@ def load_case(case_dir: str | Path) -> Case:
         builtins=tuple(tags.get("builtins", ())),
         mined=data.get("mined"),
     )
+
+
+def _read_case_yaml(case_dir: Path) -> tuple:
+    """``(path, mapping)`` of ``case_dir/case.yaml``, read as YAML within the size limit.
+
+    Raises
+    ------
+    CaseFormatError
+        When the file is missing, outside the case folder, too large, not UTF-8, not YAML or not a mapping.
+    """
+    yml = case_dir / "case.yaml"
+    if not yml.is_file():
+        raise CaseFormatError(case_dir, "", "no case.yaml in this folder")
+    _check_inside(yml, case_dir, "")
+    try:
+        size = yml.stat().st_size
+        if size > MAX_CASE_YAML_BYTES:
+            raise CaseFormatError(yml, "", f"{size} bytes, over the limit of {MAX_CASE_YAML_BYTES} bytes")
+        data = load_yaml(yml.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CaseFormatError(yml, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise CaseFormatError(yml, "", f"not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    except (OSError, RecursionError, ValueError) as exc:
+        if isinstance(exc, CaseFormatError):
+            raise
+        raise CaseFormatError(yml, "", f"cannot be read as YAML: {type(exc).__name__}: {exc}") from None
+    if not isinstance(data, dict):
+        raise CaseFormatError(yml, "", "top level must be a mapping")
+    return yml, data
+
+
+def _variant(yml: Path, case_dir: Path, name: str, rows: list, script, has: list, min_warp, problems: list) -> Variant:
+    """Variant ``name`` of the case with its expectations (``rows``: its entries under ``variants``), the
+    script block when its folder holds the script entry (``has``: the program files its folder holds), and
+    its ``min_warp``; a specifier or class that does not fit is added to ``problems``."""
+    exps = []
+    for i, raw in enumerate(rows):
+        where = f"variants.{name}.{i}"
+        try:
+            spec = SpecifierSet(raw.get("warp", ""))
+        except InvalidSpecifier:
+            problems.append(CaseFormatError(yml, f"{where}.warp", f"'{raw['warp']}' is not a PEP 440 specifier"))
+            spec = SpecifierSet()
+        for c in raw["classes"]:
+            if (raw["verdict"] in ("bug", "refused")) != CLASSES[c].is_bug:
+                problems.append(CaseFormatError(
+                    yml, f"{where}.classes", f"class '{c}' does not fit verdict '{raw['verdict']}'"
+                ))
+        exps.append(Expectation(raw["verdict"], tuple(raw["classes"]), spec, raw.get("scale"),
+                                raw.get("objectives_differ")))
+    return Variant(name, case_dir / name, tuple(exps), script, "problem.py" in has, min_warp)
 
 
 def _script_block(yml: Path, raw) -> ScriptBlock | None:

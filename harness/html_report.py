@@ -85,21 +85,30 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
     import matplotlib
 
     matplotlib.use("Agg")
+
+    scored = [r for r in doc["results"] if r.get("correct") is not None]
+    drawn = {"confusion": _confusion_figure(scored), "per_class": _per_class_figure(doc["summary"]["per_class"]),
+             "cost": _cost_figure(doc, top_cases), "releases": _releases_figure([doc] + list(others or []))}
+    return {k: v for k, v in drawn.items() if v is not None}
+
+
+def _class_order(c):
+    """Sort key of a class id: its taxonomy family, then the id (an id outside the taxonomy last)."""
+    from .taxonomy import CLASSES
+
+    return (CLASSES[c].family if c in CLASSES else "~", c)
+
+
+def _confusion_figure(scored: list):
+    """The confusion matrix of the ``scored`` runs (expected first class x diagnosed top-1), base64 PNG;
+    None without a scored run."""
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from .taxonomy import CLASSES
-
-    out = {}
-    scored = [r for r in doc["results"] if r.get("correct") is not None]
     exp = [r["expected"]["classes"][0] for r in scored]
     got = [_top(r["diagnosis"]) for r in scored]
-
-    def order(c):
-        return (CLASSES[c].family if c in CLASSES else "~", c)
-
-    rows = sorted(set(exp), key=order)
-    cols = sorted(set(got) | set(rows), key=order)
+    rows = sorted(set(exp), key=_class_order)
+    cols = sorted(set(got) | set(rows), key=_class_order)
     if rows:
         m = np.zeros((len(rows), len(cols)))
         for e, g in zip(exp, got):
@@ -117,10 +126,16 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
                     ax.text(j, i, int(m[i, j]), ha="center", va="center", fontsize=7,
                             color="white" if share[i, j] > 0.5 else "black")
         ax.set_title("confusion matrix (runs; colour: share of the expected class's runs)")
-        out["confusion"] = _png(fig)
+        return _png(fig)
+    return None
 
-    pc = doc["summary"]["per_class"]
-    names = sorted((c for c in pc if pc[c]["support"]), key=order)
+
+def _per_class_figure(pc: dict):
+    """Per-class recall and precision (``pc``: the summary's ``per_class``), base64 PNG; None when no class
+    has support."""
+    import matplotlib.pyplot as plt
+
+    names = sorted((c for c in pc if pc[c]["support"]), key=_class_order)
     if names:
         fig, ax = plt.subplots(figsize=(8, 1.2 + 0.28 * len(names)))
         _hbars(ax, [f"{c} ({pc[c]['support']})" for c in names],
@@ -131,7 +146,13 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
         ax.grid(axis="x", alpha=0.3)
         ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
         ax.set_title("per-class recall and precision", pad=22)
-        out["per_class"] = _png(fig)
+        return _png(fig)
+    return None
+
+
+def _cost_figure(doc: dict, top_cases: int):
+    """The diagnosis cost of the costliest cases (:func:`cost_bars`), base64 PNG; None without a case."""
+    import matplotlib.pyplot as plt
 
     labels, vals, n_rest, s_rest = cost_bars(doc, top_cases)
     if labels:
@@ -143,9 +164,14 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
                       + f" (total {total:.0f} s)")
         ax.grid(axis="x", alpha=0.3)
         ax.set_title(f"diagnosis cost: the {len(labels)} costliest of {len(labels) + n_rest} cases")
-        out["cost"] = _png(fig)
+        return _png(fig)
+    return None
 
-    runs = [doc] + list(others or [])
+
+def _releases_figure(runs: list):
+    """Verdict and class accuracy across the Warp releases of ``runs``, base64 PNG; None for one release."""
+    import matplotlib.pyplot as plt
+
     releases = sorted({r["summary"]["warp_version"] for r in runs}, key=lambda v: tuple(int(p) for p in v.split(".")[:3]))
     if len(releases) > 1:
         by = {r["summary"]["warp_version"]: r["summary"] for r in runs}
@@ -157,8 +183,8 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         ax.set_title("accuracy across Warp releases")
-        out["releases"] = _png(fig)
-    return out
+        return _png(fig)
+    return None
 
 
 def _minutes(seconds) -> str:

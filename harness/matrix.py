@@ -273,7 +273,7 @@ MIN_COST_CHANGE_S = 0.5
 ERROR_SIZE_FACTOR = 10.0
 
 #: Section titles of an upgrade audit, shared by ``defects4warp audit`` (:func:`audit_markdown`) and
-#: docs/upgrade-audit.md (:func:`defects4warp.pages.render_upgrade_audit`), so the two read alike.
+#: docs/upgrade-audit.md (:func:`defects4warp.pages.upgrade_audit.render_upgrade_audit`), so the two read alike.
 SECTIONS = {
     "truth_changes": "Ground truth that changes",
     "error_size_changes": "Bugs on both releases whose gradient error changes size",

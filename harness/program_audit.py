@@ -26,10 +26,11 @@ measured adjoint changed state there (the builtins conformance data,
 changelog entries of the releases in the interval
 (:data:`defects4warp.probes.release.RELEASE_CHANGES`, and a changelog table
 when one is committed, :func:`changelog_entries`), and ends with one line for
-an upgrade ticket (:func:`ticket_line`).
+an upgrade ticket (:func:`defects4warp.program_audit_report.ticket_line`).
 
 The report is a JSON document (:func:`audit_program`, format
-:data:`FORMAT`) and its Markdown (:func:`audit_program_markdown`).
+:data:`FORMAT`) and its Markdown
+(:func:`defects4warp.program_audit_report.audit_program_markdown`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from .engines import release as release_probe
 from .engines.release import RELEASE_CHANGES, access_patterns, is_warp_function
 from .probes.source import _norm_kernel, called_names, function_defs, ran_functions
 from .probes.worker import COMPILE_PATTERN
+from .program_audit_report import gradient_wrong, ticket_line
 
 #: Format tag of the program audit's JSON.
 FORMAT = "defects4warp-program-audit/1"
@@ -85,14 +87,6 @@ DEFAULT_TIMEOUT_S = 300.0
 #: (names as in kernel code, or access patterns in brackets), "url", "classes"}``.
 CHANGELOG_PATHS = ("docs/data/warp-changelog-gradients.yaml", "docs/data/warp-changelog.json",
                    "harness/data/warp-changelog.json", "docs/data/changelog.json", "harness/data/changelog.json")
-
-#: Plain words for the access patterns of the conformance suite (ticket lines and tables).
-PATTERN_WORDS = {
-    "[component_write]": "component-write", "[component_add]": "component +=", "[component_mul]": "component *=",
-    "[local_component_write]": "local vector component write", "[local_component_add]": "local vector component +=",
-    "[local_attribute_write]": "local vector attribute write", "[local_matrix_write]": "local matrix element write",
-    "[local_matrix_add]": "local matrix element +=",
-}
 
 #: States of a builtin overload that mean a wrong adjoint (:data:`defects4warp.builtins.DEFECT_STATES`).
 _WRONG = ("wrong", "zero")
@@ -456,10 +450,6 @@ def changelog_entries(lo: str, hi: str, used=(), *, root: Path | None = None) ->
     return sorted(out, key=lambda e: (_v(e["release"]), e["source"]))
 
 
-def _words(builtin: str) -> str:
-    return PATTERN_WORDS.get(builtin, builtin.strip("[]")) if builtin.startswith("[") else f"wp.{builtin}"
-
-
 def locate_change(folder, spec, a: dict, b: dict, *, device: str = "cpu", timeout_s: float = DEFAULT_TIMEOUT_S,
                   bisect: str = "all", log=None) -> dict:
     """The first release where the gradient changes between measured rows ``a`` and ``b`` (a older).
@@ -593,31 +583,8 @@ def audit_program(folder, spec, releases, *, engine_name: str = "reference", dev
         moved = {k: v for k, v in pc.items() if not v <= grad_rtol}
         if not moved:
             continue
-        loss_moved = relative_change([_float(a["loss"])], [_float(b["loss"])]) > grad_rtol
-        if loss_moved:  # the forward differs: the release differential bisects only autodiff under one objective
-            ra, rb = a["release"], b["release"]
-            adjacent = release_probe._adjacent(ra, rb)
-            loc = {"first_change": rb if adjacent else None, "bracket": [ra, rb], "measured": [],
-                   "other_agrees_fd": None, "base_agrees_fd": None, "how": "adjacent" if adjacent else "not bisected",
-                   "note": None if adjacent else "the loss itself changes, so the forward differs; the release "
-                   "differential bisects only a change of autodiff under the same objective"}
-        else:
-            loc = locate_change(folder, spec, a, b, device=device, timeout_s=timeout_s, bisect=bisect, log=log)
-        lo, hi = loc["bracket"]
-        used = used_names(folder, set(a["kernels"]) | set(b["kernels"]) | set(a["functions"]) | set(b["functions"]))
-        bi = builtin_changes_between(lo, hi, used, device)
-        if loc["first_change"]:
-            prev = max((r for r in RELEASES if Version(r) < Version(loc["first_change"])), key=Version, default=lo)
-            bi = [c for c in bi if Version(c["between"][1]) == Version(loc["first_change"])] or \
-                builtin_changes_between(prev, loc["first_change"], used, device)
-            cl = changelog_entries(prev, loc["first_change"], used)
-        else:
-            cl = changelog_entries(lo, hi, used)
-        ea, eb = a.get("engine") or {}, b.get("engine") or {}
-        changes.append({"between": [a["release"], b["release"]], "params": moved, **{k: loc[k] for k in (
-            "first_change", "bracket", "how", "note", "measured")},
-            "builtins": bi, "changelog": cl, "loss": [a["loss"], b["loss"]] if loss_moved else None,
-            "old_wrong": _wrong(ea, loc.get("base_agrees_fd")), "new_wrong": _wrong(eb, loc.get("other_agrees_fd"))})
+        changes.append(_pair_change(folder, spec, a, b, moved, grad_rtol=grad_rtol, device=device,
+                                    timeout_s=timeout_s, bisect=bisect, log=log))
     for r in rows:
         r.pop("_grad", None)
         r.pop("python", None)
@@ -632,166 +599,33 @@ def audit_program(folder, spec, releases, *, engine_name: str = "reference", dev
     return _strict(doc)  # strict JSON: a changed shape's "inf" change and a NaN loss as strings
 
 
-def _wrong(eng: dict, agrees_fd):
-    """Whether a release's gradient is wrong: the engine's FD comparison of call 1 (or its verdict),
-    else the release differential's FD agreement; None when neither was measured."""
-    if eng.get("fd_agrees") is not None:
-        return not eng["fd_agrees"]
-    if eng.get("verdict") in ("bug", "no_bug"):
-        return eng["verdict"] == "bug"
-    return None if agrees_fd is None else not agrees_fd
-
-
-def ticket_line(doc: dict) -> str:
-    """One line for an upgrade ticket: ``gradient unchanged (...)`` or, per change, ``gradient of `k`
-    changes at 1.14.0: the component-write adjoint was fixed there; 1.13.0 and earlier were wrong``."""
-    rows = doc["rows"]
-    ran = [r["release"] for r in rows if r["runs"]]
-    failed = [r["release"] + (" (refused)" if r.get("refused") else "") for r in rows if not r["runs"]]
-    tail = f"; did not run on {', '.join(failed)}" if failed else ""
-    if len(ran) < 2:
-        return (f"gradient not compared: the program ran on {len(ran)} of {len(rows)} releases"
-                + (f" ({ran[0]})" if ran else "") + tail)
-    if not doc["changes"]:
-        wrong = [_wrong(r.get("engine") or {}, None) for r in rows if r["runs"]]
-        classes = sorted({(r.get("engine") or {}).get("class") for r in rows if r["runs"]} - {None})
-        verdict = ""
-        if wrong and all(w is True for w in wrong):
-            verdict = "; wrong on every release that ran (engine: " + ", ".join(classes or ["bug"]) + ")"
-        elif wrong and all(w is False for w in wrong):
-            verdict = "; it agrees with finite differences on every release that ran"
-        return f"gradient unchanged ({ran[0]} .. {ran[-1]}, {len(ran)} releases, {_dev(doc)}){verdict}{tail}"
-    parts = []
-    for c in doc["changes"]:
-        ps = ", ".join(f"`{p}`" for p in sorted(c["params"]))
-        if c["first_change"]:
-            prev = c["bracket"][0] if c["bracket"][1] == c["first_change"] else None
-            s = f"gradient of {ps} changes at {c['first_change']}"
-        else:
-            prev = None
-            s = f"gradient of {ps} changes between {c['bracket'][0]} and {c['bracket'][1]}"
-        why = _why(c)
-        if why:
-            s += f": {why}"
-        lo = prev or c["bracket"][0]
-        if c["old_wrong"] and c["new_wrong"] is False:
-            s += f"; {lo} and earlier were wrong"
-        elif c["old_wrong"] is False and c["new_wrong"]:
-            s += f"; {c['first_change'] or c['bracket'][1]} and later are wrong"
-        elif c["old_wrong"] and c["new_wrong"]:
-            s += "; wrong on both sides"
-        parts.append(s)
-    return "; ".join(parts) + tail
-
-
-def _why(c: dict) -> str:
-    fixed = sorted({_words(b["builtin"]) for b in c["builtins"] if b["fixed"] is True})
-    broke = sorted({_words(b["builtin"]) for b in c["builtins"] if b["fixed"] is False})
-    there = "there" if c["first_change"] else "in between"
-    out = []
-    if fixed:
-        out.append(f"the {' and '.join(fixed)} adjoint{'s were' if len(fixed) > 1 else ' was'} fixed {there}")
-    if broke:
-        out.append(f"the {' and '.join(broke)} adjoint{'s' if len(broke) > 1 else ''} became wrong {there}")
-    if c.get("loss"):
-        out.append(f"the loss changes too ({_fmt(c['loss'][0], '.6g')} -> {_fmt(c['loss'][1], '.6g')}): the program "
-                   "computes something else on these releases")
-    pinned = [e for e in c["changelog"] if e["release"] == c["first_change"]]
-    if not out and pinned:
-        out.append(f"Warp {pinned[0]['release']}'s changelog: {pinned[0]['text']}")
-    return "; ".join(out)
-
-
-def _dev(doc: dict) -> str:
-    return "CPU only" if doc["cpu_only"] else f"device {doc['device']}"
-
-
-def _fmt(x, spec=".4g"):
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    return format(x, spec)
-
-
-def audit_program_markdown(doc: dict) -> str:
-    """The program audit ``doc`` (:func:`audit_program`) as Markdown: the releases table, the changes
-    and the ticket line."""
-    L = [f"# Program audit: {doc['target']}", ""]
-    if doc.get("script"):
-        s = doc["script"]
-        L += [f"Script `{s.get('entry')}`" + (f" with arguments `{' '.join(s.get('args') or [])}`"
-                                               if s.get("args") else "") + ", run as it is on each release.", ""]
-    if doc["cpu_only"]:
-        L += [f"Measured on the CPU only (device `{doc['device']}`): no GPU was measured; `--device cuda:0` measures "
-              "on a GPU where Warp finds one.", ""]
+def _pair_change(folder, spec, a: dict, b: dict, moved: dict, *, grad_rtol: float, device: str, timeout_s: float,
+                 bisect: str, log) -> dict:
+    """One entry of the audit's ``changes``: the gradient of the program moved (``moved``: {param: relative
+    change}) between rows ``a`` and ``b``; where it changed (bisected, or the pair itself when the loss
+    moved too), the builtins and changelog entries there, and whether each side's gradient is wrong."""
+    loss_moved = relative_change([_float(a["loss"])], [_float(b["loss"])]) > grad_rtol
+    if loss_moved:  # the forward differs: the release differential bisects only autodiff under one objective
+        ra, rb = a["release"], b["release"]
+        adjacent = release_probe._adjacent(ra, rb)
+        loc = {"first_change": rb if adjacent else None, "bracket": [ra, rb], "measured": [],
+               "other_agrees_fd": None, "base_agrees_fd": None, "how": "adjacent" if adjacent else "not bisected",
+               "note": None if adjacent else "the loss itself changes, so the forward differs; the release "
+               "differential bisects only a change of autodiff under the same objective"}
     else:
-        L += [f"Measured on device `{doc['device']}`.", ""]
-    L += [f"A param's gradient counts as changed when its relative change (||g_b - g_a|| over the larger norm) "
-          f"exceeds {doc['grad_rtol']:g}. Engine: {doc.get('engine') or 'not run'}"
-          + (" (its own release differential off: this audit compares the releases)" if doc.get("engine") == "reference"
-             else "") + ".", "",
-          "| release | runs | loss | gradient norm per param | change vs first | engine verdict | class "
-          "| wall s | compile s | CPU s |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in doc["rows"]:
-        c = r.get("cost") or {}
-        e = r.get("engine") or {}
-        if r["runs"]:
-            norms = ", ".join(f"{k} {_fmt(p['norm'])}" for k, p in r["params"].items())
-            chg = r.get("change") or {}
-            ch = ", ".join(f"{k} {_fmt(chg[k], '.3g')}" for k in list(r["params"]) + sorted(set(chg) - set(r["params"]))
-                           if k in chg)
-            runs = "yes"
-        else:
-            norms = ch = "-"
-            runs = ("refused: " if r.get("refused") else "no: ") + _cell(r.get("error"), 320)
-        verdict = e.get("verdict") or "-"
-        if e.get("error") and verdict not in ("bug", "no_bug"):
-            verdict += f" ({_cell(e['error'], 120)})"
-        L.append(f"| {r['release']} | {runs} | {_fmt(r.get('loss'), '.9g')} | {norms} | {ch} | {verdict} "
-                 f"| {e.get('class') or '-'} | {_fmt(c.get('wall_s'), '.1f')} | {_fmt(c.get('compile_s'), '.2f')} "
-                 f"| {_fmt(c.get('cpu_s'), '.1f')} |")
-    L += ["", f"## Where the gradient changes ({len(doc['changes'])})", ""]
-    if not doc["changes"]:
-        L += ["Nowhere between the releases that ran.", ""]
-    for c in doc["changes"]:
-        ps = ", ".join(f"`{p}` {_fmt(v, '.3g')}" for p, v in sorted(c["params"].items()))
-        L.append(f"### {c['between'][0]} -> {c['between'][1]}: {ps}")
-        L.append("")
-        if c["first_change"]:
-            how = {"adjacent": "no supported release lies in between",
-                   "bisected": "bisected over the supported releases in between"
-                   + (f", measuring {', '.join(c['measured'])}" if c.get("measured") else "")}.get(c["how"], c["how"])
-            L.append(f"First release where it changes: **{c['first_change']}** ({how}).")
-        else:
-            L.append(f"It changes between {c['bracket'][0]} and {c['bracket'][1]}"
-                     + (f" ({c['note']})" if c.get("note") else "") + ".")
-        L.append("")
-        if c["builtins"]:
-            L += ["Builtins and access patterns the launched kernels use whose measured adjoint changed there "
-                  "(harness/data/builtins, docs/builtins.md):", "",
-                  "| overload | between | from | to | used by |", "|---|---|---|---|---|"]
-            for b in c["builtins"]:
-                L.append(f"| `{b['id']}` | {b['between'][0]} -> {b['between'][1]} | {b['from']} | {b['to']} "
-                         f"| {', '.join(b['functions'])} |")
-        else:
-            L.append("No builtin or access pattern the launched kernels use changed its measured adjoint there.")
-        L.append("")
-        if c["changelog"]:
-            L += ["Changelog entries of those releases:", ""]
-            L += [f"- {e['release']}: {e['text']} ({e['source']})" for e in c["changelog"]]
-        else:
-            L.append("No changelog entry for those releases (no changelog table committed).")
-        L.append("")
-    m = doc.get("machine") or {}
-    on = f" on {m.get('cpu')}, {m.get('cores')} cores" if m else ""
-    L += [f"Wall {doc['wall_s']:.1f} s, CPU {doc['cpu_s']:.1f} s in all{on}"
-          + (f", {doc['measured_on']}" if doc.get("measured_on") else "") + ".", "", "**Ticket:** " + doc["ticket"], ""]
-    return "\n".join(L)
-
-
-def _cell(text, n: int = 200) -> str:
-    s = " ".join(str(text or "").split())
-    s = s.replace("|", "\\|")
-    return s if len(s) <= n else s[: n - 3] + "..."
-
+        loc = locate_change(folder, spec, a, b, device=device, timeout_s=timeout_s, bisect=bisect, log=log)
+    lo, hi = loc["bracket"]
+    used = used_names(folder, set(a["kernels"]) | set(b["kernels"]) | set(a["functions"]) | set(b["functions"]))
+    bi = builtin_changes_between(lo, hi, used, device)
+    if loc["first_change"]:
+        prev = max((r for r in RELEASES if Version(r) < Version(loc["first_change"])), key=Version, default=lo)
+        bi = [c for c in bi if Version(c["between"][1]) == Version(loc["first_change"])] or \
+            builtin_changes_between(prev, loc["first_change"], used, device)
+        cl = changelog_entries(prev, loc["first_change"], used)
+    else:
+        cl = changelog_entries(lo, hi, used)
+    ea, eb = a.get("engine") or {}, b.get("engine") or {}
+    return {"between": [a["release"], b["release"]], "params": moved, **{k: loc[k] for k in (
+        "first_change", "bracket", "how", "note", "measured")},
+        "builtins": bi, "changelog": cl, "loss": [a["loss"], b["loss"]] if loss_moved else None,
+        "old_wrong": gradient_wrong(ea, loc.get("base_agrees_fd")), "new_wrong": gradient_wrong(eb, loc.get("other_agrees_fd"))}

@@ -252,24 +252,10 @@ def _store_fields(store, engine, it: RunItem, warp_version: str, device: str) ->
     return fields
 
 
-def run(
-    items: list,
-    engine,
-    device: str = "cpu",
-    jobs: int = 1,
-    warp_version: str | None = None,
-    on_result=None,
-    json_path: str | None = None,
-    meta: dict | None = None,
-    python: str | None = None,
-    store=None,
-    fresh: bool = False,
-    executor=None,
-    release: str | None = None,
-    prefilled: dict | None = None,
-    measurements: dict | None = None,
-    started: float | None = None,
-) -> dict:
+def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: str | None = None, on_result=None,
+        json_path: str | None = None, meta: dict | None = None, python: str | None = None, store=None,
+        fresh: bool = False, executor=None, release: str | None = None, prefilled: dict | None = None,
+        measurements: dict | None = None, started: float | None = None) -> dict:
     """Diagnose every item and score it.
 
     Parameters
@@ -326,27 +312,44 @@ def run(
     dict
         ``{"summary": {...}, "results": [...]}`` (results in item order).
     """
-    from .executors import LocalExecutor, outcome
-
     warp_version = warp_version or installed_warp_version()
-    t0 = time.perf_counter() if started is None else started
-    done = {}
-    reused = 0
+    state = _RunState(items, engine, device, warp_version, executor, meta, on_result, json_path,
+                      time.perf_counter() if started is None else started)
+    pending = _reuse(state, python, store, fresh, prefilled, measurements)
+    if json_path and not pending:
+        write_json_atomic(json_path, state.document())
+    if not pending:
+        return state.document()
+    _diagnose(state, pending, jobs, python, store, executor, release, measurements)
+    return state.document()
 
-    def document():
-        results = [done[i] for i in range(len(items)) if i in done]
+
+class _RunState:
+    """What one :func:`run` has so far: ``done`` (item index -> result record) and ``reused`` (records
+    taken from the store); :meth:`document` is the run's document, :meth:`finish` records one item."""
+
+    def __init__(self, items, engine, device, warp_version, executor, meta, on_result, json_path, t0):
+        self.items, self.engine, self.device, self.warp_version = items, engine, device, warp_version
+        self.executor, self.meta, self.on_result, self.json_path, self.t0 = executor, meta, on_result, json_path, t0
+        self.done = {}
+        self.reused = 0
+
+    def document(self) -> dict:
+        """``{"summary": {...}, "results": [...]}`` of the items done so far (results in item order)."""
+        done, meta = self.done, self.meta
+        results = [done[i] for i in range(len(self.items)) if i in done]
         summary = summarize(results) if results else {"cases": 0, "variants": 0}
         imported = sorted({r["diagnosis"].get("warp_version") for r in results if r["diagnosis"].get("warp_version")})
         summary.update({
-            "engine": engine.name,
+            "engine": self.engine.name,
             "warp_imported": imported,
-            "engine_version": getattr(engine, "version", None),
-            "warp_version": warp_version,
-            "device": device,
-            "wall_s": time.perf_counter() - t0,
-            "complete": len(done) == len(items),
-            "reused": reused,
-            "executor": getattr(executor, "name", "local"),
+            "engine_version": getattr(self.engine, "version", None),
+            "warp_version": self.warp_version,
+            "device": self.device,
+            "wall_s": time.perf_counter() - self.t0,
+            "complete": len(done) == len(self.items),
+            "reused": self.reused,
+            "executor": getattr(self.executor, "name", "local"),
         })
         summary.update(meta or {})
         if results and (meta or {}).get("group_by"):
@@ -356,39 +359,49 @@ def run(
             summary["tiers"] = tiers
         return {"summary": summary, "results": results}
 
-    def finish(i, rec):
-        done[i] = rec
-        if on_result:
-            on_result(rec)
-        if json_path:
-            write_json_atomic(json_path, document())
+    def finish(self, i, rec) -> None:
+        """Record item ``i``'s result ``rec``: tell ``on_result``, rewrite ``json_path``."""
+        self.done[i] = rec
+        if self.on_result:
+            self.on_result(rec)
+        if self.json_path:
+            write_json_atomic(self.json_path, self.document())
 
+
+def _reuse(state: _RunState, python, store, fresh: bool, prefilled, measurements) -> list:
+    """Finish every item of ``state`` that needs no diagnosis (prefilled, skipped, or found in ``store``);
+    returns ``[(index, item, store fields)]`` of the others, in item order."""
+    engine, warp_version = state.engine, state.warp_version
     pending = []
-    for i, it in enumerate(items):
+    for i, it in enumerate(state.items):
         if prefilled and i in prefilled:
-            finish(i, prefilled[i])
+            state.finish(i, prefilled[i])
             continue
         rec = skipped_record(it, python, warp_version)
         if rec is not None:
-            finish(i, rec)
+            state.finish(i, rec)
             continue
-        fields = _store_fields(store, engine, it, warp_version, device)
+        fields = _store_fields(store, engine, it, warp_version, state.device)
         hit = None if (fresh or fields is None) else store.get(fields)
         if hit is not None:
-            reused += 1
+            state.reused += 1
             if fields["kind"] == "measurement":
                 if measurements is not None:
                     measurements[i] = hit
-                finish(i, interpret_item(engine, it, hit, warp_version))
+                state.finish(i, interpret_item(engine, it, hit, warp_version))
             else:
-                finish(i, score_item(it, hit["diagnosis"], float(hit.get("seconds") or 0.0), warp_version))
+                state.finish(i, score_item(it, hit["diagnosis"], float(hit.get("seconds") or 0.0), warp_version))
         else:
             pending.append((i, it, fields))
-    if json_path and not pending:
-        write_json_atomic(json_path, document())
-    if not pending:
-        return document()
+    return pending
 
+
+def _diagnose(state: _RunState, pending: list, jobs: int, python, store, executor, release, measurements) -> None:
+    """Diagnose the ``pending`` items of ``state`` on ``executor`` (default: a local pool of ``jobs``
+    threads), storing each new result; on any exception the work is cancelled and every worker killed."""
+    from .executors import LocalExecutor, outcome
+
+    engine, device, warp_version = state.engine, state.device, state.warp_version
     ex = executor if executor is not None else LocalExecutor(jobs)
     futs = {}
     try:
@@ -408,7 +421,7 @@ def run(
                     store.put(fields, {"diagnosis": rec["diagnosis"], "seconds": rec["seconds"]})
             if record is not None and measurements is not None:
                 measurements[i] = record
-            finish(i, rec)
+            state.finish(i, rec)
     except BaseException:
         ex.cancel(list(futs))
         kill_all()
@@ -416,4 +429,3 @@ def run(
     finally:
         if executor is None:
             ex.close()
-    return document()

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import yaml
 
-from defects4warp.pages import wrap_prose
+from defects4warp.pages.prose import wrap_prose
 
 from defects4warp import envs
 from defects4warp.case import load_case
@@ -350,7 +350,7 @@ on `after`, both the `pinned` releases.
 
 
 def render() -> str:
-    """docs/mined.md from the table, the manifest and the checks (long prose lines wrapped, pages.wrap_prose)."""
+    """docs/mined.md from the table, the manifest and the checks (long prose lines wrapped, pages.prose.wrap_prose)."""
     table = yaml.safe_load(TABLE.read_text())
     manifest = yaml.safe_load(MANIFEST.read_text())
     checks = json.loads(CHECKS.read_text()) if CHECKS.is_file() else {"cases": {}}

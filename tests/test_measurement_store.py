@@ -159,7 +159,7 @@ def test_document_difference_ignores_durations_and_temporary_paths_only():
 
 def _bundle_for(measured, tmp_path):
     from defects4warp.engine_matrix import corpus_digest, engine_identity
-    from defects4warp.pages import _measure_file
+    from defects4warp.pages.measuring import _measure_file
     from defects4warp.runner import installed_warp_version
 
     path = tmp_path / "docs" / "data" / f"engine-{installed_warp_version()}.json"
@@ -213,7 +213,7 @@ def test_a_change_that_moved_a_measurement_is_reported_and_nothing_is_restamped(
 
 @pytest.mark.slow
 def test_pages_measure_writes_a_bundle_that_rescores_to_the_same_engine_file(measured, tmp_path, monkeypatch):
-    from defects4warp.pages import _measure_file
+    from defects4warp.pages.measuring import _measure_file
     from defects4warp.engine_matrix import corpus_digest, engine_identity
     from defects4warp.runner import installed_warp_version
 

@@ -200,7 +200,7 @@ def test_the_reliability_diagram_bins_by_counts_or_says_why_it_cannot():
 
 
 def test_the_wall_time_says_how_warm_the_kernel_cache_was():
-    from defects4warp.pages import RESULTS_KERNEL_CACHE
+    from defects4warp.pages.results import RESULTS_KERNEL_CACHE
     from defects4warp.report import run_markdown
 
     def doc(costs, **summary):
@@ -237,7 +237,7 @@ def _long_prose_lines(text: str, limit: int = 400) -> list:
 
 
 def test_no_line_of_prose_in_the_docs_is_over_400_characters():
-    from defects4warp.pages import wrap_prose
+    from defects4warp.pages.prose import wrap_prose
 
     pages = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
     # was: docs/upgrade-audit.md:7 (4,659 characters), docs/old-releases.md:7, docs/capture-table.md:7, ...

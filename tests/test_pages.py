@@ -7,43 +7,54 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from defects4warp import pages
+from defects4warp.pages import upgrade_audit
+from defects4warp.pages.engines_page import engines_measured_block, render_engines
+from defects4warp.pages.measuring import (measure, measure_baselines, measure_order, missing_releases,
+                                         unmeasured_releases)
+from defects4warp.pages.prose import PageSourceError, wrap_prose
+from defects4warp.pages.registry import PAGES, check_pages, write_pages
+from defects4warp.pages.release_matrix import _summary, answer_cell, render_release_matrix
+from defects4warp.pages.results import RESULTS_END, RESULTS_START, render_results
+from defects4warp.pages.sources import (BOUNDARIES_JSON, MIN_WARP_JSON, ROOT, baseline_docs, baseline_path,
+                                       validated_releases, validation_files)
+from defects4warp.pages.upgrade_audit import _costs_paragraph, measurement_costs, render_upgrade_audit
+from defects4warp.pages.versions import render_old_releases, render_version_matrix
 from defects4warp.cli import main
 
 
 def test_committed_pages_match_committed_json():
-    assert pages.check_pages() == []
+    assert check_pages() == []
 
 
 def _fixed_docs(root):
     """A docs tree under ``root`` rendered from a fixed pair of validation files (the committed set grows
     release by release) and the committed min_warp and boundary data, with no engine file."""
     (root / "docs" / "data").mkdir(parents=True)
-    data = pages.ROOT / "docs" / "data"
+    data = ROOT / "docs" / "data"
     for p in [data / "validation-1.0.2.json", data / "oracle-validation-1.12.1-1.19.0.json",
-              pages.ROOT / pages.MIN_WARP_JSON, pages.ROOT / pages.BOUNDARIES_JSON]:
+              ROOT / MIN_WARP_JSON, ROOT / BOUNDARIES_JSON]:
         shutil.copy(p, root / "docs" / "data" / p.name)
-    for p in pages.PAGES:
-        shutil.copy(pages.ROOT / p.path, root / p.path)
-    pages.write_pages(root)
+    for p in PAGES:
+        shutil.copy(ROOT / p.path, root / p.path)
+    write_pages(root)
 
 
 def test_hand_edit_is_caught_and_rewritten(tmp_path):
     _fixed_docs(tmp_path)
-    assert pages.check_pages(tmp_path) == []
+    assert check_pages(tmp_path) == []
     vm = tmp_path / "docs" / "version-matrix.md"
     vm.write_text(vm.read_text().replace("| fountain-jet-aiming | buggy |", "| fountain-jet-aiming | buggy2 |"))
-    assert pages.check_pages(tmp_path) == ["docs/version-matrix.md"]
-    assert pages.write_pages(tmp_path) == ["docs/version-matrix.md"]
-    assert pages.check_pages(tmp_path) == []
+    assert check_pages(tmp_path) == ["docs/version-matrix.md"]
+    assert write_pages(tmp_path) == ["docs/version-matrix.md"]
+    assert check_pages(tmp_path) == []
     # a new per-release validation file joins the matrix as a column, in release order
     doc = json.loads((tmp_path / "docs" / "data" / "oracle-validation-1.12.1-1.19.0.json").read_text())
     one = {"device": "cpu", "machine": doc["machine"], "measured_on": "2026-12-02", "wall_s": 60.0,
            "releases": {"1.5.1": {"wall_s": 60.0, "checks": doc["releases"]["1.12.1"]["checks"][:1]}}}
     (tmp_path / "docs" / "data" / "validation-1.5.1.json").write_text(json.dumps(one))
-    assert pages.validated_releases(tmp_path) == {"1.0.2", "1.5.1", "1.12.1", "1.19.0"}
-    assert pages.missing_releases(["1.5.1", "1.9.1"], tmp_path) == ["1.9.1"]
-    text = pages.render_version_matrix(tmp_path)
+    assert validated_releases(tmp_path) == {"1.0.2", "1.5.1", "1.12.1", "1.19.0"}
+    assert missing_releases(["1.5.1", "1.9.1"], tmp_path) == ["1.9.1"]
+    text = render_version_matrix(tmp_path)
     assert "| case | variant | tagged | 1.0.2 | 1.5.1 | 1.12.1 | 1.19.0 |" in text
     assert "Measured on 2026-12-02" in text
 
@@ -67,7 +78,7 @@ def test_old_releases_page_from_its_json(tmp_path):
                           "checks": {"1.3.3": {"status": "failed", "oracle": "wrong", "error": 1.0}},
                           "mechanism": "wp.clone is not on the tape there"},
         "e/fixed@small": {"labels_hold_from": "1.1.0", "last_contradiction": "1.0.2", "checks": {}}}}))
-    text = pages.render_old_releases(tmp_path)
+    text = render_old_releases(tmp_path)
     assert "- d/fixed@small: wp.clone is not on the tape there" in text
     assert "- e/fixed@small" not in text
     assert "| c/fixed | 1.5.1 | WarpCodegenError: Error while parsing \\| x | 1.0.2 fails, 1.5.1 ok, 1.12.1 ok |" in text
@@ -118,7 +129,7 @@ def _doc(release, recs, *, version="0.1.0+v4", machine=None):
 def _root(tmp_path):
     """A copy of the committed docs (pages and their data) to render into, without the committed
     engine files (each test writes its own; the committed set grows release by release)."""
-    shutil.copytree(pages.ROOT / "docs", tmp_path / "docs")
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
     for p in (tmp_path / "docs" / "data").glob("engine-*.json"):
         p.unlink()
     shutil.rmtree(tmp_path / "docs" / "data" / "baselines", ignore_errors=True)
@@ -172,8 +183,8 @@ def test_engine_file_errors_name_file_and_field(tmp_path):
     with pytest.raises(engine_matrix.EngineFileError, match="holds release '1.18.0'"):
         engine_matrix.read_all(tmp_path)
     path.write_text("{")
-    with pytest.raises(pages.PageSourceError, match="engine-1.19.0.json: not readable JSON"):
-        pages.render_release_matrix(tmp_path)
+    with pytest.raises(PageSourceError, match="engine-1.19.0.json: not readable JSON"):
+        render_release_matrix(tmp_path)
 
 
 def test_stale_reason():
@@ -192,7 +203,7 @@ def test_stale_reason():
 def test_release_matrix_from_engine_files(tmp_path):
     root = _root(tmp_path)
     _two_releases(root)
-    text = pages.render_release_matrix(root)
+    text = render_release_matrix(root)
     per_release = text.split("## Per release")[1].split("## Per split")[0]
     rows = {line.split(" | ")[0][2:]: line for line in per_release.splitlines() if line.startswith("| 1.")}
     # 1.18.0: 4 scored; verdicts right 2/4 (beta/buggy missed, beta/fixed errored), classes right 1/4
@@ -219,7 +230,7 @@ def test_release_matrix_from_engine_files(tmp_path):
     doc = json.loads((root / "docs" / "data" / "engine-1.19.0.json").read_text())
     doc["engine"]["code"] = code_digest()[:16]
     (root / "docs" / "data" / "engine-1.19.0.json").write_text(json.dumps(doc))
-    text = pages.render_release_matrix(root)
+    text = render_release_matrix(root)
     assert "1 of 2 releases (1.18.0) were measured with engine code 0123456789abcdef" in text
 
 
@@ -228,7 +239,7 @@ def test_upgrade_audit_per_pair(tmp_path):
     for rel in ("1.17.0", "1.18.0"):  # this test's two older releases have no ground truth
         (root / "docs" / "data" / f"validation-{rel}.json").unlink(missing_ok=True)
     _two_releases(root)
-    text = pages.render_upgrade_audit(root)
+    text = render_upgrade_audit(root)
     assert "| 1.18.0 -> 1.19.0 | not validated on 1.18.0 | needs both validated | 3 verdict/class, 1 tracker, " \
            "2 cost | 0 |" in text
     assert "| 1.17.0 -> 1.18.0 | not validated on 1.17.0, 1.18.0 | needs both validated | not measured on 1.17.0 " \
@@ -260,7 +271,7 @@ def _check(case, variant, err, ratio=None, scale="small", program=None):
 def _validated_pair(root):
     """The engine files of :func:`_two_releases` (plus a production-scale and a script run whose answers
     change) with the only validation files of ``root``: 1.18.0 (60 s, 3 checks) and 1.19.0 (90 s, 3 checks)."""
-    for p in pages.validation_files(root):
+    for p in validation_files(root):
         p.unlink()
     _two_releases(root)
     for rel, evals, top in (("1.18.0", 50, "overwrite"), ("1.19.0", 48, "double_count")):
@@ -286,11 +297,11 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
     line, the same section titles as the audit verb, and the measured cost where data is missing."""
     from defects4warp.matrix import SECTIONS
 
-    monkeypatch.setattr(pages, "COST_MIN_MEASURED", 1)  # the fixture's files measure 3 to 4 runs
+    monkeypatch.setattr(upgrade_audit, "COST_MIN_MEASURED", 1)  # the fixture's files measure 3 to 4 runs
 
     root = _root(tmp_path)
     _validated_pair(root)
-    text = pages.render_upgrade_audit(root)
+    text = render_upgrade_audit(root)
     assert "| 1.18.0 -> 1.19.0 | 1 | 2 | 5 verdict/class, 1 tracker, 3 cost | 0 |" in text
     sec = text.split("## Warp 1.18.0 -> 1.19.0")[1]
     assert "- delta/buggy (script): bug disappeared (wrong 1 r=2 -> agrees 1e-10)" in sec
@@ -309,7 +320,7 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
             "| 1.19.0 | 1.5 min | 3 of 3 | 0.5 min | 0.7 min | 4 of 7 | 1 |\n\nAt the median of these rates per measured "
             "run (releases with at least 1 measured runs), one variant costs about 32 s per release") in text
     pre = text.split("## Warp 1.17.0 -> 1.18.0")[1]
-    # (the sentence is over 400 characters: the page wraps it, pages.wrap_prose)
+    # (the sentence is over 400 characters: the page wraps it, wrap_prose)
     assert " ".join(pre.split()).startswith("The committed data does not cover this pair. To compare the two releases on your own "
                           "corpus or a few cases, `defects4warp audit --warp 1.17.0,1.18.0 --cases GLOB` measures "
                           "both (about 65 s per variant for the two releases, at the rates above) and prints these "
@@ -342,7 +353,7 @@ def test_costs_count_measured_runs_not_reused_ones(tmp_path):
     docs = {"1.1.0": {"wall_s": 60.0, "cpu_s": 90.0, "jobs": 2, "measured": 30, "reused": 60, "corpus": {"runs": 100}},
             "1.2.2": {"wall_s": 400.0, "cpu_s": 700.0, "jobs": 2, "corpus": {"runs": 100}},  # none reused
             "1.3.3": {"wall_s": 30.0, "jobs": 2, "measured": 3, "reused": 97, "corpus": {"runs": 100}}}
-    costs = pages.measurement_costs(tmp_path, docs)
+    costs = measurement_costs(tmp_path, docs)
     assert costs["validation"] == [("1.1.0", 6.0, 100, 0), ("1.2.2", 900.0, 100, 30)]
     assert costs["engine"] == [("1.1.0", 60.0, 90.0, 100, 2, 30), ("1.2.2", 400.0, 700.0, 100, 2, 100),
                                ("1.3.3", 30.0, None, 100, 2, 3)]
@@ -350,14 +361,14 @@ def test_costs_count_measured_runs_not_reused_ones(tmp_path):
     assert costs["engine_release_s"] == 300.0  # median of 2 s x 100 and 4 s x 100; 1.3.3 has 3 measured runs
     assert costs["per_variant_s"] == 33.0  # 30 + median(2, 4)
     assert costs["per_release_s"] == 3300.0
-    text = pages._costs_paragraph(costs)
+    text = _costs_paragraph(costs)
     # one row per release (was one paragraph of 4,659 characters on the committed page)
     assert "| 1.1.0 | 0.1 min | 0 of 100 | 1.0 min | 1.5 min | 30 of 100 | 2 |" in text
     assert "| 1.2.2 | 15.0 min | 30 of 100 | 6.7 min | 11.7 min | 100 of 100 | 2 |" in text
     assert "| 1.3.3 | - | - | 0.5 min | - | 3 of 100 | 2 |" in text
     assert ("releases with at least 20 measured runs), one variant costs about 33 s per release (validation and "
             "engine run) and the whole corpus about 55 min") in text
-    assert pages.measurement_costs(tmp_path, docs, min_measured=1)["engine_release_s"] == 400.0  # 1.3.3: 1000
+    assert measurement_costs(tmp_path, docs, min_measured=1)["engine_release_s"] == 400.0  # 1.3.3: 1000
 
 
 def test_noise_sentence_says_what_is_meant():
@@ -377,35 +388,35 @@ def test_noise_sentence_says_what_is_meant():
 def test_results_block_from_newest_engine_file_keeps_hand_written_sections(tmp_path):
     root = _root(tmp_path)
     before = (root / "docs" / "results.md").read_text()
-    hand = before.split(pages.RESULTS_END)[1]
+    hand = before.split(RESULTS_END)[1]
     assert "## Dev and test splits, and the baselines" in hand
     _two_releases(root)
-    text = pages.render_results(root)
-    assert text.split(pages.RESULTS_END)[1] == hand
-    block = text.split(pages.RESULTS_START)[1].split(pages.RESULTS_END)[0]
+    text = render_results(root)
+    assert text.split(RESULTS_END)[1] == hand
+    block = text.split(RESULTS_START)[1].split(RESULTS_END)[0]
     assert "from `docs/data/engine-1.19.0.json`" in block and "Warp 1.19.0" in block
     assert "| class accuracy (top-1 in the expected classes) | 1.000 |" in block
     assert "| test | 2 | 1.000 | 1.000 | 1.000 | 0.000 |" in block
-    (root / "docs" / "results.md").write_text(before.replace(pages.RESULTS_START, ""))
+    (root / "docs" / "results.md").write_text(before.replace(RESULTS_START, ""))
 
-    with pytest.raises(pages.PageSourceError, match="docs/results.md: no <!-- pages:engine-results:start -->"):
-        pages.render_results(root)
+    with pytest.raises(PageSourceError, match="docs/results.md: no <!-- pages:engine-results:start -->"):
+        render_results(root)
 
 
 def test_write_then_check_with_engine_files(tmp_path):
     root = _root(tmp_path)
-    pages.write_pages(root)  # the pages as they render without engine files
-    assert pages.check_pages(root) == []
+    write_pages(root)  # the pages as they render without engine files
+    assert check_pages(root) == []
     _two_releases(root)
-    assert set(pages.check_pages(root)) == {"docs/release-matrix.md", "docs/upgrade-audit.md", "docs/results.md",
+    assert set(check_pages(root)) == {"docs/release-matrix.md", "docs/upgrade-audit.md", "docs/results.md",
                                             "docs/engines.md"}
-    pages.write_pages(root)
-    assert pages.check_pages(root) == []
-    assert pages.unmeasured_releases(["1.18.0", "1.19.0", "1.9.1"], root) == ["1.9.1"]
+    write_pages(root)
+    assert check_pages(root) == []
+    assert unmeasured_releases(["1.18.0", "1.19.0", "1.9.1"], root) == ["1.9.1"]
 
 
 def test_measure_order():
-    assert pages.measure_order(["1.0.2", "1.9.1", "1.12.1", "1.19.0", "1.13.0", "1.11.1"]) == \
+    assert measure_order(["1.0.2", "1.9.1", "1.12.1", "1.19.0", "1.13.0", "1.11.1"]) == \
         ["1.12.1", "1.13.0", "1.19.0", "1.11.1", "1.9.1", "1.0.2"]
 
 
@@ -426,23 +437,23 @@ def test_measure_writes_engine_file_then_keeps_it_and_reuses_the_store(tmp_path)
     """The whole --measure path with a constant engine on the tiny corpus (no Warp program runs)."""
     rel, root, cases, store = _tiny_measure_setup(tmp_path)
     logs = []
-    done = pages.measure(cases, [rel], root, engine_name="always-bug", store=store, validate=False, log=logs.append)
+    done = measure(cases, [rel], root, engine_name="always-bug", store=store, validate=False, log=logs.append)
     assert done == [(rel, "engine")]
     doc = engine_matrix.read(engine_matrix.data_path(root, rel))
     assert doc["complete"] and doc["engine"]["name"] == "always-bug" and doc["measured"] == 3
     assert [(r["case"], r["verdict"], r["correct"]["verdict"]) for r in doc["runs"]] == [
         ("tiny-cubic", "bug", False), ("tiny-factor-two", "bug", True), ("tiny-growth", "bug", True)]
-    assert pages.measure(cases, [rel], root, engine_name="always-bug", store=store, validate=False,
+    assert measure(cases, [rel], root, engine_name="always-bug", store=store, validate=False,
                          log=logs.append) == []
     assert "is current" in logs[-1]
     # one case fewer: the corpus digest moves, the release is measured again from the store
-    done = pages.measure(cases[:2], [rel], root, engine_name="always-bug", store=store, validate=False,
+    done = measure(cases[:2], [rel], root, engine_name="always-bug", store=store, validate=False,
                          log=logs.append)
     assert done == [(rel, "engine")] and "corpus" in logs[-2]
     doc = engine_matrix.read(engine_matrix.data_path(root, rel))
     assert len(doc["runs"]) == 2 and doc["reused"] == 2 and doc["measured"] == 0
-    pages.write_pages(root)
-    assert pages.check_pages(root) == []
+    write_pages(root)
+    assert check_pages(root) == []
     text = (root / "docs" / "release-matrix.md").read_text()
     assert "| tiny-factor-two | main | bug double_count | bug overwrite x |" in text
 
@@ -450,7 +461,7 @@ def test_measure_writes_engine_file_then_keeps_it_and_reuses_the_store(tmp_path)
 def _baseline(root, name, recs, code):
     doc = _doc("1.19.0", recs)
     doc["engine"] = {"name": name, "version": "0.1.0", "code": code}
-    engine_matrix.write(pages.baseline_path(root, name, "1.19.0"), doc)
+    engine_matrix.write(baseline_path(root, name, "1.19.0"), doc)
 
 
 def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
@@ -467,7 +478,7 @@ def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
               code_digest()[:16])
     _baseline(root, "always-bug", [_rec("alpha", "fixed", OK, "bug", [("overwrite", 1.0)], wall=0.0, evals=0)],
               "0123456789abcdef")
-    block = pages.engines_measured_block(root)
+    block = engines_measured_block(root)
     assert "| `reference` | dev | 2 | 1.000 | 1.000 | 1.000 | 0.000 | 0 | 2.05 | 20 |" in block
     assert "| `reference` | test | 2 | 1.000 | 1.000 | 1.000 | 0.000 | 0 | 2.00 | 10 |" in block
     # fd-only: dev verdicts 1/2 (a false positive on alpha/fixed), classes 1/2; test classes 1/2
@@ -485,30 +496,30 @@ def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
     assert "| taping | 1 | 1.000 | 1 | 1.000 |" in block and "| not_a_bug | 1 | 1.000 | 1 | 1.000 |" in block
     assert "subset" not in block and "incomplete" not in block
     assert "| warp | 0 | - | 0 | - |" in block
-    page = pages.render_engines(root)
-    assert pages.wrap_prose(block).strip() in page and "<!-- rules-table -->" in page  # long prose wrapped
+    page = render_engines(root)
+    assert wrap_prose(block).strip() in page and "<!-- rules-table -->" in page  # long prose wrapped
     # a subset or a cut-short measurement is said
-    doc = json.loads(pages.baseline_path(root, "always-bug", "1.19.0").read_text())
+    doc = json.loads(baseline_path(root, "always-bug", "1.19.0").read_text())
     doc["corpus"]["selection"], doc["complete"] = "alpha*", False
-    pages.baseline_path(root, "always-bug", "1.19.0").write_text(json.dumps(doc))
+    baseline_path(root, "always-bug", "1.19.0").write_text(json.dumps(doc))
     assert ", a subset of the corpus only (`--cases alpha*`), incomplete (the measurement was cut short))" in \
-        pages.engines_measured_block(root)
+        engines_measured_block(root)
     # a file whose name says another engine is an error naming the file
     (root / "docs" / "data" / "baselines" / "fd-only-1.19.0.json").rename(
         root / "docs" / "data" / "baselines" / "static-only-1.19.0.json")
-    with pytest.raises(pages.PageSourceError, match="static-only-1.19.0.json: holds engine 'fd-only'"):
-        pages.baseline_docs(root)
+    with pytest.raises(PageSourceError, match="static-only-1.19.0.json: holds engine 'fd-only'"):
+        baseline_docs(root)
 
 
 def test_measure_baselines_writes_each_engine_file_then_keeps_it(tmp_path):
     rel, root, cases, store = _tiny_measure_setup(tmp_path)
     logs = []
     kw = dict(release=rel, engines=("always-bug", "always-no-bug"), store=store, log=logs.append)
-    assert pages.measure_baselines(cases, root, **kw) == ["always-bug", "always-no-bug"]
-    docs = pages.baseline_docs(root)
+    assert measure_baselines(cases, root, **kw) == ["always-bug", "always-no-bug"]
+    docs = baseline_docs(root)
     assert sorted(docs) == [("always-bug", rel), ("always-no-bug", rel)]
     assert [r["verdict"] for r in docs[("always-no-bug", rel)]["runs"]] == ["no_bug"] * 3
-    assert pages.measure_baselines(cases, root, **kw) == []
+    assert measure_baselines(cases, root, **kw) == []
     assert "is current" in logs[-1]
 
 
@@ -564,8 +575,8 @@ def test_rescore_joins_todays_labels_and_min_warp():
     assert cant["unsupported"] and cant["verdict"] == "skipped" and "error" not in cant and cant["correct"] is None
     assert "1.18.0" in cant["skipped"]
     assert alpha == doc["runs"][2] and out["rescored"] == 2
-    assert pages.answer_cell(cant) == "unsup"
-    s = pages._summary(out["runs"])
+    assert answer_cell(cant) == "unsup"
+    s = _summary(out["runs"])
     assert s["errors"] == 0 and s["unsupported"] == 1
 
 
@@ -578,7 +589,7 @@ def test_check_shows_the_first_differing_lines(tmp_path):
     row = next(ln for ln in good.splitlines() if ln.startswith("| fountain-jet-aiming | buggy |"))
     vm.write_text(good.replace(row, row.replace("| buggy |", "| buggy2 |")))
     diffs = {}
-    assert pages.check_pages(tmp_path, diffs=diffs) == ["docs/version-matrix.md"]
+    assert check_pages(tmp_path, diffs=diffs) == ["docs/version-matrix.md"]
     d = diffs["docs/version-matrix.md"]
     assert d[:2] == ["--- committed/docs/version-matrix.md", "+++ generated/docs/version-matrix.md"]
     assert d[2].startswith("@@ ")
@@ -590,7 +601,7 @@ def test_check_shows_the_first_differing_lines(tmp_path):
     lines = good.splitlines()
     vm.write_text("\n".join(ln + " x" if ln.startswith("| ") else ln for ln in lines) + "\n")
     diffs = {}
-    pages.check_pages(tmp_path, diffs=diffs)
+    check_pages(tmp_path, diffs=diffs)
     full = sum(1 for ln in lines if ln.startswith("| "))
     d = diffs["docs/version-matrix.md"]
     assert len(d) == 21 and d[-1].startswith("... ") and d[-1].endswith(" more lines")

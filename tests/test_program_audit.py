@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from defects4warp import program_audit as pa
+from defects4warp.program_audit_report import audit_program_markdown
 from defects4warp.cli import main
 from defects4warp.envs import MARKER, ReleaseEnvError, cache_root, installed_warp_version
 
@@ -96,7 +97,7 @@ def test_a_release_that_fails_does_not_stop_the_others(monkeypatch, tmp_path):
     assert doc["changes"] == [] and doc["rows"][2]["change"] == {"x": 0.0}
     assert doc["ticket"].startswith("gradient unchanged (1.16.0 .. 1.19.0, 2 releases, CPU only)")
     assert "did not run on 1.17.0" in doc["ticket"]
-    md = pa.audit_program_markdown(doc)
+    md = audit_program_markdown(doc)
     assert "Measured on the CPU only" in md and "| 1.17.0 | no: no environment for Warp 1.17.0" in md
 
 
@@ -167,7 +168,9 @@ def test_program_audit_bisects_to_the_release_that_changed_the_builtin(tmp_path)
 def test_pages_keep_the_hand_written_program_audit_section():
     """docs/upgrade-audit.md is rendered by `defects4warp pages`; its measured program-audit section lies
     between markers and is carried over as it is (a page without them gets nothing appended)."""
-    from defects4warp.pages import PROGRAM_AUDIT_MARKERS, ROOT, _kept_block
+    from defects4warp.pages.prose import _kept_block
+    from defects4warp.pages.sources import ROOT
+    from defects4warp.pages.upgrade_audit import PROGRAM_AUDIT_MARKERS
 
     start, end = PROGRAM_AUDIT_MARKERS
     assert _kept_block(f"generated\n{start}\n## Your program\nmeasured\n{end}\n", start, end) == \
@@ -206,7 +209,7 @@ def test_a_param_whose_shape_changes_reads_inf_in_strict_json(monkeypatch, tmp_p
     assert doc["changes"][0]["first_change"] == "1.19.0" and doc["changes"][0]["how"] == "adjacent"
     json.loads(json.dumps(doc, allow_nan=False))
     assert doc["ticket"].startswith("gradient of `x` changes at 1.19.0: Warp 1.19.0's changelog: loop adjoints fixed")
-    assert "`x` inf" in pa.audit_program_markdown(doc)
+    assert "`x` inf" in audit_program_markdown(doc)
 
 
 def test_program_audit_of_a_module_inside_a_package(monkeypatch, tmp_path):

@@ -8,7 +8,8 @@ import click
 from rich.markup import escape
 
 from ..capture.targets import TargetError, resolve_module, resolve_target
-from ..program_audit import audit_program, audit_program_markdown
+from ..program_audit import audit_program
+from ..program_audit_report import audit_program_markdown
 from ..scoring import nothing_measured
 from ._common import (
     ProgramPath, _preflight_releases,
@@ -83,8 +84,6 @@ def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_js
     changelog entries, and one line for an upgrade ticket. A release that fails
     does not stop the others; exits 1 when the program ran on no release.
     `--from A --to B` is an alias of `--warp A,B`."""
-    from ..matrix import ERROR_SIZE_FACTOR, audit_markdown, measure_releases
-    from ..matrix import audit as compare_releases
     if module is not None:
         # `audit -m pkg.train --warp A,B -- --iters 3`: after `--` click gives the first word to PATH
         script_args = ((path,) if path is not None else ()) + tuple(script_args)
@@ -121,23 +120,49 @@ def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_js
         if missing:
             raise click.UsageError(f"{matrix_json} holds no release {', '.join(missing)}")
     else:
-        cases, _ = _load(corpus, cases_glob)
-        for rel in (from_, to):
-            _release(rel)
-        _preflight_releases(engine_name, [from_, to], cases, device=device, timeout_s=timeout_s, programs=programs)
-        store = _store(results_path)
-        on_interrupt(f"the diagnoses that finished are in the result store {store.root}, so the same command "
-                     f"reuses them; " + written_at_end(markdown_path, json_path))
-        with _executor(executor_kind, jobs, scheduler, workers) as ex:
-            releases = measure_releases([from_, to], cases,
-                                        lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
-                                        device=device, jobs=jobs, timeout_s=timeout_s, store=store, fresh=fresh,
-                                        executor=ex, programs=programs)
-        doc = {"releases": releases}
-        n_reused = sum(r.get("reused", 0) for r in releases.values())
-        if n_reused:
-            err_console.print(f"{n_reused} result(s) reused from the result store {store.root} "
-                              "(--fresh to measure again)")
+        doc = _measure_corpus(from_, to, corpus, cases_glob, engine_name, device, jobs, timeout_s, programs,
+                              results_path, fresh, executor_kind, scheduler, workers, markdown_path, json_path)
+    _report_corpus(doc, from_, to, device, error_factor, matrix_json, markdown_path, json_path)
+
+
+def _measure_corpus(from_, to, corpus, cases_glob, engine_name, device, jobs, timeout_s, programs, results_path,
+                    fresh, executor_kind, scheduler, workers, markdown_path, json_path) -> dict:
+    """The corpus audit's measurement: every case with the engine on ``from_`` and ``to``
+    (:func:`defects4warp.matrix.measure_releases`), reusing the result store; ``{"releases": ...}``."""
+    from ..matrix import measure_releases
+
+    cases, _ = _load(corpus, cases_glob)
+    for rel in (from_, to):
+        _release(rel)
+    _preflight_releases(engine_name, [from_, to], cases, device=device, timeout_s=timeout_s, programs=programs)
+    store = _store(results_path)
+    on_interrupt(f"the diagnoses that finished are in the result store {store.root}, so the same command "
+                 f"reuses them; " + written_at_end(markdown_path, json_path))
+    with _executor(executor_kind, jobs, scheduler, workers) as ex:
+        releases = measure_releases([from_, to], cases,
+                                    lambda py: get_engine(engine_name, timeout_s=timeout_s, python=py),
+                                    device=device, jobs=jobs, timeout_s=timeout_s, store=store, fresh=fresh,
+                                    executor=ex, programs=programs)
+    doc = {"releases": releases}
+    n_reused = sum(r.get("reused", 0) for r in releases.values())
+    if n_reused:
+        err_console.print(f"{n_reused} result(s) reused from the result store {store.root} "
+                          "(--fresh to measure again)")
+    return doc
+
+
+def _report_corpus(doc: dict, from_, to, device, error_factor, matrix_json, markdown_path, json_path) -> None:
+    """Compare the two releases of ``doc``, print or write the audit (Markdown, JSON) and exit: 1 when a
+    case's ground truth contradicts its tags on either release, else 0.
+
+    Raises
+    ------
+    click.ClickException
+        When no run got a verdict on one of the releases (nothing to compare).
+    """
+    from ..matrix import ERROR_SIZE_FACTOR, audit_markdown
+    from ..matrix import audit as compare_releases
+
     empty = [r for r in (from_, to) if nothing_measured(((doc["releases"].get(r) or {}).get("run") or {}).get("summary") or {})]
     if empty:  # every variant that ran on a release ended in an error: there is nothing to compare
         raise click.ClickException(f"no run got a verdict on Warp {', '.join(empty)}: every variant that ran there "

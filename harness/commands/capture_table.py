@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..pages import wrap_prose
+from ..pages.prose import wrap_prose
 
 from ._common import (
     _check_writable, _emit, _load, _one_stdout, _read_json, _write_json, cases_opt, corpus_opt, device_opt, err_console,

@@ -127,7 +127,6 @@ def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params
     from ..capture.targets import TargetError, resolve_module, resolve_target
     from ..engines.base import diagnose_target
     from ..runner import write_json_atomic
-    from ..taxonomy import BUG_CLASSES, CLASSES, class_guide
 
     try:
         if module:
@@ -172,6 +171,17 @@ def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params
                              "(nothing was pinned): this run cannot tell whether the gradient is right. Seed the "
                              "program's random draws (e.g. np.random.default_rng(SEED)) or give it set_seed, and "
                              "diagnose again"))
+    _print_classes(d, engine.name)
+    if json_path:
+        write_json_atomic(json_path, d)
+    sys.exit(0 if d["verdict"] in ("bug", "no_bug") else 1)
+
+
+def _print_classes(d: dict, engine_name: str) -> None:
+    """Print the diagnosis ``d``'s ranked classes (top 5), its evidence, and the standard fix of its top
+    class (a no-bug class: what it means)."""
+    from ..taxonomy import BUG_CLASSES, CLASSES, class_guide
+
     if d["classes"]:
         t = Table(title="classes, best first")
         for col in ("class", "score", "what it means"):
@@ -179,7 +189,7 @@ def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params
         for c in d["classes"][:5]:
             t.add_row(c["id"], f"{c['score']:.2f}", CLASSES[c["id"]].summary)
         console.print(t)
-    legend, lines, why = evidence_lines(d, engine.name)
+    legend, lines, why = evidence_lines(d, engine_name)
     console.print(f"[bold]evidence[/bold]  {escape(legend)}")
     for line in lines + ([why] if why else []):  # one line each on a pipe (a reader greps them)
         console.print(escape(line), soft_wrap=not console.is_terminal)
@@ -191,9 +201,6 @@ def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params
         else:  # a no-bug class has no fix: say what it means and what the user can still check
             console.print(f"[bold]{c}: no fix needed in the differentiation[/bold]")
             console.print(escape(CLASSES[c].summary))
-    if json_path:
-        write_json_atomic(json_path, d)
-    sys.exit(0 if d["verdict"] in ("bug", "no_bug") else 1)
 
 
 @contextlib.contextmanager

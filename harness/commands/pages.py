@@ -66,10 +66,7 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs
     source are listed."""
     from pathlib import Path
 
-    from ..pages import (
-        BASELINE_RELEASE, NOT_GENERATED, PAGES, ROOT, PageSourceError, check_pages, measure as measure_pages,
-        measure_baselines, measure_order, missing_releases, older_engine_releases, unmeasured_releases, write_pages,
-    )
+    from ..pages.sources import BASELINE_RELEASE, ROOT
 
     root = Path(root) if root else ROOT
     if check and measure:
@@ -93,46 +90,70 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs
                                    "--check or --measure")
         _rescore(root, releases, corpus, cases_glob, jobs)
     if measure:
-        if warp == "all":
-            releases = measure_order(releases)
-        if baselines:
-            releases = [BASELINE_RELEASE]
-        for rel in releases:
-            python, _ = _release(rel)
-            _check_device(device, python)
-        cases, errors = _load(corpus, cases_glob)
-        if errors:
-            raise click.UsageError(f"{len(errors)} case folder(s) have format errors; fix them before measuring "
-                                   "(a page would silently leave them out)")
-        from ..progress import progress
+        releases = _measure(root, releases, warp, baselines, no_validate, corpus, cases_glob, device, jobs,
+                            timeout_s, results_path, fresh, executor_kind, scheduler, workers)
+    _write_or_check(root, releases, check)
 
-        store = _store(results_path)
-        with _executor(executor_kind, jobs, scheduler, workers) as ex, \
-                progress("diagnosing", err_console) as prog:
-            state = {}
 
-            def start(rel, total):
-                state["task"], state["rel"] = prog.add_task(f"Warp {rel}", total=total), rel
+def _measure(root, releases, warp, baselines, no_validate, corpus, cases_glob, device, jobs, timeout_s, results_path,
+             fresh, executor_kind, scheduler, workers) -> list:
+    """``pages --measure``: fill in the validation and engine files ``releases`` lack (or, with
+    ``baselines``, the baseline engines' files), with a progress bar per release; returns the releases
+    measured, in the order taken (the ones the pages' report then names)."""
+    from ..pages.measuring import measure as measure_pages, measure_baselines, measure_order
+    from ..pages.prose import PageSourceError
+    from ..pages.sources import BASELINE_RELEASE
 
-            def tick(rec):
-                v = rec["variant"] + ("" if rec["scale"] == "small" else f"@{rec['scale']}")
-                prog.update(state["task"], advance=1,
-                            description=f"Warp {state['rel']} {rec['case']}/{v} {rec['diagnosis']['verdict']}")
+    if warp == "all":
+        releases = measure_order(releases)
+    if baselines:
+        releases = [BASELINE_RELEASE]
+    for rel in releases:
+        python, _ = _release(rel)
+        _check_device(device, python)
+    cases, errors = _load(corpus, cases_glob)
+    if errors:
+        raise click.UsageError(f"{len(errors)} case folder(s) have format errors; fix them before measuring "
+                               "(a page would silently leave them out)")
+    from ..progress import progress
 
-            try:
-                if baselines:
-                    done = [(releases[0], f"baseline {e}") for e in measure_baselines(
-                        cases, root, release=releases[0], device=device, jobs=jobs, timeout_s=timeout_s, store=store,
-                        fresh=fresh, executor=ex, selection=cases_glob, on_result=tick, on_start=start,
-                        log=err_console.print)]
-                else:
-                    done = measure_pages(cases, releases, root, engine_name="reference", device=device, jobs=jobs,
-                                         timeout_s=timeout_s, store=store, fresh=fresh, executor=ex,
-                                         validate=not no_validate, selection=cases_glob, on_result=tick,
-                                         on_start=start, log=err_console.print)
-            except PageSourceError as exc:
-                raise click.ClickException(str(exc)) from None
-        err_console.print("measured: " + (", ".join(f"{w} {r}" for r, w in done) or "nothing (every file is current)"))
+    store = _store(results_path)
+    with _executor(executor_kind, jobs, scheduler, workers) as ex, \
+            progress("diagnosing", err_console) as prog:
+        state = {}
+
+        def start(rel, total):
+            state["task"], state["rel"] = prog.add_task(f"Warp {rel}", total=total), rel
+
+        def tick(rec):
+            v = rec["variant"] + ("" if rec["scale"] == "small" else f"@{rec['scale']}")
+            prog.update(state["task"], advance=1,
+                        description=f"Warp {state['rel']} {rec['case']}/{v} {rec['diagnosis']['verdict']}")
+
+        try:
+            if baselines:
+                done = [(releases[0], f"baseline {e}") for e in measure_baselines(
+                    cases, root, release=releases[0], device=device, jobs=jobs, timeout_s=timeout_s, store=store,
+                    fresh=fresh, executor=ex, selection=cases_glob, on_result=tick, on_start=start,
+                    log=err_console.print)]
+            else:
+                done = measure_pages(cases, releases, root, engine_name="reference", device=device, jobs=jobs,
+                                     timeout_s=timeout_s, store=store, fresh=fresh, executor=ex,
+                                     validate=not no_validate, selection=cases_glob, on_result=tick,
+                                     on_start=start, log=err_console.print)
+        except PageSourceError as exc:
+            raise click.ClickException(str(exc)) from None
+    err_console.print("measured: " + (", ".join(f"{w} {r}" for r, w in done) or "nothing (every file is current)"))
+    return releases
+
+
+def _write_or_check(root, releases, check: bool) -> None:
+    """Write every page (or, with ``check``, compare each and exit 1 when one differs); then list what is
+    not generated and the releases without a validation or a current engine file."""
+    from ..pages.measuring import missing_releases, older_engine_releases, unmeasured_releases
+    from ..pages.prose import PageSourceError
+    from ..pages.registry import NOT_GENERATED, PAGES, check_pages, write_pages
+
     try:
         if check:
             diffs = {}
@@ -172,7 +193,7 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
     import time
 
     from ..engine_matrix import EngineFileError, bundle_path, data_path, rescore_release, write
-    from ..pages import baseline_path, BASELINE_ENGINES, BASELINE_RELEASE
+    from ..pages.sources import baseline_path, BASELINE_ENGINES, BASELINE_RELEASE
 
     cases, errors = _load(corpus, cases_glob)
     if errors:

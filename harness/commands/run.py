@@ -121,6 +121,13 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
             exc.reported = True
             raise
 
+    console.print(_results_table(doc, engine, warp_version, device))
+    _print_summary(doc["summary"], errors, group_by)
+    _report_end(doc, items, cases, errors, store, json_path, results_path, no_store)
+
+
+def _results_table(doc: dict, engine, warp_version: str, device: str) -> Table:
+    """The run's results, one row per run: expected, diagnosed, whether it is correct, seconds."""
     table = Table(title=f"defects4warp run: engine {engine.name}, Warp {warp_version}, {device}")
     for col in ("case", "variant", "expected", "diagnosed", "correct", "seconds"):
         table.add_column(col, justify="right" if col == "seconds" else "left")
@@ -140,8 +147,11 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
         variant = (r["variant"] + ("" if r["scale"] == "small" else f"@{r['scale']}")
                    + (" (script)" if r.get("program") == "script" else ""))
         table.add_row(r["case"], variant, exp_s, diag_s, ok, f"{r['seconds']:.1f}")
-    console.print(table)
-    s = doc["summary"]
+    return table
+
+
+def _print_summary(s: dict, errors: list, group_by) -> None:
+    """Print the run's scores (``s``: its summary), per group and per tier when it has them."""
     if errors:
         console.print(f"[red]{len(errors)} case folder(s) not run because of case format errors (listed above)[/red]")
     console.print(
@@ -164,6 +174,12 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
         console.print(g)
     if s.get("tiers"):
         console.print(tier_table(s["tiers"]))
+
+
+def _report_end(doc: dict, items: list, cases: list, errors: list, store, json_path, results_path, no_store) -> None:
+    """Say what was reused and written, store a complete run in the history, and exit: 1 when no run got a
+    verdict or a case folder has format errors, else 0."""
+    s = doc["summary"]
     if s.get("reused"):
         err_console.print(f"{s['reused']} of {len(items)} diagnoses reused from the result store {store.root}, their "
                           "stored measurements interpreted by this engine code (--fresh to measure again)")

@@ -43,63 +43,17 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
     With --programs scripts, variants that hold a script are validated as the
     script: the oracle captures the Problem from the user's files."""
     from ..machine import describe
-    from ..matrix import oracle_cell
-    from ..validate import counts, validate_releases
+    from ..validate import validate_releases
 
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)
     cases, errors = _load(corpus, cases_glob, split)
-    from packaging.version import InvalidVersion, Version
-
-    from ..envs import ReleaseEnvError, python_for
-
     releases = [None] if warp is None else warp
-    skip = {}
-    for rel in releases:
-        try:
-            python, _ = python_for(rel, log=err_console.print)
-        except ReleaseEnvError as exc:
-            try:
-                Version(rel)
-            except InvalidVersion:
-                raise click.UsageError(str(exc)) from None
-            # a release that cannot be installed here: its checks are skipped, not passed
-            err_console.print(f"[yellow]Warp {rel} is not installed here ({escape(str(exc))}): skipped[/yellow]")
-            skip[rel] = str(exc)
-            continue
-        _check_device(device, python)
+    skip = _uninstallable(releases, device)
     store = _store(results_path)
     on_interrupt(f"the checks that finished are in the result store {store.root}, so the same command reuses "
                  f"them" + (f"; {json_path} is rewritten after each release: it holds those that "
                                          "finished" if json_path else ""))
-
-    style = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
-             "skipped": "skipped", "unsupported": "unsupported"}
-
-    def show(warp_version, checks):
-        table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")
-        for col in ("case", "variant", "expected", "oracle", "rel. error", "resolved", "noise", "pair", "status"):
-            table.add_column(col)
-        for cc in checks:
-            for v in cc.variants:
-                exp = v.expected
-                o = v.oracle or {}
-                pr = v.pair or {}
-                table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}")
-                              + (" (script)" if v.program == "script" else ""),
-                              (f"needs {exp['min_warp']}" if exp["verdict"] == "unsupported"
-                               else f"{exp['verdict']} {'/'.join(exp['classes'])}") if exp else "-",
-                              oracle_cell(v.to_dict()) if o else "-",
-                              "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
-                              "-" if o.get("resolved") is None else f"{o['resolved']}/{o['resolved'] + o['unresolved']}",
-                              "-" if o.get("noise_relative") is None else f"{float(o['noise_relative']):.1g}",
-                              "-" if not pr else ("ok" if pr.get("confirmed") else "no")
-                              + ("" if pr.get("ratio_median") is None else f" r={float(pr['ratio_median']):.3g}"),
-                              style[v.status])
-        console.print(table)
-        n = counts([v for cc in checks for v in cc.variants])
-        console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
-                      f"{n['skipped']} skipped, {n['unsupported']} unsupported")
 
     import datetime
 
@@ -111,7 +65,7 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
                                 programs=programs,
                                 on_check=lambda rel, c: prog.update(task, advance=1,
                                                                     description=f"{rel} {c.case}/{c.variant}"),
-                                on_release=show)
+                                on_release=lambda rel, checks: _show(rel, checks, device))
     failed = [str(e) for e in errors] + doc["failures"]
     for rel, r in doc["releases"].items():
         # when the checks taken from the result store were measured (read by `version-matrix`)
@@ -131,3 +85,68 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
             console.print(escape(f"  {f}"))
         sys.exit(1)
     console.print(f"no check of the {len(cases)} cases failed or stayed unresolved on Warp {', '.join(doc['releases'])}")
+
+
+def _uninstallable(releases: list, device: str) -> dict:
+    """``{release: why}`` of the ``releases`` that cannot be installed here (their checks are skipped, not
+    passed); checks ``device`` on every other one.
+
+    Raises
+    ------
+    click.UsageError
+        When a release that cannot be installed is not a version number at all.
+    """
+    from packaging.version import InvalidVersion, Version
+
+    from ..envs import ReleaseEnvError, python_for
+
+    skip = {}
+    for rel in releases:
+        try:
+            python, _ = python_for(rel, log=err_console.print)
+        except ReleaseEnvError as exc:
+            try:
+                Version(rel)
+            except InvalidVersion:
+                raise click.UsageError(str(exc)) from None
+            # a release that cannot be installed here: its checks are skipped, not passed
+            err_console.print(f"[yellow]Warp {rel} is not installed here ({escape(str(exc))}): skipped[/yellow]")
+            skip[rel] = str(exc)
+            continue
+        _check_device(device, python)
+    return skip
+
+
+#: How each status of a check is shown in the validate table.
+STATUS_STYLE = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yellow]unresolved[/yellow]",
+                "skipped": "skipped", "unsupported": "unsupported"}
+
+
+def _show(warp_version, checks, device: str) -> None:
+    """Print one release's checks as a table, then its counts."""
+    from ..matrix import oracle_cell
+    from ..validate import counts
+
+    table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")
+    for col in ("case", "variant", "expected", "oracle", "rel. error", "resolved", "noise", "pair", "status"):
+        table.add_column(col)
+    for cc in checks:
+        for v in cc.variants:
+            exp = v.expected
+            o = v.oracle or {}
+            pr = v.pair or {}
+            table.add_row(cc.case, v.variant + ("" if v.scale == "small" else f"@{v.scale}")
+                          + (" (script)" if v.program == "script" else ""),
+                          (f"needs {exp['min_warp']}" if exp["verdict"] == "unsupported"
+                           else f"{exp['verdict']} {'/'.join(exp['classes'])}") if exp else "-",
+                          oracle_cell(v.to_dict()) if o else "-",
+                          "-" if v.relative_error is None else f"{float(v.relative_error):.2g}",
+                          "-" if o.get("resolved") is None else f"{o['resolved']}/{o['resolved'] + o['unresolved']}",
+                          "-" if o.get("noise_relative") is None else f"{float(o['noise_relative']):.1g}",
+                          "-" if not pr else ("ok" if pr.get("confirmed") else "no")
+                          + ("" if pr.get("ratio_median") is None else f" r={float(pr['ratio_median']):.3g}"),
+                          STATUS_STYLE[v.status])
+    console.print(table)
+    n = counts([v for cc in checks for v in cc.variants])
+    console.print(f"Warp {warp_version}: {n['passed']} passed, {n['failed']} failed, {n['unresolved']} unresolved, "
+                  f"{n['skipped']} skipped, {n['unsupported']} unsupported")

@@ -208,122 +208,201 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
     """The verdict from measurement only, the signature, and (for a verdict other
     than bug) the evidence of its classes. Appends its sentences to ``evidence``.
 
+    The rules are tried in order, the first that applies decides: the gates of
+    :data:`_VERDICT_GATES` on the document, then the rules of :data:`_VERDICT_RULES`
+    on what the comparisons show (:class:`_Measured`), else :func:`_agrees`.
+
     Returns
     -------
     (verdict, signature, list[Evidence])
     """
-    det = doc.get("determinism", {})
-    nan = doc.get("nan_scan", {})
-    obj_finite = nan.get("objective_finite", True)
-    if not comps and not nan.get("gradient_nonfinite"):
+    for gate in _VERDICT_GATES:
+        out = gate(doc, comps, evidence)
+        if out is not None:
+            return out
+    m = _Measured(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table)
+    for rule in _VERDICT_RULES:
+        out = rule(m)
+        if out is not None:
+            return out
+    return _agrees(m)
+
+
+def _nothing_compared(doc, comps, evidence):
+    """Gate: nothing was compared and the gradient is finite: inconclusive."""
+    if not comps and not doc.get("nan_scan", {}).get("gradient_nonfinite"):
         return "inconclusive", None, []
-    if not obj_finite:
+    return None
+
+
+def _objective_not_finite(doc, comps, evidence):
+    """Gate: the objective is not finite at the given point: inconclusive."""
+    if not doc.get("nan_scan", {}).get("objective_finite", True):
         evidence.append(_ev("nan_scan", False, "objective() is not finite at the given point", None))
         return "inconclusive", None, []
+    return None
+
+
+def _stochastic_unpinned(doc, comps, evidence):
+    """Gate: the objective is stochastic and no seed could be pinned: inconclusive."""
+    det = doc.get("determinism", {})
     if det.get("stochastic") and not det.get("seed_pinned"):
         return "inconclusive", None, [Evidence("stochastic_unpinned", "determinism")]
+    return None
 
-    sig = signature_of(doc)
-    direct = sig in ("nan_inf", "growth", "iteration") or bool(nan.get("gradient_nonfinite"))
-    has_sweep = "sweep" in doc
-    verdicts = [r["verdict"] for r in sweeps]
-    confirmed = verdicts.count("confirmed")
-    artefacts = [v for v in verdicts if v in ARTEFACTS]
-    disagree = [c for _, c in comps if c["signature"] not in ("agrees", "unresolved")]
-    # the sweep was planned (the default probes) but is missing: the worker ran out of time or the
-    # probe failed before it. An inexact disagreement no sweep has looked at is not counted (the
-    # sweep's own rule for unswept items); an exact signature (zero, a factor) still is
-    planned = "sweep" in ((doc.get("options") or {}).get("probes") or ())
-    if ref:
-        counted = bool(disagree)
-    elif has_sweep:
-        counted = confirmed > 0
-    elif planned and disagree and sig in ("agrees", "unresolved", "subtly_wrong"):
-        counted = False
-        evidence.append(_ev("sweep", True, "the step sweep did not run (the worker stopped or the probe failed "
-                            "before it): an inexact disagreement no sweep checked is not counted", None))
-    else:
-        counted = bool(disagree)
-    # a hand-written adjoint over a forward that does not move: every confirmed disagreement (and at
-    # least one swept item) is bit-constant within the smallest step, and the disagreements are either
-    # counted or all that was resolved (else the verdict would be unresolved)
-    flat = [r for r in sweeps if r["verdict"] in ("confirmed", "unclear") and flat_forward(r)]
+
+#: The verdict's gates, in order: each ``(doc, comps, evidence) -> (verdict, signature, evidence) | None``.
+_VERDICT_GATES = (_nothing_compared, _objective_not_finite, _stochastic_unpinned)
+
+
+class _Measured:
+    """What the verdict rules read once the gates have passed: the arguments of :func:`_verdict`, the
+    signature (:func:`signature_of`), whether it is direct (NaN/Inf, growth, iteration), the step sweep's
+    confirmed and artefact items, the disagreeing and the agreeing comparisons, and whether the
+    disagreements count (:meth:`_counted`, which says so in ``evidence`` when a planned sweep is missing)."""
+
+    def __init__(self, doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table):
+        self.doc, self.comps, self.sweeps, self.ref, self.fd_vs_ref = doc, comps, sweeps, ref, fd_vs_ref
+        self.evidence, self.src, self.table = evidence, src, table
+        self.det = doc.get("determinism", {})
+        self.sig = signature_of(doc)
+        self.direct = self.sig in ("nan_inf", "growth", "iteration") or bool(
+            doc.get("nan_scan", {}).get("gradient_nonfinite"))
+        verdicts = [r["verdict"] for r in sweeps]
+        self.confirmed = verdicts.count("confirmed")
+        self.artefacts = [v for v in verdicts if v in ARTEFACTS]
+        self.disagree = [c for _, c in comps if c["signature"] not in ("agrees", "unresolved")]
+        self.counted = self._counted()
+        self.resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
+
+    def _counted(self) -> bool:
+        """Whether the disagreements count towards a bug."""
+        # the sweep was planned (the default probes) but is missing: the worker ran out of time or the
+        # probe failed before it. An inexact disagreement no sweep has looked at is not counted (the
+        # sweep's own rule for unswept items); an exact signature (zero, a factor) still is
+        planned = "sweep" in ((self.doc.get("options") or {}).get("probes") or ())
+        if self.ref:
+            return bool(self.disagree)
+        if "sweep" in self.doc:
+            return self.confirmed > 0
+        if planned and self.disagree and self.sig in ("agrees", "unresolved", "subtly_wrong"):
+            self.evidence.append(_ev("sweep", True, "the step sweep did not run (the worker stopped or the probe "
+                                     "failed before it): an inexact disagreement no sweep checked is not counted",
+                                     None))
+            return False
+        return bool(self.disagree)
+
+
+def _surrogate_on_flat_forward(m: _Measured):
+    """A hand-written adjoint over a forward that does not move: every confirmed disagreement (and at
+    least one swept item) is bit-constant within the smallest step, and the disagreements are either
+    counted or all that was resolved (else the verdict would be unresolved): no bug."""
+    flat = [r for r in m.sweeps if r["verdict"] in ("confirmed", "unclear") and flat_forward(r)]
     confirmed_flat = [r for r in flat if r["verdict"] == "confirmed"]
-    resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
-    if (not ref and not direct and flat and len(confirmed_flat) == confirmed and (counted or not resolved_agree)
-            and src is not None and "custom_adjoint" in src.facts.get("rules", [])):
-        evidence.append(_ev("sweep", True, f"{len(flat)} swept disagreement(s) where the objective does not "
-                            "change at all within the smallest step (one-sided differences exactly 0) while "
-                            "autodiff is non-zero, and a hand-written adjoint ran: the forward is locally constant "
-                            "in these params, so the gradient is the custom adjoint's surrogate, which finite "
-                            "differences of the forward cannot judge (check it against the surrogate you intend)",
-                            {"items": [{k: r.get(k) for k in ("param", "index", "kind", "autodiff", "central")}
-                                       for r in flat]}))
+    if (not m.ref and not m.direct and flat and len(confirmed_flat) == m.confirmed
+            and (m.counted or not m.resolved_agree)
+            and m.src is not None and "custom_adjoint" in m.src.facts.get("rules", [])):
+        m.evidence.append(_ev("sweep", True, f"{len(flat)} swept disagreement(s) where the objective does not "
+                              "change at all within the smallest step (one-sided differences exactly 0) while "
+                              "autodiff is non-zero, and a hand-written adjoint ran: the forward is locally constant "
+                              "in these params, so the gradient is the custom adjoint's surrogate, which finite "
+                              "differences of the forward cannot judge (check it against the surrogate you intend)",
+                              {"items": [{k: r.get(k) for k in ("param", "index", "kind", "autodiff", "central")}
+                                         for r in flat]}))
         return "no_bug", "agrees", [Evidence("surrogate_on_flat_forward", "sweep", data={"items": len(flat)})]
-    if direct or counted:
-        return "bug", ("subtly_wrong" if sig in ("agrees", "unresolved") else sig), []
+    return None
 
-    if disagree and artefacts and not confirmed:
-        readings = {}
-        for v in sorted(set(artefacts)):
-            readings.setdefault(ARTEFACT_READINGS[v], []).append(v)
-        evidence.append(_ev("sweep", True, "the disagreement is a finite-difference artefact: " + "; ".join(
-            f"{text} ({', '.join(kinds)})" for text, kinds in readings.items()), None))
-        # the artefact kinds (classes) share their rows' weight equally
-        by_kind = {}
-        for v in sorted(set(artefacts)):
-            for c in table.classes_of(f"sweep_artefact:{v}")[:1]:
-                by_kind.setdefault(c, v)
-        ev = [Evidence(f"sweep_artefact:{v}", "sweep", strength=1.0 / len(by_kind)) for v in by_kind.values()]
-        return "no_bug", "agrees", ev + [Evidence("disagreement_is_artefact", "sweep")]
-    if disagree and not resolved_agree:
-        evidence.append(_ev("fd", True, "no disagreement survived the step sweep and nothing else agrees: "
-                            "the measurement is unresolved", None))
+
+def _bug(m: _Measured):
+    """A direct signature, or disagreements that count: a bug."""
+    if m.direct or m.counted:
+        return "bug", ("subtly_wrong" if m.sig in ("agrees", "unresolved") else m.sig), []
+    return None
+
+
+def _artefact(m: _Measured):
+    """Disagreements the step sweep reads as finite-difference artefacts, none confirmed: no bug."""
+    if not (m.disagree and m.artefacts and not m.confirmed):
+        return None
+    readings = {}
+    for v in sorted(set(m.artefacts)):
+        readings.setdefault(ARTEFACT_READINGS[v], []).append(v)
+    m.evidence.append(_ev("sweep", True, "the disagreement is a finite-difference artefact: " + "; ".join(
+        f"{text} ({', '.join(kinds)})" for text, kinds in readings.items()), None))
+    # the artefact kinds (classes) share their rows' weight equally
+    by_kind = {}
+    for v in sorted(set(m.artefacts)):
+        for c in m.table.classes_of(f"sweep_artefact:{v}")[:1]:
+            by_kind.setdefault(c, v)
+    ev = [Evidence(f"sweep_artefact:{v}", "sweep", strength=1.0 / len(by_kind)) for v in by_kind.values()]
+    return "no_bug", "agrees", ev + [Evidence("disagreement_is_artefact", "sweep")]
+
+
+def _unresolved(m: _Measured):
+    """Disagreements that did not survive the sweep, and nothing agrees: inconclusive."""
+    if m.disagree and not m.resolved_agree:
+        m.evidence.append(_ev("fd", True, "no disagreement survived the step sweep and nothing else agrees: "
+                              "the measurement is unresolved", None))
         return "inconclusive", None, [Evidence("unresolved", "fd")]
-    if not disagree and not resolved_agree:
-        evidence.append(_ev("fd", True, "every finite-difference item is below resolution: unresolved", None))
+    return None
+
+
+def _below_resolution(m: _Measured):
+    """Every finite-difference item is below resolution: inconclusive."""
+    if not m.disagree and not m.resolved_agree:
+        m.evidence.append(_ev("fd", True, "every finite-difference item is below resolution: unresolved", None))
         return "inconclusive", None, [Evidence("unresolved", "fd")]
-    if disagree:
-        evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
-                            "step): not counted", None))
+    return None
+
+
+#: The verdict's rules after the gates, in order: each ``(_Measured) -> (verdict, signature, evidence) | None``.
+_VERDICT_RULES = (_surrogate_on_flat_forward, _bug, _artefact, _unresolved, _below_resolution)
+
+
+def _agrees(m: _Measured) -> tuple:
+    """No rule applied: autodiff agrees (no bug), with the evidence of its class (locally flat params,
+    minor artefacts, a pinned seed, finite differences that disagree with the case's reference)."""
+    if m.disagree:
+        m.evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
+                              "step): not counted", None))
     ev = [Evidence("agrees", "fd")]
-    flat = fd_probe.flat_params(doc)
-    n_params = len(doc.get("protocol", {}).get("params", {})) or 1
-    piecewise = src is not None and "piecewise_constant_op" in src.facts.get("rules", [])
+    flat = fd_probe.flat_params(m.doc)
+    n_params = len(m.doc.get("protocol", {}).get("params", {})) or 1
+    piecewise = m.src is not None and "piecewise_constant_op" in m.src.facts.get("rules", [])
     if flat and (piecewise or len(flat) == n_params):
         ev.append(Evidence("flat_params", "fd", data={"params": flat}))
         if piecewise:
             ev.append(Evidence("flat_params:piecewise_source", "source"))
-        evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for " + ", ".join(flat) +
-                            ": the objective is locally flat in them", {"params": flat}))
-    stair = launches_probe.staircase_kernels(doc)
+        m.evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for "
+                              + ", ".join(flat) + ": the objective is locally flat in them", {"params": flat}))
+    stair = launches_probe.staircase_kernels(m.doc)
     if stair and piecewise and not ev[1:]:
         # part of the path is a staircase: a kernel's output is flat in an input where measured (autodiff and
         # central differences exactly zero) and moves over a wide step, and its source rounds or truncates
         ev += [Evidence("launch_staircase", "launches", data={"kernels": stair}),
                Evidence("launch_staircase:piecewise_source", "source")]
-        evidence.append(_ev("launches", False, "kernel(s) " + ", ".join(stair) + " flat in an input where measured "
-                            "(autodiff and central differences exactly zero) and not constant over a wide step, with "
-                            "round/floor/sign/int in the source: that part of the objective is piecewise constant, "
-                            "and its true gradient is zero", {"kernels": stair}))
-    for v in set(artefacts):
+        m.evidence.append(_ev("launches", False, "kernel(s) " + ", ".join(stair) + " flat in an input where "
+                              "measured (autodiff and central differences exactly zero) and not constant over a wide "
+                              "step, with round/floor/sign/int in the source: that part of the objective is piecewise "
+                              "constant, and its true gradient is zero", {"kernels": stair}))
+    for v in set(m.artefacts):
         ev.append(Evidence(f"sweep_artefact_minor:{v}", "sweep"))
-    if det.get("stochastic") and det.get("seed_pinned"):
+    if m.det.get("stochastic") and m.det.get("seed_pinned"):
         ev = [Evidence("stochastic_pinned_agrees", "determinism")]
-    if fd_vs_ref and fd_vs_ref["signature"] != "agrees":
+    if m.fd_vs_ref and m.fd_vs_ref["signature"] != "agrees":
         ev = [Evidence("fd_disagrees_with_reference", "reference")]
         explained = set()
-        for rec in ref.get("sweep", []):
+        for rec in m.ref.get("sweep", []):
             eid = f"reference_explains:{rec['verdict']}"
             ev.append(Evidence(eid, "reference", data=rec))
-            explained.update(table.classes_of(eid))
-            evidence.append(_ev("reference", True, f"finite differences at {rec['param']}[{rec['index']}] across steps "
-                                + ", ".join(f"{c:.4g}" for c in rec["central"])
-                                + f" vs reference {rec['autodiff']:.4g}: {rec['verdict']} "
-                                f"({', '.join(table.classes_of(eid))})", rec))
-        if src is not None and "custom_adjoint" in src.facts.get("rules", []):
+            explained.update(m.table.classes_of(eid))
+            m.evidence.append(_ev("reference", True, f"finite differences at {rec['param']}[{rec['index']}] across "
+                                  "steps " + ", ".join(f"{c:.4g}" for c in rec["central"])
+                                  + f" vs reference {rec['autodiff']:.4g}: {rec['verdict']} "
+                                  f"({', '.join(m.table.classes_of(eid))})", rec))
+        if m.src is not None and "custom_adjoint" in m.src.facts.get("rules", []):
             ev.append(Evidence("reference_vs_custom_adjoint", "source"))
-            explained.update(table.classes_of("reference_vs_custom_adjoint"))
+            explained.update(m.table.classes_of("reference_vs_custom_adjoint"))
         if not explained:
             ev.append(Evidence("reference_unexplained", "reference"))
     return "no_bug", "agrees", ev

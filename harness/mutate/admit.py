@@ -289,8 +289,6 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
         ``reason``, ``releases`` (measured), per-release ``oracle`` summaries,
         ``sha256`` of each mutated file, ``diff`` line counts, ``seconds``.
     """
-    import numpy as np
-
     from ..oracle import pair_stats, same_point
 
     t0 = time.time()
@@ -312,16 +310,8 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
             if right.get("verdict") != "agrees":
                 rec.update(stage="parent", reason=f"parent's oracle verdict on {rel} is {right.get('verdict')}")
                 break
-            point = None
-            if rraw is not None and cand.parent.script is None:
-                point = os.path.join(tmp, f"x0-{rel}.npz")
-                np.savez(point, **{k: v for k, v in rraw.items() if k.startswith("x0/")})
-            # a script starts from its own seeded values; its captured params are named by
-            # allocation site, which an edit may shift: matched to the parent's by position
-            wrong, wraw = _measure(prog, python=py, timeout_s=timeout_s, knobs=knobs or {}, point=point,
-                                   cache_dir=cache_dir, script=cand.parent.script)
-            if cand.parent.script is not None:
-                wrong, wraw = _align_script_params(wrong, wraw, right)
+            wrong, wraw = _measure_mutant(cand, prog, tmp, rel, py, right, rraw, timeout_s=timeout_s, knobs=knobs,
+                                          cache_dir=cache_dir)
             v = wrong.get("verdict")
             summary = {"verdict": v, "signature": wrong.get("signature"), "max_relative_error": wrong.get("max_relative_error"),
                        "warp_version": wrong.get("warp_version")}
@@ -348,6 +338,25 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
             rec.update(admitted=True, stage="admitted")
     rec["seconds"] = round(time.time() - t0, 2)
     return rec
+
+
+def _measure_mutant(cand: Candidate, prog, tmp: str, rel: str, py, right: dict, rraw, *, timeout_s: float, knobs,
+                    cache_dir) -> tuple:
+    """The oracle's ``(document, raw arrays)`` of the mutant program ``prog`` on release ``rel`` (interpreter
+    ``py``), at the parent's measured point (``right``, ``rraw``) for an adapter."""
+    import numpy as np
+
+    point = None
+    if rraw is not None and cand.parent.script is None:
+        point = os.path.join(tmp, f"x0-{rel}.npz")
+        np.savez(point, **{k: v for k, v in rraw.items() if k.startswith("x0/")})
+    # a script starts from its own seeded values; its captured params are named by
+    # allocation site, which an edit may shift: matched to the parent's by position
+    wrong, wraw = _measure(prog, python=py, timeout_s=timeout_s, knobs=knobs or {}, point=point,
+                           cache_dir=cache_dir, script=cand.parent.script)
+    if cand.parent.script is not None:
+        wrong, wraw = _align_script_params(wrong, wraw, right)
+    return wrong, wraw
 
 
 def admit(cands, releases: dict, *, jobs: int = 2, timeout_s: float = 300.0, knobs=None, progress=None,

@@ -6,34 +6,13 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the variant folders free of __pycache__
 
-import importlib.util
-import os
-
 import numpy as np
 import warp as wp
 
-HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "corpus-pending", "decaying-oscillation-curve-fit")
+from fd_trial import case_folder, fd_grad, load_variant, rel_err
+
+HERE = case_folder("decaying-oscillation-curve-fit")
 ITERS = 5
-
-
-def load(variant):
-    spec = importlib.util.spec_from_file_location(f"damped_wave_{variant}", os.path.join(HERE, variant, "train.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def fd_grad(f, p, h=1e-6):
-    g = np.zeros_like(p)
-    for k in range(p.size):
-        e = np.zeros_like(p)
-        e.flat[k] = h
-        g.flat[k] = (f(p + e) - f(p - e)) / (2 * h)
-    return g
-
-
-def rel_err(g, ref):
-    return float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def np_loss(p, t, y):
@@ -63,7 +42,7 @@ for variant in ("buggy", "fixed"):
     forward_params.clear()
     consumed.clear()
     params_at_update.clear()
-    mod = load(variant)
+    mod = load_variant(HERE, variant, "damped_wave")
     mod.main(["--iters", str(ITERS)])
     t, y = mod.make_measurements()
     for it, (p, g, pu) in enumerate(zip(forward_params, consumed, params_at_update)):

@@ -9,21 +9,10 @@ import sys
 
 import numpy as np
 
-HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "corpus", "diffusion-heat-source-inversion")
+from fd_trial import case_folder, fd_grad, rel_err
+
+HERE = case_folder("diffusion-heat-source-inversion")
 ITERS = 3
-
-
-def fd_grad(f, p, h=1e-6):
-    g = np.zeros_like(p)
-    for k in range(p.size):
-        e = np.zeros_like(p)
-        e.flat[k] = h
-        g.flat[k] = (f(p + e) - f(p - e)) / (2 * h)
-    return g
-
-
-def rel_err(g, ref):
-    return float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def np_loss(theta, n=32, stride=4, steps=10, alpha=0.2, dt=0.1):

@@ -3,35 +3,14 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the variant folders free of __pycache__
 
-import importlib.util
-import os
-
 import numpy as np
 import warp as wp
 import warp.optim
 
-HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "corpus", "polynomial-coefficient-regression")
+from fd_trial import case_folder, fd_grad, load_variant, rel_err
+
+HERE = case_folder("polynomial-coefficient-regression")
 ITERS = 2
-
-
-def load(variant):
-    spec = importlib.util.spec_from_file_location(f"polyfit_{variant}", os.path.join(HERE, variant, "train.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def fd_grad(f, p, h=1e-6):
-    g = np.zeros_like(p)
-    for k in range(p.size):
-        e = np.zeros_like(p)
-        e.flat[k] = h
-        g.flat[k] = (f(p + e) - f(p - e)) / (2 * h)
-    return g
-
-
-def rel_err(g, ref):
-    return float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def np_loss(c, x, y):
@@ -52,7 +31,7 @@ wp.optim.SGD.step = recording_step
 
 for variant in ("buggy", "fixed"):
     records.clear()
-    mod = load(variant)
+    mod = load_variant(HERE, variant, "polyfit")
     mod.main(["--iters", str(ITERS)])
     x, y = mod.make_samples(64)
     for it, (p, g) in enumerate(records):

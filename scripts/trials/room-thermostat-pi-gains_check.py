@@ -3,34 +3,13 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the variant folders free of __pycache__
 
-import importlib.util
-import os
-
 import numpy as np
 import warp as wp
 
-HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "corpus", "room-thermostat-pi-gains")
+from fd_trial import case_folder, fd_grad, load_variant, rel_err
+
+HERE = case_folder("room-thermostat-pi-gains")
 ITERS = 4
-
-
-def load(variant):
-    spec = importlib.util.spec_from_file_location(f"thermostat_{variant}", os.path.join(HERE, variant, "train.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def fd_grad(f, p, h=1e-6):
-    g = np.zeros_like(p)
-    for k in range(p.size):
-        e = np.zeros_like(p)
-        e.flat[k] = h
-        g.flat[k] = (f(p + e) - f(p - e)) / (2 * h)
-    return g
-
-
-def rel_err(g, ref):
-    return float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def np_loss(gains, temp0, setpoint, horizon=25, dt=0.1, ambient=10.0, leak=0.3, heater=1.5, umax=8.0):
@@ -61,7 +40,7 @@ wp.launch = recording_launch
 
 for variant in ("buggy", "fixed"):
     records.clear()
-    mod = load(variant)
+    mod = load_variant(HERE, variant, "thermostat")
     mod.main(["--iters", str(ITERS)])
     temp0, setpoint = mod.make_rooms(16)
     for it, (p, g) in enumerate(records):

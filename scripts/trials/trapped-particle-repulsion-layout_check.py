@@ -3,34 +3,13 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the variant folders free of __pycache__
 
-import importlib.util
-import os
-
 import numpy as np
 import warp as wp
 
-HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "corpus", "trapped-particle-repulsion-layout")
+from fd_trial import case_folder, fd_grad, load_variant, rel_err
+
+HERE = case_folder("trapped-particle-repulsion-layout")
 ITERS = 2
-
-
-def load(variant):
-    spec = importlib.util.spec_from_file_location(f"repulsion_{variant}", os.path.join(HERE, variant, "train.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def fd_grad(f, p, h=1e-6):
-    g = np.zeros_like(p)
-    for k in range(p.size):
-        e = np.zeros_like(p)
-        e.flat[k] = h
-        g.flat[k] = (f(p + e) - f(p - e)) / (2 * h)
-    return g
-
-
-def rel_err(g, ref):
-    return float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def np_energy(flat, sigma=0.5, strength=1.0, k=1.0):
@@ -56,7 +35,7 @@ wp.launch = recording_launch
 
 for variant in ("buggy", "fixed"):
     records.clear()
-    mod = load(variant)
+    mod = load_variant(HERE, variant, "repulsion")
     mod.main(["--iters", str(ITERS)])
     for it, (p, g) in enumerate(records):
         ref = fd_grad(np_energy, p)
