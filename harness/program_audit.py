@@ -17,14 +17,14 @@ program on each release in that release's cached environment
 Where the gradient changes between two measured releases, the first release
 where it changes: the next one when no supported release lies in between,
 else the release differential's bisection
-(:func:`defects4warp.probes.release.differential`, the engine's own) over the
+(:func:`defects4warp.engines.release.differential`, the engine's own) over the
 supported releases in between. For that interval it names the builtins and
 access patterns the program's launched kernels use (transitively through
 ``@wp.func``s, :func:`defects4warp.probes.source.ran_functions`) whose
 measured adjoint changed state there (the builtins conformance data,
-``harness/data/builtins``, :func:`defects4warp.builtins.page.changes`), the
+``harness/data/builtins``, :func:`defects4warp.builtins_page.changes`), the
 changelog entries of the releases in the interval
-(:data:`defects4warp.probes.release.RELEASE_CHANGES`, and a changelog table
+(:data:`defects4warp.engines.release.RELEASE_CHANGES`, and a changelog table
 when one is committed, :func:`changelog_entries`), and ends with one line for
 an upgrade ticket (:func:`defects4warp.program_audit_report.ticket_line`).
 
@@ -119,7 +119,7 @@ def _float(x):
 def relative_change(a, b) -> float:
     """``||b - a|| / max(||a||, ||b||)``: the relative change of a gradient from ``a`` to ``b``.
 
-    The denominator is the larger norm (as :func:`defects4warp.probes.release.changed`), so a change
+    The denominator is the larger norm (as :func:`defects4warp.engines.release.changed`), so a change
     from or to a zero gradient reads 1, never 1e+300; the result lies in [0, 2]. Two zero
     gradients give 0. Non-finite entries count as changed unless both sides hold the same
     non-finite value there (then they count as equal).
@@ -337,7 +337,7 @@ def prepared_releases() -> list:
 def used_names(folder, kernels) -> dict:
     """``{name: [functions using it]}``: the builtins a launched kernel (or a ``@wp.func`` it reaches)
     calls, and the access patterns of the conformance suite it uses
-    (:func:`defects4warp.probes.release.access_patterns`), found in the program's own files."""
+    (:func:`defects4warp.engines.release.access_patterns`), found in the program's own files."""
     defs = function_defs(folder)
     names = {_norm_kernel(k) for k in kernels} | {str(k).split("__")[-1] for k in kernels}
     out = {}
@@ -358,7 +358,7 @@ def builtin_changes_between(lo: str, hi: str, used: dict, device: str = "cpu") -
     Returns
     -------
     list[dict]
-        :func:`defects4warp.builtins.page.changes` entries plus ``"between": [a, b]``, ``"fixed"``
+        :func:`defects4warp.builtins_page.changes` entries plus ``"between": [a, b]``, ``"fixed"``
         (True: wrong or zero -> agrees; False: agrees -> wrong or zero; None otherwise) and
         ``"functions"`` (the program's functions using it).
     """
@@ -415,7 +415,7 @@ def changelog_entries(lo: str, hi: str, used=(), *, root: Path | None = None) ->
     From the committed changelog table (:func:`changelog_table`) when one exists: an entry of a
     release in the interval that names a builtin or access pattern the program uses (``builtins``),
     or whose text mentions one, or that names none at all. Always: the restated entries of
-    :data:`defects4warp.probes.release.RELEASE_CHANGES` (source ``docs/taxonomy.md``, "Release facts")
+    :data:`defects4warp.engines.release.RELEASE_CHANGES` (source ``docs/taxonomy.md``, "Release facts")
     for the releases in the interval.
 
     Returns
@@ -457,8 +457,8 @@ def locate_change(folder, spec, a: dict, b: dict, *, device: str = "cpu", timeou
     When no supported release lies between them, it is ``b``. Otherwise, with ``bisect`` ``"all"``
     (every supported release in between, environments created on demand) or ``"prepared"`` (only
     those with an environment already), the engine's release differential bisects
-    (:func:`defects4warp.probes.release.differential`, measured by the measurement worker with its
-    cheap probe list :data:`~defects4warp.probes.release.DIFFERENTIAL_PROBES` on ``a``'s release,
+    (:func:`defects4warp.engines.release.differential`, measured by the measurement worker with its
+    cheap probe list :data:`~defects4warp.engines.release.DIFFERENTIAL_PROBES` on ``a``'s release,
     compared element by element on its FD items); ``"none"`` leaves the bracket open.
 
     Returns

@@ -295,7 +295,7 @@ def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: s
         environment for it (None: the installed release).
     prefilled : dict, optional
         Result records already made (item index -> record), e.g. by an
-        engine's preflight (:func:`defects4warp.engines.command.preflight`): they
+        engine's preflight (:func:`defects4warp.preflight.preflight`): they
         are taken as they are and not diagnosed again.
     measurements : dict, optional
         Filled with ``{item index: measurement record}`` of every item an

@@ -57,7 +57,7 @@ LAYERS = (
     ("engines", {"engines"}),
     ("runs", {"runner", "validate", "matrix", "scoring", "preflight", "conversion", "mutate"}),
     ("reports", {"pages", "report", "html_report", "engine_matrix", "builtins_page", "export", "index",
-                 "capture_table", "program_audit"}),
+                 "capture_table", "program_audit", "program_audit_report"}),
     ("commands", {"commands", "cli", "__main__"}),
 )
 

@@ -158,7 +158,7 @@ CONTRACT_HINT = "(the contract of an outside engine: docs/engines.md, 'Any comma
 
 def _preflight(engine, items, device, warp_version, python):
     """An outside (``cmd:``) engine diagnoses the first item before a verb's work
-    starts (:func:`defects4warp.engines.command.preflight`); a broken command (not
+    starts (:func:`defects4warp.preflight.preflight`); a broken command (not
     found, not executable, non-zero exit, no answer, an answer against the schema)
     stops the verb with :class:`EngineFailed` (exit 2) and the full message.
 
