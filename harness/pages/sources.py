@@ -3,7 +3,9 @@ files (the engine's answers, :mod:`defects4warp.engine_matrix`), rescored agains
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -137,8 +139,26 @@ def corpus_cases(root: Path = ROOT) -> dict:
     folder = Path(root) / "corpus"
     if not folder.is_dir():
         return {}
-    cases, _errors = load_corpus(folder)
-    return {c.id: c for c in cases}
+    return dict(_loaded_corpus(str(folder), _tree_state(folder)))
+
+
+def _tree_state(folder: Path) -> tuple:
+    """(relative path, mtime_ns, size) of every file under ``folder``, sorted: the cache key of
+    :func:`_loaded_corpus` (a page run reads the corpus once per page; an edit in between is seen)."""
+    out = []
+    for dirpath, _dirs, files in os.walk(folder):
+        for f in files:
+            st = os.stat(os.path.join(dirpath, f))
+            out.append((os.path.relpath(os.path.join(dirpath, f), folder), st.st_mtime_ns, st.st_size))
+    return tuple(sorted(out))
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded_corpus(folder: str, state: tuple) -> tuple:
+    """``((case id, Case), ...)`` of the loadable cases of ``folder`` (``state`` keys the cache); Cases are
+    frozen, so sharing them across pages is safe."""
+    cases, _errors = load_corpus(Path(folder))
+    return tuple((c.id, c) for c in cases)
 
 
 def page_releases(root: Path = ROOT, docs: dict | None = None) -> list:

@@ -21,7 +21,8 @@ def render_version_matrix(root: Path = ROOT) -> str:
     if not files:
         raise PageSourceError(f"no validation JSON matches {', '.join(VALIDATION_GLOBS)} under {root}")
     text = version_matrix_markdown(merge_validations([_read(p, "releases") for p in files]))
-    left = [r for r in RELEASES if r not in validated_releases(root)]
+    validated = validated_releases(root)
+    left = [r for r in RELEASES if r not in validated]
     if left:
         text += (f"\n## Not validated\n\nNo committed validation covers Warp {', '.join(left)}: "
                  f"`defects4warp pages --measure --warp {','.join(left)}` validates them (one release at a time, "
