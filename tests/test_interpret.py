@@ -188,3 +188,17 @@ def test_flat_items_the_sweep_could_not_settle_are_a_surrogate_too():
     d = interpret(_flat_swept(doc("subtly_wrong"), jump, jump), ADJ)
     assert d["verdict"] == "no_bug" and top(d) == "surrogate_gradient"
     assert interpret(_flat_swept(doc("subtly_wrong"), jump, jump))["verdict"] == "inconclusive"
+
+
+def test_a_staircase_on_part_of_the_path_is_piecewise_constant_only_with_its_source():
+    """An agreeing gradient, a launch flat where measured but not constant over a wide step, and a counted
+    floor/round in the source: piecewise_constant first; either alone leaves it correct."""
+    stair = doc()
+    stair["launches"] = {"kernels": [{"kernel": "quantise", "launches": 1, "ok": True, "skipped": None,
+                                      "staircase": [{"input": "u", "output": "y", "wide_max": 1.0}]}],
+                         "recorded": 1}
+    floor = [finding("piecewise_constant_op", ["piecewise_constant"], scope="quantise")]
+    d = interpret(stair, floor)
+    assert d["verdict"] == "no_bug" and top(d) == "piecewise_constant"
+    assert top(interpret(stair)) == "correct"
+    assert top(interpret(doc(), floor)) == "correct"
