@@ -72,9 +72,16 @@ class DelayedControl:
     self.params = {"ctrl": wp.array([[0.8, -1.2], [0.4, 2.5]], dtype=float, device=device, requires_grad=True)}
 
   def _forward(self, loss, requires_grad):
+    m = self.m
     d = Data(self.device, self.params["ctrl"])
-    ctrl = wp.zeros((NWORLD, NU), dtype=float, device=self.device, requires_grad=requires_grad)
-    history.read_ctrl_delayed(self.m, d, ctrl)
+
+    # read delayed ctrl (or direct copy if no delay)
+    if m.nhistory > 0:
+      ctrl = wp.empty((d.nworld, m.nu), dtype=float, requires_grad=d.ctrl.requires_grad)
+      history.read_ctrl_delayed(m, d, ctrl)
+    else:
+      ctrl = d.ctrl
+
     qpos_next = wp.zeros((NWORLD, NU), dtype=float, device=self.device, requires_grad=requires_grad)
     wp.launch(_step, dim=(NWORLD, NU),
               inputs=[self.m.actuator_gear, self.m.dof_invmass, ctrl, d.qpos, d.qvel, TIMESTEP],
