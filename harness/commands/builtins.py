@@ -1,4 +1,4 @@
-"""``defects4warp builtins``: adjoint conformance of Warp's builtins, release by release."""
+"""``defects4warp maint builtins``: adjoint conformance of Warp's builtins, release by release."""
 
 from __future__ import annotations
 
