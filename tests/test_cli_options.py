@@ -65,14 +65,15 @@ def test_list_json_flag_and_file(tmp_path):
     assert json.loads((tmp_path / "l.json").read_text())["per_class"] == {"double_count": 1, "correct": 1}
 
 
-def test_version_matrix_markdown_and_deprecated_output(tmp_path):
+def test_version_matrix_markdown_and_no_old_output_option(tmp_path):
     val = str(ROOT / "docs" / "data" / "oracle-validation-1.12.1-1.19.0.json")
     r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", str(tmp_path / "a.md")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "a.md").read_text().startswith("# Version matrix")
-    r = CliRunner().invoke(main, ["version-matrix", val, "-o", str(tmp_path / "b.md")])
-    assert r.exit_code == 0 and "--output/-o is deprecated; use --markdown FILE" in r.output
-    assert (tmp_path / "b.md").read_text() == (tmp_path / "a.md").read_text()
+    for old in ("-o", "--output"):  # the old hidden spelling of --markdown is gone
+        r = CliRunner().invoke(main, ["version-matrix", val, old, str(tmp_path / "b.md")])
+        assert r.exit_code == 2 and f"No such option '{old}'" in r.output, r.output
+    assert not (tmp_path / "b.md").exists()
 
 
 def test_unwritable_markdown_path_is_a_usage_error(tmp_path):
@@ -224,12 +225,11 @@ def test_markdown_dash_prints_on_stdout_and_writes_no_file(tmp_path, monkeypatch
     val = str(ROOT / "docs" / "data" / "oracle-validation-1.12.1-1.19.0.json")
     r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", str(tmp_path / "a.md")])
     assert r.exit_code == 0, r.output
-    for flag in ("--markdown", "-o"):
-        r = CliRunner().invoke(main, ["version-matrix", val, flag, "-"])
-        assert r.exit_code == 0, r.output
-        assert r.stdout.startswith("# Version matrix")
-        assert r.stdout.rstrip("\n") == (tmp_path / "a.md").read_text().rstrip("\n")
-        _no_dash_file(tmp_path)
+    r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", "-"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# Version matrix")
+    assert r.stdout.rstrip("\n") == (tmp_path / "a.md").read_text().rstrip("\n")
+    _no_dash_file(tmp_path)
     run = str(ROOT / "docs" / "data" / "run-scripts.json")
     r = CliRunner().invoke(main, ["report", run, "--markdown", "-"])
     assert r.exit_code == 0 and r.stdout.startswith("# Results"), r.output

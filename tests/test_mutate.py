@@ -348,8 +348,8 @@ def test_committed_manifest_counts_and_a_materialised_sample(tmp_path):
 def test_cli_subcommands_replace_the_old_flags(tmp_path):
     """Each old mode flag is a usage error naming its subcommand; the
     subcommands summary, score (with --markdown and --json), merge and
-    materialize work on a small manifest; --no-cache is a deprecated alias of
-    --fresh; an unknown operator is a usage error naming --operator."""
+    materialize work on a small manifest; --no-cache (once a hidden alias of
+    --fresh) is gone; an unknown operator is a usage error naming --operator."""
     import json
 
     from click.testing import CliRunner
@@ -360,7 +360,7 @@ def test_cli_subcommands_replace_the_old_flags(tmp_path):
     for old, new in [("--list", "mutate list"), ("--admit", "mutate admit"), ("--summary", "mutate summary"),
                      ("--score", "mutate score"), ("--merge", "mutate merge"), ("--materialize", "mutate materialize")]:
         res = r.invoke(main, ["maint", "mutate", old])
-        assert res.exit_code == 2 and f"defects4warp {new}" in res.output, (old, res.output)
+        assert res.exit_code == 2 and f"defects4warp maint {new}" in res.output, (old, res.output)
     res = r.invoke(main, ["maint", "mutate", str(PROGRAMS / "mutate_basic")])
     assert res.exit_code == 2 and "mutate generate" in res.output
     res = r.invoke(main, ["maint", "mutate", "generate", str(PROGRAMS / "mutate_basic"), "--operator", "no_such_op"])
@@ -388,13 +388,13 @@ def test_cli_subcommands_replace_the_old_flags(tmp_path):
     scores = json.loads((tmp_path / "s.json").read_text())
     assert scores[0]["operators"]["double_backward"]["score"] == 1.0
 
-    # --no-cache is kept as a hidden alias of --fresh that warns; a bad release stops before any work
-    res = r.invoke(main, ["maint", "mutate", "admit", "--no-cache", "--warp", "not-a-release", "--manifest", str(tmp_path / "x.yaml")])
+    # a bad release stops before any work; --no-cache is no option any more (no hidden aliases)
+    res = r.invoke(main, ["maint", "mutate", "admit", "--warp", "not-a-release", "--manifest", str(tmp_path / "x.yaml")])
     assert res.exit_code == 2 and "'--warp'" in res.output and "not a warp-lang release" in res.output
-    assert "--no-cache" not in r.invoke(main, ["maint", "mutate", "admit", "--help"]).output
-    res = r.invoke(main, ["maint", "mutate", "admit", "--no-cache", "--parents", "no-such-parent", "--manifest", str(tmp_path / "x.yaml")])
-    assert res.exit_code == 0 and "--no-cache is deprecated; use --fresh" in res.output
-    assert "0 parents, 0 candidates" in res.output
+    res = r.invoke(main, ["maint", "mutate", "admit", "--no-cache", "--manifest", str(tmp_path / "x.yaml")])
+    assert res.exit_code == 2 and "No such option '--no-cache'" in res.output
+    res = r.invoke(main, ["maint", "mutate", "admit", "--fresh", "--parents", "no-such-parent", "--manifest", str(tmp_path / "x.yaml")])
+    assert res.exit_code == 0 and "0 parents, 0 candidates" in res.output
 
 
 def test_drop_tape_reset_class_follows_the_tape_lifetime():

@@ -98,11 +98,11 @@ def test_builtins_package_data_only_from_a_checkout(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     assert seen["data"] == 1 and seen["page"] == 1
     r = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--data", "--results", str(tmp_path)])
-    assert r.exit_code == 0 and "--data is deprecated" in _one_line(r.output) and seen["data"] == 2
+    assert r.exit_code == 2 and "No such option '--data'" in _one_line(r.output) and seen["data"] == 1
     monkeypatch.setattr(cb, "checkout_root", lambda: None)
     r = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
     assert r.exit_code == 2
-    assert "is an installed package" in _one_line(r.output) and seen["data"] == 2
+    assert "is an installed package" in _one_line(r.output) and seen["data"] == 1
 
 
 def test_bundled_case_ids_name_programs_from_any_folder(tmp_path, monkeypatch):

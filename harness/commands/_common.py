@@ -350,18 +350,6 @@ def _refuse_dash(path, option: str, why: str) -> None:
 WRITTEN_AS_IT_GOES = "this verb writes its JSON as it goes (a run killed midway keeps what finished)"
 
 
-def deprecated_alias(old: str, new: str, dest: str):
-    """A hidden flag ``old`` kept for old scripts: it warns once and stands
-    for ``new`` (the command reads it as ``dest``)."""
-
-    def warn(ctx, param, value):
-        if value:
-            err_console.print(f"[yellow]{old} is deprecated; use {new}[/yellow]")
-        return value
-
-    return click.option(old, dest, is_flag=True, hidden=True, callback=warn, expose_value=True)
-
-
 def _read_json(path, key: str, what: str) -> dict:
     try:
         with open(path) as f:
@@ -634,7 +622,7 @@ def _executor(kind: str, jobs: int, scheduler, workers):
 
 
 __all__ += ["MOVED_TO_MAINT", "Terminated", "on_sigterm", "interrupted_note", "on_interrupt", "written_at_end", "SIGINT_EXIT", "EngineFailed", "CONTRACT_HINT", "_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
-            "deprecated_alias", "WARP_HELP", "progress_opt"]
+            "WARP_HELP", "progress_opt"]
 
 
 #: verbs that moved under ``defects4warp maint`` (issue 31): the old top-level spelling is no alias,

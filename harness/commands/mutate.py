@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ._common import ProgramPath, _emit, _one_stdout, _write_json, deprecated_alias, json_option, markdown_option, warp_option
+from ._common import ProgramPath, _emit, _one_stdout, _write_json, json_option, markdown_option, warp_option
 
 
 #: The old single-command flags and the subcommand that replaced each (for a clear usage error).
@@ -113,15 +113,14 @@ def generate_cmd(path, operators, out):
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(min=1.0),
               help="Seconds per oracle run.")
 @click.option("--fresh", is_flag=True, help="Measure every program again instead of reusing the oracle result cache.")
-@deprecated_alias("--no-cache", "--fresh", "no_cache")
 @click.option("--programs", type=click.Choice(["auto", "adapters", "scripts", "all"]), default="auto",
               show_default=True, help="Which program of each corpus variant is a parent (scripts: the "
               "operators edit the user's script and its siblings; the oracle captures the Problem from it).")
-def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, no_cache, programs):
+def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, programs):
     """Run admission over every parent (each candidate mutant measured by the
     oracle on every release) and write the manifest."""
     _check_operators(operators)
-    _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout_s, fresh or no_cache, programs)
+    _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout_s, fresh, programs)
 
 
 @cmd.command("merge")
