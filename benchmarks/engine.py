@@ -142,7 +142,7 @@ class WholeRunMemory:
 
 
 class RescoreCommitted:
-    """Re-interpreting a release's committed measurements (``pages --rescore``), no Warp run.
+    """Re-interpreting a release's committed measurements (``defects4warp maint pages --rescore``), no Warp run.
 
     The target: every committed engine file (20 releases, about 320 runs each) re-scored
     after an interpretation change in under 2 minutes on 2 cores, i.e. under 6 s a release.

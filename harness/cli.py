@@ -3,7 +3,9 @@ under :mod:`defects4warp.commands` (each defines a click command ``cmd`` over co
 functions of the harness that return data), registered at the end of this file.
 
 To add a verb, put it in ``harness/commands/<verb>.py`` and register it here
-with two lines (the import and ``main.add_command``).
+with two lines (the import and ``main.add_command``); a verb for maintainers of
+the corpus (pages, measurements, scaffolding) goes under ``defects4warp maint``
+instead, registered in :mod:`defects4warp.commands.maint`.
 """
 
 from __future__ import annotations
@@ -55,25 +57,13 @@ from .commands.matrix import cmd as _cmd_matrix  # noqa: E402
 main.add_command(_cmd_matrix, name="matrix")
 from .commands.audit import cmd as _cmd_audit  # noqa: E402
 main.add_command(_cmd_audit, name="audit")
-from .commands.new_case import cmd as _cmd_new_case  # noqa: E402
-main.add_command(_cmd_new_case, name="new-case")
 from .commands.list_cases import cmd as _cmd_list_cases  # noqa: E402
 main.add_command(_cmd_list_cases, name="list")
-from .commands.mutate import cmd as _cmd_mutate  # noqa: E402
-main.add_command(_cmd_mutate, name="mutate")
-from .commands.index import cmd as _cmd_index  # noqa: E402
-main.add_command(_cmd_index, name="index")
 from .commands.diff import cmd as _cmd_diff  # noqa: E402
 main.add_command(_cmd_diff, name="diff")
 from .commands.export import cmd as _cmd_export  # noqa: E402
 main.add_command(_cmd_export, name="export")
-from .commands.capture_table import cmd as _cmd_capture_table  # noqa: E402
-main.add_command(_cmd_capture_table, name="capture-table")
 from .commands.envs import cmd as _cmd_envs  # noqa: E402
 main.add_command(_cmd_envs, name="envs")
-from .commands.pages import cmd as _cmd_pages  # noqa: E402
-main.add_command(_cmd_pages, name="pages")
-from .commands.fit_weights import cmd as _cmd_fit_weights  # noqa: E402
-main.add_command(_cmd_fit_weights, name="fit-weights")
-from .commands.builtins import cmd as _cmd_builtins  # noqa: E402
-main.add_command(_cmd_builtins, name="builtins")
+from .commands.maint import cmd as _cmd_maint  # noqa: E402
+main.add_command(_cmd_maint, name="maint")

@@ -3,8 +3,9 @@ equals the one its ``problem.py`` adapter builds.
 
 A *converted* case (``tags.form: both``, docs/case-format.md) keeps its
 adapter next to the user's script. :func:`compare_variant` measures both, each
-in its own subprocess (``python -m defects4warp.conversion``) on a neutral copy of
-the variant folder (the script's copy holds no ``problem.py``), and compares:
+in its own subprocess (``python -m defects4warp.conversion --snapshot``) on a neutral copy of
+the variant folder (the script's copy holds no ``problem.py``), and compares
+(every converted case: ``defects4warp maint conversion``):
 
 * **params**: every captured param is matched to an adapter param of the
   same shape and values (``numpy.allclose`` with ``rtol`` :data:`VALUE_RTOL`,
@@ -232,34 +233,45 @@ def compare_case(case, *, device: str = "cpu", timeout_s: float = DEFAULT_TIMEOU
             for v in case.variants if v.form == "both"}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m defects4warp.conversion",
-                                 description="Compare the captured Problem of converted cases with their adapters")
-    ap.add_argument("targets", nargs="*", help="case folders (default: every case tagged both in corpus/)")
-    ap.add_argument("--snapshot", choices=["adapter", "script"], default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--scale", default="small")
-    ap.add_argument("--spec", default="null")
-    ap.add_argument("--json", dest="json_path", default=None, help="write {case: {variant: result}} here")
-    a = ap.parse_args(argv)
-    if a.snapshot:
-        _snapshot(a.snapshot, a.targets[0], a.device, a.scale, json.loads(a.spec), a.out)
-        return 0
+def check_corpus(targets=(), *, device: str = "cpu", json_path=None, on_result=None) -> tuple[dict, int]:
+    """:func:`compare_case` on the case folders ``targets`` (default: every case of the
+    bundled corpus tagged ``form: both``), what ``defects4warp maint conversion`` runs.
+
+    ``on_result(case_id, variant, result)`` is called after each variant; with
+    ``json_path`` the document ``{case: {variant: result}}`` is rewritten
+    (atomically) after each case, so a killed run keeps the cases it finished.
+    Returns ``(document, number of variants that disagree)``."""
     from .case import default_corpus, load_case, load_corpus
     from .runner import write_json_atomic
 
-    cases = [load_case(t) for t in a.targets] if a.targets else \
+    cases = [load_case(t) for t in targets] if targets else \
         [c for c in load_corpus(default_corpus())[0] if c.form == "both"]
     doc, bad = {}, 0
     for c in cases:
-        doc[c.id] = compare_case(c, device=a.device)
+        doc[c.id] = compare_case(c, device=device)
         for v, r in doc[c.id].items():
             bad += not r["agrees"]
-            print(f"{c.id}/{v}: {'agrees' if r['agrees'] else 'DISAGREES: ' + '; '.join(r['reasons'])}", flush=True)
-        if a.json_path:
-            write_json_atomic(a.json_path, doc)
-    return 1 if bad else 0
+            if on_result:
+                on_result(c.id, v, r)
+        if json_path:
+            write_json_atomic(json_path, doc)
+    return doc, bad
+
+
+def main(argv=None) -> int:
+    """The measured child of :func:`compare_variant` (``--snapshot adapter|script FOLDER --out OUT``).
+    The comparison itself is ``defects4warp maint conversion``."""
+    ap = argparse.ArgumentParser(prog="python -m defects4warp.conversion",
+                                 description="Child process of `defects4warp maint conversion`: snapshot one program")
+    ap.add_argument("targets", nargs="*", help="the variant folder")
+    ap.add_argument("--snapshot", choices=["adapter", "script"], required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--scale", default="small")
+    ap.add_argument("--spec", default="null")
+    a = ap.parse_args(argv)
+    _snapshot(a.snapshot, a.targets[0], a.device, a.scale, json.loads(a.spec), a.out)
+    return 0
 
 
 if __name__ == "__main__":

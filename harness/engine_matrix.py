@@ -503,7 +503,7 @@ def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", 
     bpath = bundle_path(path)
     if not bpath.is_file():
         raise EngineFileError(f"{path}: no measurement bundle {bpath.name} beside it (measured before measurements "
-                              f"were committed): `defects4warp pages --measure --warp {old['release']}` measures it")
+                              f"were committed): `defects4warp maint pages --measure --warp {old['release']}` measures it")
     _header, entries = read_bundle(bpath)
     t0 = time.perf_counter()
     engine = get_engine(engine_name)

@@ -13,7 +13,7 @@ cite to class weights, one row per (evidence id, class)::
 
 Each row says where its number comes from: ``hand-set v3`` with the old
 constant's location, or ``fitted`` with the fit's date and data
-(``defects4warp fit-weights``, :mod:`defects4warp.engines.fit`).
+(``defects4warp maint fit-weights``, :mod:`defects4warp.engines.fit`).
 
 This module reads and checks the table and answers which classes an id's rows
 name (:func:`evidence_classes`); it sits below the measuring code (the source

@@ -1,4 +1,4 @@
-"""``defects4warp new-case``: a runnable starting point for a new case."""
+"""``defects4warp maint new-case``: a runnable starting point for a new case."""
 
 from __future__ import annotations
 

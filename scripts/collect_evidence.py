@@ -4,7 +4,7 @@ For every run item (case x variant x scale) this runs the reference engine
 once and appends one JSON line to ``--out``: the case, variant, scale, split,
 the expectation on the installed release, the worker's measurement document
 (``doc``), the release differential (``differential``, None on the newest
-release) and the v3 diagnosis. ``python -m defects4warp fit-weights`` re-reads the
+release) and the v3 diagnosis. ``defects4warp maint fit-weights`` re-reads the
 evidence from these lines (the variant folder is re-read for source evidence),
 so the weights can be refit without measuring anything again.
 

@@ -277,10 +277,10 @@ def test_builtins_command_writes_no_data_without_the_data_flag(tmp_path, monkeyp
         if kw["only"] is None or kw["only"]({"builtin": "tile_max", "id": "tile_max(tile8f)"}) else {}})
     monkeypatch.setattr(builtins, "write_data", lambda doc, device="cpu": written.append(doc) or "x.json")
     monkeypatch.setattr(page, "write_page", lambda path=None: written.append("page") or "page.md")
-    res = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--only", "tile_max",
+    res = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--only", "tile_max",
                                     "--results", str(tmp_path / "r")])
     assert res.exit_code == 0, res.output
     assert written == []
-    res = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--only", "frac",
+    res = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--only", "frac",
                                     "--results", str(tmp_path / "r")])
     assert res.exit_code == 0 and "matches no overload" in res.output

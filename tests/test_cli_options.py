@@ -48,7 +48,7 @@ def test_warp_absent_is_none():
     (["leaderboard", "--warp", "all"], "`leaderboard` takes one release"),
     (["validate", "--warp", "banana"], "'banana' is not a warp-lang release number"),
     (["matrix"], "Missing option '--warp'"),
-    (["mutate", "admit", "--warp", ","], "give a release"),
+    (["maint", "mutate", "admit", "--warp", ","], "give a release"),
 ])
 def test_usage_errors_name_the_option(args, text):
     r = CliRunner().invoke(main, args)
@@ -65,14 +65,15 @@ def test_list_json_flag_and_file(tmp_path):
     assert json.loads((tmp_path / "l.json").read_text())["per_class"] == {"double_count": 1, "correct": 1}
 
 
-def test_version_matrix_markdown_and_deprecated_output(tmp_path):
+def test_version_matrix_markdown_and_no_old_output_option(tmp_path):
     val = str(ROOT / "docs" / "data" / "oracle-validation-1.12.1-1.19.0.json")
     r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", str(tmp_path / "a.md")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "a.md").read_text().startswith("# Version matrix")
-    r = CliRunner().invoke(main, ["version-matrix", val, "-o", str(tmp_path / "b.md")])
-    assert r.exit_code == 0 and "--output/-o is deprecated; use --markdown FILE" in r.output
-    assert (tmp_path / "b.md").read_text() == (tmp_path / "a.md").read_text()
+    for old in ("-o", "--output"):  # the old hidden spelling of --markdown is gone
+        r = CliRunner().invoke(main, ["version-matrix", val, old, str(tmp_path / "b.md")])
+        assert r.exit_code == 2 and f"No such option '{old}'" in r.output, r.output
+    assert not (tmp_path / "b.md").exists()
 
 
 def test_unwritable_markdown_path_is_a_usage_error(tmp_path):
@@ -168,10 +169,10 @@ def test_the_installed_release_is_accepted_even_when_unsupported(tmp_path, monke
     ["matrix", "--cases", "projectile-launch-fit", "--warp", "1.19.0,1.9"],
     ["export", "/tmp/never-written", "--warp", "1.9"],
     ["leaderboard", "--warp", "1.9"],
-    ["builtins", "--warp", "1.9"],
-    ["mutate", "admit", "--warp", "1.9"],
+    ["maint", "builtins", "--warp", "1.9"],
+    ["maint", "mutate", "admit", "--warp", "1.9"],
     ["envs", "prepare", "--warp", "1.9"],
-    ["pages", "--check", "--warp", "1.9"],
+    ["maint", "pages", "--check", "--warp", "1.9"],
     ["audit", "--from", "1.9", "--to", "1.19.0", "--cases", "projectile-launch-fit"],
     ["audit", "--from", "1.16.0", "--to", "1.9", "--cases", "projectile-launch-fit"],
 ])
@@ -224,12 +225,11 @@ def test_markdown_dash_prints_on_stdout_and_writes_no_file(tmp_path, monkeypatch
     val = str(ROOT / "docs" / "data" / "oracle-validation-1.12.1-1.19.0.json")
     r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", str(tmp_path / "a.md")])
     assert r.exit_code == 0, r.output
-    for flag in ("--markdown", "-o"):
-        r = CliRunner().invoke(main, ["version-matrix", val, flag, "-"])
-        assert r.exit_code == 0, r.output
-        assert r.stdout.startswith("# Version matrix")
-        assert r.stdout.rstrip("\n") == (tmp_path / "a.md").read_text().rstrip("\n")
-        _no_dash_file(tmp_path)
+    r = CliRunner().invoke(main, ["version-matrix", val, "--markdown", "-"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# Version matrix")
+    assert r.stdout.rstrip("\n") == (tmp_path / "a.md").read_text().rstrip("\n")
+    _no_dash_file(tmp_path)
     run = str(ROOT / "docs" / "data" / "run-scripts.json")
     r = CliRunner().invoke(main, ["report", run, "--markdown", "-"])
     assert r.exit_code == 0 and r.stdout.startswith("# Results"), r.output
@@ -241,12 +241,12 @@ def test_markdown_dash_prints_on_stdout_and_writes_no_file(tmp_path, monkeypatch
 def test_json_dash_prints_the_json_alone(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     table = str(ROOT / "docs" / "data" / "capture-table.json")
-    r = CliRunner().invoke(main, ["capture-table", "--from-json", table, "--json", "-"])
+    r = CliRunner().invoke(main, ["maint", "capture-table", "--from-json", table, "--json", "-"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout) == json.loads(Path(table).read_text())
-    r = CliRunner().invoke(main, ["capture-table", "--from-json", table, "--markdown", "-"])
+    r = CliRunner().invoke(main, ["maint", "capture-table", "--from-json", table, "--markdown", "-"])
     assert r.exit_code == 0 and r.stdout.lstrip().startswith("#") and "{" not in r.stdout.splitlines()[0]
-    r = CliRunner().invoke(main, ["capture-table", "--from-json", table, "--json", "-", "--markdown",
+    r = CliRunner().invoke(main, ["maint", "capture-table", "--from-json", table, "--json", "-", "--markdown",
                                   str(tmp_path / "t.md")])
     assert r.exit_code == 0 and json.loads(r.stdout)["records"] == json.loads(Path(table).read_text())["records"]
     assert (tmp_path / "t.md").read_text().startswith(r"# ")
@@ -256,18 +256,18 @@ def test_json_dash_prints_the_json_alone(tmp_path, monkeypatch):
     (tmp_path / "m.yaml").write_text(yaml.safe_dump({"mutants": [{"id": "a-x", "operator": "double_backward"}]}))
     (tmp_path / "run.json").write_text(json.dumps({"summary": {"engine": "e"}, "results": [
         {"case": "a-x", "variant": "buggy", "correct": {"verdict": True, "class": False}}]}))
-    r = CliRunner().invoke(main, ["mutate", "score", str(tmp_path / "run.json"), "--manifest", str(tmp_path / "m.yaml"),
+    r = CliRunner().invoke(main, ["maint", "mutate", "score", str(tmp_path / "run.json"), "--manifest", str(tmp_path / "m.yaml"),
                                   "--json", "-"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)[0]["operators"]["double_backward"]["mutants"] == 1
-    r = CliRunner().invoke(main, ["mutate", "summary", "--manifest", str(tmp_path / "m.yaml"), "--markdown", "-"])
+    r = CliRunner().invoke(main, ["maint", "mutate", "summary", "--manifest", str(tmp_path / "m.yaml"), "--markdown", "-"])
     _no_dash_file(tmp_path)
 
 
 @pytest.mark.parametrize("args, text", [
     (["report", str(ROOT / "docs" / "data" / "run-scripts.json"), "--markdown", "-", "--html", "-"],
      "--markdown - and --html - would both print on standard output"),
-    (["capture-table", "--from-json", str(ROOT / "docs" / "data" / "capture-table.json"), "--markdown", "-",
+    (["maint", "capture-table", "--from-json", str(ROOT / "docs" / "data" / "capture-table.json"), "--markdown", "-",
       "--json", "-"], "--markdown - and --json - would both print on standard output"),
     (["audit", "--from", "1.16.0", "--to", "1.19.0", "--markdown", "-", "--json", "-"],
      "--markdown - and --json - would both print on standard output"),

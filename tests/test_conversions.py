@@ -2,7 +2,7 @@
 variant's script equals its adapter's (params matched by shape and value,
 objective, gradient; tolerances in harness/conversion.py).
 
-Every converted variant is checked by ``python -m defects4warp.conversion --json
+Every converted variant is checked by ``defects4warp maint conversion --json
 docs/data/conversions.json`` (about 20 minutes on 2 busy cores); the fast test
 below checks that this committed measurement covers every converted variant
 of the corpus and found each equal, and the slow test re-measures a sample of
@@ -40,7 +40,7 @@ def test_at_least_30_cases_are_converted():
 def test_committed_conversion_measurement_covers_every_converted_variant():
     doc = json.loads(DATA.read_text())
     for c in converted():
-        assert c.id in doc, f"{c.id} is tagged form: both but not in {DATA.name}; run python -m defects4warp.conversion"
+        assert c.id in doc, f"{c.id} is tagged form: both but not in {DATA.name}; run defects4warp maint conversion"
         for v in c.variants:
             r = doc[c.id].get(v.name)
             assert r is not None, (c.id, v.name)

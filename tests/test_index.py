@@ -18,7 +18,7 @@ def test_committed_index_is_current():
     corpus = default_corpus()
     cases, _ = load_corpus(corpus)
     assert (corpus / "INDEX.md").read_text(encoding="utf-8") == build(corpus, cases), \
-        "corpus/INDEX.md is out of date: run `defects4warp index`"
+        "corpus/INDEX.md is out of date: run `defects4warp maint index`"
 
 
 def test_retired_ids_stay_listed_and_are_never_reused(tmp_path):

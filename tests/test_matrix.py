@@ -172,6 +172,11 @@ def test_audit_verb_prints_the_shared_sections(tmp_path):
     assert "- ratio/buggy" not in res.output  # 30x is under --error-factor 100
     rep = json.loads((tmp_path / "a.json").read_text())
     assert rep["error_factor"] == 100 and rep["error_size_changes"][0]["factor"] == "inf"
+    # --warp FROM,TO is the primary spelling; --from/--to is the same audit
+    res2 = CliRunner().invoke(main, ["audit", "--warp", "1.9.1,1.19.0", "--matrix", str(path),
+                                     "--error-factor", "100", "--json", str(tmp_path / "b.json")])
+    assert res2.exit_code == 0, res2.output
+    assert json.loads((tmp_path / "b.json").read_text()) == rep
 
 
 def test_matrix_totals_say_which_wall_time_they_are():

@@ -284,9 +284,9 @@ def test_cli_list_and_apply(tmp_path):
 
     from defects4warp.cli import main
 
-    r = CliRunner().invoke(main, ["mutate", "list"])
+    r = CliRunner().invoke(main, ["maint", "mutate", "list"])
     assert r.exit_code == 0 and "grad_numpy_view" in r.output and "stale_gradient_read" in r.output
-    r = CliRunner().invoke(main, ["mutate", "generate", str(PROGRAMS / "mutate_basic"), "--operator", "disable_backward",
+    r = CliRunner().invoke(main, ["maint", "mutate", "generate", str(PROGRAMS / "mutate_basic"), "--operator", "disable_backward",
                                   "--operator", "retain_grad", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "retain_grad: does not apply: no Warp allocation with requires_grad=True" in r.output
@@ -348,8 +348,8 @@ def test_committed_manifest_counts_and_a_materialised_sample(tmp_path):
 def test_cli_subcommands_replace_the_old_flags(tmp_path):
     """Each old mode flag is a usage error naming its subcommand; the
     subcommands summary, score (with --markdown and --json), merge and
-    materialize work on a small manifest; --no-cache is a deprecated alias of
-    --fresh; an unknown operator is a usage error naming --operator."""
+    materialize work on a small manifest; --no-cache (once a hidden alias of
+    --fresh) is gone; an unknown operator is a usage error naming --operator."""
     import json
 
     from click.testing import CliRunner
@@ -359,11 +359,11 @@ def test_cli_subcommands_replace_the_old_flags(tmp_path):
     r = CliRunner()
     for old, new in [("--list", "mutate list"), ("--admit", "mutate admit"), ("--summary", "mutate summary"),
                      ("--score", "mutate score"), ("--merge", "mutate merge"), ("--materialize", "mutate materialize")]:
-        res = r.invoke(main, ["mutate", old])
-        assert res.exit_code == 2 and f"defects4warp {new}" in res.output, (old, res.output)
-    res = r.invoke(main, ["mutate", str(PROGRAMS / "mutate_basic")])
+        res = r.invoke(main, ["maint", "mutate", old])
+        assert res.exit_code == 2 and f"defects4warp maint {new}" in res.output, (old, res.output)
+    res = r.invoke(main, ["maint", "mutate", str(PROGRAMS / "mutate_basic")])
     assert res.exit_code == 2 and "mutate generate" in res.output
-    res = r.invoke(main, ["mutate", "generate", str(PROGRAMS / "mutate_basic"), "--operator", "no_such_op"])
+    res = r.invoke(main, ["maint", "mutate", "generate", str(PROGRAMS / "mutate_basic"), "--operator", "no_such_op"])
     assert res.exit_code == 2 and "'--operator'" in res.output and "no_such_op" in res.output
 
     ps = {p.id: p for p in adapter_parents()}
@@ -373,28 +373,28 @@ def test_cli_subcommands_replace_the_old_flags(tmp_path):
             for c in cands]
     doc = build_manifest(recs, summarize(recs, counts), releases=["1.19.0"], jobs=1, seconds=1.0, max_sites=None)
     man = write_manifest(doc, tmp_path / "a.yaml")
-    res = r.invoke(main, ["mutate", "merge", str(man), str(man), "--manifest", str(tmp_path / "m.yaml")])
+    res = r.invoke(main, ["maint", "mutate", "merge", str(man), str(man), "--manifest", str(tmp_path / "m.yaml")])
     assert res.exit_code == 0 and f"{len(cands)} admitted" in res.output, res.output
-    res = r.invoke(main, ["mutate", "summary", "--manifest", str(tmp_path / "m.yaml"), "--markdown", str(tmp_path / "s.md")])
+    res = r.invoke(main, ["maint", "mutate", "summary", "--manifest", str(tmp_path / "m.yaml"), "--markdown", str(tmp_path / "s.md")])
     assert res.exit_code == 0 and "| `double_backward` |" in (tmp_path / "s.md").read_text()
-    res = r.invoke(main, ["mutate", "materialize", str(tmp_path / "tier"), "--manifest", str(tmp_path / "m.yaml")])
+    res = r.invoke(main, ["maint", "mutate", "materialize", str(tmp_path / "tier"), "--manifest", str(tmp_path / "m.yaml")])
     assert res.exit_code == 0 and f"wrote {len(cands)} case folders" in res.output
     run = {"summary": {"engine": "e"}, "results": [{"case": c.id, "variant": "buggy",
                                                     "correct": {"verdict": True, "class": True}} for c in cands]}
     (tmp_path / "run.json").write_text(json.dumps(run))
-    res = r.invoke(main, ["mutate", "score", str(tmp_path / "run.json"), "--manifest", str(tmp_path / "m.yaml"),
+    res = r.invoke(main, ["maint", "mutate", "score", str(tmp_path / "run.json"), "--manifest", str(tmp_path / "m.yaml"),
                           "--json", str(tmp_path / "s.json")])
     assert res.exit_code == 0 and "| `double_backward` |" in res.output
     scores = json.loads((tmp_path / "s.json").read_text())
     assert scores[0]["operators"]["double_backward"]["score"] == 1.0
 
-    # --no-cache is kept as a hidden alias of --fresh that warns; a bad release stops before any work
-    res = r.invoke(main, ["mutate", "admit", "--no-cache", "--warp", "not-a-release", "--manifest", str(tmp_path / "x.yaml")])
+    # a bad release stops before any work; --no-cache is no option any more (no hidden aliases)
+    res = r.invoke(main, ["maint", "mutate", "admit", "--warp", "not-a-release", "--manifest", str(tmp_path / "x.yaml")])
     assert res.exit_code == 2 and "'--warp'" in res.output and "not a warp-lang release" in res.output
-    assert "--no-cache" not in r.invoke(main, ["mutate", "admit", "--help"]).output
-    res = r.invoke(main, ["mutate", "admit", "--no-cache", "--parents", "no-such-parent", "--manifest", str(tmp_path / "x.yaml")])
-    assert res.exit_code == 0 and "--no-cache is deprecated; use --fresh" in res.output
-    assert "0 parents, 0 candidates" in res.output
+    res = r.invoke(main, ["maint", "mutate", "admit", "--no-cache", "--manifest", str(tmp_path / "x.yaml")])
+    assert res.exit_code == 2 and "No such option '--no-cache'" in res.output
+    res = r.invoke(main, ["maint", "mutate", "admit", "--fresh", "--parents", "no-such-parent", "--manifest", str(tmp_path / "x.yaml")])
+    assert res.exit_code == 0 and "0 parents, 0 candidates" in res.output
 
 
 def test_drop_tape_reset_class_follows_the_tape_lifetime():

@@ -73,17 +73,17 @@ def test_builtins_defaults_to_the_installed_release_and_writes_no_package_data(t
     from defects4warp.runner import installed_warp_version
 
     seen = _fake_builtins(monkeypatch)
-    r = CliRunner().invoke(main, ["builtins", "--results", str(tmp_path)])
+    r = CliRunner().invoke(main, ["maint", "builtins", "--results", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert seen == {"measured": [installed_warp_version()], "data": 0, "page": 0}
-    r = CliRunner().invoke(main, ["builtins", "--warp", "all", "--results", str(tmp_path)])
+    r = CliRunner().invoke(main, ["maint", "builtins", "--warp", "all", "--results", str(tmp_path)])
     from defects4warp.builtins import ALL_RELEASES
 
     assert seen["measured"][1:] == list(ALL_RELEASES) and seen["data"] == 0
 
 
 def test_builtins_help_names_the_package_data_flag_honestly():
-    r = CliRunner().invoke(main, ["builtins", "--help"])
+    r = CliRunner().invoke(main, ["maint", "builtins", "--help"])
     out = _one_line(r.output)
     assert "--data" not in out.replace("--write-package-data", "")
     assert "--write-package-data" in out and "overwrite the package's committed results" in out
@@ -94,15 +94,15 @@ def test_builtins_package_data_only_from_a_checkout(tmp_path, monkeypatch):
     import defects4warp.commands.builtins as cb
 
     seen = _fake_builtins(monkeypatch)
-    r = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
+    r = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert seen["data"] == 1 and seen["page"] == 1
-    r = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--data", "--results", str(tmp_path)])
-    assert r.exit_code == 0 and "--data is deprecated" in _one_line(r.output) and seen["data"] == 2
+    r = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--data", "--results", str(tmp_path)])
+    assert r.exit_code == 2 and "No such option '--data'" in _one_line(r.output) and seen["data"] == 1
     monkeypatch.setattr(cb, "checkout_root", lambda: None)
-    r = CliRunner().invoke(main, ["builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
+    r = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--write-package-data", "--results", str(tmp_path)])
     assert r.exit_code == 2
-    assert "is an installed package" in _one_line(r.output) and seen["data"] == 2
+    assert "is an installed package" in _one_line(r.output) and seen["data"] == 1
 
 
 def test_bundled_case_ids_name_programs_from_any_folder(tmp_path, monkeypatch):
@@ -121,7 +121,7 @@ def test_bundled_case_ids_name_programs_from_any_folder(tmp_path, monkeypatch):
                                                                                           if p.is_dir()] == ["program"])
     assert bundled_program(one.name) == one / "program"
     assert bundled_program("no-such-case") is None and bundled_program("../corpus") is None
-    r = CliRunner().invoke(main, ["mutate", "generate", "projectile-launch-fit/buggy"])
+    r = CliRunner().invoke(main, ["maint", "mutate", "generate", "projectile-launch-fit/buggy"])
     assert r.exit_code == 0, r.output
     assert "->" in r.output
     for ref, text in [("projectile-launch-fit", "is a bundled case with variants buggy, fixed: name one"),

@@ -113,7 +113,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_diagnoses(tmp_path):
     assert diag.returncode == 0, diag.stderr[-3000:]
     assert "verdict no_bug" in diag.stdout
     # the committed builtins data belongs to a checkout: an installed package refuses to overwrite it
-    bi = cli("builtins", "--warp", "1.19.0", "--write-package-data")
+    bi = cli("maint", "builtins", "--warp", "1.19.0", "--write-package-data")
     assert bi.returncode == 2 and "is an installed package" in " ".join(bi.stderr.split()), bi.stderr[-3000:]
     # the worker imported the installed copy through the import folder, not the checkout
     (link,) = (tmp_path / "cache" / "defects4warp" / "import").glob(f"*/{IMPORT_NAME}")
@@ -129,6 +129,6 @@ def test_verbs_that_write_leave_an_installed_bundled_corpus_alone(tmp_path, monk
 
     assert paths.installed_copy(paths.PACKAGE_DIR / "_corpus" / "x") and not paths.installed_copy(tmp_path)
     monkeypatch.setattr(new_case, "default_corpus", lambda: paths.PACKAGE_DIR / "_corpus")
-    res = CliRunner().invoke(main, ["new-case", "zz-probe"])
+    res = CliRunner().invoke(main, ["maint", "new-case", "zz-probe"])
     assert res.exit_code == 2 and "--corpus DIR" in res.output, res.output
     assert not (paths.PACKAGE_DIR / "_corpus" / "zz-probe").exists()

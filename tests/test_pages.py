@@ -60,7 +60,7 @@ def test_hand_edit_is_caught_and_rewritten(tmp_path):
 
 
 def test_pages_check_verb():
-    res = CliRunner().invoke(main, ["pages", "--check", "--warp", "1.12.1,1.19.0"])
+    res = CliRunner().invoke(main, ["maint", "pages", "--check", "--warp", "1.12.1,1.19.0"])
     assert res.exit_code == 0, res.output
     assert "docs/version-matrix.md: matches" in res.output
     assert "docs/release-matrix.md: matches" in res.output
@@ -211,7 +211,7 @@ def test_release_matrix_from_engine_files(tmp_path):
                                      "0.500 | 0.250 | 0.500 | 0.000 | 1 | 0 | 2.00 | 10 | 10.0 |")
     assert rows["1.19.0"].startswith("| 1.19.0 | `reference` 0.1.0+v4, code 0123456789abcdef, commit abc | 5 | 4 | "
                                      "1.000 | 1.000 | 1.000 | 0.000 | 0 | 1 |")
-    assert "| 1.17.0 | not measured: `defects4warp pages --measure --warp 1.17.0` |" in text
+    assert "| 1.17.0 | not measured: `defects4warp maint pages --measure --warp 1.17.0` |" in text
     assert "| 1.18.0 | test | 2 | 0.000 | 0.000 | 0.000 | 0.000 | 1 |" in text
     assert "| alpha | buggy | bug overwrite | bug missing_tape_zero x | ok |" in text
     assert "| beta | buggy | bug overwrite | no_bug correct ! | ok |" in text
@@ -225,7 +225,7 @@ def test_release_matrix_from_engine_files(tmp_path):
 
     assert (f"**Measured with an older engine:** 2 of 2 releases (1.18.0, 1.19.0) were measured with engine code "
             f"0123456789abcdef, not the code this commit ships ({code_digest()[:16]})") in text
-    assert "`defects4warp pages --measure --no-validate --warp 1.18.0,1.19.0` measures them again." in text
+    assert "`defects4warp maint pages --measure --no-validate --warp 1.18.0,1.19.0` measures them again." in text
     # a file from the shipped code is not named
     doc = json.loads((root / "docs" / "data" / "engine-1.19.0.json").read_text())
     doc["engine"]["code"] = code_digest()[:16]
@@ -252,7 +252,7 @@ def test_upgrade_audit_per_pair(tmp_path):
     assert "now right" not in text
     assert "- alpha/buggy: x in kernel step disappeared" in sec
     assert "- alpha/buggy: objective evaluations 20 -> 30" in sec
-    assert "Not validated on Warp 1.18.0: `defects4warp pages --measure --warp 1.18.0` validates it." in sec
+    assert "Not validated on Warp 1.18.0: `defects4warp maint pages --measure --warp 1.18.0` validates it." in sec
     assert "spread inf" not in text and "not estimated" not in sec  # 3 variants timed on both: a noise estimate
 
 
@@ -324,7 +324,7 @@ def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
     assert " ".join(pre.split()).startswith("The committed data does not cover this pair. To compare the two releases on your own "
                           "corpus or a few cases, `defects4warp audit --warp 1.17.0,1.18.0 --cases GLOB` measures "
                           "both (about 65 s per variant for the two releases, at the rates above) and prints these "
-                          "sections; `defects4warp pages --measure --warp 1.17.0` measures the whole corpus into this "
+                          "sections; `defects4warp maint pages --measure --warp 1.17.0` measures the whole corpus into this "
                           "page (about 2 min: ")  # 75 s (median validation) + 49 s (engine run: 7.5 s x 6.5 runs)
     assert "Needs the oracle's measurement on both releases (not validated on Warp 1.17.0)." in pre.split("## Warp")[0]
     assert "The committed data does not cover" not in sec
@@ -487,7 +487,7 @@ def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
     assert "| `always-bug` | dev | 1 | 0.000 | 0.000 | - | 1.000 | 0 | 0.00 | 0 |" in block
     assert "| `tracker-only` | not measured |" in block and "| `warp-gradcheck` | not measured |" in block
     assert ("Not measured on Warp 1.19.0: `warp-gradcheck`, `tracker-only`, `static-only`, `always-no-bug` "
-            "(`defects4warp pages --measure --baselines`).") in block
+            "(`defects4warp maint pages --measure --baselines`).") in block
     assert ("Measured on device `cpu` of Test CPU, 2 cores, 8.0 GiB, Linux, Python 3.11: `reference` (2026-12-01, "
             f"1 job, measured with engine code 0123456789abcdef, not this checkout's {code_digest()[:16]}), `fd-only` "
             "(2026-12-01, 1 job), `always-bug` (2026-12-01, 1 job, measured with engine code") in block
@@ -526,24 +526,24 @@ def test_measure_baselines_writes_each_engine_file_then_keeps_it(tmp_path):
 def test_pages_verb_root_and_usage_errors(tmp_path):
     root = _root(tmp_path)
     _two_releases(root)
-    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root), "--warp", "1.18.0,1.19.0,1.17.0"])
+    res = CliRunner().invoke(main, ["maint", "pages", "--check", "--root", str(root), "--warp", "1.18.0,1.19.0,1.17.0"])
     assert res.exit_code == 1, res.output
     assert "docs/release-matrix.md: DIFFERS" in res.output and "docs/version-matrix.md: matches" in res.output
-    assert "no engine file for Warp 1.17.0 (`defects4warp pages --measure --warp 1.17.0`)" in res.output
-    res = CliRunner().invoke(main, ["pages", "--root", str(root)])
+    assert "no engine file for Warp 1.17.0 (`defects4warp maint pages --measure --warp 1.17.0`)" in res.output
+    res = CliRunner().invoke(main, ["maint", "pages", "--root", str(root)])
     assert res.exit_code == 0 and "docs/release-matrix.md: rewritten" in res.output
-    assert CliRunner().invoke(main, ["pages", "--check", "--root", str(root)]).exit_code == 0
-    res = CliRunner().invoke(main, ["pages", "--cases", "alpha*"])
+    assert CliRunner().invoke(main, ["maint", "pages", "--check", "--root", str(root)]).exit_code == 0
+    res = CliRunner().invoke(main, ["maint", "pages", "--cases", "alpha*"])
     assert res.exit_code == 2 and "give one" in res.output and "--rescore" in res.output
-    res = CliRunner().invoke(main, ["pages", "--check", "--measure"])
+    res = CliRunner().invoke(main, ["maint", "pages", "--check", "--measure"])
     assert res.exit_code == 2 and "cannot be combined" in res.output
-    res = CliRunner().invoke(main, ["pages", "--baselines"])
+    res = CliRunner().invoke(main, ["maint", "pages", "--baselines"])
     assert res.exit_code == 2 and "give --measure too" in res.output
     for extra in (["--warp", "1.18.0"], ["--no-validate"]):
-        res = CliRunner().invoke(main, ["pages", "--measure", "--baselines"] + extra)
+        res = CliRunner().invoke(main, ["maint", "pages", "--measure", "--baselines"] + extra)
         assert res.exit_code == 2 and "on 1.19.0 only" in res.output, extra
     (root / "docs" / "data" / "engine-1.19.0.json").write_text("{}")
-    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(root)])
+    res = CliRunner().invoke(main, ["maint", "pages", "--check", "--root", str(root)])
     assert res.exit_code == 1 and "engine-1.19.0.json: no 'format' field" in res.output
 
 
@@ -607,7 +607,7 @@ def test_check_shows_the_first_differing_lines(tmp_path):
     assert len(d) == 21 and d[-1].startswith("... ") and d[-1].endswith(" more lines")
     assert int(d[-1].split()[1]) > 2 * full - 20 > 0
 
-    res = CliRunner().invoke(main, ["pages", "--check", "--root", str(tmp_path), "--warp", "1.12.1,1.19.0"])
+    res = CliRunner().invoke(main, ["maint", "pages", "--check", "--root", str(tmp_path), "--warp", "1.12.1,1.19.0"])
     assert res.exit_code == 1
     out = res.output.splitlines()
     at = out.index(next(ln for ln in out if ln.startswith("docs/version-matrix.md: DIFFERS from")))

@@ -166,7 +166,7 @@ def test_program_audit_bisects_to_the_release_that_changed_the_builtin(tmp_path)
 
 
 def test_pages_keep_the_hand_written_program_audit_section():
-    """docs/upgrade-audit.md is rendered by `defects4warp pages`; its measured program-audit section lies
+    """docs/upgrade-audit.md is rendered by `defects4warp maint pages`; its measured program-audit section lies
     between markers and is carried over as it is (a page without them gets nothing appended)."""
     from defects4warp.pages.prose import _kept_block
     from defects4warp.pages.sources import ROOT

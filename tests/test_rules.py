@@ -659,7 +659,7 @@ def test_docs_table_matches_registry():
     text = (Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text()
     m = re.search(r"<!-- rules-table -->\n(.*?)\n<!-- /rules-table -->", text, re.S)
     assert m, "docs/engines.md has no generated rules table"
-    assert m.group(1) == registry.registry_table(), "regenerate with: python -m defects4warp.rules --write docs/engines.md"
+    assert m.group(1) == registry.registry_table(), "regenerate with: defects4warp maint rules --write docs/engines.md"
 
 
 # --- func_native_no_adjoint: an adj_snippet that leaves some adj_<arg> unwritten ----------------

@@ -141,13 +141,13 @@ def test_new_case_scaffold_loads_and_is_blind(tmp_path):
     from defects4warp.case import load_case
 
     r = CliRunner()
-    res = r.invoke(main, ["new-case", "my-new-case", "--corpus", str(tmp_path)])
+    res = r.invoke(main, ["maint", "new-case", "my-new-case", "--corpus", str(tmp_path)])
     assert res.exit_code == 0, res.output
     case = load_case(tmp_path / "my-new-case")
     assert [v.name for v in case.variants] == ["buggy", "fixed"]
     assert hint_findings(tmp_path / "my-new-case" / "buggy") == []
-    assert r.invoke(main, ["new-case", "my-new-case", "--corpus", str(tmp_path)]).exit_code == 2
-    assert r.invoke(main, ["new-case", "Bad Name", "--corpus", str(tmp_path)]).exit_code == 2
+    assert r.invoke(main, ["maint", "new-case", "my-new-case", "--corpus", str(tmp_path)]).exit_code == 2
+    assert r.invoke(main, ["maint", "new-case", "Bad Name", "--corpus", str(tmp_path)]).exit_code == 2
 
 
 def test_version_matrix_renders_measured_cells():

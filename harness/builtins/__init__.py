@@ -23,7 +23,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-#: Releases measured by ``defects4warp builtins --warp all``, newest first
+#: Releases measured by ``defects4warp maint builtins --warp all``, newest first
 #: for the verified range, then the newest patch of each older minor.
 ALL_RELEASES = ("1.19.0", "1.12.1", "1.0.2", "1.14.0", "1.13.0", "1.18.0", "1.17.0", "1.16.0", "1.15.0",
                 "1.8.1", "1.11.1", "1.10.1", "1.9.1", "1.7.2", "1.6.2", "1.5.1", "1.4.2", "1.3.3", "1.2.2", "1.1.0")
@@ -141,7 +141,7 @@ def write_data(doc: dict, device: str = "cpu") -> Path:
 def merge_data(doc: dict, device: str = "cpu") -> dict:
     """The committed data of ``doc``'s release with the cells of ``doc`` replacing or adding to its own.
 
-    For a partial measurement (``defects4warp builtins --only ...``): every cell the
+    For a partial measurement (``defects4warp maint builtins --only ...``): every cell the
     committed file holds and ``doc`` does not is kept as it is; the header (registry
     counts) is the committed one.
 

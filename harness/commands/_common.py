@@ -350,18 +350,6 @@ def _refuse_dash(path, option: str, why: str) -> None:
 WRITTEN_AS_IT_GOES = "this verb writes its JSON as it goes (a run killed midway keeps what finished)"
 
 
-def deprecated_alias(old: str, new: str, dest: str):
-    """A hidden flag ``old`` kept for old scripts: it warns once and stands
-    for ``new`` (the command reads it as ``dest``)."""
-
-    def warn(ctx, param, value):
-        if value:
-            err_console.print(f"[yellow]{old} is deprecated; use {new}[/yellow]")
-        return value
-
-    return click.option(old, dest, is_flag=True, hidden=True, callback=warn, expose_value=True)
-
-
 def _read_json(path, key: str, what: str) -> dict:
     try:
         with open(path) as f:
@@ -633,14 +621,29 @@ def _executor(kind: str, jobs: int, scheduler, workers):
     return ex
 
 
-__all__ += ["Terminated", "on_sigterm", "interrupted_note", "on_interrupt", "written_at_end", "SIGINT_EXIT", "EngineFailed", "CONTRACT_HINT", "_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
-            "deprecated_alias", "WARP_HELP", "progress_opt"]
+__all__ += ["MOVED_TO_MAINT", "Terminated", "on_sigterm", "interrupted_note", "on_interrupt", "written_at_end", "SIGINT_EXIT", "EngineFailed", "CONTRACT_HINT", "_preflight", "_preflight_releases", "bundled_program", "ProgramPath", "scale_opts", "_store", "_executor", "_write_json", "warp_option", "json_option", "markdown_option", "_one_stdout", "_refuse_dash", "WRITTEN_AS_IT_GOES",
+            "WARP_HELP", "progress_opt"]
+
+
+#: verbs that moved under ``defects4warp maint`` (issue 31): the old top-level spelling is no alias,
+#: it fails as a usage error (exit 2) naming the new spelling
+MOVED_TO_MAINT = ("builtins", "capture-table", "fit-weights", "index", "mutate", "new-case", "pages")
 
 
 class MainGroup(click.Group):
     """The group: a verb interrupted by SIGTERM or Ctrl-C says so on standard error, with what the verb
     said it leaves behind (:func:`on_interrupt`; nothing more when it said nothing), unless the verb has
-    already reported it, then exits as a shell reports the signal: 143 for SIGTERM, 130 for SIGINT."""
+    already reported it, then exits as a shell reports the signal: 143 for SIGTERM, 130 for SIGINT.
+
+    A maintainers' verb spelt at the top level (:data:`MOVED_TO_MAINT`, e.g. ``defects4warp pages``)
+    is a usage error (exit 2) that names its new spelling, ``defects4warp maint pages``; it runs nothing."""
+
+    def resolve_command(self, ctx, args):
+        name = click.utils.make_str(args[0]) if args else None
+        if name in MOVED_TO_MAINT and self.get_command(ctx, name) is None:
+            raise click.UsageError(f"No such command '{name}': `{name}` moved: use `defects4warp maint {name}` "
+                                   "(maintainers' tools live under `defects4warp maint`).", ctx)
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx):
         try:

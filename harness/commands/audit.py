@@ -35,9 +35,10 @@ def _alias(ctx, param, value):
               help="Program audit of a module of a package, run as `python -m PKG.MODULE` would run it from the "
                    "current folder (a training script inside a package that imports it), as for `diagnose -m`.")
 @warp_option(many=True, default_help="none: give --warp FROM,TO (or --from and --to)")
-@click.option("--from", "from_", default=None, metavar="VERSION", callback=_alias,
-              help="Alias: --from A --to B is --warp A,B.")
-@click.option("--to", "to", default=None, metavar="VERSION", callback=_alias, help="Alias, see --from.")
+@click.option("--from", "from_", default=None, metavar="FROM", callback=_alias,
+              help="With --to: same as --warp FROM,TO (the release you upgrade from).")
+@click.option("--to", "to", default=None, metavar="TO", callback=_alias,
+              help="With --from: same as --warp FROM,TO (the release you upgrade to).")
 @click.option("--bisect", type=click.Choice(["all", "prepared", "none"]), default="all", show_default=True,
               help="Program audit: where the gradient changes between two releases with supported releases in "
                    "between, bisect over all of them (environments created on demand), over those already "
@@ -83,7 +84,7 @@ def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_js
     access patterns its kernels use whose measured adjoint changed there, the
     changelog entries, and one line for an upgrade ticket. A release that fails
     does not stop the others; exits 1 when the program ran on no release.
-    `--from A --to B` is an alias of `--warp A,B`."""
+    `--from FROM --to TO` is the same as `--warp FROM,TO`."""
     if module is not None:
         # `audit -m pkg.train --warp A,B -- --iters 3`: after `--` click gives the first word to PATH
         script_args = ((path,) if path is not None else ()) + tuple(script_args)

@@ -1,4 +1,4 @@
-"""``defects4warp builtins``: adjoint conformance of Warp's builtins, release by release."""
+"""``defects4warp maint builtins``: adjoint conformance of Warp's builtins, release by release."""
 
 from __future__ import annotations
 
@@ -30,15 +30,13 @@ def checkout_root():
               help="Maintainers, in a source checkout, before committing: also overwrite the package's committed "
                    "results harness/data/builtins/<release>-<device>.json (what the engine's release probe reads) "
                    "and regenerate docs/builtins.md. Refused for an installed package.")
-@click.option("--data/--no-data", "old_data", default=None, hidden=True,
-              help="Old name of --write-package-data.")
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing batches from the result store.")
 @click.option("--only", "only_spec", default=None, metavar="NAME[,..]",
               help="Measure only these builtins (names as in docs/builtins.md: tile_max, div, [component_add]) "
                    "or overload ids (div(float32,vec4f)); with --write-package-data their cells replace those of the committed "
                    "data of each release, the other cells are kept.")
 @results_opt
-def cmd(warp, device, json_path, write_package_data, old_data, fresh, only_spec, results_path):
+def cmd(warp, device, json_path, write_package_data, fresh, only_spec, results_path):
     """Compare the tape's adjoint of every float builtin overload with finite
     differences, on each release: agrees, wrong, zero, build_error or absent.
     Releases already in the result store are reused (--fresh to measure again)."""
@@ -47,10 +45,6 @@ def cmd(warp, device, json_path, write_package_data, old_data, fresh, only_spec,
     from ..envs import ReleaseEnvError, python_for
     from ..runner import installed_warp_version
 
-    if old_data is not None:
-        err_console.print("[yellow]--data is deprecated: it writes the package's committed data; "
-                          "use --write-package-data[/yellow]")
-        write_package_data = write_package_data or old_data
     if write_package_data and checkout_root() is None:
         from ..paths import PACKAGE_DIR
 

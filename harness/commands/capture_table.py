@@ -1,4 +1,4 @@
-"""``defects4warp capture-table``: the capture on every script variant (:mod:`defects4warp.capture_table`)."""
+"""``defects4warp maint capture-table``: the capture on every script variant (:mod:`defects4warp.capture_table`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ._common import (
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=float,
               help="Seconds one variant's capture may take.")
 @click.option("--conversions", "conversions_json", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Take the captures from a `python -m defects4warp.conversion --json` file instead of measuring.")
+              help="Take the captures from a `defects4warp maint conversion --json` file instead of measuring.")
 @click.option("--run", "run_json", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A `run --programs scripts --json` file: seconds per diagnosis and the engine's verdicts.")
 @click.option("--validation", "validation_json", type=click.Path(exists=True, dir_okay=False), default=None,

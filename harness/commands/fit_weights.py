@@ -1,4 +1,4 @@
-"""``defects4warp fit-weights``: fit the reference engine's evidence table."""
+"""``defects4warp maint fit-weights``: fit the reference engine's evidence table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``defects4warp index``: write or check corpus/INDEX.md (see :mod:`defects4warp.index`)."""
+"""``defects4warp maint index``: write or check corpus/INDEX.md (see :mod:`defects4warp.index`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def cmd(corpus, check):
 
     if not check and installed_copy(root):
         raise click.UsageError(f"{root} is the bundled corpus of the installed package: it is not rewritten "
-                               "(`index --check` reads it; `index --corpus DIR` writes a corpus of yours)")
+                               "(`maint index --check` reads it; `maint index --corpus DIR` writes a corpus of yours)")
     cases, errors = load_corpus(root)
     for e in errors:
         click.echo(f"case format error {e}", err=True)
@@ -35,7 +35,7 @@ def cmd(corpus, check):
     if check:
         current = path.read_text(encoding="utf-8") if path.is_file() else ""
         if current != text:
-            click.echo(f"{path} is out of date: run `defects4warp index`", err=True)
+            click.echo(f"{path} is out of date: run `defects4warp maint index`", err=True)
             sys.exit(1)
         click.echo(f"{path}: up to date ({len(cases)} cases)")
         sys.exit(1 if errors else 0)

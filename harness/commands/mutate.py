@@ -1,4 +1,4 @@
-"""``defects4warp mutate``: bug injection by mutation operators (docs/mutation.md)."""
+"""``defects4warp maint mutate``: bug injection by mutation operators (docs/mutation.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ._common import ProgramPath, _emit, _one_stdout, _write_json, deprecated_alias, json_option, markdown_option, warp_option
+from ._common import ProgramPath, _emit, _one_stdout, _write_json, json_option, markdown_option, warp_option
 
 
 #: The old single-command flags and the subcommand that replaced each (for a clear usage error).
@@ -27,16 +27,16 @@ class _MutateGroup(click.Group):
             for a in args:
                 if a.split("=", 1)[0] in LEGACY:
                     raise click.UsageError(f"`mutate {a.split('=', 1)[0]}` is now a subcommand: "
-                                           f"`defects4warp mutate {LEGACY[a.split('=', 1)[0]]}`", ctx)
+                                           f"`defects4warp maint mutate {LEGACY[a.split('=', 1)[0]]}`", ctx)
             if os.path.isdir(args[0]):
-                raise click.UsageError(f"to mutate a program, use `defects4warp mutate generate {args[0]}`", ctx)
+                raise click.UsageError(f"to mutate a program, use `defects4warp maint mutate generate {args[0]}`", ctx)
         return super().parse_args(ctx, args)
 
 
 manifest_opt = click.option("--manifest", type=click.Path(dir_okay=False), default=None,
                             help="Manifest path (default mutants/manifest.yaml).")
 operators_opt = click.option("--operator", "operators", multiple=True,
-                             help="Operator name (repeatable; default: all; see `mutate list`).")
+                             help="Operator name (repeatable; default: all; see `defects4warp maint mutate list`).")
 
 
 def _check_operators(operators) -> None:
@@ -44,7 +44,7 @@ def _check_operators(operators) -> None:
 
     for o in operators:
         if o not in OPERATORS:
-            raise click.BadParameter(f"unknown operator {o!r}; see `defects4warp mutate list`", param_hint="'--operator'")
+            raise click.BadParameter(f"unknown operator {o!r}; see `defects4warp maint mutate list`", param_hint="'--operator'")
 
 
 @click.group(cls=_MutateGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,13 +52,13 @@ def cmd():
     """Inject labelled gradient bugs into correct Warp programs (docs/mutation.md).
 
     \b
-    defects4warp mutate list                                  # operators and the class each produces
-    defects4warp mutate generate PATH --operator drop_grad_zeroing [--out DIR]
-    defects4warp mutate admit --jobs 2 [--warp 1.19.0,1.16.0] # writes the manifest
-    defects4warp mutate merge a.yaml b.yaml [--redo OPERATOR] # combine admission manifests
-    defects4warp mutate summary [--markdown FILE]             # per-operator admission table
-    defects4warp mutate materialize DIR                       # the admitted tier as case folders
-    defects4warp mutate score run-a.json run-b.json           # per-operator mutation scores
+    defects4warp maint mutate list                            # operators and the class each produces
+    defects4warp maint mutate generate PATH --operator drop_grad_zeroing [--out DIR]
+    defects4warp maint mutate admit --jobs 2 [--warp 1.19.0,1.16.0] # writes the manifest
+    defects4warp maint mutate merge a.yaml b.yaml [--redo OPERATOR] # combine admission manifests
+    defects4warp maint mutate summary [--markdown FILE]       # per-operator admission table
+    defects4warp maint mutate materialize DIR                 # the admitted tier as case folders
+    defects4warp maint mutate score run-a.json run-b.json     # per-operator mutation scores
     """
 
 
@@ -113,15 +113,14 @@ def generate_cmd(path, operators, out):
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(min=1.0),
               help="Seconds per oracle run.")
 @click.option("--fresh", is_flag=True, help="Measure every program again instead of reusing the oracle result cache.")
-@deprecated_alias("--no-cache", "--fresh", "no_cache")
 @click.option("--programs", type=click.Choice(["auto", "adapters", "scripts", "all"]), default="auto",
               show_default=True, help="Which program of each corpus variant is a parent (scripts: the "
               "operators edit the user's script and its siblings; the oracle captures the Problem from it).")
-def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, no_cache, programs):
+def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, programs):
     """Run admission over every parent (each candidate mutant measured by the
     oracle on every release) and write the manifest."""
     _check_operators(operators)
-    _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout_s, fresh or no_cache, programs)
+    _admit(list(operators) or None, manifest, parents, max_sites or None, jobs, warp, timeout_s, fresh, programs)
 
 
 @cmd.command("merge")

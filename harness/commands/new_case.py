@@ -1,4 +1,4 @@
-"""``defects4warp new-case``."""
+"""``defects4warp maint new-case``."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def cmd(name, corpus):
 
     if corpus is None and installed_copy(default_corpus()):
         raise click.UsageError("the bundled corpus is part of the installed package; scaffold the case in a "
-                               "corpus folder of yours: defects4warp new-case NAME --corpus DIR")
+                               "corpus folder of yours: defects4warp maint new-case NAME --corpus DIR")
     try:
         path = scaffold(corpus or default_corpus(), name)
     except (ValueError, FileExistsError) as exc:

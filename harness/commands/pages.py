@@ -1,4 +1,4 @@
-"""``defects4warp pages``."""
+"""``defects4warp maint pages``."""
 
 from __future__ import annotations
 
@@ -174,15 +174,15 @@ def _write_or_check(root, releases, check: bool) -> None:
         console.print(f"{path}: not generated ({why})")
     left = missing_releases(releases, root)
     if left:
-        console.print(f"no committed validation for Warp {', '.join(left)} (`defects4warp pages --measure`)")
+        console.print(f"no committed validation for Warp {', '.join(left)} (`defects4warp maint pages --measure`)")
     left = unmeasured_releases(releases, root)
     if left:
         console.print(f"no engine file for Warp {', '.join(left)} "
-                      f"(`defects4warp pages --measure --warp {','.join(left)}`)")
+                      f"(`defects4warp maint pages --measure --warp {','.join(left)}`)")
     old = older_engine_releases(releases, root)
     if old:
         console.print(f"engine file from an older engine code for Warp {', '.join(old)} "
-                      f"(`defects4warp pages --measure --no-validate --warp {','.join(old)}`)")
+                      f"(`defects4warp maint pages --measure --no-validate --warp {','.join(old)}`)")
     if check:
         sys.exit(1 if stale else 0)
 
@@ -221,8 +221,8 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
     err_console.print(f"re-scored {written} engine file(s) in {time.perf_counter() - t0:.1f} s"
                       + (f"; {blocked} need measurements first" if blocked else ""))
     if blocked:  # the pages below would render files this code did not interpret: say so in the status
-        err_console.print("`defects4warp pages --neutral-check N` (a change meant to move no measurement) or "
-                          "`defects4warp pages --measure --no-validate --warp RELEASE` first", style="red")
+        err_console.print("`defects4warp maint pages --neutral-check N` (a change meant to move no measurement) or "
+                          "`defects4warp maint pages --measure --no-validate --warp RELEASE` first", style="red")
         sys.exit(1)
 
 
@@ -249,6 +249,6 @@ def _neutral(root, releases, corpus, cases_glob, sample, timeout_s, programs) ->
         else:
             moved = True
             err_console.print(f"Warp {rel}: the change moved measurements; nothing re-stamped "
-                              "(`defects4warp pages --measure --warp " + rel + "` measures the stale runs)")
+                              "(`defects4warp maint pages --measure --warp " + rel + "` measures the stale runs)")
     if moved:
         sys.exit(1)

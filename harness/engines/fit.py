@@ -1,4 +1,4 @@
-"""Fit the evidence table's weights from labelled runs (``defects4warp fit-weights``).
+"""Fit the evidence table's weights from labelled runs (``defects4warp maint fit-weights``).
 
 Data: JSON lines written by ``scripts/collect_evidence.py`` (one per run: the
 worker's measurement document, the release differential, the variant's

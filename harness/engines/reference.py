@@ -35,7 +35,7 @@ an explicit probe list (:data:`PROBES`; each probe is a module of
    without adjoint, builtins with documented adjoint defects and the release
    differential. No class name or weight is written in this module: the
    table holds them, each row with its source (hand-set v3, or fitted by
-   ``defects4warp fit-weights``, :mod:`defects4warp.engines.fit`). A diagnosis
+   ``defects4warp maint fit-weights``, :mod:`defects4warp.engines.fit`). A diagnosis
    carries the evidence it folded (``cited``) and, per top class, the
    evidence that raised it and the table's evidence for it that was not
    measured (``explanation``).

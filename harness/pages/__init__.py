@@ -2,7 +2,7 @@
 
 One table, :data:`defects4warp.pages.registry.PAGES`, says for each generated
 page (or generated block of a page with hand-written sections) which committed
-files it is rendered from and by which function. ``defects4warp pages``
+files it is rendered from and by which function. ``defects4warp maint pages``
 rewrites the pages from those files (nothing is measured), ``--check`` only
 compares (CI: the committed pages are what the committed data renders to), and
 ``--measure`` first fills in what is missing, one release at a time

@@ -17,5 +17,5 @@ def render_builtins(root: Path = ROOT) -> str:
     existing = _existing(root, "docs/builtins.md")
     _splice(existing, START, END, "", "docs/builtins.md")  # the page and its markers must be there
     docs = {r: load.__wrapped__(r, "cpu") for r in measured_releases("cpu")}
-    # the same page as `defects4warp builtins --write-package-data` writes (with the corpus cases table)
+    # the same page as `defects4warp maint builtins --write-package-data` writes (with the corpus cases table)
     return splice(existing, page_markdown(docs, cases=corpus_builtins()))

@@ -58,7 +58,7 @@ def _wrapped(render):
 
 def measure_command(release: str, what: str = "") -> str:
     """The command that measures ``release`` (quoted in pages where data is missing)."""
-    return f"`defects4warp pages --measure --warp {release}{what}`"
+    return f"`defects4warp maint pages --measure --warp {release}{what}`"
 
 
 def _f(x, digits=3):

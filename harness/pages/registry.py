@@ -22,10 +22,10 @@ from .versions import render_old_releases, render_version_matrix
 #: Generated pages (or parts) not rendered here, and why.
 NOT_GENERATED = {
     "docs/results.md (sections after the generated block)":
-        "the generated tier (mutants) is written from `defects4warp mutate` output that is not committed (the "
+        "the generated tier (mutants) is written from `defects4warp maint mutate` output that is not committed (the "
         "baseline engines are compared in docs/engines.md, generated)",
     "docs/engines.md (v4 fit, evidence and side-by-side tables)":
-        "they come from `fit-weights` and scripts/side_by_side.py runs whose inputs are not committed (their "
+        "they come from `defects4warp maint fit-weights` and scripts/side_by_side.py runs whose inputs are not committed (their "
         "outputs docs/data/fit-v4.json and fit-v4-evid.json are); the rule table and the comparison of the "
         "engines are generated",
 }
@@ -40,7 +40,7 @@ class Page:
     sources: str
 
 
-#: The pages ``defects4warp pages`` writes and checks.
+#: The pages ``defects4warp maint pages`` writes and checks.
 PAGES = (
     Page("docs/version-matrix.md", render_version_matrix, " + ".join(VALIDATION_GLOBS)),
     Page("docs/release-matrix.md", render_release_matrix, "docs/data/engine-*.json + the validation JSON"),
@@ -88,7 +88,7 @@ def check_pages(root: Path = ROOT, *, diffs: dict | None = None, max_lines: int 
         if diffs is None:
             continue
         if committed is None:
-            diffs[p.path] = [f"(no committed {p.path}: `defects4warp pages` writes it)"]
+            diffs[p.path] = [f"(no committed {p.path}: `defects4warp maint pages` writes it)"]
             continue
         lines = list(difflib.unified_diff(committed.splitlines(), text.splitlines(), f"committed/{p.path}",
                                           f"generated/{p.path}", lineterm=""))

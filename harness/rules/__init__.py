@@ -27,6 +27,7 @@ decorate it, and add a firing and a clean snippet to the table of
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .registry import DEFAULT_SPECIFICITY, REGISTRY, Finding, Rule, findings_of, rule
@@ -104,3 +105,22 @@ def registry_table() -> str:
         rows.append(f"| `{r.name}` | {', '.join(f'`{c}`' for c in r.classes)} | {r.specificity:g} | "
                     f"{gate} | {'yes' if r.observed else ''} | {r.summary.replace('|', '/')} |")
     return "\n".join(rows)
+
+
+#: the markers around the generated registry table in docs/engines.md
+BEGIN, END = "<!-- rules-table -->", "<!-- /rules-table -->"
+
+
+def write_registry_table(path) -> None:
+    """Replace the text between :data:`BEGIN` and :data:`END` in the file ``path``
+    with :func:`registry_table` (what ``defects4warp maint rules --write PATH`` does;
+    ``maint pages`` rewrites docs/engines.md the same way).
+
+    Raises ValueError when the file holds no such markers (nothing is written)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    pat = re.compile(re.escape(BEGIN) + r"\n(?:.*?\n)?" + re.escape(END), re.S)
+    if not pat.search(text):
+        raise ValueError(f"{path}: no {BEGIN} ... {END} markers")
+    table = registry_table()
+    path.write_text(pat.sub(lambda _m: f"{BEGIN}\n{table}\n{END}", text, count=1), encoding="utf-8")
