@@ -117,7 +117,7 @@ def load_yaml(text: str):
 
     Same documents and errors (:class:`yaml.YAMLError` with ``problem_mark``) as ``yaml.safe_load``;
     about 10x faster on the corpus's case files (PyYAML's pure-Python scanner took 18 of the 28 s of a
-    ``defects4warp maint pages --check``, which loads the corpus several times).
+    ``defects4warp pages --check``, which loads the corpus several times).
     """
     import yaml
 
