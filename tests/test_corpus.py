@@ -10,7 +10,9 @@ from defects4warp.case import default_corpus, load_corpus
 from defects4warp.runner import installed_warp_version, plan
 from defects4warp.validate import validate_cases
 
-pytestmark = pytest.mark.slow
+# the first test's setup validates every selected case (about 5-9 minutes on 2 cores), over the suite's
+# per-test limit of 600 s; a hung variant is still killed by validate_cases' own 300 s limit
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 CASES, _ = load_corpus(default_corpus())
 WARP = installed_warp_version()
