@@ -231,7 +231,16 @@ def test_release_matrix_from_engine_files(tmp_path):
     doc["engine"]["code"] = code_digest()[:16]
     (root / "docs" / "data" / "engine-1.19.0.json").write_text(json.dumps(doc))
     text = render_release_matrix(root)
-    assert "1 of 2 releases (1.18.0) were measured with engine code 0123456789abcdef" in text
+    assert "1 of 2 releases (1.18.0) was measured with engine code 0123456789abcdef" in text
+    assert "`defects4warp maint pages --measure --no-validate --warp 1.18.0` measures it again." in text
+    # files from two older codes: two paragraphs with a blank line between (adjacent lines render as one)
+    doc["engine"]["code"] = "fedcba9876543210"
+    (root / "docs" / "data" / "engine-1.19.0.json").write_text(json.dumps(doc))
+    text = render_release_matrix(root)
+    first = text.index("1 of 2 releases (1.18.0) was measured with engine code 0123456789abcdef")
+    second = text.index("**Measured with an older engine:** 1 of 2 releases (1.19.0) was measured with engine code "
+                        "fedcba9876543210")
+    assert "\n\n**Measured with an older engine:**" in text[first:second + 40]
 
 
 def test_upgrade_audit_per_pair(tmp_path):

@@ -62,7 +62,8 @@ def _stale_engine_lines(docs: dict, have: list) -> list:
     """Lines naming the releases whose engine file was measured by a built-in
     engine whose code differs from the code this checkout ships
     (:func:`defects4warp.store.code_digest`, first 16 hex digits), with the
-    command that re-measures them; empty when every file is current."""
+    command that re-measures them: one paragraph per older code, each
+    followed by a blank line; empty when every file is current."""
     now = code_digest()[:16]
     old = {}
     for r in have:
@@ -73,11 +74,13 @@ def _stale_engine_lines(docs: dict, have: list) -> list:
         return []
     L = []
     for code, rs in old.items():
-        L.append(f"**Measured with an older engine:** {len(rs)} of {len(have)} releases ({', '.join(rs)}) were "
-                 f"measured with engine code {code}, not the code this commit ships ({now}); their answers may "
-                 f"differ from the shipped engine's. `defects4warp maint pages --measure --no-validate --warp "
-                 f"{','.join(rs)}` measures them again.")
-    return L + [""]
+        # one paragraph per older code, a blank line after each: adjacent lines would render as one paragraph
+        were, their, them = ("was", "its", "it") if len(rs) == 1 else ("were", "their", "them")
+        L += [f"**Measured with an older engine:** {len(rs)} of {len(have)} releases ({', '.join(rs)}) {were} "
+              f"measured with engine code {code}, not the code this commit ships ({now}); {their} answers may "
+              f"differ from the shipped engine's. `defects4warp maint pages --measure --no-validate --warp "
+              f"{','.join(rs)}` measures {them} again.", ""]
+    return L
 
 
 @_wrapped
