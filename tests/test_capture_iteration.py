@@ -124,3 +124,54 @@ def test_an_inner_solve_is_inside_the_iteration(shape, param):
         assert p.per_iteration == 5
         assert p.objective() == pytest.approx(float(np.sum((th * u - t) ** 2)), rel=1e-5)
         np.testing.assert_allclose(p.gradient()["th"], 2 * (th * u - t) * u, rtol=1e-4)
+
+
+# -- params kept in two buffers swapped at each update ------------------------------------------------
+
+
+def test_an_update_into_the_other_buffer_ends_the_iteration():
+    from defects4warp.capture.iteration import successor_written, updated_owners
+
+    grads = {"G0": "A0", "G1": "A1", "G2": "A2"}
+    shapes = {"A0": (4,), "A1": (4,), "A2": (1,), "S": (4,)}
+    ev = [_ev(0, "backward"), _ev(1, "launch", reads=["A0", "G0"], writes=["A1"])]
+    assert successor_written(ev, 1, "A0", grads, (4,), shapes.get)
+    assert updated_owners(ev, 0, grads, set(), lambda lab: False, [], shapes.get) == {"A0"}
+    # the written array has no .grad (an optimiser's moment buffer), another shape, or the launch is taped
+    scratch = [_ev(0, "backward"), _ev(1, "launch", reads=["A0", "G0"], writes=["S"])]
+    assert updated_owners(scratch, 0, grads, set(), lambda lab: False, [], shapes.get) == set()
+    loss = [_ev(0, "backward"), _ev(1, "launch", reads=["A0", "G0"], writes=["A2"])]
+    assert not successor_written(loss, 1, "A0", grads, (4,), shapes.get)
+    taped = [_ev(0, "backward"), _ev(1, "launch", reads=["A0", "G0"], writes=["A1"], tape="T1")]
+    assert not successor_written(taped, 1, "A0", grads, (4,), shapes.get)
+    # a launch that writes the other buffer without reading this one's gradient is no update of it
+    other = [_ev(0, "backward"), _ev(1, "grad_numpy", array="A0", grad="G0"), _ev(2, "launch", reads=["A1"], writes=["A1"])]
+    assert not successor_written(other, 1, "A0", grads, (4,), shapes.get)
+
+
+@pytest.mark.slow
+def test_params_in_swapped_buffers_are_captured_at_every_iteration():
+    from defects4warp.capture.core import capture_problem
+
+    folder = TRIALS / "swapped_buffers"
+    w, g = W0.copy(), None
+    for k in (1, 2, 3):
+        p = capture_problem(folder, ScriptSpec(entry="train.py", iteration=k), "cpu", timeout_s=60,
+                            check_determinism=False)
+        g = 2 * (w * X - Y) * X
+        (name,) = list(p.params)
+        assert name == ("wa" if k % 2 else "wb")  # the buffer the script calls wa in iteration k
+        np.testing.assert_allclose(p.gradient()[name], g, rtol=1e-5, atol=1e-6)
+        assert p.objective() == pytest.approx(float(np.sum((w * X - Y) ** 2)), rel=1e-6)
+        w = w - 0.05 * g
+    # --param names the variable; in iteration 2 that is the buffer allocated for wb
+    p = capture_problem(folder, ScriptSpec(entry="train.py", iteration=2, params=["wa"]), "cpu", timeout_s=60,
+                        check_determinism=False)
+    assert list(p.params) == ["wb"]
+    np.testing.assert_allclose(p.gradient()["wb"], [0.0, -3.6, 5.4, 1.95], rtol=1e-5, atol=1e-6)
+    said = " ".join(p.capture_summary()["assumptions"])
+    assert "two buffers and swaps them" in said and "train.py:31" in said
+    # no zeroing: the third iteration's gradient adds the first one's (the same buffer's .grad)
+    bad = capture_problem(folder, ScriptSpec(entry="train.py", args=["--zero", "none"], iteration=3), "cpu",
+                          timeout_s=60, check_determinism=False)
+    np.testing.assert_allclose(bad.gradient()["wa"], [0.0, -8.16, 10.86, 3.90125], rtol=1e-5, atol=1e-6)

@@ -238,8 +238,9 @@ def _choose_params(cap, spec, run, tr):
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
     candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)
     if spec.params:
+        grads = {lab: info["grad_of"] for lab, info in rec_arrays.items() if info.get("grad_of") is not None}
         chosen = _override_params(spec, objs, site_of, reads | writes, k, lambda site: _site_name(cap, run, site),
-                                  candidates)
+                                  candidates, events, grads)
     else:
         chosen = [dict(c, chosen_by="capture") for c in candidates if c["why_not"] is None]
     if not chosen:
@@ -365,6 +366,13 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
             f"but the tape does not record it (Warp {wp.config.version}; Warp 1.0.2 records no copy, later releases "
             f"only one whose source and destination both have a .grad): no adjoint flows back through it, as in "
             f"the script")
+    for c in chosen:
+        if c.get("followed"):
+            cap.summary["assumptions"].append(
+                f"--param names the array allocated at {format_site(*c['followed']['site'])}, which is no param of "
+                f"iteration {spec.iteration}: the script keeps that param in two buffers and swaps them at each "
+                f"update, so in this iteration it is the buffer allocated at {format_site(*c['site'])} (named "
+                f"{c['name']} here)")
     cap.carried = [f["data"]["param"] for f in cap.summary["findings"] if f["id"] == "grad_carried"]
     if cap.carried:
         cap.summary["assumptions"].append(

@@ -209,10 +209,16 @@ def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run
     return candidates, []
 
 
-def _override_params(spec, objs, site_of, used_labels, k, name_of=None, candidates=()):
+def _override_params(spec, objs, site_of, used_labels, k, name_of=None, candidates=(), events=None, grads=None):
     """The params named by ``--param`` (``spec.params``): allocation sites, or variable names matched with
     ``name_of(site) -> name`` among the arrays the iteration uses; CaptureError when one names no array the
-    iteration uses, or one without requires_grad."""
+    iteration uses, or one without requires_grad.
+
+    A param kept in two buffers that the script swaps at each update (``step(pa, pa.grad) -> pb; pa, pb = pb,
+    pa``) is allocated at one site but lives in the other buffer in every second iteration: when the named
+    array is no param of this iteration (``candidates``' ``why_not``) and exactly one param candidate is linked
+    to it by such an update in the trace ``events`` (:func:`_swap_partner`; ``grads``: ``{grad label: owner}``),
+    that buffer is the param, and its entry says so (``followed``)."""
     chosen = []
     for want in spec.params:
         if is_param_name(want):
@@ -233,8 +239,39 @@ def _override_params(spec, objs, site_of, used_labels, k, name_of=None, candidat
         lab, o = hit[0]
         if not getattr(o, "requires_grad", False):
             raise CaptureError(f"{spec.entry}: --param {want}: the array allocated there has requires_grad=False")
-        chosen.append({"label": lab, "site": site_of[lab], "consumed": None, "obj": o, "chosen_by": "--param"})
+        entry = {"label": lab, "site": site_of[lab], "consumed": None, "obj": o, "chosen_by": "--param"}
+        partner = _swap_partner(lab, candidates, events, grads) if events is not None and grads else None
+        if partner is not None:
+            entry = {"label": partner["label"], "site": partner["site"], "consumed": None, "obj": partner["obj"],
+                     "chosen_by": "--param", "followed": {"named": lab, "site": site_of[lab]}}
+        chosen.append(entry)
     return chosen
+
+
+def _swap_partner(label, candidates, events, grads):
+    """The param candidate that holds the param named ``label`` in this iteration when the script keeps it in
+    two buffers swapped at each update, or None: ``label`` itself is no param here (its candidate entry has a
+    ``why_not``), and exactly one param candidate (``why_not`` None) of its shape is written by an update launch
+    outside any tape that reads ``label``'s ``.grad``, or writes ``label`` reading its own (the update
+    :func:`defects4warp.capture.iteration.successor_written` sees)."""
+    mine = next((c for c in candidates if c["label"] == label), None)
+    if mine is None or mine["why_not"] is None:
+        return None
+    shape = getattr(mine["obj"], "shape", None)
+    linked = []
+    for c in candidates:
+        if c["why_not"] is not None or c["label"] == label or getattr(c["obj"], "shape", None) != shape:
+            continue
+        if _writes_to(events, label, c["label"], grads) or _writes_to(events, c["label"], label, grads):
+            linked.append(c)
+    return linked[0] if len(linked) == 1 else None
+
+
+def _writes_to(events, src, dest, grads):
+    """Whether a launch outside any tape reads ``src``'s ``.grad`` and writes ``dest``."""
+    mine = {g for g, o in grads.items() if o == src}
+    return any(ev["kind"] == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
+               and mine & set(ev.get("reads") or ()) and dest in (ev.get("writes") or ()) for ev in events)
 
 
 def _program_modules(cap) -> list:

@@ -138,12 +138,53 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
         if o in out:
             continue
         want = shape_of(o) if shape_of is not None else None
+        if successor_written(events, first, o, grads, want, shape_of):
+            out.add(o)
+            continue
         if any(seq >= first and (want is None or tuple(shape) == tuple(want)) for seq, shape in allocs):
             out.add(o)
             continue
         if not traced_write and changed(o):
             out.add(o)
     return out
+
+
+def successor_written(events, first: int, owner: str, grads: dict, want=None, shape_of=None) -> bool:
+    """Whether a launch outside any tape block, at or after seq ``first``, reads ``owner``'s ``.grad`` and writes
+    another ``requires_grad`` array of ``owner``'s shape: the update of a param kept in two buffers, the new
+    values written into the other one, which the script then uses in its place (``step(pa, pa.grad) -> pb;
+    pa, pb = pb, pa``). The written array counts only if it has a ``.grad`` of its own (a ``grads`` owner) and,
+    with ``shape_of`` and ``want`` given, ``shape_of(label) == want``; a launch writing only a scratch array
+    without ``requires_grad`` (an optimiser's moment buffer) is no such update.
+
+    Parameters
+    ----------
+    events : list of dict
+        The live trace's events (module docstring).
+    first : int
+        Seq of the owner's first gradient use since the previous backward (:func:`consumed_owners`).
+    owner : str
+        The owner's label.
+    grads : dict
+        ``{grad label: owner label}`` (:func:`grad_labels`).
+    want : tuple, optional
+        The owner's shape.
+    shape_of : callable, optional
+        ``shape_of(label) -> tuple or None``.
+    """
+    mine = {g for g, o in grads.items() if o == owner}
+    owners = set(grads.values())
+    for ev in events[first:]:
+        if ev["kind"] != "launch" or ev.get("tape") is not None or ev.get("active_tape") is not None:
+            continue
+        if not mine & set(ev.get("reads") or ()):
+            continue
+        for d in ev.get("writes") or ():
+            if d == owner or d not in owners:
+                continue
+            if want is None or shape_of is None or tuple(shape_of(d) or ()) == tuple(want):
+                return True
+    return False
 
 
 class ValueSnapshots:
