@@ -9,7 +9,7 @@ An *overload spec* is a JSON-able dict::
     {"id": "add(vec3f,vec3f)", "builtin": "add", "family": "vector",
      "args": [["a", "vec3f"], ["b", "vec3f"]], "ret": "vec3f",
      "dtype": "float32", "differentiable": True | False | None,
-     "template": "call" | "<access pattern or tile template>"}
+     "template": "call" | "<access pattern>" | "tile:<reduction>" | "tile_write:<write>"}
 
 Each is measured by generating one kernel that applies the builtin at ``P``
 random points of its domain (:data:`DOMAINS`), seeding the output adjoint
