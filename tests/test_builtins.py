@@ -284,3 +284,79 @@ def test_builtins_command_writes_no_data_without_the_data_flag(tmp_path, monkeyp
     res = CliRunner().invoke(main, ["maint", "builtins", "--warp", "1.19.0", "--only", "frac",
                                     "--results", str(tmp_path / "r")])
     assert res.exit_code == 0 and "matches no overload" in res.output
+
+
+SLICE_CELLS = [f"[{p}]({d})" for p in ("slice_row_read", "slice_plane_read", "slice_line_read")
+               for d in ("float32", "float64")]
+TILE_WRITE_CELLS = ["[tile_element_write](float32)", "[tile_element_write](float64)",
+                    "[tile_vector_component_write](vec3f)", "[tile_vector_component_write](vec3d)",
+                    "[tile_matrix_element_write](mat22f)", "[tile_matrix_element_write](mat22d)"]
+
+
+def test_slice_and_tile_write_templates_generate_the_access_they_name():
+    from defects4warp.builtins import suite
+
+    by = {s["id"]: s for s in suite.enumerate_specs()}
+    assert set(SLICE_CELLS + TILE_WRITE_CELLS) <= set(by)
+    # the slice is taken inside the kernel from an input of the pattern's dimension, then read by element
+    src = "\n".join(suite.kernel_source(0, by["[slice_line_read](float64)"]))
+    assert "a0: wp.array(dtype=wp.float64, ndim=3)" in src and "    s = a0[i, 1]" in src
+    assert "s[0] * s[0] + wp.float64(3.0) * s[1]" in src
+    src = "\n".join(suite.kernel_source(0, by["[slice_plane_read](float32)"]))
+    assert "ndim=3" in src and "    s = a0[i]" in src and "s[0, 1] * s[1, 0]" in src
+    assert "ndim=2" in "\n".join(suite.kernel_source(0, by["[slice_row_read](float32)"]))
+    # the tile write replaces one scalar of the first element of a loaded tile, which is then stored
+    src = suite.kernel_source(3, by["[tile_matrix_element_write](mat22d)"])
+    assert src[-3:] == [f"    t = wp.tile_load(a0, shape={suite.TILE_N})", "    t[0][0, 1] = wp.float64(3.0) * a1[0]",
+                        "    wp.tile_store(y, t)"]
+    assert "    t[0][1] = wp.float32(3.0) * a1[0]" in suite.kernel_source(0, by["[tile_vector_component_write](vec3f)"])
+    assert "    t[0] = wp.float32(3.0) * a1[0]" in suite.kernel_source(0, by["[tile_element_write](float32)"])
+
+
+def test_slice_and_tile_write_cases_shape_their_inputs_per_point():
+    from defects4warp.builtins import suite
+
+    by = {s["id"]: s for s in suite.enumerate_specs()}
+    rng = np.random.default_rng(0)
+    c = suite.Case(by["[slice_plane_read](float64)"], None, rng, 3, "cpu")
+    (_, _, vals), = c.args
+    assert vals.shape == (3, 4) and c.y0 is None  # every element of the 2x2 plane is a coordinate
+    arr, = c._wp_arrays([vals], False)
+    assert arr.shape == (3, 2, 2) and np.array_equal(arr.numpy().reshape(3, 4), vals)
+    # one launch of TILE_N threads: a point per tile element, the matrix and the scalar as two inputs
+    c = suite.Case(by["[tile_matrix_element_write](mat22f)"], None, rng, 3, "cpu")
+    assert c.points == suite.TILE_N and [v.shape for (_, _, v) in c.args] == [(suite.TILE_N, 4), (suite.TILE_N, 1)]
+    assert c.W.shape == (suite.TILE_N, 4)
+
+
+def test_committed_slice_and_tile_write_cells_flag_each_release_before_its_fix_and_none_after():
+    # changelog 1.2.0-50 (in-kernel slices) and tile-scalar-write-adjoint (shipped in 1.17.0)
+    assert {c: builtins.load("1.1.0")["cells"][c]["state"] for c in SLICE_CELLS} == dict.fromkeys(SLICE_CELLS, "zero")
+    assert {c: builtins.load("1.2.2")["cells"][c]["state"] for c in SLICE_CELLS} == dict.fromkeys(SLICE_CELLS, "agrees")
+    before = builtins.load("1.16.0")["cells"]
+    assert {c: before[c]["state"] for c in TILE_WRITE_CELLS} == dict.fromkeys(TILE_WRITE_CELLS, "wrong")
+    assert {c: builtins.load("1.17.0")["cells"][c]["state"] for c in TILE_WRITE_CELLS} == \
+        dict.fromkeys(TILE_WRITE_CELLS, "agrees")
+    # the defect: the replaced entry (m[0][0, 1], flattened index 1) keeps its weight as adjoint, FD is 0;
+    # x[0] (the last coordinate) is right
+    pt = before["[tile_matrix_element_write](mat22d)"]["points"][0]
+    assert pt["fd"][1] == 0.0 and abs(pt["ad"][1]) > 0.5 and pt["ad"][4] == pytest.approx(pt["fd"][4], rel=1e-6)
+    # no finding where Warp is right: every flagged release precedes the fix
+    from packaging.version import Version
+
+    for cells, fixed in ((SLICE_CELLS, "1.2.0"), (TILE_WRITE_CELLS, "1.17.0")):
+        for r in builtins.measured_releases():
+            doc = builtins.load(r)["cells"]
+            flagged = [c for c in cells if doc.get(c, {}).get("state") in builtins.DEFECT_STATES]
+            assert not flagged or Version(r) < Version(fixed), (r, flagged)
+            if Version(r) >= Version(fixed):
+                assert all(doc[c]["state"] == "agrees" for c in cells), r
+
+
+@pytest.mark.slow
+def test_slice_and_tile_write_templates_agree_on_the_installed_release():
+    from defects4warp.builtins import suite
+
+    by = {s["id"]: s for s in suite.enumerate_specs()}
+    cells = suite.measure([by[c] for c in SLICE_CELLS + TILE_WRITE_CELLS[::2]])
+    assert {c: v["state"] for c, v in cells.items()} == dict.fromkeys(SLICE_CELLS + TILE_WRITE_CELLS[::2], "agrees")

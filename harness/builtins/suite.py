@@ -9,7 +9,7 @@ An *overload spec* is a JSON-able dict::
     {"id": "add(vec3f,vec3f)", "builtin": "add", "family": "vector",
      "args": [["a", "vec3f"], ["b", "vec3f"]], "ret": "vec3f",
      "dtype": "float32", "differentiable": True | False | None,
-     "template": "call" | "<access pattern or tile template>"}
+     "template": "call" | "<access pattern>" | "tile:<reduction>" | "tile_write:<write>"}
 
 Each is measured by generating one kernel that applies the builtin at ``P``
 random points of its domain (:data:`DOMAINS`), seeding the output adjoint
@@ -373,11 +373,22 @@ ACCESS = {
     # two in-place adds on an element of a vector type outside Warp's atomic types (length 9)
     "vec9_element_add_twice": ["y[i] += R(" + ", ".join(["x[i]"] * 9) + ")",
                                "y[i] += R(" + ", ".join(["2.0 * x[i]"] * 9) + ")"],
+    # a slice taken inside the kernel (``x`` has more than one dimension, :data:`ACCESS_ARRAY`) and
+    # read by element: the slice is a view whose adjoint must reach ``x`` (the row of a 2-D array,
+    # the plane of a 3-D array read with two indices, the line of a 3-D array taken with two indices)
+    "slice_row_read": ["s = x[i]", "y[i] = s[0] * s[0] + 3.0 * s[1]"],
+    "slice_plane_read": ["s = x[i]", "y[i] = s[0, 1] * s[1, 0] + 2.0 * s[1, 1] + 3.0 * s[0, 0]"],
+    "slice_line_read": ["s = x[i, 1]", "y[i] = s[0] * s[0] + 3.0 * s[1]"],
 }
+#: Trailing shape of ``x`` for the access patterns whose input has more than one dimension (``x``
+#: is then ``wp.array(dtype=<float>, ndim=1 + len(shape))`` of shape ``(points,) + shape``; every
+#: element is a coordinate of the finite differences).
+ACCESS_ARRAY = {"slice_row_read": (2,), "slice_plane_read": (2, 2), "slice_line_read": (2, 2)}
 #: Element type of ``y`` of an access pattern, without its scalar suffix (default ``vec3``;
 #: ``scalar``: ``y`` is an array of the pattern's float type, written without reading it first).
 ACCESS_RET = {"local_matrix_write": "mat22", "local_matrix_add": "mat22", "local_alias": "scalar",
-              "ternary_load": "scalar", "element_write_add": "scalar", "vec9_element_add_twice": "vec9"}
+              "ternary_load": "scalar", "element_write_add": "scalar", "vec9_element_add_twice": "vec9",
+              "slice_row_read": "scalar", "slice_plane_read": "scalar", "slice_line_read": "scalar"}
 #: Family of an access pattern in the tables (default: ``local component`` for ``local_*``,
 #: ``array access`` otherwise).
 ACCESS_FAMILY = {"local_alias": "local variable"}
@@ -391,6 +402,17 @@ TILES = {
     "tile_map(sin)+tile_sum": "wp.tile_sum(wp.tile_map(wp.sin, t))",
 }
 TILE_N = 8
+#: Tile element writes: name -> (element type of the tile without its scalar suffix, or ``scalar``;
+#: the write). Each kernel loads a tile of ``TILE_N`` elements from ``m``, replaces one scalar of its
+#: first element with ``3 x[0]`` (``x`` a float array of the tile's scalar type) and stores the
+#: tile to ``y``: the replaced input entry must get no adjoint, ``x[0]`` three times its weight.
+#: Measured in float32 and float64 where the release has tiles (``tile_sum``); a release whose
+#: tiles take no element write records ``build_error``.
+TILE_WRITES = {
+    "tile_element_write": ("scalar", "t[0] = 3.0 * x[0]"),
+    "tile_vector_component_write": ("vec3", "t[0][1] = 3.0 * x[0]"),
+    "tile_matrix_element_write": ("mat22", "t[0][0, 1] = 3.0 * x[0]"),
+}
 #: Smallest gap between two elements of a tile input. The selecting reductions (``tile_max``,
 #: ``tile_min``, ``tile_argmax`` ...) have a kink wherever two elements tie, and the float32
 #: central difference of a coordinate straddles such a kink when the gap is below twice its step
@@ -413,7 +435,8 @@ def tile_values(rng) -> np.ndarray:
 
 
 def template_specs(reg):
-    """Specs of the access-pattern templates (always) and the tile templates (when ``tile_sum`` exists)."""
+    """Specs of the access-pattern templates (always) and the tile templates and tile element writes
+    (:data:`TILES`, :data:`TILE_WRITES`; when ``tile_sum`` exists)."""
     out = []
     for pat in ACCESS:
         for dt in ("float32", "float64"):
@@ -434,6 +457,12 @@ def template_specs(reg):
             out.append({"id": f"{name}(tile{TILE_N}f)", "builtin": base, "family": "tile",
                         "args": [["t", "float32"]], "ret": "float32", "dtype": "float32", "differentiable": diff,
                         "template": "tile:" + name})
+        for name, (elem, _) in TILE_WRITES.items():
+            for dt in ("float32", "float64"):
+                ret = dt if elem == "scalar" else elem + ("f" if dt == "float32" else "d")
+                out.append({"id": f"[{name}]({ret})", "builtin": f"[{name}]", "family": "tile",
+                            "args": [["m", ret], ["x", dt]], "ret": ret, "dtype": dt, "differentiable": None,
+                            "template": "tile_write:" + name})
     return out
 
 
@@ -455,18 +484,28 @@ def kernel_source(j: int, spec: dict) -> list:
             "    wp.tile_store(y, s)",
         ]
         return lines
+    if tpl.startswith("tile_write:"):
+        elem, stmt = TILE_WRITES[tpl[len("tile_write:"):]]
+        rt = f"T{j}_r"
+        lines += [f"{rt} = {type_expr(spec['ret'])}", "@wp.kernel",
+                  f"def k{j}(a0: wp.array(dtype={rt}), a1: wp.array(dtype=wp.{dt}), y: wp.array(dtype={rt})):",
+                  f"    t = wp.tile_load(a0, shape={TILE_N})",
+                  "    " + stmt.replace("3.0", f"wp.{dt}(3.0)").replace("x[0]", "a1[0]"),
+                  "    wp.tile_store(y, t)"]
+        return lines
     if tpl in ACCESS:
         rt = f"T{j}_r"
         # the bodies read a0 directly: an array alias (x = a0) does not build with its adjoint on
         # 1.1.0-1.8.1 (no array_t += in the adjoint: every access cell there was a build_error until
         # 2026-12-02), so each cell measures its access pattern alone
         lines += [f"{rt} = {type_expr(spec['ret'])}", "@wp.kernel",
-                  f"def k{j}(a0: wp.array(dtype=wp.{dt}), y: wp.array(dtype={rt})):",
+                  f"def k{j}(a0: wp.array(dtype=wp.{dt}{_ndim(tpl)}), y: wp.array(dtype={rt})):",
                   "    i = wp.tid()"]
         if tpl == "element_add":
             lines.append(f"    v = {rt}(wp.{dt}(1.0), wp.{dt}(2.0), wp.{dt}(3.0))")
         lines += ["    " + b.replace("2.0", f"wp.{dt}(2.0)").replace("3.0", f"wp.{dt}(3.0)").replace("4.0", f"wp.{dt}(4.0)")
-                  .replace("R(", f"{rt}(").replace("x[i]", "a0[i]") for b in ACCESS[tpl]]
+                  .replace("R(", f"{rt}(").replace("x[i]", "a0[i]").replace("x[i, ", "a0[i, ")
+                  for b in ACCESS[tpl]]
         return lines
     params, call = [], []
     for a, (k, s) in enumerate(spec["args"]):
@@ -481,6 +520,11 @@ def kernel_source(j: int, spec: dict) -> list:
     lines += ["@wp.kernel", f"def k{j}({', '.join(params)}):", "    i = wp.tid()",
               f"    y[i] = wp.{spec['builtin']}({', '.join(call)})"]
     return lines
+
+
+def _ndim(tpl: str) -> str:
+    """``, ndim=N`` for an access pattern whose input has :data:`ACCESS_ARRAY` dimensions, else ``""``."""
+    return f", ndim={1 + len(ACCESS_ARRAY[tpl])}" if tpl in ACCESS_ARRAY else ""
 
 
 def module_source(specs: list) -> str:
@@ -540,7 +584,11 @@ class Case:
         self.spec, self.kernel, self.device = spec, kernel, device
         tpl = spec["template"]
         self.tiled = tpl.startswith("tile:")
-        self.points = 1 if self.tiled else points
+        # a tile element write launches one block of TILE_N threads: one point per tile element
+        self.tile_write = tpl.startswith("tile_write:")
+        self.points = 1 if self.tiled else TILE_N if self.tile_write else points
+        # trailing shape of the input array of a multi-dimensional access pattern (ACCESS_ARRAY)
+        self.trailing = ACCESS_ARRAY.get(tpl)
         self.np_dt = np.float32 if spec["dtype"] == "float32" else np.float64
         self.args = []  # (index, type_str, values[points, n])
         for a, (k, s) in enumerate(spec["args"]):
@@ -548,6 +596,9 @@ class Case:
                 continue
             if self.tiled:
                 vals = tile_values(rng)
+            elif self.trailing:
+                k = int(np.prod(self.trailing))
+                vals = rng.uniform(0.5, 1.5, size=(self.points, k)) * rng.choice([-1.0, 1.0], size=(self.points, k))
             else:
                 vals = sample_arg(rng, spec["builtin"], a, s, self.points)
             self.args.append((a, s, vals))
@@ -567,8 +618,8 @@ class Case:
                                requires_grad=requires_grad)
             else:
                 T = eval(type_expr(s), {"wp": wp})
-                arr = wp.array(vals.astype(self.np_dt).reshape((self.points,) + (() if size_of(s) == 1 else
-                                                                                    _shape(s))),
+                trail = self.trailing or (() if size_of(s) == 1 else _shape(s))
+                arr = wp.array(vals.astype(self.np_dt).reshape((self.points,) + tuple(trail)),
                                dtype=T, device=self.device, requires_grad=requires_grad)
             out.append(arr)
         return out
@@ -584,7 +635,7 @@ class Case:
 
     def _launch(self, ins, y):
         wp = _wp()
-        if self.tiled:
+        if self.tiled or self.tile_write:
             wp.launch_tiled(self.kernel, dim=[1], inputs=ins + [y], block_dim=TILE_N, device=self.device)
         else:
             wp.launch(self.kernel, dim=self.points, inputs=ins + [y], device=self.device)
