@@ -175,3 +175,40 @@ def test_params_in_swapped_buffers_are_captured_at_every_iteration():
     bad = capture_problem(folder, ScriptSpec(entry="train.py", args=["--zero", "none"], iteration=3), "cpu",
                           timeout_s=60, check_determinism=False)
     np.testing.assert_allclose(bad.gradient()["wa"], [0.0, -8.16, 10.86, 3.90125], rtol=1e-5, atol=1e-6)
+
+
+def test_a_read_before_the_update_belongs_to_the_previous_iteration():
+    # A0 the param, A1 its .grad, A5 an anchor copied from the param between the backward and the update
+    from defects4warp.capture.iteration import injection_step
+
+    grads = {"A1": "A0"}
+    ev = [_ev(0, "backward"),
+          _ev(1, "host", op="copy", src="A0", dest="A5"),
+          _ev(2, "launch", reads=["A0", "A1"], writes=["A0"]),
+          _ev(3, "launch", reads=["A0", "A5"], writes=["A6"], tape="T2")]
+    steps = [0, 1, 2, 3]  # one hooked call per event from seq 1 on
+    # the params are set after the update (call 2), not before the anchor's copy (call 1)
+    assert injection_step(ev, 1, 4, ["A0"], grads, steps, {}) == (3, 3, 3)
+    # a write that is no update (a launch reading no .grad) after a read leaves the first read the start
+    ev_plain = ev[:2] + [_ev(2, "launch", reads=["A7"], writes=["A0"])] + ev[3:]
+    assert injection_step(ev_plain, 1, 4, ["A0"], grads, steps, {}) == (0, 1, 1)
+
+
+def test_an_adjoint_copied_into_another_grad_is_handed_over():
+    # checkpoint segments: x0's .grad (G0) is copied into the next segment's end state's .grad (G2) before its
+    # backward; k (owner of G9) is the param its update consumes
+    from defects4warp.capture.discovery import _carried
+    from defects4warp.capture.iteration import handed_over, updated_owners
+
+    grads = {"G0": "X0", "G2": "XE", "G9": "K"}
+    ev = [_ev(0, "backward"), _ev(1, "grad_read", array="X0", grad="G0"),
+          _ev(2, "host", op="copy", src="G0", dest="G2"), _ev(3, "launch", reads=["K", "G9"], writes=["K"])]
+    assert handed_over(ev[:3], 0, grads, {"L"}) == {"X0"}
+    # a new requires_grad array of X0's shape allocated for the next segment is then no update of X0
+    assert updated_owners(ev[:3], 0, grads, {"L"}, lambda lab: False, [(3, (5,))], lambda lab: (5,)) == set()
+    # the same by a launch outside any tape writing the other .grad; not by one writing a plain array
+    ev_k = ev[:2] + [_ev(2, "launch", reads=["G0"], writes=["G2"])]
+    assert handed_over(ev_k, 0, grads, set()) == {"X0"}
+    assert handed_over(ev[:2] + [_ev(2, "launch", reads=["G0"], writes=["S"])], 0, grads, set()) == set()
+    arrays = {"G0": {"grad_of": "X0"}, "G2": {"grad_of": "XE"}, "G9": {"grad_of": "K"}, "X0": {}, "XE": {}, "K": {}}
+    assert _carried(ev, "X0", 1, arrays) and not _carried(ev, "K", 1, arrays)

@@ -44,14 +44,21 @@ def _consumed(events, label, start, stop, arrays=None):
 
 
 def _carried(events, label, start, arrays, later_seeds=()):
-    """Whether the .grad of ``label`` (or a copy of it) seeds a backward after ``start``: an adjoint handed
-    from one window's tape to the previous one, not a parameter's gradient."""
+    """Whether the .grad of ``label`` (or a copy of it) seeds a backward after ``start``, or is copied into
+    another array's .grad (by a host copy or a launch outside any tape): an adjoint handed from one window's
+    tape to the previous one, not a parameter's gradient."""
     derived = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") == label}
+    other_grads = {lab for lab, info in (arrays or {}).items() if info.get("grad_of") not in (None, label)}
     for ev in events[start:]:
         if ev["kind"] in ("grad_read", "grad_numpy") and ev.get("array") == label:
             derived.add(ev["grad"])
         elif ev["kind"] == "host" and ev.get("src") in derived and ev.get("dest"):
+            if ev["dest"] in other_grads:
+                return True  # copied into another array's .grad: the seed of the next segment's backward
             derived.add(ev["dest"])
+        elif (ev["kind"] == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
+              and derived & set(ev.get("reads") or ()) and other_grads & set(ev.get("writes") or ())):
+            return True
         elif ev["kind"] == "backward" and any(sd.get("seed") in derived for sd in ev.get("seeds") or []):
             return True
     return bool(derived & set(later_seeds))
@@ -206,6 +213,13 @@ def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run
         elif site is None:
             why = "its allocation was not seen (allocated before the script ran)"
         candidates.append({"label": lab, "site": site, "consumed": how, "first_use": first, "why_not": why, "obj": o})
+    # a .grad only taken (``adj = x0.grad``, kept for a hand-over that the loop's last segment never makes) is
+    # no use beside params whose gradient a launch, a copy or .numpy() uses
+    if any(c["why_not"] is None and set(c["consumed"]) - {".grad read"} for c in candidates):
+        for c in candidates:
+            if c["why_not"] is None and c["consumed"] == [".grad read"]:
+                c["why_not"] = ("its .grad is only taken, never used (no launch, copy or .numpy() reads it), while "
+                                "other params' gradients are used")
     return candidates, []
 
 

@@ -79,15 +79,27 @@ def consumed_owners(events, start: int, grads: dict) -> dict:
 
 
 def handed_over(events, start: int, grads: dict, seed_labels) -> set:
-    """Owners whose ``.grad`` (or a host copy of it) made since ``start`` is among ``seed_labels``: the
-    adjoint one backward hands to the next (checkpoint segments, an inner solver's tape)."""
+    """Owners whose ``.grad`` (or a host copy of it) made since ``start`` is among ``seed_labels``, or is copied
+    into the ``.grad`` of another array (``wp.copy(x_end.grad, x0.grad)`` before the earlier segment's
+    ``backward``, by a host copy or a launch): the adjoint one backward hands to the next (checkpoint segments,
+    an inner solver's tape). No update writes a gradient into another array's ``.grad``; a backward does
+    start from one."""
     derived = {g: o for g, o in grads.items()}
+    out = set()
     for ev in events[start:]:
         if ev["kind"] == "host" and ev.get("src") in derived and ev.get("dest"):
-            derived[ev["dest"]] = derived[ev["src"]]
+            src_owner = derived[ev["src"]]
+            if ev["dest"] in grads and grads[ev["dest"]] != src_owner:
+                out.add(src_owner)
+            derived[ev["dest"]] = src_owner
+        elif ev["kind"] == "launch" and ev.get("tape") is None and ev.get("active_tape") is None:
+            srcs = {derived[r] for r in ev.get("reads") or () if r in derived}
+            for d in ev.get("writes") or ():
+                if d in grads:
+                    out |= {o for o in srcs if o != grads[d]}
         elif ev["kind"] in ("grad_read", "grad_numpy") and ev.get("grad") is not None and ev.get("array"):
             derived.setdefault(ev["grad"], ev["array"])
-    return {derived[s] for s in seed_labels if s in derived}
+    return out | {derived[s] for s in seed_labels if s in derived}
 
 
 def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs, shape_of=None) -> set:
@@ -243,7 +255,9 @@ def step_of(step_seqs, seq: int) -> int:
 
 def injection_step(events, window_start: int, window_end: int, params, grads: dict, step_seqs, alloc_steps) -> tuple:
     """Where a re-run sets the params of an iteration: the hooked call after the last write of any param
-    before its first read in the iteration.
+    before its first read in the iteration. A write by the update (a launch that reads a ``.grad``) counts even
+    after a read of that param: what read the param between the previous backward and the update that wrote it
+    (``wp.copy(anchor, w)`` before ``step(w, w.grad)``) belongs to the previous iteration.
 
     Parameters
     ----------
@@ -267,13 +281,12 @@ def injection_step(events, window_start: int, window_end: int, params, grads: di
         ``(step, first read step, seq of the first read)``: the re-run sets the params just before hooked call
         ``step``; the first param read of the iteration is at ``first read step`` (``step`` is never past it).
     """
-    last, first_reads = -1, []
+    last = -1
     pset = set(params)
-    first_seq = None
     for lab in params:
         if lab in alloc_steps:
             last = max(last, alloc_steps[lab])
-    read_seen = set()
+    first_read = {}  # label -> (step, seq) of its first read in the iteration
     for ev in events[window_start:window_end]:
         k = ev["kind"]
         reads, writes = (), ()
@@ -284,26 +297,28 @@ def injection_step(events, window_start: int, window_end: int, params, grads: di
             writes = (ev["dest"],) if ev.get("dest") else ()
         elif k in ("grad_read", "grad_numpy") and ev.get("array") in pset:
             # the update's gradient use (a .numpy() view written back comes right after)
-            if ev["array"] not in read_seen:
+            if ev["array"] not in first_read:
                 last = max(last, step_of(step_seqs, ev["seq"]))
             continue
         elif k == "backward":
             reads = ()
         upd = is_update_event(ev, grads)
         for lab in writes:
-            if lab in pset and lab not in read_seen:
+            if lab in pset and (lab not in first_read or upd):
                 last = max(last, step_of(step_seqs, ev["seq"]))
+                # reads before the update that writes the param belong to the previous iteration
+                # (a proximal anchor copied from the params between the backward and the update)
+                first_read.pop(lab, None)
         if upd:
             continue
         for lab in reads:
-            if lab in pset and lab not in read_seen:
-                read_seen.add(lab)
-                first_reads.append(step_of(step_seqs, ev["seq"]))
-                if first_seq is None:
-                    first_seq = ev["seq"]
+            if lab in pset and lab not in first_read:
+                first_read[lab] = (step_of(step_seqs, ev["seq"]), ev["seq"])
     step = last + 1
-    fr = min(first_reads) if first_reads else step
-    return min(step, fr) if first_reads else step, fr, first_seq
+    if not first_read:
+        return step, step, None
+    fr, first_seq = min(first_read.values())
+    return min(step, fr), fr, first_seq
 
 
 def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=None):
