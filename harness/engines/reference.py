@@ -50,7 +50,7 @@ from __future__ import annotations
 from .. import __version__
 from ..evidence_table import EvidenceTable, load_table
 from ..measure.judge import signature_of
-from ..probes import ASSESSORS, Evidence, load as _load_probes
+from ..probes import ASSESSED, ASSESSORS, ENGINE_PROBES, Evidence, load as _load_probes
 from ..probes import source as source_probe
 from ..probes import fd as fd_probe
 from ..probes import launches as launches_probe
@@ -63,10 +63,9 @@ from .base import WorkerEngine, ev as _ev
 from . import release as release_probe
 from .evidence import explain, fold, fold_nobug, rank
 
-#: The worker-side probes the reference engine runs, in order. The overwrite
-#: tracker is left out: the runtime trace sees write-after-read directly, and
-#: the tracker makes Warp skip its kernel cache (every module recompiles).
-PROBES = ("determinism", "trace", "noise", "fd", "sweep", "reference", "nan_scan", "horizon", "train", "launches")
+#: The worker-side probes the reference engine runs, in order (derived from
+#: :data:`defects4warp.probes.CATALOGUE`, where the probe list is written).
+PROBES = ENGINE_PROBES
 
 #: The signatures with a prior row (``signature:<sig>``) in the evidence table.
 SIGNATURE_ROWS = ("nan_inf", "growth", "iteration", "zero", "exact_factor", "sparse", "subtly_wrong")
@@ -82,9 +81,6 @@ def priors(table: EvidenceTable | None = None) -> dict:
 #: Signature -> {class id: weight} of the default evidence table (kept under its v3 name for the baselines).
 PRIORS = priors()
 
-#: The probes whose assessors (:func:`defects4warp.probes.assessor`) turn the document into
-#: evidence entries and facts, in the order their entries appear in a diagnosis.
-ASSESSED = ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horizon", "train", "launches", "trace")
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
 ARTEFACTS = ("kink", "kink_nearby", "staircase", "precision")

@@ -47,7 +47,7 @@ import numpy as np
 from packaging.version import InvalidVersion, Version
 
 from ..evidence_table import load_table
-from ..probes import Assessment
+from ..probes import DIFFERENTIAL_PROBES as DIFFERENTIAL_PROBE_NAMES, Assessment
 
 #: First release with a change to adjoints -> its changelog entry. Which classes a program whose
 #: gradient changes at that release most likely has, and how much, are the evidence table's rows
@@ -77,7 +77,7 @@ BUILTIN_EVIDENCE = {"[component_mul]": "builtin_component_mul_defect"}
 #: Probes the differential runs on the other release (cheap: one gradient call, a few FD items;
 #: :func:`differential_options` asks for as many gradient calls as the measurement under test made
 #: when its calls were not identical, so that repeated calls are compared too).
-DIFFERENTIAL_PROBES = {"probes": ["determinism", "noise", "fd"],
+DIFFERENTIAL_PROBES = {"probes": list(DIFFERENTIAL_PROBE_NAMES),
                        "knobs": {"determinism": {"calls": 1}, "fd": {"coords": 5, "dirs": 2, "perturbed_dirs": 0}}}
 
 

@@ -127,13 +127,69 @@ class Probe:
 REGISTRY: dict = {}
 ASSESSORS: dict = {}
 
+
+@dataclass(frozen=True)
+class Entry:
+    """One probe of :data:`CATALOGUE`: which lists it is on.
+
+    Attributes
+    ----------
+    name : str
+        The probe (its module under ``probes/`` has the same name).
+    engine : bool
+        The reference engine measures it (:data:`ENGINE_PROBES`).
+    worker : bool
+        The worker measures it when no list is given (:data:`DEFAULT_PROBES`).
+    differential : bool
+        The release differential measures it on the other release (:data:`DIFFERENTIAL_PROBES`).
+    assessed : int or None
+        Its assessor's place among :data:`ASSESSED` (the order of its evidence entries in a
+        diagnosis); None when the engine reads its data elsewhere (``reference``) or not at all.
+    """
+
+    name: str
+    engine: bool = False
+    worker: bool = False
+    differential: bool = False
+    assessed: int | None = None
+
+
+#: The probe list, written once, in the order the worker runs them; every other list of probe
+#: names (:data:`MODULES`, :data:`DEFAULT_PROBES`, :data:`ENGINE_PROBES`, :data:`DIFFERENTIAL_PROBES`,
+#: :data:`ASSESSED`) is derived from it. The overwrite tracker is off the engine's list (the
+#: runtime trace sees write-after-read directly, and the tracker makes Warp skip its kernel cache)
+#: but is the worker's default and still assessed; ``gradcheck`` (Warp's own check) is measured
+#: only when asked for.
+CATALOGUE = (
+    Entry("determinism", engine=True, worker=True, differential=True, assessed=1),
+    Entry("trace", engine=True, assessed=10),
+    Entry("noise", engine=True, worker=True, differential=True, assessed=2),
+    Entry("fd", engine=True, worker=True, differential=True, assessed=4),
+    Entry("sweep", engine=True, worker=True, assessed=5),
+    Entry("reference", engine=True, worker=True),
+    Entry("nan_scan", engine=True, worker=True, assessed=3),
+    Entry("tracker", worker=True, assessed=6),
+    Entry("horizon", engine=True, worker=True, assessed=7),
+    Entry("train", engine=True, worker=True, assessed=8),
+    Entry("launches", engine=True, worker=True, assessed=9),
+    Entry("gradcheck"),
+)
+
 #: Probe modules, imported on first use of the registry.
-MODULES = ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker", "horizon", "train",
-           "launches", "trace", "gradcheck")
+MODULES = tuple(e.name for e in CATALOGUE)
+
+#: The worker's probes when its options name none, in the order they run.
+DEFAULT_PROBES = tuple(e.name for e in CATALOGUE if e.worker)
 
 #: The reference engine's worker-side probes, in the order they run.
-DEFAULT_PROBES = ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker", "horizon", "train",
-                  "launches")
+ENGINE_PROBES = tuple(e.name for e in CATALOGUE if e.engine)
+
+#: The probes the release differential runs on the other release.
+DIFFERENTIAL_PROBES = tuple(e.name for e in CATALOGUE if e.differential)
+
+#: The probes whose assessors turn a document into evidence entries and facts, in the order
+#: their entries appear in a diagnosis.
+ASSESSED = tuple(e.name for e in sorted((e for e in CATALOGUE if e.assessed), key=lambda e: e.assessed))
 
 
 def probe(name: str, **knobs):
