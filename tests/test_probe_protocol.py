@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+
 from defects4warp import probes
 from defects4warp.engines import reference, release
 
@@ -34,3 +35,80 @@ def test_every_registered_probe_is_in_the_catalogue():
     assert set(probes.load()) == set(probes.MODULES)
     assert len(set(probes.MODULES)) == len(probes.MODULES)
     assert sorted(e.assessed for e in probes.CATALOGUE if e.assessed) == list(range(1, len(probes.ASSESSED) + 1))
+
+
+# -- the evidence each probe may cite (generated checks, one per citing party / row / probe) -------------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from defects4warp.evidence_table import load_table  # noqa: E402
+from defects4warp.probes import source  # noqa: E402,F401 - declares the source's citations
+
+probes.load()
+TABLE = load_table()
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ("1.19.0", "1.12.1")
+LABELS = sorted({label for by in probes.CITES.values() for label in by})
+
+
+@pytest.mark.parametrize("party", sorted(probes.CITES))
+def test_check_declared_ids_exist_in_the_table(party):
+    """Every id (or family ``prefix:*``) a party declares has a row in the evidence table."""
+    missing = [(label, p) for label, ids in probes.CITES[party].items() for p in ids
+               if not any(probes.id_matches(eid, p) for eid in TABLE.rows)]
+    assert not missing, f"{party} declares evidence the table has no row for: {missing}"
+
+
+@pytest.mark.parametrize("eid", sorted(TABLE.rows))
+def test_check_table_row_declared_by_exactly_one_party(eid):
+    """Every evidence-table row is declared by exactly one citing party, under one probe."""
+    owners = [(party, label) for party, by in probes.CITES.items() for label, ids in by.items()
+              if any(probes.id_matches(eid, p) for p in ids)]
+    assert len(owners) == 1, f"evidence table row {eid} is declared by {owners or 'no party'}"
+
+
+@pytest.fixture(scope="module")
+def bundle_citations() -> dict:
+    """probe -> {evidence id: count} cited when the committed measurement bundles are re-interpreted
+    (as ``pages --rescore`` does, whether or not the bundle is current)."""
+    from defects4warp.case import load_corpus
+    from defects4warp.engine_matrix import bundle_path, read, read_bundle
+    from defects4warp.engines import get_engine
+    from defects4warp.runner import interpret_item, plan
+
+    cases, _ = load_corpus(ROOT / "corpus", "*")
+    engine = get_engine("reference")
+    out = {}
+    for v in BUNDLED:
+        path = ROOT / "docs" / "data" / f"engine-{v}.json"
+        old = read(path)
+        items = {(it.case.id, it.variant.name, it.scale, it.program): it
+                 for it in plan(cases, programs=(old.get("corpus") or {}).get("programs", "auto"))}
+        for e in read_bundle(bundle_path(path))[1]:
+            it = items.get((e["case"], e["variant"], e["scale"], e["program"]))
+            if it is None:
+                continue
+            res = interpret_item(engine, it, e["record"], old.get("warp_version") or v)
+            for c in res["diagnosis"].get("cited") or []:
+                out.setdefault(c["probe"], {}).setdefault(c["id"], 0)
+                out[c["probe"]][c["id"]] += 1
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", LABELS)
+def test_check_bundle_citations_are_declared(label, bundle_citations):
+    """Every id cited under probe ``label`` when the committed bundles are re-interpreted is one it declared."""
+    cited = bundle_citations.get(label, {})
+    undeclared = {eid: n for eid, n in cited.items() if not probes.declared(eid, label)}
+    assert not undeclared, f"probe {label} cites evidence it does not declare: {json.dumps(undeclared)}"
+
+
+@pytest.mark.slow
+def test_check_bundle_citations_come_from_declared_probes(bundle_citations):
+    """No evidence in the bundles is cited under a probe name no party declares citations for;
+    and the bundles cite many ids (a guard against an empty re-interpretation)."""
+    assert set(bundle_citations) <= set(LABELS), sorted(set(bundle_citations) - set(LABELS))
+    n_ids = sum(len(v) for v in bundle_citations.values())
+    assert n_ids >= 80, n_ids  # 88 (probe, id) pairs in the bundles of 2026-12-04

@@ -50,7 +50,7 @@ from __future__ import annotations
 from .. import __version__
 from ..evidence_table import EvidenceTable, load_table
 from ..measure.judge import signature_of
-from ..probes import ASSESSED, ASSESSORS, ENGINE_PROBES, Evidence, load as _load_probes
+from ..probes import ASSESSED, ASSESSORS, ENGINE_PROBES, Evidence, declare_cites, load as _load_probes
 from ..probes import source as source_probe
 from ..probes import fd as fd_probe
 from ..probes import launches as launches_probe
@@ -90,6 +90,19 @@ ARTEFACT_READINGS = {"kink": _ONE_SIDED, "kink_nearby": _ONE_SIDED, "staircase":
                      "precision": "central differences approach autodiff as the step grows and agree at the "
                                   "largest step (round-off at the base step)"}
 
+
+#: The evidence the engine's own rules (the verdict's, and the signature's rows behind a bug's
+#: class) cite, under the probe whose data each reads.
+declare_cites("verdict", {
+    "fd": (*(f"signature:{s}" for s in SIGNATURE_ROWS), "candidate", "agrees", "unresolved", "flat_params"),
+    "determinism": ("stochastic_unpinned", "stochastic_pinned_agrees", "stochastic_pinned_disagrees",
+                    "first_call_differs"),
+    "sweep": (*(f"sweep_artefact:{v}" for v in ARTEFACTS), *(f"sweep_artefact_minor:{v}" for v in ARTEFACTS),
+              "disagreement_is_artefact", "surrogate_on_flat_forward"),
+    "reference": ("fd_disagrees_with_reference", "reference_explains:*", "reference_unexplained"),
+    "source": ("flat_params:piecewise_source", "launch_staircase:piecewise_source", "reference_vs_custom_adjoint"),
+    "launches": ("launch_staircase",),
+})
 
 def _rank(weights: dict) -> list:
     return rank(weights, "normalised")

@@ -47,7 +47,7 @@ import numpy as np
 from packaging.version import InvalidVersion, Version
 
 from ..evidence_table import load_table
-from ..probes import DIFFERENTIAL_PROBES as DIFFERENTIAL_PROBE_NAMES, Assessment
+from ..probes import DIFFERENTIAL_PROBES as DIFFERENTIAL_PROBE_NAMES, Assessment, declare_cites
 
 #: First release with a change to adjoints -> its changelog entry. Which classes a program whose
 #: gradient changes at that release most likely has, and how much, are the evidence table's rows
@@ -73,6 +73,10 @@ RELEASE_CHANGES = {
 #: ``builtin_adjoint_defect``); the evidence table says which class each supports (``y[i].x *= ...``
 #: is the taxonomy's ``inplace_math``, not a defect of Warp's adjoint).
 BUILTIN_EVIDENCE = {"[component_mul]": "builtin_component_mul_defect"}
+
+#: The evidence ids the builtins' findings and the release differential cite (under probe ``release``).
+declare_cites("builtins", {"release": ("builtin_adjoint_defect", *BUILTIN_EVIDENCE.values())})
+declare_cites("release", {"release": ("release_changed", "release_first_change:*")})
 
 #: Probes the differential runs on the other release (cheap: one gradient call, a few FD items;
 #: :func:`differential_options` asks for as many gradient calls as the measurement under test made

@@ -202,14 +202,60 @@ def probe(name: str, **knobs):
     return deco
 
 
-def assessor(name: str):
-    """Register ``assess(doc, **info) -> Assessment`` for probe ``name``."""
+def assessor(name: str, *, cites=(), probe: str | None = None):
+    """Register ``assess(doc, **info) -> Assessment`` for probe ``name``, with the evidence ids it may cite.
+
+    Parameters
+    ----------
+    name : str
+        The probe (or, for an assessor of no worker probe, its name: ``source``, ``builtins``,
+        ``release``).
+    cites : iterable of str
+        Every evidence id the probe's interpretation half may cite (its assessor and its bug-evidence
+        half), each a row id of the evidence table or a family ``prefix:*`` (ids the measurement
+        names, such as ``trace:<finding id>``); see :func:`declare_cites`.
+    probe : str, optional
+        The ``probe`` its :class:`Evidence` carries (default ``name``).
+    """
 
     def deco(fn):
         ASSESSORS[name] = fn
+        declare_cites(name, {probe or name: tuple(cites)})
         return fn
 
     return deco
+
+
+#: Which evidence ids each citing party may cite: party -> {the ``probe`` its evidence carries:
+#: (id or ``prefix:*``, ...)}. Filled by :func:`assessor` and :func:`declare_cites`; a test checks it
+#: against the evidence table and against what the committed measurements cite.
+CITES: dict = {}
+
+
+def declare_cites(party: str, by_probe: dict) -> None:
+    """Declare the evidence ids a citing party may cite, per the ``probe`` its :class:`Evidence` carries.
+
+    Used by :func:`assessor` and by citing code that is no probe's assessor (the engine's verdict
+    rules, which cite under the name of the probe whose data they read).
+
+    Raises
+    ------
+    ValueError
+        When ``party`` was declared before with other ids.
+    """
+    by_probe = {k: tuple(v) for k, v in by_probe.items()}
+    if CITES.setdefault(party, by_probe) != by_probe:
+        raise ValueError(f"citing party {party!r} declared twice with other evidence ids")
+
+
+def id_matches(eid: str, pattern: str) -> bool:
+    """Whether evidence id ``eid`` is ``pattern`` or in its family (``pattern`` ``prefix:*``)."""
+    return eid.startswith(pattern[:-1]) if pattern.endswith(":*") else eid == pattern
+
+
+def declared(eid: str, probe: str) -> list:
+    """The parties that declared ``eid`` under ``probe`` (:data:`CITES`)."""
+    return [party for party, by in CITES.items() if any(id_matches(eid, p) for p in by.get(probe, ()))]
 
 
 def load() -> dict:

@@ -236,7 +236,7 @@ def measure(ctx, *, calls: int = 3, jitter_rtol: float = JITTER_RTOL) -> dict:
 GROWING_NORM = 0.1
 
 
-@assessor("determinism")
+@assessor("determinism", cites=("later_calls_zero", "gradient_norm_grows"))
 def assess(doc: dict, *, growing_norm: float = GROWING_NORM, **_) -> Assessment:
     """Evidence from repeatability; structured evidence (:meth:`Assessment.cite`)
     only for patterns across calls that exact growth does not already name (the

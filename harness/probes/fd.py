@@ -207,7 +207,7 @@ def measure(ctx, *, coords: int = 5, dirs: int = 2, perturbed_coords: int = 0, p
     return res
 
 
-@assessor("fd")
+@assessor("fd", cites=("factor_2_or_3", "factor_reduction_size", "factor_equals_seed_size", "param_gradient_zero"))
 def assess(doc: dict, **_) -> Assessment:
     """Evidence entries of every autodiff-vs-truth comparison measured
     (:func:`defects4warp.measure.judge.comparisons`: finite differences, and the

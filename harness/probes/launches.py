@@ -676,7 +676,8 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
     return out
 
 
-@assessor("launches")
+@assessor("launches", cites=("launch_kernel_fails_alone", "launch_all_kernels_pass",
+                         "kernel_compiled_without_adjoint"))
 def assess(doc: dict, **_) -> Assessment:
     """Evidence entries of the per-launch check: kernels that disagree with
     finite differences in isolation, those that agree, and those not checked

@@ -32,7 +32,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .. import rules
-from . import Assessment
+from . import Assessment, declare_cites
 
 #: Source rules that only point at a class on some Warp releases, read from
 #: the rule declarations (:mod:`defects4warp.rules`; Warp changelog 1.13.0,
@@ -309,6 +309,11 @@ def on_definition_header(finding: dict, defs: dict) -> bool:
     first = min([n.lineno] + [x.lineno for x in n.decorator_list])
     body = n.body[0].lineno if n.body else n.lineno + 1
     return first <= int(finding.get("line", 0)) < body
+
+
+#: The evidence the source assessment cites: ``rule:<name>`` for each rule of
+#: :mod:`defects4warp.rules` with a counted finding.
+declare_cites("source", {"source": ("rule:*",)})
 
 
 def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT,

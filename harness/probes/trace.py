@@ -212,7 +212,7 @@ def measured_id(finding: dict) -> str:
     return eid
 
 
-@assessor("trace")
+@assessor("trace", cites=("trace:*", "trace_backward_windows"))
 def assess(doc: dict, *, table=None, **_) -> Assessment:
     """Evidence entries of the runtime trace: one per finding (its ``data`` names the
     classes the evidence table's rows for :func:`measured_id` give), none found, or why

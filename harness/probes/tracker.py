@@ -80,7 +80,7 @@ def measure(ctx) -> dict:
 TRACKER_STAGES = ("load", "objective", "gradient_1")
 
 
-@assessor("tracker")
+@assessor("tracker", cites=("tracker_warning", "tracker_warning:inplace_kernel"))
 def assess(doc: dict, *, stages=TRACKER_STAGES, **_) -> Assessment:
     """Evidence entry of the overwrite tracker (only when the tracker probe ran):
     its write-after-read warnings raised in ``stages`` (default
