@@ -16,23 +16,26 @@ def test_the_engine_lists_are_the_catalogues():
     assert probes.DEFAULT_PROBES == ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker",
                                      "horizon", "train", "launches")
     assert probes.ASSESSED == ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horizon", "train",
-                               "launches", "trace")
+                               "launches", "trace", "source", "builtins", "release")
     assert release.DIFFERENTIAL_PROBES["probes"] == ["determinism", "noise", "fd"]
     assert reference.ReferenceEngine.options["probes"] == list(reference.PROBES)
 
 
 @pytest.mark.parametrize("entry", probes.CATALOGUE, ids=lambda e: e.name)
 def test_catalogue_entry_is_registered(entry):
-    """Every catalogue entry is a registered probe, and an assessed one has an assessor."""
+    """Every measured catalogue entry is a registered probe, and an assessed one has an assessor."""
     probes.load()
-    assert probes.REGISTRY[entry.name].name == entry.name
+    if entry.measured:
+        assert probes.REGISTRY[entry.name].name == entry.name
+    else:
+        assert entry.name not in probes.REGISTRY and entry.name not in probes.MODULES
     if entry.assessed is not None:
         assert entry.name in probes.ASSESSORS, f"{entry.name} is assessed but registers no @assessor"
 
 
 def test_every_registered_probe_is_in_the_catalogue():
     """No probe registers itself outside the one list."""
-    assert set(probes.load()) == set(probes.MODULES)
+    assert set(probes.load()) == set(probes.MODULES) == {e.name for e in probes.CATALOGUE if e.measured}
     assert len(set(probes.MODULES)) == len(probes.MODULES)
     assert sorted(e.assessed for e in probes.CATALOGUE if e.assessed) == list(range(1, len(probes.ASSESSED) + 1))
 
@@ -112,3 +115,35 @@ def test_check_bundle_citations_come_from_declared_probes(bundle_citations):
     assert set(bundle_citations) <= set(LABELS), sorted(set(bundle_citations) - set(LABELS))
     n_ids = sum(len(v) for v in bundle_citations.values())
     assert n_ids >= 80, n_ids  # 88 (probe, id) pairs in the bundles of 2026-12-04
+
+
+@pytest.mark.parametrize("name", probes.ASSESSED)
+def test_check_assessor_takes_doc_and_context(name):
+    """Every assessor has the one form ``assess(doc, ctx) -> Assessment``; on an empty document with an
+    empty context it says something or nothing, but never fails."""
+    import inspect
+
+    fn = probes.ASSESSORS[name]
+    params = list(inspect.signature(fn).parameters.values())
+    assert [p.name for p in params[:2]] == ["doc", "ctx"], f"{name}: {fn.__qualname__}{inspect.signature(fn)}"
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[2:]), f"{name}: knobs are keyword-only"
+    ctx = probes.AssessContext(table=TABLE)
+    for prev in probes.ASSESSED[: probes.ASSESSED.index(name)]:
+        ctx.assessed[prev] = probes.ASSESSORS[prev]({}, ctx)
+    assert isinstance(fn({}, ctx), probes.Assessment)
+
+
+@pytest.mark.parametrize("half", reference.BUG_EVIDENCE, ids=lambda f: f.__name__)
+def test_check_bug_evidence_half_takes_doc_and_context(half):
+    """Every bug-evidence half has the form ``(doc, ctx) -> Assessment``, and cites only declared ids
+    on an empty document with every signature."""
+    import inspect
+
+    assert [p.name for p in inspect.signature(half).parameters.values()] == ["doc", "ctx"]
+    for sig in reference.SIGNATURE_ROWS:
+        ctx = probes.AssessContext(table=TABLE, signature=sig)
+        for name in probes.ASSESSED:
+            ctx.assessed[name] = probes.ASSESSORS[name]({}, ctx)
+        a = half({}, ctx)
+        assert isinstance(a, probes.Assessment)
+        assert all(probes.declared(e.id, e.probe) for e in a.cited), [e.id for e in a.cited]

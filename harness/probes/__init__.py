@@ -8,16 +8,19 @@ A probe is a small named unit with two halves:
     under ``ctx.doc[name]`` and returns it. Knobs are keyword parameters with
     documented defaults (:attr:`Probe.knobs`); ``--options`` of the worker
     overrides them per probe: ``{"knobs": {"fd": {"coords": 8}}}``.
-``assess(doc, **info) -> Assessment``
-    a pure function of the measurement document (run in the parent, tested on
-    synthetic documents): the evidence entries (sentences) the data supports,
+``assess(doc, ctx=None) -> Assessment``
+    a pure function of the measurement document and an :class:`AssessContext`
+    (run in the parent, tested on synthetic documents): the evidence entries (sentences) the data supports,
     the facts other parts of the engine read, and the structured evidence it
     cites (:class:`Evidence`: an id, no class). Which classes an id supports,
     and how much, is the engine's evidence table; which probes run and which
     are assessed is the engine's list.
 
 Registering: decorate ``measure`` with :func:`probe` and ``assess`` with
-:func:`assessor`. The worker-side registry imports only NumPy (and Warp
+:func:`assessor`, which also declares the evidence ids it may cite. A probe's
+bug-evidence half (the evidence behind the class of a bug, read only when the
+verdict is ``bug``) has the same form, ``bug_evidence(doc, ctx) -> Assessment``.
+The probe list is written once, :data:`CATALOGUE`. The worker-side registry imports only NumPy (and Warp
 through the problem), never an engine, so it runs in every per-release
 environment.
 """
@@ -102,6 +105,47 @@ class Assessment:
         self.weights[cls] = self.weights.get(cls, 0.0) + float(w)
 
 
+@dataclass
+class AssessContext:
+    """What an assessor reads besides the measurement document: ``assess(doc, ctx) -> Assessment``.
+
+    Attributes
+    ----------
+    table : EvidenceTable or None
+        The evidence table (:mod:`defects4warp.evidence_table`; None: the engine's default).
+    warp_version : str or None
+        The release the document was measured on.
+    path : path-like or None
+        The variant folder (source evidence, builtins of launched kernels); None: none read.
+    findings : list or None
+        Source findings to use instead of scanning ``path`` (tests; no coverage gating).
+    differential : dict or None
+        The release differential's result (:func:`defects4warp.engines.release.differential`).
+    signature : str or None
+        The signature of a bug (set before the bug-evidence halves run).
+    assessed : dict[str, Assessment]
+        The assessments made so far in this interpretation, by assessor name.
+    """
+
+    table: object = None
+    warp_version: str | None = None
+    path: object = None
+    findings: list | None = None
+    differential: dict | None = None
+    signature: str | None = None
+    assessed: dict = field(default_factory=dict)
+
+    def facts(self, name: str) -> dict:
+        """The facts of assessment ``name`` ({} when it has not run)."""
+        a = self.assessed.get(name)
+        return a.facts if a is not None else {}
+
+    @property
+    def inplace_scopes(self) -> set:
+        """Kernels where a counted source finding saw ``*=``/``/=`` (the source assessment's facts)."""
+        return set(self.facts("source").get("inplace_scopes", []))
+
+
 @dataclass(frozen=True)
 class Probe:
     """A registered probe.
@@ -136,6 +180,9 @@ class Entry:
     ----------
     name : str
         The probe (its module under ``probes/`` has the same name).
+    measured : bool
+        A worker-side probe (a module under ``probes/`` that registers a :func:`probe`); False for an
+        assessment of what no worker probe measures (the source, builtins, the release differential).
     engine : bool
         The reference engine measures it (:data:`ENGINE_PROBES`).
     worker : bool
@@ -148,6 +195,7 @@ class Entry:
     """
 
     name: str
+    measured: bool = True
     engine: bool = False
     worker: bool = False
     differential: bool = False
@@ -173,10 +221,13 @@ CATALOGUE = (
     Entry("train", engine=True, worker=True, assessed=8),
     Entry("launches", engine=True, worker=True, assessed=9),
     Entry("gradcheck"),
+    Entry("source", measured=False, assessed=11),
+    Entry("builtins", measured=False, assessed=12),
+    Entry("release", measured=False, assessed=13),
 )
 
 #: Probe modules, imported on first use of the registry.
-MODULES = tuple(e.name for e in CATALOGUE)
+MODULES = tuple(e.name for e in CATALOGUE if e.measured)
 
 #: The worker's probes when its options name none, in the order they run.
 DEFAULT_PROBES = tuple(e.name for e in CATALOGUE if e.worker)
@@ -187,8 +238,9 @@ ENGINE_PROBES = tuple(e.name for e in CATALOGUE if e.engine)
 #: The probes the release differential runs on the other release.
 DIFFERENTIAL_PROBES = tuple(e.name for e in CATALOGUE if e.differential)
 
-#: The probes whose assessors turn a document into evidence entries and facts, in the order
-#: their entries appear in a diagnosis.
+#: The assessors that turn a document into evidence entries and facts, in the order their entries
+#: appear in a diagnosis (``source`` in :mod:`defects4warp.probes.source`, ``builtins`` and ``release``
+#: in :mod:`defects4warp.engines.release`).
 ASSESSED = tuple(e.name for e in sorted((e for e in CATALOGUE if e.assessed), key=lambda e: e.assessed))
 
 
@@ -203,7 +255,7 @@ def probe(name: str, **knobs):
 
 
 def assessor(name: str, *, cites=(), probe: str | None = None):
-    """Register ``assess(doc, **info) -> Assessment`` for probe ``name``, with the evidence ids it may cite.
+    """Register ``assess(doc, ctx=None) -> Assessment`` for probe ``name``, with the evidence ids it may cite.
 
     Parameters
     ----------
