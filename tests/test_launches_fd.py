@@ -115,20 +115,23 @@ def test_the_float64_launch_is_checked_on_warp_1_9_1(tmp_path):
 
 
 def test_a_check_that_did_not_run_is_reported_uncounted_not_clean():
+    from defects4warp.probes import AssessContext
     from defects4warp.probes.launches import assess, bug_evidence
 
     skipped = {"kernel": "advance", "launches": 1, "ok": None, "worst": None,
                "skipped": "Jacobian failed: RuntimeError: Error launching kernel 'compute_fd_kernel'"}
     passing = {"kernel": "race_loss", "launches": 1, "ok": True, "worst": None, "skipped": None}
-    a = assess({"launches": {"kernels": [skipped, passing], "recorded": 2}})
+    doc = {"launches": {"kernels": [skipped, passing], "recorded": 2}}
+    a = assess(doc)
     (e,) = [e for e in a.evidence if "not checked" in e["finding"]]
     assert e["clean"] is False and e["data"]["counted"] is False and e["data"]["kernel"] == "advance"
     assert [x["clean"] for x in a.evidence if "agree" in x["finding"]] == [True]
-    assert [ev.id for ev in bug_evidence(a.facts)] == []  # one kernel unchecked: no launch_all_kernels_pass
+    assert [ev.id for ev in bug_evidence(doc, AssessContext(assessed={"launches": a})).cited] == []  # one kernel unchecked: no launch_all_kernels_pass
     off = dict(skipped, skipped="compiled with enable_backward=False (no adjoint)")
-    b = assess({"launches": {"kernels": [off], "recorded": 1}})
+    doc = {"launches": {"kernels": [off], "recorded": 1}}
+    b = assess(doc)
     assert b.evidence[0]["clean"] is False and b.evidence[0]["data"] is None  # counted
-    assert [ev.id for ev in bug_evidence(b.facts)] == ["kernel_compiled_without_adjoint"]
+    assert [ev.id for ev in bug_evidence(doc, AssessContext()).cited] == ["kernel_compiled_without_adjoint"]
 
 
 # A float32 kernel whose derivative d y / d k is ~1e-4 and whose outputs are ~20: the

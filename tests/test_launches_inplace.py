@@ -240,16 +240,18 @@ def test_repeatable_restores_and_compares_integer_arrays():
 
 
 def test_the_time_budget_reports_kernels_unchecked():
+    from defects4warp.probes import AssessContext
     from defects4warp.probes.launches import assess, bug_evidence
 
     x = wp.array(np.linspace(1.0, 2.0, 8), dtype=wp.float64, requires_grad=True)
     loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
     (rec,) = _measure(lambda: wp.launch(_square_sum, dim=8, inputs=[x], outputs=[loss]), max_seconds=0.0)
     assert rec["ok"] is None and rec["skipped"] == "over the probe's time budget of 0 s"
-    a = assess({"launches": {"kernels": [rec], "recorded": 1}})
+    doc = {"launches": {"kernels": [rec], "recorded": 1}}
+    a = assess(doc)
     (e,) = a.evidence
     assert e["clean"] is False and e["data"]["counted"] is False
-    assert bug_evidence(a.facts) == []
+    assert bug_evidence(doc, AssessContext(assessed={"launches": a})).cited == []
 
 
 @pytest.mark.slow

@@ -1,10 +1,20 @@
 """Fit the evidence table's weights from labelled runs (``defects4warp maint fit-weights``).
 
-Data: JSON lines written by ``scripts/collect_evidence.py`` (one per run: the
-worker's measurement document, the release differential, the variant's
-folder and its expectation), so refitting never measures anything again.
-Only the ``dev`` split and the generated (mutant) tier may be fitted on: a
-record of the ``test`` split raises :class:`FitError`.
+Data: JSON lines (gzip'd or not) of one record per run: the worker's
+measurement document, the release differential, the variant's folder and its
+expectation, so refitting never measures anything again. They are written by
+``scripts/collect_evidence.py`` (measuring) or by ``defects4warp maint fit-weights
+--export-inputs`` from a committed measurement bundle; the committed inputs of
+the engine's table live in ``docs/data/fit-inputs/`` with their SHA-256 in
+``SHA256SUMS`` beside them (:func:`check_inputs`). A record's ``path`` may be
+relative to the corpus folder. Only the ``dev`` split and the generated
+(mutant) tier may be fitted on: a record of the ``test`` split raises
+:class:`FitError`.
+
+The fit starts from the live table (:data:`TABLE_PATH`, or the table given):
+its structure and weights are the prior, and a written table keeps its rows'
+sources and its no_bug rows. The hand-set v3 table (:data:`HANDSET_PATH`) stays
+beside it for comparison.
 
 Model: the engine's own fold (:func:`defects4warp.engines.evidence.fold`) read as
 a multinomial logistic regression. For run i with cited evidence strengths
@@ -37,16 +47,25 @@ count).
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
+import hashlib
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 
+from ..case import default_corpus
 from ..evidence_table import TABLE_PATH, EvidenceTable, clear_cache, load_table
+from ..jsonio import restore
 from ..taxonomy import BUG_CLASSES, CLASSES
 
 #: The hand-set v3 table, kept beside the engine's table so that a fitted table can always be compared with it.
 HANDSET_PATH = TABLE_PATH.with_name("evidence_table_v3.yaml")
+
+#: The committed fit inputs of the engine's table: a ``sha256sum`` manifest beside the files it lists
+#: (a source checkout's ``docs/data/fit-inputs/``).
+INPUTS_MANIFEST = Path(__file__).resolve().parents[2] / "docs" / "data" / "fit-inputs" / "SHA256SUMS"
 
 #: Temperatures tried for the hand-set weights (multiplicative, on the logits).
 BETAS = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0)
@@ -64,8 +83,15 @@ def _unstrict(d: dict) -> dict:
     return {k: (float(v) if v in ("nan", "inf", "-inf") else v) for k, v in d.items()}
 
 
-def load_records(paths: list, *, allow_test: bool = False) -> list:
-    """Records of ``scripts/collect_evidence.py`` output files.
+def _open_text(path):
+    """A text reader of ``path``, gzip'd (``.gz``) or not."""
+    return gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else open(path, encoding="utf-8")
+
+
+def load_records(paths: list, *, allow_test: bool = False, corpus=None) -> list:
+    """Records of fit-input files (``scripts/collect_evidence.py`` output, or
+    ``fit-weights --export-inputs``; JSON lines, gzip'd when the name ends in ``.gz``).
+    A relative ``path`` of a record is resolved against ``corpus`` (default: the bundled corpus).
 
     Raises
     ------
@@ -74,15 +100,65 @@ def load_records(paths: list, *, allow_test: bool = False) -> list:
         fit never sees the test split; evaluation passes ``allow_test=True``).
     """
     out = []
+    root = Path(corpus or default_corpus())
     for p in paths:
-        with open(p, encoding="utf-8") as f:
+        with _open_text(p) as f:
             for line in f:
                 if not line.strip():
                     continue
-                r = json.loads(line, object_hook=_unstrict)
+                r = restore(json.loads(line, object_hook=_unstrict))  # lossless non-finite floats
                 if r.get("split") == "test" and not allow_test:
                     raise FitError(f"{p}: {r['case']}/{r['variant']} is in the test split: never fitted on")
+                if r.get("path") and not Path(r["path"]).is_absolute():
+                    r["path"] = str(root / r["path"])
                 out.append(r)
+    return out
+
+
+def sha256_of(path) -> str:
+    """Hex SHA-256 of the file at ``path``."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check_inputs(manifest) -> list:
+    """The input files a checksum manifest lists, after checking each one's SHA-256.
+
+    Parameters
+    ----------
+    manifest : path-like
+        ``sha256sum`` format (``<hex digest>  <file name>`` per line, names relative to the
+        manifest's folder; ``#`` comments allowed), e.g. ``docs/data/fit-inputs/SHA256SUMS``.
+
+    Returns
+    -------
+    list[pathlib.Path]
+        The listed files, in the manifest's order.
+
+    Raises
+    ------
+    FitError
+        When the manifest lists nothing, or a listed file is missing or has another digest
+        (the message names the file and both digests).
+    """
+    manifest = Path(manifest)
+    out = []
+    for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        digest, name = line.split(None, 1)
+        path = manifest.parent / name.strip().lstrip("*")
+        if not path.is_file():
+            raise FitError(f"{manifest}:{n}: {path} is missing")
+        got = sha256_of(path)
+        if got != digest.lower():
+            raise FitError(f"{manifest}:{n}: {path} has SHA-256 {got}, the manifest records {digest}")
+        out.append(path)
+    if not out:
+        raise FitError(f"{manifest}: lists no input")
     return out
 
 
@@ -326,8 +402,10 @@ def cross_validate(samples: list, design: Design, *, groups_prefix: str, lam: fl
 
 
 def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: str, fit_meta: dict,
-                source: str) -> None:
-    """Write a table with ``theta``'s weights (atomically); no_bug rows unchanged. The rows of a
+                source: str, base_path=None) -> None:
+    """Write a table with ``theta``'s weights (atomically); its other rows, row order, description and
+    the priors' sources are those of the table fitted from (``base_path``, default the live
+    :data:`TABLE_PATH`); no_bug rows unchanged. The rows of a
     fitted evidence id for a class the fit has no weight for (a no_bug class a source rule
     names: the fold and the fit weigh bug classes only) are kept in their place among that
     id's rows with weight 0: they say which classes the evidence points at
@@ -337,7 +415,7 @@ def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: st
 
     import yaml
 
-    base = yaml.safe_load((HANDSET_PATH if HANDSET_PATH.exists() else TABLE_PATH).read_text(encoding="utf-8"))
+    base = yaml.safe_load(Path(base_path or TABLE_PATH).read_text(encoding="utf-8"))
     old = {(r["id"], r["class"]): r for r in base["rows"]}
     rows = []
     done = set()
@@ -373,21 +451,33 @@ def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: st
 def run_fit(data_paths: list, *, lam: float = LAMBDA, table_path=None) -> dict:
     """Cross-validate the three models and fit the final weights on every record.
 
+    Parameters
+    ----------
+    data_paths : list[path-like]
+        Fit-input files (:func:`load_records`).
+    lam : float
+        L2 strength (default :data:`LAMBDA`).
+    table_path : path-like, optional
+        The table to start from (its structure and weights are the prior; default the live
+        :data:`TABLE_PATH`).
+
     Returns
     -------
     dict
         ``cv_family`` and ``cv_operator`` (:func:`cross_validate`), ``beta``,
-        ``theta`` (fitted on all), ``design``, ``samples``, ``date``, ``data``.
+        ``theta`` (fitted on all), ``design``, ``samples``, ``date``, ``data``,
+        ``sha256`` (of each input), ``table`` (the path started from).
     """
-    table = load_table(table_path or (HANDSET_PATH if HANDSET_PATH.exists() else None))
+    table = load_table(table_path)
     recs = load_records(data_paths)
     samples = [s for s in (sample(r, table) for r in recs) if s is not None]
     if not samples:
         raise FitError("no usable records")
     design = Design(table)
     dense = Design(table, dense=True)
-    out = {"date": _dt.date.today().isoformat(), "data": [str(p) for p in data_paths], "records": len(recs),
-           "samples": len(samples), "lambda": lam}
+    out = {"date": _dt.date.today().isoformat(), "data": [str(p) for p in data_paths],
+           "sha256": {str(p): sha256_of(p) for p in data_paths}, "table": str(table_path or TABLE_PATH),
+           "records": len(recs), "samples": len(samples), "lambda": lam}
     out["cv_family"] = cross_validate(samples, design, groups_prefix="family:", lam=lam, dense=dense)
     out["cv_operator"] = cross_validate(samples, design, groups_prefix="op:", lam=lam, dense=dense)
     bug = [s for s in samples if s["verdict"] == "bug" and s["expected_verdict"] == "bug"]

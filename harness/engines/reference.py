@@ -50,8 +50,9 @@ from __future__ import annotations
 from .. import __version__
 from ..evidence_table import EvidenceTable, load_table
 from ..measure.judge import signature_of
-from ..probes import ASSESSORS, Evidence, load as _load_probes
-from ..probes import source as source_probe
+from ..probes import ASSESSED, ASSESSORS, ENGINE_PROBES, AssessContext, Assessment, Evidence, declare_cites
+from ..probes import load as _load_probes
+from ..probes import source as _source  # noqa: F401 - registers the source's assessor
 from ..probes import fd as fd_probe
 from ..probes import launches as launches_probe
 from ..probes.fd import factor_evidence
@@ -63,10 +64,9 @@ from .base import WorkerEngine, ev as _ev
 from . import release as release_probe
 from .evidence import explain, fold, fold_nobug, rank
 
-#: The worker-side probes the reference engine runs, in order. The overwrite
-#: tracker is left out: the runtime trace sees write-after-read directly, and
-#: the tracker makes Warp skip its kernel cache (every module recompiles).
-PROBES = ("determinism", "trace", "noise", "fd", "sweep", "reference", "nan_scan", "horizon", "train", "launches")
+#: The worker-side probes the reference engine runs, in order (derived from
+#: :data:`defects4warp.probes.CATALOGUE`, where the probe list is written).
+PROBES = ENGINE_PROBES
 
 #: The signatures with a prior row (``signature:<sig>``) in the evidence table.
 SIGNATURE_ROWS = ("nan_inf", "growth", "iteration", "zero", "exact_factor", "sparse", "subtly_wrong")
@@ -82,9 +82,6 @@ def priors(table: EvidenceTable | None = None) -> dict:
 #: Signature -> {class id: weight} of the default evidence table (kept under its v3 name for the baselines).
 PRIORS = priors()
 
-#: The probes whose assessors (:func:`defects4warp.probes.assessor`) turn the document into
-#: evidence entries and facts, in the order their entries appear in a diagnosis.
-ASSESSED = ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horizon", "train", "launches", "trace")
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
 ARTEFACTS = ("kink", "kink_nearby", "staircase", "precision")
@@ -94,6 +91,19 @@ ARTEFACT_READINGS = {"kink": _ONE_SIDED, "kink_nearby": _ONE_SIDED, "staircase":
                      "precision": "central differences approach autodiff as the step grows and agree at the "
                                   "largest step (round-off at the base step)"}
 
+
+#: The evidence the engine's own rules (the verdict's, and the signature's rows behind a bug's
+#: class) cite, under the probe whose data each reads.
+declare_cites("verdict", {
+    "fd": (*(f"signature:{s}" for s in SIGNATURE_ROWS), "candidate", "agrees", "unresolved", "flat_params"),
+    "determinism": ("stochastic_unpinned", "stochastic_pinned_agrees", "stochastic_pinned_disagrees",
+                    "first_call_differs"),
+    "sweep": (*(f"sweep_artefact:{v}" for v in ARTEFACTS), *(f"sweep_artefact_minor:{v}" for v in ARTEFACTS),
+              "disagreement_is_artefact", "surrogate_on_flat_forward"),
+    "reference": ("fd_disagrees_with_reference", "reference_explains:*", "reference_unexplained"),
+    "source": ("flat_params:piecewise_source", "launch_staircase:piecewise_source", "reference_vs_custom_adjoint"),
+    "launches": ("launch_staircase",),
+})
 
 def _rank(weights: dict) -> list:
     return rank(weights, "normalised")
@@ -136,47 +146,29 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     """
     table = table or load_table()
     _load_probes()
-    version = doc.get("warp_version")
-
-    # what each probe's data says, in words and as facts (the probes' assessors)
-    assessed = {name: ASSESSORS[name](doc, table=table) for name in ASSESSED}
-    evidence = [e for a in assessed.values() for e in a.evidence]
-    weights_from = {name: assessed[name] for name in ("determinism", "noise")}
-    comps = assessed["fd"].facts["comparisons"]
-    fd_vs_ref = assessed["fd"].facts["fd_vs_reference"]
-    ref = doc.get("reference") or {}
-    sweeps = assessed["sweep"].facts["sweeps"]
-    warns = assessed["tracker"].facts["warnings"]
-    tfind, trace = assessed["trace"].facts["findings"], assessed["trace"].facts["trace"]
-
-    # source evidence (only code that ran)
-    if findings is not None:
-        src = _assess_given_findings(findings, version)
-    else:
-        src = source_probe.assess(doc, path, warp_version=version) if path is not None else None
-    if src is not None:
-        evidence += src.evidence
-    # builtins with documented adjoint defects, release differential
-    kernel_names = release_probe.kernel_names(doc)
-    agreeing = release_probe.agreeing_kernels(assessed["launches"].facts["kernels"])
-    builtins = (release_probe.builtin_findings(path, kernel_names, version, agreeing=agreeing)
-                if path is not None else None)
-    if builtins is not None:
-        evidence += builtins.evidence
-    diff_a = release_probe.assess_differential(differential, copies=((doc.get("trace") or {}).get("summary") or {}).get("copies"),
-                                               table=table)
-    evidence += diff_a.evidence
+    ctx = AssessContext(table=table, warp_version=doc.get("warp_version"), path=path, findings=findings,
+                        differential=differential)
+    # what each probe's data says, in words and as facts (the assessors, in the catalogue's order)
+    for name in ASSESSED:
+        ctx.assessed[name] = ASSESSORS[name](doc, ctx)
+    evidence = [e for a in ctx.assessed.values() for e in a.evidence]
 
     # -- verdict ---------------------------------------------------------
-    verdict, sig, nobug_ev = _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table)
+    fd = ctx.facts("fd")
+    verdict, sig, nobug_ev = _verdict(doc, fd["comparisons"], ctx.facts("sweep")["sweeps"], doc.get("reference") or {},
+                                      fd["fd_vs_reference"], evidence, ctx.assessed["source"], table)
     if verdict != "bug":
         weights, support = fold_nobug(nobug_ev, table)
         classes = rank(weights, "normalised")
         return _diagnosis(verdict, classes, sig, evidence, nobug_ev, support, table)
 
     # -- classes of a bug: a fold over the structured evidence -------------
-    cited = _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, assessed["launches"].facts,
-                          builtins, diff_a, evidence)
+    ctx.signature = sig
+    cited = []
+    for half in BUG_EVIDENCE:
+        a = half(doc, ctx)
+        cited += a.cited
+        evidence += a.evidence
     allowed = [c for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures]
     weights, support = fold(cited, table, allowed, restrict=set(BUG_CLASSES))
     return _diagnosis("bug", rank(weights, table.scores), sig, evidence, cited, support, table)
@@ -408,67 +400,46 @@ def _agrees(m: _Measured) -> tuple:
     return "no_bug", "agrees", ev
 
 
-def _bug_evidence(doc, sig, comps, weights_from, warns, tfind, trace, src, launch_facts, builtins, diff_a,
-                  evidence) -> list:
-    """The structured evidence behind the class of a bug (the fold's input), in the order v3
-    added its weights: the signature's rows, the probes' own (tracker, trace, launches:
-    their ``bug_evidence``), the size of an exact factor, the source rules, builtins and the
-    release differential. Appends sentences for the derived facts to ``evidence``."""
+def _signature_rows(doc: dict, ctx: AssessContext) -> Assessment:
+    """The signature's prior row (``signature:<sig>``) and every bug class the taxonomy allows under it."""
+    sig = ctx.signature if ctx.signature in SIGNATURE_ROWS else "subtly_wrong"
+    return Assessment(cited=[Evidence(f"signature:{sig}", "fd"), Evidence("candidate", "fd")])
+
+
+def _cited_by(name: str):
+    """A bug-evidence half that cites what assessor ``name`` already cited (no sentences)."""
+
+    def half(doc: dict, ctx: AssessContext) -> Assessment:
+        a = ctx.assessed.get(name)
+        return Assessment(cited=list(a.cited) if a is not None else [])
+
+    half.__name__ = half.__qualname__ = f"cited_by_{name}"
+    return half
+
+
+def _stochastic_pinned(doc: dict, ctx: AssessContext) -> Assessment:
+    """``stochastic_pinned_disagrees``: the objective is stochastic, its seed pinned, and the gradient wrong."""
     det = doc.get("determinism", {})
-    failing = launch_facts["failing"]
-    cited = [Evidence(f"signature:{sig if sig in SIGNATURE_ROWS else 'subtly_wrong'}", "fd"), Evidence("candidate", "fd")]
-    for a in weights_from.values():
-        cited += a.cited
-    inplace = set(src.facts.get("inplace_scopes", [])) if src is not None else set()
-    cited += tracker_probe.bug_evidence(warns, inplace)
-    if det.get("stochastic") and det.get("seed_pinned"):
-        cited.append(Evidence("stochastic_pinned_disagrees", "determinism"))
-    seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
-    seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
-    extents = (trace.get("summary") or {}).get("extents")  # None without a trace (or an older document)
-    fcited, fsentences = fd_probe.factor_bug_evidence(doc, comps, sig, seeds, reduction=not failing, extents=extents)
-    cited += fcited
-    evidence += fsentences
-    if det.get("first_call_differs") and sig not in ("growth", "iteration"):
-        cited.append(Evidence("first_call_differs", "determinism"))
-    zcited, zsentences = fd_probe.zero_params_bug_evidence(doc, sig)
-    cited += zcited
-    evidence += zsentences
-    tcited, tsentences = trace_probe.bug_evidence(trace, inplace)
-    cited += tcited
-    evidence += tsentences
-    if src is not None:
-        cited += src.cited
-    cited += launches_probe.bug_evidence(launch_facts)
-    if builtins is not None:
-        per_id = {}
-        for e in builtins.evidence:
-            if not e["clean"] and (e.get("data") or {}).get("counted", True):
-                eid = (e.get("data") or {}).get("evidence", "builtin_adjoint_defect")
-                per_id.setdefault(eid, []).append((e.get("data") or {}).get("builtin"))
-        for eid, names in sorted(per_id.items()):
-            cited.append(Evidence(eid, "release", data=names, strength=float(len(names))))
-    cited += diff_a.cited
-    return cited
+    return Assessment(cited=[Evidence("stochastic_pinned_disagrees", "determinism")]
+                      if det.get("stochastic") and det.get("seed_pinned") else [])
 
 
-def _assess_given_findings(findings: list, version):
-    """An assessment from explicitly given source findings (tests; no coverage gating)."""
-    from ..probes import Assessment
+def _first_call_differs(doc: dict, ctx: AssessContext) -> Assessment:
+    """``first_call_differs``: the first gradient() call differs from the later ones (outside growth and
+    iteration signatures, which say so already)."""
+    first = doc.get("determinism", {}).get("first_call_differs") and ctx.signature not in ("growth", "iteration")
+    return Assessment(cited=[Evidence("first_call_differs", "determinism")] if first else [])
 
-    a = Assessment()
-    live = [f for f in findings if source_probe.release_ok(f["rule"], version)]
-    for f in findings:
-        gated = f not in live
-        a.add("source", False, f"{f['file']}:{f['line']}: {f['detail']}" + (f" (not on Warp {version})" if gated else ""),
-              {"rule": f["rule"], "classes": f["classes"], "counted": not gated})
-    if not findings:
-        a.add("source", True, "no source pattern found", None)
-    for rule in sorted({f["rule"] for f in live}):
-        a.cite(f"rule:{rule}", "source", f"source rule {rule}", {"rule": rule})
-    a.facts["rules"] = sorted({f["rule"] for f in live})
-    a.facts["inplace_scopes"] = sorted({f.get("scope") for f in live if f["rule"] == "inplace_array_op"})
-    return a
+
+#: The bug-evidence halves, each ``(doc, ctx) -> Assessment`` (its ``cited`` folded, its ``evidence``
+#: appended to the diagnosis), in the order v3 added their weights: the signature's rows, repeated
+#: calls, the tracker, a pinned seed, the size of an exact factor, a first call that differs, params
+#: with a zero gradient, the trace, the source rules, the per-launch check, builtins and the release
+#: differential.
+BUG_EVIDENCE = (_signature_rows, _cited_by("determinism"), _cited_by("noise"), tracker_probe.bug_evidence,
+                _stochastic_pinned, fd_probe.factor_bug_evidence, _first_call_differs,
+                fd_probe.zero_params_bug_evidence, trace_probe.bug_evidence, _cited_by("source"),
+                launches_probe.bug_evidence, _cited_by("builtins"), _cited_by("release"))
 
 
 class ReferenceEngine(WorkerEngine):

@@ -47,7 +47,7 @@ import numpy as np
 from packaging.version import InvalidVersion, Version
 
 from ..evidence_table import load_table
-from ..probes import Assessment
+from ..probes import DIFFERENTIAL_PROBES as DIFFERENTIAL_PROBE_NAMES, AssessContext, Assessment, assessor
 
 #: First release with a change to adjoints -> its changelog entry. Which classes a program whose
 #: gradient changes at that release most likely has, and how much, are the evidence table's rows
@@ -77,7 +77,7 @@ BUILTIN_EVIDENCE = {"[component_mul]": "builtin_component_mul_defect"}
 #: Probes the differential runs on the other release (cheap: one gradient call, a few FD items;
 #: :func:`differential_options` asks for as many gradient calls as the measurement under test made
 #: when its calls were not identical, so that repeated calls are compared too).
-DIFFERENTIAL_PROBES = {"probes": ["determinism", "noise", "fd"],
+DIFFERENTIAL_PROBES = {"probes": list(DIFFERENTIAL_PROBE_NAMES),
                        "knobs": {"determinism": {"calls": 1}, "fd": {"coords": 5, "dirs": 2, "perturbed_dirs": 0}}}
 
 
@@ -306,6 +306,15 @@ def _adjacent(a: str, b: str) -> bool:
 
     va, vb = _v(a), _v(b)
     return not any(va < _v(r) < vb for r in RELEASES)
+
+
+@assessor("release", cites=("release_changed", "release_first_change:*"))
+def assess_release(doc: dict, ctx: AssessContext | None = None) -> Assessment:
+    """The release differential's assessment (:func:`assess_differential` of ``ctx.differential``,
+    with the copies the trace of ``doc`` counted, under ``ctx.table``)."""
+    ctx = ctx or AssessContext()
+    copies = ((doc.get("trace") or {}).get("summary") or {}).get("copies")
+    return assess_differential(ctx.differential, copies=copies, table=ctx.table)
 
 
 def assess_differential(diff: dict | None, *, copies: int | None = None, table=None) -> Assessment:
@@ -649,3 +658,24 @@ def kernel_names(doc: dict) -> list:
 
     names = launched_kernels(doc) or {k["kernel"] for k in (doc.get("launches") or {}).get("kernels", [])}
     return sorted(n for n in names if n)
+
+
+@assessor("builtins", cites=("builtin_adjoint_defect", *BUILTIN_EVIDENCE.values()), probe="release")
+def assess_builtins(doc: dict, ctx: AssessContext | None = None) -> Assessment:
+    """The builtins' assessment: :func:`builtin_findings` of the kernels ``doc`` launched (none
+    without ``ctx.path``), those the per-launch check found agreeing (``ctx.assessed["launches"]``)
+    not counted, and per evidence id (``builtin_adjoint_defect``, :data:`BUILTIN_EVIDENCE`) one
+    structured evidence naming the counted builtins, of strength their number."""
+    ctx = ctx or AssessContext()
+    if ctx.path is None:
+        return Assessment()
+    agreeing = agreeing_kernels(ctx.facts("launches").get("kernels") or [])
+    a = builtin_findings(ctx.path, kernel_names(doc), ctx.warp_version, agreeing=agreeing)
+    per_id = {}
+    for e in a.evidence:
+        if not e["clean"] and (e.get("data") or {}).get("counted", True):
+            eid = (e.get("data") or {}).get("evidence", "builtin_adjoint_defect")
+            per_id.setdefault(eid, []).append((e.get("data") or {}).get("builtin"))
+    for eid, names in sorted(per_id.items()):
+        a.cite(eid, "release", "", names, strength=float(len(names)))
+    return a

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..measure import compare
-from . import Assessment, assessor, probe
+from . import AssessContext, Assessment, assessor, probe
 from .context import finite_or_str
 
 #: Relative difference between two objective() calls below which the forward
@@ -236,8 +236,8 @@ def measure(ctx, *, calls: int = 3, jitter_rtol: float = JITTER_RTOL) -> dict:
 GROWING_NORM = 0.1
 
 
-@assessor("determinism")
-def assess(doc: dict, *, growing_norm: float = GROWING_NORM, **_) -> Assessment:
+@assessor("determinism", cites=("later_calls_zero", "gradient_norm_grows"))
+def assess(doc: dict, ctx: AssessContext | None = None, *, growing_norm: float = GROWING_NORM) -> Assessment:
     """Evidence from repeatability; structured evidence (:meth:`Assessment.cite`)
     only for patterns across calls that exact growth does not already name (the
     signature rows of the evidence table do that): ``later_calls_zero`` and

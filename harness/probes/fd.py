@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ..measure import compare
-from . import Assessment, Evidence, assessor, probe
+from . import AssessContext, Assessment, Evidence, assessor, probe
 from .context import finite_or_str
 
 #: Multiple of the noise-derived standard deviation that an FD item must
@@ -207,8 +207,8 @@ def measure(ctx, *, coords: int = 5, dirs: int = 2, perturbed_coords: int = 0, p
     return res
 
 
-@assessor("fd")
-def assess(doc: dict, **_) -> Assessment:
+@assessor("fd", cites=("factor_2_or_3", "factor_reduction_size", "factor_equals_seed_size", "param_gradient_zero"))
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """Evidence entries of every autodiff-vs-truth comparison measured
     (:func:`defects4warp.measure.judge.comparisons`: finite differences, and the
     problem's ``reference_gradient()`` where it has one; entries of the latter
@@ -328,34 +328,44 @@ def factor_evidence(factor: float | None, seeds: list, *, reduction: bool = True
     return ev, note
 
 
-def factor_bug_evidence(doc: dict, comparisons: list, sig: str, seeds: list, *, reduction: bool = True,
-                        extents: list | None = None) -> tuple:
+def factor_bug_evidence(doc: dict, ctx: AssessContext) -> Assessment:
     """The exact factor's evidence behind the class of a bug: its size (:func:`factor_evidence`)
-    of the comparisons' factor under ``exact_factor`` (call 1's joint factor otherwise, under
-    ``exact_factor``, ``subtly_wrong`` and ``sparse``), and a sentence naming what the size is.
+    of the comparisons' factor (this probe's assessment, ``ctx.assessed["fd"]``) under
+    ``exact_factor`` (call 1's joint factor otherwise, under ``exact_factor``, ``subtly_wrong`` and
+    ``sparse``; ``ctx.signature``), and a sentence naming what the size is.
+
+    The seeded sizes are the trace's (its findings' ``seed_size`` and its summary's ``seed_sizes``,
+    ``ctx.assessed["trace"]``), the reduction extents its summary's ``extents``; the factor is read
+    as a reduction's size only when no kernel fails the per-launch check alone
+    (``ctx.assessed["launches"]``).
 
     Returns
     -------
-    (list[Evidence], list[dict])
-        Structured evidence and evidence entries.
+    Assessment
+        ``cited``: structured evidence; ``evidence``: the sentence.
     """
+    sig, comparisons = ctx.signature, ctx.facts("fd").get("comparisons") or []
+    tfind, trace = ctx.facts("trace").get("findings") or [], ctx.facts("trace").get("trace") or {}
+    seeds = [int(f.get("data", {}).get("seed_size") or 0) for f in tfind if isinstance(f.get("data"), dict)]
+    seeds += [int(n) for n in (trace.get("summary") or {}).get("seed_sizes", []) or []]
+    extents = (trace.get("summary") or {}).get("extents")  # None without a trace (or an older document)
     factor = comparison_factor(comparisons) if sig == "exact_factor" else None
     if factor is None and sig in ("exact_factor", "subtly_wrong", "sparse"):
         factor = joint_factor(doc)
-    cited, note = factor_evidence(factor, seeds, reduction=reduction, extents=extents)
-    a = Assessment()
+    cited, note = factor_evidence(factor, seeds, reduction=not ctx.facts("launches").get("failing"), extents=extents)
+    a = Assessment(cited=cited)
     if note:
         a.add("fd", False, f"exact factor {factor:.6g}: {note}", {"factor": factor})
-    return cited, a.evidence
+    return a
 
 
-def zero_params_bug_evidence(doc: dict, sig: str) -> tuple:
+def zero_params_bug_evidence(doc: dict, ctx: AssessContext) -> Assessment:
     """``param_gradient_zero`` (and its sentence) when autodiff is exactly zero for some params
-    where finite differences are not, and the signature is not already ``zero``."""
+    where finite differences are not, and the signature (``ctx.signature``) is not already ``zero``."""
     a = Assessment()
     zp = zero_params(doc)
-    if zp and sig != "zero":
+    if zp and ctx.signature != "zero":
         a.add("fd", False, "autodiff is exactly zero for param(s) " + ", ".join(zp) +
               " where finite differences are not", {"params": zp})
-        return [Evidence("param_gradient_zero", "fd", data={"params": zp})], a.evidence
-    return [], []
+        a.cited.append(Evidence("param_gradient_zero", "fd", data={"params": zp}))
+    return a

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure import compare
-from . import Assessment, assessor, probe
+from . import AssessContext, Assessment, assessor, probe
 
 
 @probe("horizon")
@@ -69,7 +69,7 @@ def measure(ctx) -> dict | None:
 
 
 @assessor("horizon")
-def assess(doc: dict, **_) -> Assessment:
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """Evidence entry of the horizon bisection: the first number of steps at
     which autodiff and finite differences part, or agreement at the full horizon."""
     a = Assessment()

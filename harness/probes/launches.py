@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..measure import compare
-from . import Assessment, Evidence, assessor, probe
+from . import AssessContext, Assessment, Evidence, assessor, probe
 from .context import step_size
 
 
@@ -676,8 +676,9 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
     return out
 
 
-@assessor("launches")
-def assess(doc: dict, **_) -> Assessment:
+@assessor("launches", cites=("launch_kernel_fails_alone", "launch_all_kernels_pass",
+                         "kernel_compiled_without_adjoint"))
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """Evidence entries of the per-launch check: kernels that disagree with
     finite differences in isolation, those that agree, and those not checked
     (not clean and ``data["counted"]`` False: reported, not counted; a kernel
@@ -709,11 +710,13 @@ def assess(doc: dict, **_) -> Assessment:
     return a
 
 
-def bug_evidence(facts: dict) -> list:
-    """The per-launch check's evidence behind the class of a bug, from :func:`assess`'s facts:
+def bug_evidence(doc: dict, ctx: AssessContext) -> Assessment:
+    """The per-launch check's evidence behind the class of a bug, from :func:`assess`'s facts
+    (``ctx.assessed["launches"]``; assessed here when absent):
     ``launch_kernel_fails_alone`` (a kernel disagrees with finite differences alone), else
     ``launch_all_kernels_pass`` (every kernel checked, all agree); and
     ``kernel_compiled_without_adjoint``."""
+    facts = ctx.facts("launches") or assess(doc, ctx).facts
     kernels, failing, passing, no_adjoint = (facts[k] for k in ("kernels", "failing", "passing", "no_adjoint"))
     cited = []
     unchecked = [k for k in kernels if k.get("ok") is None and k not in no_adjoint]
@@ -723,4 +726,4 @@ def bug_evidence(facts: dict) -> list:
         cited.append(Evidence("launch_all_kernels_pass", "launches", data=[k["kernel"] for k in passing]))
     if no_adjoint:
         cited.append(Evidence("kernel_compiled_without_adjoint", "launches", data=[k["kernel"] for k in no_adjoint]))
-    return cited
+    return Assessment(cited=cited)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Assessment, assessor, probe
+from . import AssessContext, Assessment, assessor, probe
 
 
 @probe("nan_scan")
@@ -26,7 +26,7 @@ def measure(ctx) -> dict:
 
 
 @assessor("nan_scan")
-def assess(doc: dict, **_) -> Assessment:
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """Evidence entries of the NaN scan: the params whose gradient holds NaN/inf
     (and whether the objective is finite there), or a finite gradient."""
     a = Assessment()

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from . import Assessment, assessor, probe
+from . import AssessContext, Assessment, assessor, probe
 
 
 @probe("noise", points=3, order=3, delta=0.1, ulp_floor=2.0)
@@ -79,7 +79,7 @@ def measure(ctx, *, points: int = 3, order: int = 3, delta: float = 0.1, ulp_flo
 
 
 @assessor("noise")
-def assess(doc: dict, **_) -> Assessment:
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """One evidence line: the noise level the FD resolution is built on."""
     a = Assessment()
     n = doc.get("noise")

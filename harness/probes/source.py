@@ -32,7 +32,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .. import rules
-from . import Assessment
+from . import AssessContext, Assessment, assessor
 
 #: Source rules that only point at a class on some Warp releases, read from
 #: the rule declarations (:mod:`defects4warp.rules`; Warp changelog 1.13.0,
@@ -311,13 +311,20 @@ def on_definition_header(finding: dict, defs: dict) -> bool:
     return first <= int(finding.get("line", 0)) < body
 
 
-def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO_COVERAGE_WEIGHT,
+@assessor("source", cites=("rule:*",))
+def assess(doc: dict, ctx: AssessContext | None = None, *, no_coverage_weight: float = NO_COVERAGE_WEIGHT,
            observed=OBSERVED_RULES) -> Assessment:
-    """Evidence entries for every finding (counted or not, and why) and the structured
-    evidence ``rule:<name>`` of each rule with a counted finding (strength 1, or
-    ``no_coverage_weight`` without line coverage; the evidence table holds its class weights).
-    Where the runtime trace ran, findings of the ``observed`` rules
-    (:data:`OBSERVED_RULES`) are reported but not counted."""
+    """Evidence entries for every finding in the variant's files (``ctx.path``; none without it)
+    counted or not, and why, and the structured evidence ``rule:<name>`` of each rule with a
+    counted finding (strength 1, or ``no_coverage_weight`` without line coverage; the evidence
+    table holds its class weights). Where the runtime trace ran, findings of the ``observed``
+    rules (:data:`OBSERVED_RULES`) are reported but not counted. Findings given in
+    ``ctx.findings`` are used instead of a scan (:func:`assess_given`).
+    Facts: ``rules`` (counted), ``inplace_scopes``, ``piecewise_scopes``."""
+    ctx = ctx or AssessContext()
+    if ctx.findings is not None:
+        return assess_given(ctx.findings, ctx.warp_version)
+    path, warp_version = ctx.path, ctx.warp_version
     a = Assessment()
     if path is None:
         return a
@@ -352,4 +359,22 @@ def assess(doc: dict, path, *, warp_version=None, no_coverage_weight: float = NO
     a.facts["rules"] = sorted({f["rule"] for f in counted})
     a.facts["inplace_scopes"] = sorted({f.get("scope") for f in counted if f["rule"] == "inplace_array_op"})
     a.facts["piecewise_scopes"] = sorted({str(f.get("scope")) for f in counted if f["rule"] == "piecewise_constant_op"})
+    return a
+
+
+def assess_given(findings: list, warp_version) -> Assessment:
+    """An assessment from explicitly given source findings (a list of
+    :meth:`defects4warp.rules.Finding.to_dict`; tests; no coverage gating, release gates applied)."""
+    a = Assessment()
+    live = [f for f in findings if release_ok(f["rule"], warp_version)]
+    for f in findings:
+        gated = f not in live
+        a.add("source", False, f"{f['file']}:{f['line']}: {f['detail']}" + (f" (not on Warp {warp_version})" if gated else ""),
+              {"rule": f["rule"], "classes": f["classes"], "counted": not gated})
+    if not findings:
+        a.add("source", True, "no source pattern found", None)
+    for rule in sorted({f["rule"] for f in live}):
+        a.cite(f"rule:{rule}", "source", f"source rule {rule}", {"rule": rule})
+    a.facts["rules"] = sorted({f["rule"] for f in live})
+    a.facts["inplace_scopes"] = sorted({f.get("scope") for f in live if f["rule"] == "inplace_array_op"})
     return a

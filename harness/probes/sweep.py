@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..measure import compare
-from . import Assessment, assessor, probe
+from . import AssessContext, Assessment, assessor, probe
 from .fd import ad_values
 
 #: Small step factors (fractions of the base step), smallest first.
@@ -153,7 +153,7 @@ def measure(ctx, *, max_items: int = 4, steps=SWEEP_STEPS, big: float = BIG_STEP
 
 
 @assessor("sweep")
-def assess(doc: dict, **_) -> Assessment:
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """Evidence entries of the step sweep: one per swept item (at the given point,
     and after ``train()`` where the train probe swept), and the disagreeing items
     left unswept by the budget. Facts: ``sweeps`` (the swept items, those after

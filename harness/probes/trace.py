@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from . import Assessment, Evidence, assessor, probe
+from . import AssessContext, Assessment, Evidence, assessor, probe
 
 
 def traced_call(ctx, call: int = 1):
@@ -212,19 +212,17 @@ def measured_id(finding: dict) -> str:
     return eid
 
 
-@assessor("trace")
-def assess(doc: dict, *, table=None, **_) -> Assessment:
+@assessor("trace", cites=("trace:*", "trace_backward_windows"))
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """Evidence entries of the runtime trace: one per finding (its ``data`` names the
     classes the evidence table's rows for :func:`measured_id` give), none found, or why
     the trace is unavailable. Facts: ``findings``, ``trace`` (the probe's document).
 
-    Parameters
-    ----------
-    table : defects4warp.evidence_table.EvidenceTable, optional
-        The table the classes are read from (default: the engine's).
+    The classes are read from ``ctx.table`` (default: the engine's table).
     """
     from ..evidence_table import evidence_classes  # parent side only: the table's reader needs PyYAML
 
+    table = ctx.table if ctx is not None else None
     a = Assessment()
     trace = doc.get("trace") or {}
     tfind = trace.get("findings") or []
@@ -252,25 +250,21 @@ def inplace_kernel(finding: dict, scopes: set) -> bool:
     return any(s and (s in names or re.search(rf"\b{re.escape(s)}\b", text)) for s in scopes)
 
 
-def bug_evidence(trace: dict, inplace_scopes: set) -> tuple:
-    """The structured evidence of the trace behind the class of a bug.
+def bug_evidence(doc: dict, ctx: AssessContext) -> Assessment:
+    """The structured evidence of the trace (``doc["trace"]``) behind the class of a bug.
 
-    Parameters
-    ----------
-    trace : dict
-        The trace probe's document (``doc["trace"]``).
-    inplace_scopes : set[str]
-        Kernels where a counted source finding saw ``*=``/``/=``.
+    ``ctx.inplace_scopes``: kernels where a counted source finding saw ``*=``/``/=``.
 
     Returns
     -------
-    (list[Evidence], list[dict])
-        ``trace:<id>`` per finding (``:not_inplace`` for a kernel that reads and stores one
+    Assessment
+        ``cited``: ``trace:<id>`` per finding (``:not_inplace`` for a kernel that reads and stores one
         array without ``*=``/``/=``, ``:inside_tape`` for a write :func:`refine` saw inside the
         with-tape block) and ``trace_backward_windows`` when one call ran backward on two or
-        more tapes and no finding says they double count; the evidence entries (sentences)
+        more tapes and no finding says they double count; ``evidence``: the entries (sentences)
         of the derived facts.
     """
+    trace, inplace_scopes = doc.get("trace") or {}, ctx.inplace_scopes
     tfind = trace.get("findings") or []
     cited, sentences = [], []
     for f in tfind:
@@ -290,4 +284,4 @@ def bug_evidence(trace: dict, inplace_scopes: set) -> tuple:
               "(windows): the gradient through the state carried between them depends on seeding each "
               "window from the next", {"backward_tapes": n_tapes})
         sentences += a.evidence
-    return cited, sentences
+    return Assessment(evidence=sentences, cited=cited)

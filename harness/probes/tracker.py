@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from . import Assessment, Evidence, assessor, probe
+from . import AssessContext, Assessment, Evidence, assessor, probe
 
 TRACKER_PATTERNS = [
     (
@@ -80,8 +80,8 @@ def measure(ctx) -> dict:
 TRACKER_STAGES = ("load", "objective", "gradient_1")
 
 
-@assessor("tracker")
-def assess(doc: dict, *, stages=TRACKER_STAGES, **_) -> Assessment:
+@assessor("tracker", cites=("tracker_warning", "tracker_warning:inplace_kernel"))
+def assess(doc: dict, ctx: AssessContext | None = None, *, stages=TRACKER_STAGES) -> Assessment:
     """Evidence entry of the overwrite tracker (only when the tracker probe ran):
     its write-after-read warnings raised in ``stages`` (default
     :data:`TRACKER_STAGES`), or none. Facts: ``warnings`` (those counted)."""
@@ -99,8 +99,10 @@ def assess(doc: dict, *, stages=TRACKER_STAGES, **_) -> Assessment:
     return a
 
 
-def bug_evidence(warnings: list, inplace_scopes: set) -> list:
-    """``tracker_warning`` per counted warning (``tracker_warning:inplace_kernel`` in a kernel
-    where a counted source finding saw ``*=``/``/=``), each of strength 1/n over the n warnings."""
-    return [Evidence("tracker_warning:inplace_kernel" if w.get("kernel") in inplace_scopes else "tracker_warning",
-                     "tracker", data=w, strength=1.0 / len(warnings)) for w in warnings]
+def bug_evidence(doc: dict, ctx: AssessContext) -> Assessment:
+    """``tracker_warning`` per counted warning of :func:`assess`'s facts (``tracker_warning:inplace_kernel``
+    in a kernel where a counted source finding saw ``*=``/``/=``, :attr:`AssessContext.inplace_scopes`),
+    each of strength 1/n over the n warnings."""
+    warnings, inplace_scopes = ctx.facts("tracker").get("warnings") or [], ctx.inplace_scopes
+    return Assessment(cited=[Evidence("tracker_warning:inplace_kernel" if w.get("kernel") in inplace_scopes else "tracker_warning",
+                     "tracker", data=w, strength=1.0 / len(warnings)) for w in warnings])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Assessment, assessor, probe
+from . import AssessContext, Assessment, assessor, probe
 from .fd import RESOLUTION_FACTOR, _public, compare_items, measure_items
 from .sweep import sweep_item
 
@@ -81,7 +81,7 @@ def measure(ctx, *, iterations: int = 3, coords: int = 0, dirs: int = 1, sweep_i
 
 
 @assessor("train")
-def assess(doc: dict, **_) -> Assessment:
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     """Evidence entry of the re-measurement after ``train()``: clean unless a
     comparison there (elements or directions) disagrees."""
     a = Assessment()
