@@ -156,7 +156,6 @@ class SolverXPBD:
 
     def _apply_particle_deltas(self, model, state_in, state_out, particle_deltas, dt):
         particle_q = state_out.particle_q
-        # allocate new particle arrays so gradients can be tracked correctly without overwriting
         new_particle_q = wp.empty_like(state_out.particle_q)
         new_particle_qd = wp.empty_like(state_out.particle_qd)
 
