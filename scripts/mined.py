@@ -22,8 +22,10 @@ Files:
   ``harness/schemas/mined-manifest.schema.json``): the mined bugs, one row per
   mined case: the releases its triggering check runs on (``before``: the bug
   shows, ``after``: it does not).
-* ``docs/data/mined-checks.json``: what ``verify`` measured (written
-  atomically after every case, so an interrupted run keeps what it did).
+* ``docs/data/mined-checks.json``: what ``verify`` measured, per case the
+  triggering runs of each side and release and one debug-mode run per
+  variant (``debug``), and ``ok`` (:func:`case_ok`); written atomically
+  after every case, so an interrupted run keeps what it did.
 
 Releases outside the supported list (``defects4warp.envs.RELEASES``, e.g.
 1.8.0) are installed into ``<envs cache>/mined-warp-X`` on the same shared
