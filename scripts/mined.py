@@ -6,6 +6,7 @@ Usage (from the repository root, with the worktree's interpreter)::
     python scripts/mined.py extract-changelog --mirror /path/to/warp/.git   # (re)build the entry list
     python scripts/mined.py check CASE --warp 1.8.0 [--variant buggy] [--repeat 3]
     python scripts/mined.py verify [--cases GLOB] [--repeat 3]              # writes docs/data/mined-checks.json
+    python scripts/mined.py verify-debug [--cases GLOB]                    # only the debug-mode runs, merged in
     python scripts/mined.py summarise-validation v1.json v2.json ...        # validate --json files -> docs/data/mined-validation.json
     python scripts/mined.py summarise-runs r1.json r2.json ...              # run --tier mined --json files -> docs/data/mined-engines.json
     python scripts/mined.py render                                         # writes docs/mined.md
@@ -21,8 +22,10 @@ Files:
   ``harness/schemas/mined-manifest.schema.json``): the mined bugs, one row per
   mined case: the releases its triggering check runs on (``before``: the bug
   shows, ``after``: it does not).
-* ``docs/data/mined-checks.json``: what ``verify`` measured (written
-  atomically after every case, so an interrupted run keeps what it did).
+* ``docs/data/mined-checks.json``: what ``verify`` measured, per case the
+  triggering runs of each side and release and one debug-mode run per
+  variant (``debug``), and ``ok`` (:func:`case_ok`); written atomically
+  after every case, so an interrupted run keeps what it did.
 
 Releases outside the supported list (``defects4warp.envs.RELEASES``, e.g.
 1.8.0) are installed into ``<envs cache>/mined-warp-X`` on the same shared
@@ -134,6 +137,58 @@ def run_check(case_id: str, version: str, variant: str = "buggy") -> dict:
     return doc
 
 
+def run_debug_check(case_id: str, version: str, variant: str) -> dict:
+    """One debug-mode run of ``case_id``'s ``variant`` on ``version``
+    (``scripts/mined_trigger.py --debug``: ``wp.config.mode = "debug"``, bounds-checked
+    array access, then ``objective()`` and one ``gradient()``). Returns the worker's
+    record plus ``release``, ``variant`` and ``exit`` (0 passed; 1 a failed assertion;
+    2 the program raised; a negative status: killed by that
+    signal, e.g. -4 when a failed assertion traps, as on 1.19.0; -1 timeout)."""
+    py = release_python(version)
+    try:
+        res = subprocess.run([py, str(TRIGGER), "--debug", str(CORPUS / case_id / variant)],
+                             capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, cwd=str(ROOT))
+        line = [l for l in res.stdout.splitlines() if l.startswith("{")]
+        code = res.returncode
+        asserts = sorted({l.strip() for l in res.stderr.splitlines() if l.startswith("Assertion failed")})
+        doc = json.loads(line[-1]) if line else {
+            "passed": False, "assertions": asserts,
+            "error": f"exit {code}" + (f" (signal {-code})" if code < 0 else "") + ": " + res.stderr.strip()[-300:]}
+    except subprocess.TimeoutExpired:
+        doc, code = {"passed": False, "error": f"timed out after {CHECK_TIMEOUT_S} s"}, -1
+    doc.update({"release": version, "variant": variant, "exit": code})
+    return doc
+
+
+def debug_release(row: dict) -> str:
+    """The release a manifest row's debug-mode runs use: the newest of its ``before`` and ``after``."""
+    from packaging.version import Version  # noqa: PLC0415
+
+    return max(row["before"] + row["after"], key=Version)
+
+
+def debug_checks(case_id: str, row: dict) -> dict:
+    """Every variant of ``case_id`` run once in Warp's debug mode on :func:`debug_release`:
+    ``{variant: {"release", "passed", "assertions", "seconds", "error"}}``. Admission
+    needs every ``passed`` True: a program that indexes out of bounds computes from
+    memory contents (the reason warp-sim-featherstone-joint-solve was removed)."""
+    rel = debug_release(row)
+    out = {}
+    for v in sorted(x.name for x in load_case(CORPUS / case_id).variants):
+        r = run_debug_check(case_id, rel, v)
+        out[v] = {"release": rel, "passed": r["exit"] == 0, "assertions": r.get("assertions", []),
+                  "finite": r.get("finite"), "seconds": r.get("seconds"), "error": r.get("error")}
+        print(f"{case_id} debug {v} on {rel}: {'passed' if out[v]['passed'] else 'FAILED'}", flush=True)
+    return out
+
+
+def case_ok(out: dict) -> bool:
+    """A case's record in mined-checks.json is admitted when every triggering run was as
+    expected and every variant's debug-mode run passed (a record without debug runs is not)."""
+    return (all(v["as_expected"] == v["runs"] for s in ("before", "after") for v in out.get(s, {}).values())
+            and bool(out.get("debug")) and all(d["passed"] for d in out["debug"].values()))
+
+
 def row_variants(row: dict) -> dict:
     """The variant the check runs on for each side of a manifest row: for
     Warp's own fixes (``source: warp``) the row's ``variant`` (default
@@ -150,8 +205,9 @@ def row_variants(row: dict) -> dict:
 def verify(pattern: str, repeat: int) -> dict:
     """Run every manifest row's triggering check ``repeat`` times on each
     release of ``before`` (must fail every time: exit 1) and ``after`` (must
-    pass every time), on the variants :func:`row_variants` names; returns and
-    writes :data:`CHECKS`."""
+    pass every time), on the variants :func:`row_variants` names, then every
+    variant once in debug mode (:func:`debug_checks`); a case's ``ok`` is
+    :func:`case_ok`. Returns and writes :data:`CHECKS`."""
     manifest = yaml.safe_load(MANIFEST.read_text())
     doc = json.loads(CHECKS.read_text()) if CHECKS.is_file() else {"repeat": repeat, "cases": {}}
     for row in manifest["bugs"]:
@@ -169,9 +225,27 @@ def verify(pattern: str, repeat: int) -> dict:
                                   "seconds": [r.get("seconds") for r in runs],
                                   "errors": sorted({r["error"] for r in runs if r.get("error")})}
                 print(f"{cid} {side} {rel}: {out[side][rel]['as_expected']}/{repeat} as expected", flush=True)
-        out["ok"] = all(v["as_expected"] == v["runs"] for s in ("before", "after") for v in out[s].values())
+        out["debug"] = debug_checks(cid, row)
+        out["ok"] = case_ok(out)
         doc["repeat"] = repeat
         doc["cases"][cid] = out
+        write_json_atomic(str(CHECKS), doc)
+    return doc
+
+
+def verify_debug(pattern: str) -> dict:
+    """Only the debug-mode runs (:func:`debug_checks`) of the manifest rows matching
+    ``pattern``, merged into the cases' existing records of :data:`CHECKS` (their
+    triggering runs kept); a case with no record gets one with only ``debug``."""
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    doc = json.loads(CHECKS.read_text()) if CHECKS.is_file() else {"repeat": 3, "cases": {}}
+    for row in manifest["bugs"]:
+        cid = row["case"]
+        if not fnmatch.fnmatch(cid, pattern):
+            continue
+        out = doc["cases"].setdefault(cid, {"before": {}, "after": {}})
+        out["debug"] = debug_checks(cid, row)
+        out["ok"] = case_ok(out)
         write_json_atomic(str(CHECKS), doc)
     return doc
 
@@ -341,7 +415,10 @@ expectations say `bug` on the releases before `fixed_release` (from `introduced_
 regression) and `no_bug` from it. The fixed
 variant is the same program with the construct that has a right adjoint on every release, so the
 oracle's pair check has a twin. `python scripts/mined.py verify` runs each trigger three times on
-each release of the manifest's `before` (must fail 3/3) and `after` (must pass 3/3). A downstream
+each release of the manifest's `before` (must fail 3/3) and `after` (must pass 3/3), then runs every
+variant once in Warp's debug mode (`wp.config.mode = "debug"`: bounds-checked array access) on the
+newest release of the row, which must pass: no failed assertion and finite values (`verify-debug`
+runs only these). A downstream
 case (`source: downstream` in the manifest: the fix is in the project's code, not in Warp) has no
 `buggy_release`/`fixed_release`: its buggy variant is the code at `parent_commit`, its fixed
 variant the code at `fix_commit`, and verify runs the buggy variant on `before` and the fixed one
@@ -383,6 +460,9 @@ def render() -> str:
         if c:
             got = "; ".join(f"{side} {rel}: {v['as_expected']}/{v['runs']}" for side in ("before", "after")
                             for rel, v in c[side].items())
+            dbg = c.get("debug")
+            got += ("; debug mode: not run" if not dbg else "; debug mode " + ", ".join(
+                f"{v} {'passed' if d['passed'] else 'FAILED'}" for v, d in sorted(dbg.items())))
             secs = [s for side in ("before", "after") for v in c[side].values() for s in v["seconds"] if s]
             sec = f"{min(secs):.1f}-{max(secs):.1f}" if secs else "n/a"
         else:
@@ -452,6 +532,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("verify", help="run the manifest's checks and write docs/data/mined-checks.json")
     p.add_argument("--cases", default="*")
     p.add_argument("--repeat", type=int, default=3)
+    p = sub.add_parser("verify-debug", help="only the debug-mode runs of the manifest's cases, into mined-checks.json")
+    p.add_argument("--cases", default="*")
     p = sub.add_parser("summarise-validation", help="write docs/data/mined-validation.json from validate --json files")
     p.add_argument("files", nargs="+")
     p = sub.add_parser("summarise-runs", help="merge run --tier mined --json files into docs/data/mined-engines.json")
@@ -471,7 +553,12 @@ def main(argv=None) -> int:
         return 1 if bad else 0
     elif a.cmd == "verify":
         doc = verify(a.cases, a.repeat)
-        return 0 if all(c["ok"] for c in doc["cases"].values()) else 1
+        picked = [c for cid, c in doc["cases"].items() if fnmatch.fnmatch(cid, a.cases)]
+        return 0 if all(case_ok(c) for c in picked) else 1
+    elif a.cmd == "verify-debug":
+        doc = verify_debug(a.cases)
+        picked = [c for cid, c in doc["cases"].items() if fnmatch.fnmatch(cid, a.cases)]
+        return 0 if all(case_ok(c) for c in picked) else 1
     elif a.cmd == "summarise-validation":
         write_json_atomic(str(VALIDATION), summarise_validation(a.files))
         print(f"wrote {VALIDATION.relative_to(ROOT)}")

@@ -8,6 +8,23 @@ harness installed there.
 Usage::
 
     python scripts/mined_trigger.py VARIANT_DIR CHECK_JSON
+    python scripts/mined_trigger.py --debug VARIANT_DIR
+
+The second form is the debug-mode run of mined admission: Warp's
+``wp.config.mode = "debug"`` (kernels built with bounds-checked array access)
+before the first kernel, then ``objective()`` and one ``gradient()`` call of
+``make_problem("cpu", "small")``. How a failed native assertion shows on CPU
+depends on the release: 1.7.2 prints ``Assertion failed: 'i >= 0 && i <
+arr.shape[0]'`` and the file and line to the process's stderr and goes on,
+so the run reads its own stderr (file descriptor 2, redirected to a
+temporary file) and fails on any such line; 1.19.0 stops the process with
+SIGILL (exit status -4 in the caller, no record printed), which the caller
+counts as a failure (measured). It passes when both calls return and no
+assertion failed (exit 0; 1 on a failed assertion; a Python exception exits
+2). Whether every value is finite is recorded (``finite``) but not required:
+a buggy variant's gradient may be NaN by design (a where_nan case). It
+prints ``{"passed": bool, "warp_version": str, "mode": "debug",
+"assertions": [first lines], "finite": bool, "seconds": float}``.
 
 ``VARIANT_DIR`` is a case variant folder holding ``problem.py`` with
 ``make_problem(device, scale)``; ``CHECK_JSON`` is the ``mined.trigger``
@@ -103,8 +120,56 @@ def run(variant_dir: str, check: dict) -> dict:
             "seconds": round(time.perf_counter() - t0, 3)}
 
 
+def run_debug(variant_dir: str) -> dict:
+    """Debug-mode run (see the module docstring): objective and one gradient
+    call with ``wp.config.mode = "debug"``; ``passed`` is False when a native
+    assertion failed (read from this process's stderr; on releases where it
+    traps, the process dies here instead), ``finite`` says whether every value
+    was finite."""
+    import numpy as np
+    import warp as wp
+
+    import os
+    import tempfile
+
+    t0 = time.perf_counter()
+    wp.config.quiet = True
+    wp.config.mode = "debug"
+    wp.init()
+    mod = _load(variant_dir)
+    problem = mod.make_problem("cpu", "small")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as err:
+        os.dup2(err.fileno(), 2)
+        try:
+            f = float(problem.objective())
+            g = problem.gradient()
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            err.seek(0)
+            text = err.read().decode(errors="replace")
+    sys.stderr.write(text)
+    asserts = [line.strip() for line in text.splitlines() if line.startswith("Assertion failed")]
+    finite = bool(np.isfinite(f)) and all(bool(np.all(np.isfinite(np.asarray(v, dtype=np.float64))))
+                                          for v in g.values())
+    return {"passed": not asserts, "warp_version": wp.config.version, "mode": "debug",
+            "assertions": sorted(set(asserts))[:5], "finite": finite,
+            "seconds": round(time.perf_counter() - t0, 3)}
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--debug":
+        try:
+            res = run_debug(argv[1])
+        except Exception as exc:  # the program raised in debug mode: reported, not a pass
+            print(json.dumps({"passed": False, "mode": "debug", "error": f"{type(exc).__name__}: {exc}"}))
+            return 2
+        print(json.dumps(res))
+        return 0 if res["passed"] else 1
     variant_dir, check = argv[0], json.loads(argv[1])
     try:
         res = run(variant_dir, check)

@@ -143,3 +143,20 @@ def test_engine_runs_on_the_tier_are_summarised_per_engine_and_release(tmp_path)
     f.write_text(json.dumps({"summary": {}, "results": [dict(res[0], tier="original")]}))
     with pytest.raises(SystemExit, match="not mined"):
         mod.summarise_runs([str(f)])
+
+
+def test_every_mined_case_is_admitted_with_its_debug_runs():
+    """docs/data/mined-checks.json holds, for every manifest row, triggering runs all as
+    expected and one passed debug-mode run per variant (scripts/mined.py verify /
+    verify-debug; a program indexing out of bounds fails there)."""
+    checks = json.loads((ROOT / "docs" / "data" / "mined-checks.json").read_text())["cases"]
+    for r in MANIFEST["bugs"]:
+        c = checks.get(r["case"])
+        assert c is not None, f"{r['case']}: no checks recorded (python scripts/mined.py verify --cases {r['case']})"
+        variants = {v.name for v in load_case(ROOT / "corpus" / r["case"]).variants}
+        assert set(c.get("debug", {})) == variants, f"{r['case']}: debug-mode runs missing"
+        assert all(d["passed"] for d in c["debug"].values()), f"{r['case']}: a debug-mode run failed"
+        for side in ("before", "after"):
+            assert sorted(c[side]) == sorted(r[side]), (r["case"], side)
+            assert all(v["as_expected"] == v["runs"] == 3 for v in c[side].values()), (r["case"], side)
+        assert c["ok"], r["case"]
