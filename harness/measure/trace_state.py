@@ -25,7 +25,7 @@ import warp as wp
 
 from ..kernel_access import _access_mask, _analyse_function, _index_info, _value_flows, _values_needed
 from . import aliasing as _aliasing
-from .detectors import _last_write
+from .dataflow import _last_write
 
 _KERNEL_CACHE = {}  # id(kernel) -> (kernel, static info: source span, options, AST access maps)
 _NEEDS_CACHE = {}  # (id(kernel), active argument paths) -> (kernel, paths whose values the adjoint reads)
