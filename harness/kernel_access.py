@@ -123,23 +123,7 @@ def _analyse_function(pyfunc, depth=0, max_depth=4):
     glb = getattr(pyfunc, "__globals__", {}) or {}
     for n in ast.walk(fdef):
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            for t in targets:
-                for tt in t.elts if isinstance(t, ast.Tuple) else [t]:
-                    r = _subscript_root(tt, aliases)
-                    if r is None:
-                        continue
-                    write_nodes.add(id(tt))
-                    inner = tt
-                    while isinstance(inner, ast.Attribute):  # a[i].x = ...: a component write, not a read
-                        inner = inner.value
-                        write_nodes.add(id(inner))
-                    if isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub)):
-                        flag(r, writes=True, accumulates=True)  # Warp emits an atomic add
-                    elif isinstance(n, ast.AugAssign):
-                        flag(r, reads=True, writes=True)  # a[i] *= s reads the old value
-                    else:
-                        flag(r, writes=True)
+            _flag_stores(n, aliases, flag, write_nodes)
         elif isinstance(n, ast.Call):
             name, fnode = _func_name(n)
             if name is None:
@@ -157,34 +141,64 @@ def _analyse_function(pyfunc, depth=0, max_depth=4):
                 for a in n.args:
                     write_nodes.add(id(a))
                 continue
-            # a user wp.func: follow it
-            target = None
-            if isinstance(fnode, ast.Name):
-                target = glb.get(fnode.id)
-            elif isinstance(fnode, ast.Attribute) and isinstance(fnode.value, ast.Name):
-                mod = glb.get(fnode.value.id)
-                target = getattr(mod, fnode.attr, None) if mod is not None and mod is not sys.modules.get("warp") else None
-            inner_py = getattr(target, "func", None)
-            if depth < max_depth and callable(inner_py) and not isinstance(target, type):
-                sub = _analyse_function(inner_py, depth + 1, max_depth)
-                if sub is None:
+            _follow_call(n, fnode, glb, aliases, flag, write_nodes, depth, max_depth)  # a user wp.func
+    _flag_reads(fdef, aliases, flag, write_nodes)
+    return acc
+
+
+def _flag_stores(n, aliases, flag, write_nodes):
+    """Flag the array stores of one assignment ``n`` (kept in ``write_nodes``: a stored node is no read)."""
+    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+    for t in targets:
+        for tt in t.elts if isinstance(t, ast.Tuple) else [t]:
+            r = _subscript_root(tt, aliases)
+            if r is None:
+                continue
+            write_nodes.add(id(tt))
+            inner = tt
+            while isinstance(inner, ast.Attribute):  # a[i].x = ...: a component write, not a read
+                inner = inner.value
+                write_nodes.add(id(inner))
+            if isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Sub)):
+                flag(r, writes=True, accumulates=True)  # Warp emits an atomic add
+            elif isinstance(n, ast.AugAssign):
+                flag(r, reads=True, writes=True)  # a[i] *= s reads the old value
+            else:
+                flag(r, writes=True)
+
+
+def _follow_call(n, fnode, glb, aliases, flag, write_nodes, depth, max_depth):
+    """Flag what a call ``n`` to a resolvable ``wp.func`` does to the arrays passed to it, from its own analysis."""
+    target = None
+    if isinstance(fnode, ast.Name):
+        target = glb.get(fnode.id)
+    elif isinstance(fnode, ast.Attribute) and isinstance(fnode.value, ast.Name):
+        mod = glb.get(fnode.value.id)
+        target = getattr(mod, fnode.attr, None) if mod is not None and mod is not sys.modules.get("warp") else None
+    inner_py = getattr(target, "func", None)
+    if depth < max_depth and callable(inner_py) and not isinstance(target, type):
+        sub = _analyse_function(inner_py, depth + 1, max_depth)
+        if sub is None:
+            return
+        try:
+            inner_params = list(inspect.signature(inner_py).parameters)
+        except (TypeError, ValueError):
+            return
+        for i, a in enumerate(n.args):
+            r = _root_path(a, aliases)
+            if r is None or i >= len(inner_params):
+                continue
+            for path, fl in sub.items():
+                head, _, rest = path.partition(".")
+                if head != inner_params[i]:
                     continue
-                try:
-                    inner_params = list(inspect.signature(inner_py).parameters)
-                except (TypeError, ValueError):
-                    continue
-                for i, a in enumerate(n.args):
-                    r = _root_path(a, aliases)
-                    if r is None or i >= len(inner_params):
-                        continue
-                    for path, fl in sub.items():
-                        head, _, rest = path.partition(".")
-                        if head != inner_params[i]:
-                            continue
-                        full = r + ("." + rest if rest else "")
-                        flag(full, **fl)
-                        write_nodes.add(id(a))
-    # reads: every remaining load of an aliased name
+                full = r + ("." + rest if rest else "")
+                flag(full, **fl)
+                write_nodes.add(id(a))
+
+
+def _flag_reads(fdef, aliases, flag, write_nodes):
+    """Flag as read every remaining load of an aliased name (subscripts and call arguments not stored to)."""
     for n in ast.walk(fdef):
         if isinstance(n, ast.Subscript) and id(n) not in write_nodes and isinstance(n.ctx, ast.Load):
             r = _root_path(n.value, aliases)
@@ -201,7 +215,6 @@ def _analyse_function(pyfunc, depth=0, max_depth=4):
                     r = _root_path(a, aliases)
                     if r is not None:
                         flag(r, reads=True)
-    return acc
 
 
 def _subscript_chain(node):
@@ -238,24 +251,7 @@ def _index_info(pyfunc):
         return None
     params = [a.arg for a in fdef.args.args]
     aliases = {p: p for p in params}
-    tids, local_defs, counts = {}, {}, {}
-    for n in ast.walk(fdef):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1:
-            t = n.targets[0]
-            if isinstance(n.value, ast.Call) and _func_name(n.value)[0] == "tid":
-                names = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id] if isinstance(t, ast.Name) else []
-                for k, nm in enumerate(names):
-                    tids[nm] = k
-            elif isinstance(t, ast.Name):
-                counts[t.id] = counts.get(t.id, 0) + 1
-                local_defs[t.id] = n.value
-                if isinstance(n.value, (ast.Name, ast.Attribute)):
-                    r = _root_path(n.value, aliases)
-                    if r is not None:
-                        aliases[t.id] = r
-        elif isinstance(n, (ast.AugAssign, ast.For)) and isinstance(getattr(n, "target", None), ast.Name):
-            counts[n.target.id] = counts.get(n.target.id, 0) + 2
-    local_defs = {k: v for k, v in local_defs.items() if counts.get(k) == 1 and k not in tids}
+    tids, local_defs = _tids_and_locals(fdef, aliases)
     reads, writes, calls = {}, {}, []
     rng = False
     rmw = set()  # paths with a read-modify-write of one element (a[i] *= s, a[i] = f(a[i]))
@@ -303,6 +299,35 @@ def _index_info(pyfunc):
                 calls.append(name)
             if name and name.startswith(_RNG_PREFIXES):
                 rng = True
+    _index_reads(fdef, aliases, reads, wlines, store_subs)
+    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls, "rng": rng,
+            "rmw": sorted(rmw)}
+
+
+def _tids_and_locals(fdef, aliases):
+    """``(tids, local_defs)``: thread indices by launch axis, locals assigned once (array aliases join ``aliases``)."""
+    tids, local_defs, counts = {}, {}, {}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            t = n.targets[0]
+            if isinstance(n.value, ast.Call) and _func_name(n.value)[0] == "tid":
+                names = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id] if isinstance(t, ast.Name) else []
+                for k, nm in enumerate(names):
+                    tids[nm] = k
+            elif isinstance(t, ast.Name):
+                counts[t.id] = counts.get(t.id, 0) + 1
+                local_defs[t.id] = n.value
+                if isinstance(n.value, (ast.Name, ast.Attribute)):
+                    r = _root_path(n.value, aliases)
+                    if r is not None:
+                        aliases[t.id] = r
+        elif isinstance(n, (ast.AugAssign, ast.For)) and isinstance(getattr(n, "target", None), ast.Name):
+            counts[n.target.id] = counts.get(n.target.id, 0) + 2
+    return tids, {k: v for k, v in local_defs.items() if counts.get(k) == 1 and k not in tids}
+
+
+def _index_reads(fdef, aliases, reads, wlines, store_subs):
+    """Add each array load's index list to ``reads``, bar stores and re-reads of an element stored before."""
     for n in ast.walk(fdef):  # parents are visited before children
         if isinstance(n, ast.Subscript) and id(n) not in store_subs:
             base, idx = _subscript_chain(n)
@@ -316,8 +341,10 @@ def _index_info(pyfunc):
                 w = wlines.get((r, _dump(idx)))
                 if w is None or w >= n.lineno:  # not a re-read of an element this kernel stored before
                     reads[r].append(idx)
-    return {"tids": tids, "locals": local_defs, "reads": reads, "writes": writes, "calls": calls, "rng": rng,
-            "rmw": sorted(rmw)}
+
+
+class _Unknown(Exception):
+    """A construct the value analyses (:func:`_values_needed`, :func:`_value_flows`) do not know."""
 
 
 _LINEAR_CALLS = ("float16", "float32", "float64", "float", "vec2", "vec3", "vec4", "vec2d", "vec3d", "vec4d",
@@ -343,73 +370,83 @@ def _values_needed(pyfunc, active, max_nodes=5000):
         return None
     params = [a.arg for a in fdef.args.args]
     aliases = {p: p for p in params}
-    env = {}  # local -> (act, vals)
-    need = set()
+    walk = _NeedsAnalysis(aliases, active)
+    try:
+        walk.run(fdef.body)
+    except (_Unknown, RecursionError):
+        return None
+    return walk.need
 
-    class Unknown(Exception):
-        pass
 
-    def ev(n):
+class _NeedsAnalysis:
+    """The walk behind :func:`_values_needed`: locals' (active, values) and the paths found needed."""
+
+    def __init__(self, aliases, active):
+        self.aliases, self.active = aliases, active
+        self.env = {}  # local -> (act, vals)
+        self.need = set()
+
+    def ev(self, n):
         """(active, vals: array paths whose values flow into n)."""
         if isinstance(n, ast.Constant):
             return False, frozenset()
         if isinstance(n, ast.Name):
-            if n.id in env:
-                return env[n.id]
-            if n.id in aliases:  # a scalar argument or an array used whole
-                return aliases[n.id] in active, frozenset()
+            if n.id in self.env:
+                return self.env[n.id]
+            if n.id in self.aliases:  # a scalar argument or an array used whole
+                return self.aliases[n.id] in self.active, frozenset()
             return False, frozenset()
         if isinstance(n, ast.Subscript):
             base, idx = _subscript_chain(n)
             for i in idx:
-                _, iv = ev(i)
-                need.update(iv)  # an index read from an array: its value decides what is read
-            r = _root_path(base, aliases)
+                _, iv = self.ev(i)
+                self.need.update(iv)  # an index read from an array: its value decides what is read
+            r = _root_path(base, self.aliases)
             if r is not None:
-                return r in active, frozenset([r])
-            a, v = ev(base)
+                return r in self.active, frozenset([r])
+            a, v = self.ev(base)
             return a, v
         if isinstance(n, ast.Attribute):
-            r = _root_path(n, aliases)
+            r = _root_path(n, self.aliases)
             if r is not None:
-                return r in active, frozenset()
-            return ev(n.value)
+                return r in self.active, frozenset()
+            return self.ev(n.value)
         if isinstance(n, ast.UnaryOp):
-            return ev(n.operand)
+            return self.ev(n.operand)
         if isinstance(n, ast.BinOp):
-            a, va = ev(n.left)
-            b, vb = ev(n.right)
+            a, va = self.ev(n.left)
+            b, vb = self.ev(n.right)
             if isinstance(n.op, (ast.Add, ast.Sub)):
                 pass
             elif isinstance(n.op, ast.Mult):
                 if b:
-                    need.update(va)
+                    self.need.update(va)
                 if a:
-                    need.update(vb)
+                    self.need.update(vb)
             elif isinstance(n.op, ast.Div):  # d/da = 1/b, d/db = -a/b^2
                 if a:
-                    need.update(vb)
+                    self.need.update(vb)
                 if b:
-                    need.update(va | vb)
+                    self.need.update(va | vb)
             else:  # ** % // @: the derivative reads both operands
                 if a or b:
-                    need.update(va | vb)
+                    self.need.update(va | vb)
             return a or b, va | vb
         if isinstance(n, (ast.Compare, ast.BoolOp)):
             vals = frozenset()
             for c in ([n.left] + n.comparators) if isinstance(n, ast.Compare) else n.values:
-                vals |= ev(c)[1]
-            need.update(vals)  # a branch decided by these values
+                vals |= self.ev(c)[1]
+            self.need.update(vals)  # a branch decided by these values
             return False, vals
         if isinstance(n, ast.IfExp):
-            _, vt = ev(n.test)
-            need.update(vt)
-            a, va = ev(n.body)
-            b, vb = ev(n.orelse)
+            _, vt = self.ev(n.test)
+            self.need.update(vt)
+            a, va = self.ev(n.body)
+            b, vb = self.ev(n.orelse)
             return a or b, va | vb
         if isinstance(n, ast.Call):
             name, _ = _func_name(n)
-            res = [ev(x) for x in list(n.args) + [k.value for k in n.keywords]]
+            res = [self.ev(x) for x in list(n.args) + [k.value for k in n.keywords]]
             act = any(r[0] for r in res)
             vals = frozenset().union(*[r[1] for r in res]) if res else frozenset()
             if name in ("tid",):
@@ -419,24 +456,25 @@ def _values_needed(pyfunc, active, max_nodes=5000):
             if name and (name.startswith(_ATOMIC_PREFIXES) or name in _TILE_WRITES):
                 return act, vals
             if act:
-                need.update(vals)  # a nonlinear (or unknown) function of an active value
+                self.need.update(vals)  # a nonlinear (or unknown) function of an active value
             return act, vals
         if isinstance(n, (ast.Tuple, ast.List)):
-            res = [ev(x) for x in n.elts]
+            res = [self.ev(x) for x in n.elts]
             return any(r[0] for r in res), frozenset().union(*[r[1] for r in res]) if res else frozenset()
-        raise Unknown(type(n).__name__)
+        raise _Unknown(type(n).__name__)
 
-    def run(body):
+    def run(self, body):
+        """Walk a statement list, recording what it needs (raises _Unknown on a construct it does not know)."""
         for st in body:
             if isinstance(st, ast.Assign):
-                a, v = ev(st.value)
+                a, v = self.ev(st.value)
                 for t in st.targets:
                     if isinstance(t, ast.Name):
-                        env[t.id] = (a, v)
+                        self.env[t.id] = (a, v)
                     elif isinstance(t, (ast.Tuple, ast.List)):
                         for e in t.elts:
                             if isinstance(e, ast.Name):
-                                env[e.id] = (a, v)
+                                self.env[e.id] = (a, v)
                     else:
                         inner = t
                         while isinstance(inner, ast.Attribute):
@@ -444,40 +482,34 @@ def _values_needed(pyfunc, active, max_nodes=5000):
                         if isinstance(inner, ast.Subscript):
                             base, idx = _subscript_chain(inner)
                             for i in idx:
-                                need.update(ev(i)[1])
+                                self.need.update(self.ev(i)[1])
             elif isinstance(st, ast.AugAssign):
                 fake = ast.BinOp(left=st.target if not isinstance(st.target, ast.Name) else st.target,
                                  op=st.op, right=st.value)
-                a, v = ev(fake)
+                a, v = self.ev(fake)
                 if isinstance(st.target, ast.Name):
-                    env[st.target.id] = (a, v)
+                    self.env[st.target.id] = (a, v)
             elif isinstance(st, ast.AnnAssign) and st.value is not None:
                 if isinstance(st.target, ast.Name):
-                    env[st.target.id] = ev(st.value)
+                    self.env[st.target.id] = self.ev(st.value)
             elif isinstance(st, ast.Expr):
-                ev(st.value)
+                self.ev(st.value)
             elif isinstance(st, ast.If):
-                need.update(ev(st.test)[1])
-                run(st.body)
-                run(st.orelse)
+                self.need.update(self.ev(st.test)[1])
+                self.run(st.body)
+                self.run(st.orelse)
             elif isinstance(st, (ast.For, ast.While)):
                 if isinstance(st, ast.For):
-                    need.update(ev(st.iter)[1])
+                    self.need.update(self.ev(st.iter)[1])
                 else:
-                    need.update(ev(st.test)[1])
-                run(st.body)
-                run(st.body)  # loop-carried locals
+                    self.need.update(self.ev(st.test)[1])
+                self.run(st.body)
+                self.run(st.body)  # loop-carried locals
             elif isinstance(st, (ast.Pass, ast.Continue, ast.Break, ast.Return)):
                 if isinstance(st, ast.Return) and st.value is not None:
-                    ev(st.value)
+                    self.ev(st.value)
             else:
-                raise Unknown(type(st).__name__)
-
-    try:
-        run(fdef.body)
-    except (Unknown, RecursionError):
-        return None
-    return need
+                raise _Unknown(type(st).__name__)
 
 
 def _value_flows(pyfunc, max_nodes=5000):
@@ -515,123 +547,131 @@ def _value_flows(pyfunc, max_nodes=5000):
         return None
     params = [a.arg for a in fdef.args.args]
     aliases = {p: p for p in params}
-    env, flows = {}, {}
+    walk = _FlowAnalysis(aliases)
+    try:
+        walk.run(fdef.body)
+    except Exception:  # noqa: BLE001 - _Unknown, RecursionError or a construct the helpers do not expect: unknown
+        return None
+    return walk.flows
 
-    class Unknown(Exception):
-        pass
 
-    def write(path, vals):
-        flows.setdefault(path, set()).update(vals)
+class _FlowAnalysis:
+    """The walk behind :func:`_value_flows`: the values each local collected and each written path's sources."""
 
-    def ev(n):
+    def __init__(self, aliases):
+        self.aliases = aliases
+        self.env, self.flows = {}, {}
+
+    def write(self, path, vals):
+        """Record that ``vals`` reach the written argument ``path``."""
+        self.flows.setdefault(path, set()).update(vals)
+
+    def ev(self, n):
+        """Argument paths whose values flow into expression ``n`` (writes its calls make are recorded)."""
         if isinstance(n, ast.Constant):
             return frozenset()
         if isinstance(n, ast.Name):
-            if n.id in env:
-                return frozenset(env[n.id])
-            return frozenset([aliases[n.id]]) if n.id in aliases else frozenset()
+            if n.id in self.env:
+                return frozenset(self.env[n.id])
+            return frozenset([self.aliases[n.id]]) if n.id in self.aliases else frozenset()
         if isinstance(n, ast.Subscript):
             base, _idx = _subscript_chain(n)  # indices carry no value
-            r = _root_path(base, aliases)
-            return frozenset([r]) if r is not None else ev(base)
+            r = _root_path(base, self.aliases)
+            return frozenset([r]) if r is not None else self.ev(base)
         if isinstance(n, ast.Attribute):
             if n.attr in _METADATA:
                 return frozenset()
-            r = _root_path(n, aliases)
-            return frozenset([r]) if r is not None else ev(n.value)
+            r = _root_path(n, self.aliases)
+            return frozenset([r]) if r is not None else self.ev(n.value)
         if isinstance(n, ast.UnaryOp):
-            return frozenset() if isinstance(n.op, ast.Not) else ev(n.operand)
+            return frozenset() if isinstance(n.op, ast.Not) else self.ev(n.operand)
         if isinstance(n, ast.BinOp):
-            return ev(n.left) | ev(n.right)
+            return self.ev(n.left) | self.ev(n.right)
         if isinstance(n, (ast.Compare, ast.BoolOp)):
             for c in ([n.left] + n.comparators) if isinstance(n, ast.Compare) else n.values:
-                ev(c)  # a boolean carries no gradient; calls inside still write
+                self.ev(c)  # a boolean carries no gradient; calls inside still write
             return frozenset()
         if isinstance(n, ast.IfExp):
-            ev(n.test)
-            return ev(n.body) | ev(n.orelse)
+            self.ev(n.test)
+            return self.ev(n.body) | self.ev(n.orelse)
         if isinstance(n, ast.Call):
             name, _ = _func_name(n)
             if name in ("tid", "len"):
                 return frozenset()
             args = list(n.args) + [k.value for k in n.keywords]
             if name and name.startswith(_ATOMIC_PREFIXES) and n.args:
-                r = _root_path(n.args[0], aliases)
-                vals = frozenset().union(*[ev(x) for x in n.args[1:]]) if len(n.args) > 1 else frozenset()
+                r = _root_path(n.args[0], self.aliases)
+                vals = frozenset().union(*[self.ev(x) for x in n.args[1:]]) if len(n.args) > 1 else frozenset()
                 if r is None:
-                    raise Unknown("atomic on a non-argument")
-                write(r, vals)
+                    raise _Unknown("atomic on a non-argument")
+                self.write(r, vals)
                 return frozenset([r])
-            vals = frozenset().union(*[ev(x) for x in args]) if args else frozenset()
+            vals = frozenset().union(*[self.ev(x) for x in args]) if args else frozenset()
             for x in args:  # an array handed to a function may be written with what it was given
-                r = _root_path(x, aliases) if isinstance(x, (ast.Name, ast.Attribute)) else None
+                r = _root_path(x, self.aliases) if isinstance(x, (ast.Name, ast.Attribute)) else None
                 if r is not None:
-                    write(r, vals)
+                    self.write(r, vals)
             return vals
         if isinstance(n, (ast.Tuple, ast.List)):
-            return frozenset().union(*[ev(x) for x in n.elts]) if n.elts else frozenset()
-        raise Unknown(type(n).__name__)
+            return frozenset().union(*[self.ev(x) for x in n.elts]) if n.elts else frozenset()
+        raise _Unknown(type(n).__name__)
 
-    def store(t, vals):
+    def store(self, t, vals):
+        """Assign ``vals`` to a store target: a local, a tuple of targets, or an argument array."""
         if isinstance(t, ast.Name):
-            env.setdefault(t.id, set()).update(vals)
+            self.env.setdefault(t.id, set()).update(vals)
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:
-                store(e, vals)
+                self.store(e, vals)
         elif isinstance(t, (ast.Subscript, ast.Attribute)):
-            r = _subscript_root(t, aliases) or _root_path(t, aliases)
+            r = _subscript_root(t, self.aliases) or _root_path(t, self.aliases)
             if r is not None:
-                write(r, vals)
+                self.write(r, vals)
             else:  # a component of a local (v[0] = ..., v.x = ...)
                 inner = t
                 while isinstance(inner, (ast.Subscript, ast.Attribute)):
                     inner = inner.value
                 if not isinstance(inner, ast.Name):
-                    raise Unknown("store target")
-                env.setdefault(inner.id, set()).update(vals)
+                    raise _Unknown("store target")
+                self.env.setdefault(inner.id, set()).update(vals)
         else:
-            raise Unknown(type(t).__name__)
+            raise _Unknown(type(t).__name__)
 
-    def run(body):
+    def run(self, body):
+        """Walk a statement list (raises _Unknown on a construct it does not know)."""
         for st in body:
             if isinstance(st, ast.Assign):
-                v = ev(st.value)
-                whole = _root_path(st.value, aliases) if isinstance(st.value, (ast.Name, ast.Attribute)) else None
+                v = self.ev(st.value)
+                whole = _root_path(st.value, self.aliases) if isinstance(st.value, (ast.Name, ast.Attribute)) else None
                 for t in st.targets:
-                    if whole is not None and isinstance(t, ast.Name) and t.id not in aliases:
-                        aliases[t.id] = whole  # a local naming a whole argument: stores through it reach it
-                    store(t, v)
+                    if whole is not None and isinstance(t, ast.Name) and t.id not in self.aliases:
+                        self.aliases[t.id] = whole  # a local naming a whole argument: stores through it reach it
+                    self.store(t, v)
             elif isinstance(st, ast.AugAssign):
-                store(st.target, ev(st.value) | ev(st.target))
+                self.store(st.target, self.ev(st.value) | self.ev(st.target))
             elif isinstance(st, ast.AnnAssign):
                 if st.value is not None:
-                    store(st.target, ev(st.value))
+                    self.store(st.target, self.ev(st.value))
             elif isinstance(st, ast.Expr):
-                ev(st.value)
+                self.ev(st.value)
             elif isinstance(st, ast.If):
-                ev(st.test)
-                run(st.body)
-                run(st.orelse)
+                self.ev(st.test)
+                self.run(st.body)
+                self.run(st.orelse)
             elif isinstance(st, (ast.For, ast.While)):
-                ev(st.iter if isinstance(st, ast.For) else st.test)
+                self.ev(st.iter if isinstance(st, ast.For) else st.test)
                 if isinstance(st, ast.For):
-                    store(st.target, frozenset())
+                    self.store(st.target, frozenset())
                 for _ in range(3):  # loop-carried locals reach a fixed point in a few passes
-                    run(st.body)
-                run(st.orelse)
+                    self.run(st.body)
+                self.run(st.orelse)
             elif isinstance(st, ast.Return):
                 if st.value is not None:
-                    ev(st.value)
+                    self.ev(st.value)
             elif isinstance(st, (ast.Pass, ast.Continue, ast.Break)):
                 pass
             else:
-                raise Unknown(type(st).__name__)
-
-    try:
-        run(fdef.body)
-    except Exception:  # noqa: BLE001 - Unknown, RecursionError or a construct the helpers do not expect: unknown
-        return None
-    return flows
+                raise _Unknown(type(st).__name__)
 
 
 def _eval_index(node, tids, scalars, local_defs, depth=0):
@@ -757,7 +797,3 @@ def kernel_access_detail(fn) -> tuple:
             if b in pset:
                 read.add(b)
     return params, read, written, assigned
-
-
-#: Array attributes that are metadata, not data (reading them is not a read).
-_METADATA = {"shape", "ndim", "size", "strides", "dtype"}

@@ -81,9 +81,10 @@ CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "iso
 #: trace module the capture records with), the judgement in ``validate.py``, and
 #: what these import. The engine is not among them: the oracle shares no code
 #: with it (tests/test_oracle.py), so an engine change re-measures no ground truth.
-ORACLE_PARTS = ("oracle", "capture", "sandbox.py", "measure/__init__.py", "measure/trace.py", "measure/recorder.py", "kernel_access.py",
-                "measure/detectors.py", "measure/aliasing.py", "measure/tape_sessions.py", "kernel_cache.py",
-                "problem.py", "taxonomy.py", "validate.py", "blind.py")
+ORACLE_PARTS = ("oracle", "capture", "sandbox.py", "measure/__init__.py", "measure/trace.py", "measure/recorder.py",
+                "measure/trace_state.py", "kernel_access.py", "measure/detectors.py", "measure/dataflow.py",
+                "measure/aliasing.py", "measure/tape_sessions.py", "kernel_cache.py", "problem.py", "taxonomy.py",
+                "validate.py", "blind.py")
 
 
 def tree_digest(folder: str | Path) -> str:

@@ -445,7 +445,7 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     A case is ok when no check failed or stayed unresolved and no hint word was found.
     """
     from .executors import LocalExecutor, outcome
-    from .store import transient, validation_fields
+    from .store import transient
 
     python, warp_version = python_for(warp)
     knobs = VALIDATE_KNOBS if knobs is None else knobs
@@ -453,32 +453,8 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     # fixed twins first, so that pair checks find them measured
     order = sorted(range(len(items)), key=lambda i: items[i].variant.name != "fixed")
     MEASUREMENTS.clear()
-    results = {}
-    pending = []
-    reused = 0
-    for i in order:
-        it = items[i]
-        exp = it.variant.expectation_for(warp_version, it.scale)
-        supported = it.variant.supports(warp_version)
-        if (exp is None and supported) or missing_modules(it.case.requires, python):
-            results[i] = _validate_once(it, device, warp_version, timeout_s, python, knobs, 0)  # skipped, nothing run
-        else:
-            twin = _twin(it, warp_version) if supported and exp.verdict == "bug" else None
-            fields = None if store is None else validation_fields(
-                it.variant.path, exp.to_dict() if supported else unsupported_expectation(it.variant), knobs,
-                warp_version, device, it.scale, repeat,
-                twin=None if twin is None else twin.path,
-                extra={"objectives_differ": (exp.objectives_differ if supported else None)
-                       or it.case.objectives_differ or False,
-                       **({"script": _script(it)} if it.program == "script" else {})})
-            hit = None if (fresh or fields is None) else store.get(fields)
-            if hit is None:
-                pending.append((i, it, fields))
-                continue
-            results[i] = VariantCheck(**hit)
-            reused += 1
-        if on_check:
-            on_check(results[i])
+    results, pending, reused = _stored_or_pending(items, order, device, warp_version, timeout_s, python, knobs,
+                                                  repeat, store, fresh, on_check)
     ex = executor if executor is not None else LocalExecutor(jobs)
     futs = {}
     try:
@@ -506,7 +482,46 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     MEASUREMENTS.clear()
     if stats is not None:
         stats.update({"reused": reused, "measured": len(pending)})
-    checks = [results[i] for i in range(len(items))]
+    return _case_checks(cases, [results[i] for i in range(len(items))])
+
+
+def _stored_or_pending(items, order, device, warp_version, timeout_s, python, knobs, repeat, store, fresh,
+                       on_check) -> tuple:
+    """Walk the planned items in ``order``: skipped ones (nothing run) and ones found in ``store`` are
+    results at once (passed to ``on_check``), the others pending: ``(results, pending, reused)``."""
+    from .store import validation_fields
+
+    results = {}
+    pending = []
+    reused = 0
+    for i in order:
+        it = items[i]
+        exp = it.variant.expectation_for(warp_version, it.scale)
+        supported = it.variant.supports(warp_version)
+        if (exp is None and supported) or missing_modules(it.case.requires, python):
+            results[i] = _validate_once(it, device, warp_version, timeout_s, python, knobs, 0)  # skipped, nothing run
+        else:
+            twin = _twin(it, warp_version) if supported and exp.verdict == "bug" else None
+            fields = None if store is None else validation_fields(
+                it.variant.path, exp.to_dict() if supported else unsupported_expectation(it.variant), knobs,
+                warp_version, device, it.scale, repeat,
+                twin=None if twin is None else twin.path,
+                extra={"objectives_differ": (exp.objectives_differ if supported else None)
+                       or it.case.objectives_differ or False,
+                       **({"script": _script(it)} if it.program == "script" else {})})
+            hit = None if (fresh or fields is None) else store.get(fields)
+            if hit is None:
+                pending.append((i, it, fields))
+                continue
+            results[i] = VariantCheck(**hit)
+            reused += 1
+        if on_check:
+            on_check(results[i])
+    return results, pending, reused
+
+
+def _case_checks(cases, checks) -> list:
+    """One :class:`CaseCheck` per case from its variants' checks and the hint words found in its files."""
     out = []
     for c in cases:
         vc = [k for k in checks if k.case == c.id]

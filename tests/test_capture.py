@@ -650,19 +650,19 @@ def test_struct_detected_without_wp_types_is_struct(monkeypatch):
 
     import warp as wp
 
-    from defects4warp.measure import recorder
+    from defects4warp.measure import trace_state
 
     spec = importlib.util.spec_from_file_location("script_struct_train", PROGRAMS / "script_struct" / "train.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     s = mod.State()
     s.x = wp.zeros(2, dtype=float)
-    assert recorder._is_struct(s) and not recorder._is_struct(s.x)
+    assert trace_state._is_struct(s) and not trace_state._is_struct(s.x)
     monkeypatch.delattr(wp.types, "is_struct")
-    monkeypatch.setattr(recorder, "_STRUCT_INSTANCE", [])
-    assert recorder._is_struct(s)
-    assert not recorder._is_struct(s.x) and not recorder._is_struct(3.0) and not recorder._is_struct(None)
-    assert [n for n, _ in recorder._struct_fields(s)] == ["x", "y"]
+    monkeypatch.setattr(trace_state, "_STRUCT_INSTANCE", [])
+    assert trace_state._is_struct(s)
+    assert not trace_state._is_struct(s.x) and not trace_state._is_struct(3.0) and not trace_state._is_struct(None)
+    assert [n for n, _ in trace_state._struct_fields(s)] == ["x", "y"]
 
 
 _STRUCT_CAPTURE = (

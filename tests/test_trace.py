@@ -152,7 +152,9 @@ def test_a_failing_recorder_does_not_break_the_program(monkeypatch):
     def broken(*a, **k):
         raise KeyError("recorder")
 
-    monkeypatch.setattr(tm._Recorder, "begin_launch", broken)
+    from defects4warp.measure.trace_state import _Recorder
+
+    monkeypatch.setattr(_Recorder, "begin_launch", broken)
     again, trace = tm.trace_call(problem.gradient, params=problem.params)
     assert np.array_equal(again["x"], result["x"])
     assert trace["trace_errors"][0] == "launch: KeyError: 'recorder'"

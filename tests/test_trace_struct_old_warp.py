@@ -29,16 +29,16 @@ class _Pair:
 
 
 def test_a_struct_is_recognised_without_wp_types_is_struct(monkeypatch):
-    from defects4warp.measure import recorder
+    from defects4warp.measure import trace_state
 
     s = _Pair()
     s.q = wp.zeros(3, dtype=float)
     s.k = 2.0
     monkeypatch.delattr(wp.types, "is_struct")  # Warp 1.0.2-1.10.1
-    assert recorder._is_struct(s) is True
-    assert recorder._is_struct(s.q) is False
-    assert recorder._is_struct(2.0) is False
-    fields = dict(recorder._struct_fields(s))
+    assert trace_state._is_struct(s) is True
+    assert trace_state._is_struct(s.q) is False
+    assert trace_state._is_struct(2.0) is False
+    fields = dict(trace_state._struct_fields(s))
     assert list(fields) == ["q", "k"] and fields["q"] is s.q
 
 

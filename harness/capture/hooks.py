@@ -418,27 +418,7 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
     if st is not None and grads:
         seed_labels = {st.arrays[id(v)]["label"] for v in grads.values() if id(v) in st.arrays}
     glabs = _live_grads(st) if st is not None else {}
-    upd = set()
-    if st is not None and r.marks:
-        def changed(lab):
-            return r.values.changed(lab, st.by_label.get(lab))
-
-        with _quiet(r):
-            upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs,
-                                 lambda lab: getattr(st.by_label.get(lab), "shape", None))
-        prev = r.marks[-1]
-        inner = {}
-        if upd:
-            inner = pending_recordings(events, r.iter_start_seq.get(prev["iteration"], 0), prev["seq"],
-                                       exclude={prev.get("tape_label")})
-        if upd and inner:
-            # an inner solve's update inside the outer forward: the backward it consumed is no term of the loss
-            prev.update(counted=False, why="an inner solve's backward: an update inside the iteration consumes "
-                                           "its gradient while the outer tape is still recording")
-            r.inner_updates.append({"n": n, "updated": sorted(upd), "open_tapes": sorted(inner)})
-            # the same arrays' updates made before the outer tape began recording are steps of that solve too
-            r.nested |= {_site_key(r, st, lab) for lab in upd}
-            upd = set()
+    upd = _updates_since_last(r, st, events, glabs, seed_labels, n)
     site = {lab: _site_key(r, st, lab) for lab in upd} if st is not None else {}
     trec = st.tapes.get(id(tape)) if st is not None else None
     mark = {"n": n, "iteration": r.iteration, "seq": len(events), "tape": id(tape),
@@ -480,6 +460,38 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
             r.values.take([(st.arrays[id(a)]["label"], a) for a in r.grad_arrays() if id(a) in st.arrays])
             if mark["updated"] or n == 1:
                 mark["values"] = r.values.vals  # the values at this iteration's start (take() makes a new dict)
+    _stop_when_seen_enough(r, mark, loss, grads, n, tape, seed_labels, K)
+
+
+def _updates_since_last(r, st, events, glabs, seed_labels, n):
+    """Labels of the arrays updated since the previous backward that end an iteration; an inner solve's updates
+    (made while another tape still records) mark that backward uncounted and their sites nested instead."""
+    upd = set()
+    if st is not None and r.marks:
+        def changed(lab):
+            return r.values.changed(lab, st.by_label.get(lab))
+
+        with _quiet(r):
+            upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs,
+                                 lambda lab: getattr(st.by_label.get(lab), "shape", None))
+        prev = r.marks[-1]
+        inner = {}
+        if upd:
+            inner = pending_recordings(events, r.iter_start_seq.get(prev["iteration"], 0), prev["seq"],
+                                       exclude={prev.get("tape_label")})
+        if upd and inner:
+            # an inner solve's update inside the outer forward: the backward it consumed is no term of the loss
+            prev.update(counted=False, why="an inner solve's backward: an update inside the iteration consumes "
+                                           "its gradient while the outer tape is still recording")
+            r.inner_updates.append({"n": n, "updated": sorted(upd), "open_tapes": sorted(inner)})
+            # the same arrays' updates made before the outer tape began recording are steps of that solve too
+            r.nested |= {_site_key(r, st, lab) for lab in upd}
+            upd = set()
+    return upd
+
+
+def _stop_when_seen_enough(r, mark, loss, grads, n, tape, seed_labels, K):
+    """Raise :class:`_Stop` once the look-ahead past iteration ``K`` is spent, or ``MAX_EXTRA_BACKWARDS`` into it."""
     first_next = next((m for m in r.marks if m["iteration"] == K + 1), None)
     if first_next is not None:
         t0 = r.look_t0 if r.look_t0 is not None else time.perf_counter()

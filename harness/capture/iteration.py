@@ -369,6 +369,18 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
     own = {g for g, o in grads.items() if o == owner}
     derived = set(own)
     made = {}  # derived array -> (seq of the event that filled it, the derived arrays it was filled from)
+    update, numpied, reader = _scan_to_update(events, b0, w1, end, owner, own, derived, made)
+    at, offset, array = _consuming_event(update, reader, numpied, derived, own)
+    if at is None or array is None:
+        return None
+    changed = _changed_before(events, w1, at, array, owner, own, made)
+    return {"seq": at["seq"], "offset": offset, "array": array, "is_grad": array in own,
+            "update_seq": update["seq"] if update is not None else None, "changed": changed}
+
+
+def _scan_to_update(events, b0, w1, end, owner, own, derived, made):
+    """Walk ``events[b0:end]`` to the update of ``owner``, growing ``own``, ``derived`` and ``made`` in place:
+    ``(update event, last .numpy() of a gradient array, (first mixing launch, its gradient array))``."""
     update, numpied, reader = None, None, None
 
     def derive(ev, srcs, dests):
@@ -406,6 +418,11 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
             elif reader is None:  # mixes a gradient with optimiser state (momentum, moments): it consumes it
                 hit = [a for a in ev.get("reads") or [] if a in derived]
                 reader = (ev, next((a for a in hit if a in own), hit[0]))
+    return update, numpied, reader
+
+
+def _consuming_event(update, reader, numpied, derived, own):
+    """``(event, offset, gradient array)`` where the gradient is consumed (all None when nowhere seen)."""
     at, offset, array = None, 0, None
     if update is not None and update["kind"] == "launch":
         hit = [a for a in update.get("reads") or [] if a in derived]
@@ -417,8 +434,12 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
         at, array = reader
     if at is None and numpied is not None:
         at, offset, array = numpied, 1, numpied.get("grad")
-    if at is None or array is None:
-        return None
+    return at, offset, array
+
+
+def _changed_before(events, w1, at, array, owner, own, made):
+    """The events between ``w1`` and the consumption ``at`` that wrote the consumed values or zeroed ``owner``'s
+    adjoint (``[{"seq", "kind", "op"}]``)."""
     # the arrays whose values reach the consumed one, each until it was read into the next: the consumed
     # array up to the consumption, and back through the copies and launches that filled it
     window = {}
@@ -445,8 +466,7 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
         if hit:
             changed.append({"seq": ev["seq"], "kind": k, "op": ev.get("op") or (ev.get("kernel") if k == "launch"
                                                                                   else None)})
-    return {"seq": at["seq"], "offset": offset, "array": array, "is_grad": array in own,
-            "update_seq": update["seq"] if update is not None else None, "changed": changed}
+    return changed
 
 
 def pending_recordings(events, start: int, before: int, exclude=()) -> dict:

@@ -29,30 +29,10 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
     printed value to the digits printed (:func:`_printed_digits_tol`); each weight is then, in turn, set to its seed's
     constant, ``1 / size`` or 1, else rounded to the fewest significant digits, where that still reproduces them. Sets ``cap.objective_weights`` and
     records the fit on the capture summary and on ``finding``; leaves everything as it was when the fit fails."""
-    x0 = {k: _np(a) for k, a in cap.params.items()}
-    rng = np.random.default_rng(0)
-    rows, printed, meta = [], [], None
-    want = len(cap.summary["objective"].get("seeds") or []) + extra
-    try:
-        for j in range(want):
-            if j > 0:
-                with _quiet():
-                    for k, v in x0.items():
-                        sc = np.abs(v) + 0.1 * (float(np.max(np.abs(v))) if v.size else 0.0)
-                        cap.params[k].assign((v + perturb * sc * rng.standard_normal(v.shape)).astype(v.dtype))
-            run, stopped, vals = cap._rerun("observe")
-            if run.kth is None or run.kth.get("kind") != "seeded":
-                return
-            got = _first_printed_loss(run.out.getvalue()[run.out_mark or 0:])
-            if got is None:
-                return
-            meta = run.kth["seeds"]
-            nxt = (run.next_info or {}).get("seeds")
-            rows.append(([sd["array_sum"] for sd in meta],
-                         [sd["array_sum"] for sd in nxt] if nxt and len(nxt) == len(meta) else None))
-            printed.append(got)
-    finally:
-        cap._restore(x0)
+    observed = _observe_printed_loss(cap, extra, perturb)
+    if observed is None:
+        return
+    rows, printed, meta = observed
     P = np.array([v for v, _ in printed])
     A = w = None
     # the printed loss is of the k-th backward's point, or of the next backward's (printed after the update);
@@ -70,7 +50,60 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
             break
     if w is None:
         return
+    w = _simplest_weights(A, P, tol, w, meta)
+    seeded = [sd["constant"] if sd["constant"] is not None else sd["sum"] / max(sd["size"], 1) for sd in meta]
+    cap.objective_weights = [float(x) for x in w]
+    obj = cap.summary["objective"]
+    obj["reported"] = "weighted"
+    obj["weights"] = cap.objective_weights
+    obj["description"] = ("the loss the script prints, sum_i w_i * sum(array_i) over the arrays seeded at the "
+                          f"{_ordinal(cap.k)} backward with w = " + ", ".join(f"{x:.6g}" for x in w)
+                          + f" (fitted to the printed loss at {len(P)} points); the backward seeds "
+                          + ", ".join(f"{x:.6g}" for x in seeded))
+    finding["data"]["weights"] = cap.objective_weights
+    finding["data"]["seeded_weights"] = seeded
+    finding["detail"] += (f"; the printed loss is sum_i w_i * sum(array_i) with w = "
+                          + ", ".join(f"{x:.6g}" for x in w) + " where the seeds weight "
+                          + ", ".join(f"{x:.6g}" for x in seeded))
+    assumptions = cap.summary["assumptions"]
+    assumptions[:] = [a for a in assumptions if not a.startswith("the objective is the seed-weighted sum")]
+    assumptions.append(f"the objective is the loss the script prints, fitted as a weighted sum of the seeded arrays' "
+                       f"sums at {len(P)} points (it matches every printed value; the seed-weighted sum does not)")
 
+
+def _observe_printed_loss(cap, extra, perturb):
+    """Re-run to the first printed loss at the fit's points (params restored after): ``(rows, printed, meta)``,
+    or None when a run reaches no seeded backward or prints no loss."""
+    x0 = {k: _np(a) for k, a in cap.params.items()}
+    rng = np.random.default_rng(0)
+    rows, printed, meta = [], [], None
+    want = len(cap.summary["objective"].get("seeds") or []) + extra
+    try:
+        for j in range(want):
+            if j > 0:
+                with _quiet():
+                    for k, v in x0.items():
+                        sc = np.abs(v) + 0.1 * (float(np.max(np.abs(v))) if v.size else 0.0)
+                        cap.params[k].assign((v + perturb * sc * rng.standard_normal(v.shape)).astype(v.dtype))
+            run, stopped, vals = cap._rerun("observe")
+            if run.kth is None or run.kth.get("kind") != "seeded":
+                return None
+            got = _first_printed_loss(run.out.getvalue()[run.out_mark or 0:])
+            if got is None:
+                return None
+            meta = run.kth["seeds"]
+            nxt = (run.next_info or {}).get("seeds")
+            rows.append(([sd["array_sum"] for sd in meta],
+                         [sd["array_sum"] for sd in nxt] if nxt and len(nxt) == len(meta) else None))
+            printed.append(got)
+    finally:
+        cap._restore(x0)
+    return rows, printed, meta
+
+
+def _simplest_weights(A, P, tol, w, meta):
+    """Each weight in turn set to its seed's constant, ``1 / size`` or 1, else to the shortest decimal, where the
+    weights still reproduce every printed value (:func:`_fit_reported_weights`)."""
     def fits(ws):
         return bool(np.all(np.abs(A @ ws - P) <= tol))
 
@@ -95,27 +128,68 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
                 fixed[i] = c
                 w = trial
                 break
-    seeded = [sd["constant"] if sd["constant"] is not None else sd["sum"] / max(sd["size"], 1) for sd in meta]
-    cap.objective_weights = [float(x) for x in w]
-    obj = cap.summary["objective"]
-    obj["reported"] = "weighted"
-    obj["weights"] = cap.objective_weights
-    obj["description"] = ("the loss the script prints, sum_i w_i * sum(array_i) over the arrays seeded at the "
-                          f"{_ordinal(cap.k)} backward with w = " + ", ".join(f"{x:.6g}" for x in w)
-                          + f" (fitted to the printed loss at {len(P)} points); the backward seeds "
-                          + ", ".join(f"{x:.6g}" for x in seeded))
-    finding["data"]["weights"] = cap.objective_weights
-    finding["data"]["seeded_weights"] = seeded
-    finding["detail"] += (f"; the printed loss is sum_i w_i * sum(array_i) with w = "
-                          + ", ".join(f"{x:.6g}" for x in w) + " where the seeds weight "
-                          + ", ".join(f"{x:.6g}" for x in seeded))
-    assumptions = cap.summary["assumptions"]
-    assumptions[:] = [a for a in assumptions if not a.startswith("the objective is the seed-weighted sum")]
-    assumptions.append(f"the objective is the loss the script prints, fitted as a weighted sum of the seeded arrays' "
-                       f"sums at {len(P)} points (it matches every printed value; the seed-weighted sum does not)")
+    return w
 
 
 def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
+    """The capture summary of the run that reached the k-th backward ``b``: what was captured and assumed,
+    and the capture's own findings."""
+    events = tr["events"]
+    k = cap.k
+    info = run.kth
+    obj, arrays = _objective_summary(cap, tr, run, b, site_of)
+    findings, assumptions = [], []
+    if info["kind"] == "seeded":
+        _check_printed_loss(cap, run, text, obj, arrays, findings, assumptions)
+    _check_seed_buffers(cap, run, findings)
+    if cap.stale_seed:
+        assumptions.append(f"the seed buffer of backward {k} is reused, changed, by the next iteration: repeated "
+                           f"gradient() calls at one point continue the script (call m returns the .grad after its "
+                           f"m-th iteration from {k}, the params set to the point when each iteration's tape starts)")
+    if run.next_backward_grads:
+        for c in chosen:
+            g = run.next_backward_grads.get(id(c["obj"]))
+            if g is not None and np.any(g != 0) and c.get("consumed"):
+                findings.append({
+                    "id": "grad_carried", "classes": ["missing_tape_zero"],
+                    "detail": (f"the .grad of param {c['name']} ({format_site(*c['site'])}) is used after backward "
+                               f"{k} and still nonzero when backward {k + 1} starts: nothing zeroed it, so the next "
+                               f"iteration's gradient adds onto the old one"),
+                    "data": {"param": c["name"], "grad_sum": float(np.sum(g))}})
+    params = _param_rows(chosen)
+    if any(c.get("chosen_by") == "capture" for c in chosen):
+        assumptions.append("params: the requires_grad arrays the recorded launches read and never write, that the "
+                           "loss depends on, and whose .grad the script uses after the backward (override with "
+                           "--param FILE.py:LINE)")
+    assumptions.extend(_iteration_assumptions(cap))
+    if stopped and " after the needed backward" in stopped:
+        assumptions.append(f"the script stopped with an exception after backward {k} ({stopped.split(': ', 1)[-1]}"
+                           f"): the capture stopped at that exception, with what it needed from backward {k}")
+    other = [{"site": format_site(*c["site"]) if c["site"] else None, "why_not": c["why_not"]}
+             for c in candidates if c["why_not"] is not None]
+    return {
+        "entry": cap.spec.entry, "args": list(cap.spec.args), "iteration": cap.iteration, "first_backward": k,
+        "backwards_per_iteration": cap.per_iteration, "objective_backwards": [k + o for o in cap.obj_offsets],
+        "params_set_at": format_site(*cap.inject_at) if getattr(cap, "inject_at", None) else None,
+        "device": cap.device,
+        "params": params, "objective": obj,
+        "tapes": len(tr.get("tapes") or {}),
+        "launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch"),
+        "recorded_launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == b["tape"]
+                                 and e["epoch"] == b["epoch"]),
+        "backwards_seen": sum(1 for e in events if e["kind"] == "backward"),
+        "gradient_after_backward": cap.grad_after,
+        "stopped": stopped,
+        "candidates": other,
+        "assumptions": assumptions,
+        "findings": findings,
+        "interop": sorted({f"wp.{a}" for a, _ in run.interop}),
+        "warp": str(wp.config.version),
+    }
+
+
+def _objective_summary(cap, tr, run, b, site_of):
+    """The summary's ``objective`` entry (kind, value, the seeded arrays and what produced them) and its arrays."""
     events = tr["events"]
     k = cap.k
     kernels = tr.get("kernels") or {}
@@ -154,43 +228,55 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                                   f"{a['array_site']} (seed " + (f"{s['constant']:g}" if s['constant'] is not None
                                                                  else f"sum {s['sum']:g}") + ")"
                                   for a, s in zip(arrays, info["seeds"])))
-    findings, assumptions = [], []
-    if info["kind"] == "seeded":
-        printed = _printed_losses(text)
-        mine = [v for v in (run.objective, run.next_objective) if v is not None]
-        if printed and not any(_matches_printed(v, tok) for v in mine for _, tok in printed):
-            vals = [v for v, _ in printed][:10]
-            alt = None
-            s0 = info["seeds"][0]
-            # the printed loss at the k-th backward's point, or at the next backward's (a loss printed after
-            # the update, from a forward at the new params)
-            n0 = ((run.next_info or {}).get("seeds") or [None])
-            nxt_seed = n0[0] if len(n0) == 1 else None
-            if len(info["seeds"]) == 1 and s0["constant"] is not None:
-                for red in ("array_mean", "array_sum"):
-                    cands = [sd.get(red) for sd in (s0, nxt_seed) if sd is not None]
-                    if any(v is not None and _matches_printed(v, tok) for v in cands for _, tok in printed):
-                        alt = red.split("_")[1]
-                        break
-            if alt is not None:
-                cap.objective_reduction = alt
-                cap.objective_weights = [1.0 / s0["size"] if alt == "mean" else 1.0]
-                obj["reported"] = alt
-                obj["description"] = (f"the {alt} of the array seeded at the {_ordinal(k)} backward "
-                                      f"({arrays[0]['array_site']}): the loss the script prints; the backward "
-                                      f"differentiates the seed-weighted sum instead")
-            findings.append({
-                "id": "seed_objective_mismatch", "classes": ["seed_mismatch"],
-                "detail": (f"backward {k} is seeded so that it differentiates {run.objective:.6g} (the seed-weighted "
-                           f"sum), but the loss the script prints is {', '.join(f'{v:.6g}' for v in vals[:3])}"
-                           + (f", the {alt} of the seeded array" if alt else "")),
-                "data": {"weighted_sum": run.objective, "printed": vals, "matches": alt}})
-        if cap.objective_reduction is None:
-            assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
-                               "(the function whose gradient that backward computes)")
-        else:
-            assumptions.append(f"the objective is the loss the script prints, the {cap.objective_reduction} of "
-                               f"the seeded array (it matches the printed value; the seed-weighted sum does not)")
+    return obj, arrays
+
+
+def _check_printed_loss(cap, run, text, obj, arrays, findings, assumptions):
+    """A seeded backward: compare the objective with the loss the script prints; record a mismatch, the reduction
+    that matches it instead, and the assumption made about the objective."""
+    k = cap.k
+    info = run.kth
+    printed = _printed_losses(text)
+    mine = [v for v in (run.objective, run.next_objective) if v is not None]
+    if printed and not any(_matches_printed(v, tok) for v in mine for _, tok in printed):
+        vals = [v for v, _ in printed][:10]
+        alt = None
+        s0 = info["seeds"][0]
+        # the printed loss at the k-th backward's point, or at the next backward's (a loss printed after
+        # the update, from a forward at the new params)
+        n0 = ((run.next_info or {}).get("seeds") or [None])
+        nxt_seed = n0[0] if len(n0) == 1 else None
+        if len(info["seeds"]) == 1 and s0["constant"] is not None:
+            for red in ("array_mean", "array_sum"):
+                cands = [sd.get(red) for sd in (s0, nxt_seed) if sd is not None]
+                if any(v is not None and _matches_printed(v, tok) for v in cands for _, tok in printed):
+                    alt = red.split("_")[1]
+                    break
+        if alt is not None:
+            cap.objective_reduction = alt
+            cap.objective_weights = [1.0 / s0["size"] if alt == "mean" else 1.0]
+            obj["reported"] = alt
+            obj["description"] = (f"the {alt} of the array seeded at the {_ordinal(k)} backward "
+                                  f"({arrays[0]['array_site']}): the loss the script prints; the backward "
+                                  f"differentiates the seed-weighted sum instead")
+        findings.append({
+            "id": "seed_objective_mismatch", "classes": ["seed_mismatch"],
+            "detail": (f"backward {k} is seeded so that it differentiates {run.objective:.6g} (the seed-weighted "
+                       f"sum), but the loss the script prints is {', '.join(f'{v:.6g}' for v in vals[:3])}"
+                       + (f", the {alt} of the seeded array" if alt else "")),
+            "data": {"weighted_sum": run.objective, "printed": vals, "matches": alt}})
+    if cap.objective_reduction is None:
+        assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
+                           "(the function whose gradient that backward computes)")
+    else:
+        assumptions.append(f"the objective is the loss the script prints, the {cap.objective_reduction} of "
+                           f"the seeded array (it matches the printed value; the seed-weighted sum does not)")
+
+
+def _check_seed_buffers(cap, run, findings):
+    """Flag a seed buffer of the k-th backward that seeds the next iteration's backward changed (``cap.stale_seed``)."""
+    k = cap.k
+    info = run.kth
     nxt = run.next_info or {}
     for (buf, before), a_site in zip(info.get("buffers") or [], info.get("buffer_sites") or []):
         for buf2, now in nxt.get("buffers") or []:
@@ -206,52 +292,14 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                                f"iteration reads what this one left in it"),
                     "data": {"array_site": where, "seed_sum_before": float(np.sum(before)),
                              "seed_sum_next": float(np.sum(now))}})
-    if cap.stale_seed:
-        assumptions.append(f"the seed buffer of backward {k} is reused, changed, by the next iteration: repeated "
-                           f"gradient() calls at one point continue the script (call m returns the .grad after its "
-                           f"m-th iteration from {k}, the params set to the point when each iteration's tape starts)")
-    if run.next_backward_grads:
-        for c in chosen:
-            g = run.next_backward_grads.get(id(c["obj"]))
-            if g is not None and np.any(g != 0) and c.get("consumed"):
-                findings.append({
-                    "id": "grad_carried", "classes": ["missing_tape_zero"],
-                    "detail": (f"the .grad of param {c['name']} ({format_site(*c['site'])}) is used after backward "
-                               f"{k} and still nonzero when backward {k + 1} starts: nothing zeroed it, so the next "
-                               f"iteration's gradient adds onto the old one"),
-                    "data": {"param": c["name"], "grad_sum": float(np.sum(g))}})
+
+
+def _param_rows(chosen):
+    """The summary's ``params`` entries: one per chosen param (site, dtype, shape, why chosen, who uses its .grad)."""
     params = []
     for c in chosen:
         a = c["obj"]
         params.append({"name": c["name"], "site": format_site(*c["site"]), "file": c["site"][0], "line": c["site"][1],
                        "occurrence": c["site"][2], "dtype": _dtype(a.dtype), "shape": [int(s) for s in a.shape],
                        "chosen_by": c.get("chosen_by"), "grad_used_by": c.get("consumed")})
-    if any(c.get("chosen_by") == "capture" for c in chosen):
-        assumptions.append("params: the requires_grad arrays the recorded launches read and never write, that the "
-                           "loss depends on, and whose .grad the script uses after the backward (override with "
-                           "--param FILE.py:LINE)")
-    assumptions.extend(_iteration_assumptions(cap))
-    if stopped and " after the needed backward" in stopped:
-        assumptions.append(f"the script stopped with an exception after backward {k} ({stopped.split(': ', 1)[-1]}"
-                           f"): the capture stopped at that exception, with what it needed from backward {k}")
-    other = [{"site": format_site(*c["site"]) if c["site"] else None, "why_not": c["why_not"]}
-             for c in candidates if c["why_not"] is not None]
-    return {
-        "entry": cap.spec.entry, "args": list(cap.spec.args), "iteration": cap.iteration, "first_backward": k,
-        "backwards_per_iteration": cap.per_iteration, "objective_backwards": [k + o for o in cap.obj_offsets],
-        "params_set_at": format_site(*cap.inject_at) if getattr(cap, "inject_at", None) else None,
-        "device": cap.device,
-        "params": params, "objective": obj,
-        "tapes": len(tr.get("tapes") or {}),
-        "launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch"),
-        "recorded_launches": sum(1 for e in events[: b["seq"]] if e["kind"] == "launch" and e["tape"] == b["tape"]
-                                 and e["epoch"] == b["epoch"]),
-        "backwards_seen": sum(1 for e in events if e["kind"] == "backward"),
-        "gradient_after_backward": cap.grad_after,
-        "stopped": stopped,
-        "candidates": other,
-        "assumptions": assumptions,
-        "findings": findings,
-        "interop": sorted({f"wp.{a}" for a, _ in run.interop}),
-        "warp": str(wp.config.version),
-    }
+    return params

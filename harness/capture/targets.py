@@ -144,36 +144,9 @@ def resolve_target(path, args=(), iteration: int | None = None, params=None) -> 
             assumed.append(f"{entry} has no `if __name__ == \"__main__\":` block; it is run as __main__ all the same")
     elif p.is_dir():
         folder = p
-        block = _case_script(folder) or {}
-        if block and not (folder / str(block["entry"])).is_file():
-            holders = sorted(d.name for d in folder.iterdir() if (d / str(block["entry"])).is_file())
-            raise TargetError(f"{folder} is a case folder: its variants ({', '.join(h + '/' for h in holders) or 'none'}) "
-                              f"hold {block['entry']}; diagnose one of them, e.g. defects4warp diagnose "
-                              f"{folder / (holders[0] if holders else 'VARIANT')}")
-        if not block and not (folder / "case.yaml").is_file():
-            # a variant folder of a case: the case's script: block says how to run it
-            up = _case_script(folder.parent) or {}
-            if up and (folder / str(up["entry"])).is_file():
-                block = up
-        if block:
-            entry = str(block["entry"])
-            assumed.append(f"entry point {entry} from case.yaml's script: block"
-                           + (f" (arguments {' '.join(block.get('args') or [])})" if block.get("args") else ""))
-        elif (folder / "problem.py").is_file():
-            if args or iteration or params:
-                raise TargetError(f"{folder} holds problem.py (an adapter): script options (--param, --iteration, "
-                                  f"arguments after --) apply to a training script; name the script file instead")
+        block, entry = _folder_entry(folder, args, iteration, params, assumed)
+        if entry is None:
             return folder, None, ["problem.py found: its make_problem adapter is used"]
-        else:
-            mains = sorted(f.name for f in folder.glob("*.py") if is_main_script(f))
-            if len(mains) != 1:
-                raise TargetError(f"{folder}: no problem.py and " + (
-                    f"{len(mains)} files with `if __name__ == \"__main__\":` ({', '.join(mains)}); name the entry "
-                    f"point: defects4warp diagnose {folder}/FILE.py" if mains else
-                    "no .py file with `if __name__ == \"__main__\":`; name the training script: "
-                    f"defects4warp diagnose {folder}/FILE.py"))
-            entry = mains[0]
-            assumed.append(f"entry point {entry}: the only file in {folder.name}/ with `if __name__ == \"__main__\":`")
     else:
         raise TargetError(f"{p}: no such file or folder")
     spec = ScriptSpec(entry=entry,
@@ -188,3 +161,38 @@ def resolve_target(path, args=(), iteration: int | None = None, params=None) -> 
         assumed.append("the problem is the script's first optimisation iteration, checked against later ones of "
                        "its own loop (--iteration K for another)")
     return folder, spec, assumed
+
+
+def _folder_entry(folder, args, iteration, params, assumed) -> tuple:
+    """``(script: block or {}, entry file name)`` of a folder target; the entry is None for an adapter's problem.py."""
+    block = _case_script(folder) or {}
+    if block and not (folder / str(block["entry"])).is_file():
+        holders = sorted(d.name for d in folder.iterdir() if (d / str(block["entry"])).is_file())
+        raise TargetError(f"{folder} is a case folder: its variants ({', '.join(h + '/' for h in holders) or 'none'}) "
+                          f"hold {block['entry']}; diagnose one of them, e.g. defects4warp diagnose "
+                          f"{folder / (holders[0] if holders else 'VARIANT')}")
+    if not block and not (folder / "case.yaml").is_file():
+        # a variant folder of a case: the case's script: block says how to run it
+        up = _case_script(folder.parent) or {}
+        if up and (folder / str(up["entry"])).is_file():
+            block = up
+    if block:
+        entry = str(block["entry"])
+        assumed.append(f"entry point {entry} from case.yaml's script: block"
+                       + (f" (arguments {' '.join(block.get('args') or [])})" if block.get("args") else ""))
+    elif (folder / "problem.py").is_file():
+        if args or iteration or params:
+            raise TargetError(f"{folder} holds problem.py (an adapter): script options (--param, --iteration, "
+                              f"arguments after --) apply to a training script; name the script file instead")
+        return block, None
+    else:
+        mains = sorted(f.name for f in folder.glob("*.py") if is_main_script(f))
+        if len(mains) != 1:
+            raise TargetError(f"{folder}: no problem.py and " + (
+                f"{len(mains)} files with `if __name__ == \"__main__\":` ({', '.join(mains)}); name the entry "
+                f"point: defects4warp diagnose {folder}/FILE.py" if mains else
+                "no .py file with `if __name__ == \"__main__\":`; name the training script: "
+                f"defects4warp diagnose {folder}/FILE.py"))
+        entry = mains[0]
+        assumed.append(f"entry point {entry}: the only file in {folder.name}/ with `if __name__ == \"__main__\":`")
+    return block, entry

@@ -101,7 +101,7 @@ def _returned_aliases(result, st, *, rtol: float = 1e-6) -> dict:
     result : object
         What the traced call returned; only a dict ``{param name: array-like}``
         is examined.
-    st : defects4warp.measure.trace._Recorder
+    st : defects4warp.measure.trace_state._Recorder
         The recorder of the trace (live arrays by label, the post-backward
         ``.grad`` copies, the events).
     rtol : float, default 1e-6

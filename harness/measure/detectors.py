@@ -19,7 +19,9 @@ process; the measurement worker that runs the detectors has no YAML reader and
 needs none).
 
 Pure functions of the document: standard library only (no Warp, no NumPy),
-so that findings can be recomputed from a stored trace anywhere.
+so that findings can be recomputed from a stored trace anywhere. The dataflow
+they share (writers, the param -> seeded-array path) is in
+:mod:`defects4warp.measure.dataflow`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import math
 import os
 from dataclasses import dataclass
 from typing import Callable
+
+from .dataflow import _close, _label_key, _last_write, _launch_signature, _path, _release, _value_tainted
 
 __all__ = ["trace_findings", "detector", "Detector", "DETECTORS", "FINDING_IDS"]
 
@@ -112,102 +116,6 @@ def evidence_ids() -> list:
     return [e for d in DETECTORS.values() for e in d.evidence]
 
 
-# -- dataflow helpers --------------------------------------------------------
-
-
-def _last_write(events, targets, before):
-    last = None
-    for ev in events[:before]:
-        if ev["kind"] == "launch" and set(ev["writes"]) & targets:
-            last = ev["seq"]
-        elif ev["kind"] == "host" and ev.get("dest") in targets:
-            last = ev["seq"]
-    return last
-
-
-def _edges(events, before):
-    """Dataflow edges (event, reads, writes) of launches and host ops before ``before``."""
-    out = []
-    for ev in events[:before]:
-        if ev["kind"] == "launch":
-            out.append((ev, set(ev["reads"]), set(ev["writes"])))
-        elif ev["kind"] == "host" and ev.get("dest") is not None:
-            reads = {ev["src"]} if ev.get("src") else set()
-            out.append((ev, reads, {ev["dest"]}))
-    return out
-
-
-def _path(trace, b):
-    """On-path events and arrays for backward event ``b`` (events from the document's ``start`` on)."""
-    params = set(trace["params"].values())
-    sinks = {s["target"] for s in b["seeds"] if s["target"]}
-    start = int(trace.get("start") or 0)
-    edges = [x for x in _edges(trace["events"], b["seq"]) if x[0]["seq"] >= start]
-    tainted, t_before = set(params), {}
-    for ev, r, w in edges:
-        t_before[ev["seq"]] = r & tainted
-        if r & tainted:
-            tainted |= w
-    needed, n_after = set(sinks), {}
-    for ev, r, w in reversed(edges):
-        hit = (w & needed) - params
-        n_after[ev["seq"]] = hit
-        if hit:
-            needed |= r
-    on, arrays = [], set()
-    for ev, r, w in edges:
-        tb, na = t_before[ev["seq"]], n_after[ev["seq"]]
-        if tb and na:
-            on.append(ev)
-            arrays |= tb | na
-    return on, arrays
-
-
-def _value_tainted(trace, b):
-    """Arrays whose *values* depend on a param before backward event ``b``: the forward taint of
-    :func:`_path`, but through a launch that carries its value flows (``ev["flows"]``, from
-    :func:`defects4warp.kernel_access._value_flows`) only into the arrays whose stored values
-    read a tainted array, not into every array the launch writes (an index drawn from a counter,
-    a copied constant). Launches without flows taint every array they write, as in :func:`_path`."""
-    tainted = set(trace["params"].values())
-    start = int(trace.get("start") or 0)
-    for ev, r, w in _edges(trace["events"], b["seq"]):
-        if ev["seq"] < start or not (r & tainted):
-            continue
-        flows = ev.get("flows") if ev["kind"] == "launch" else None
-        if flows is None:
-            tainted |= w
-        else:
-            tainted |= {x for x in w if x not in flows or set(flows[x]) & tainted}
-    return tainted
-
-
-def _launch_signature(ev):
-    """Kernel, dim, argument identities/values and the digests of what the launch read."""
-    args = tuple((e["arg"], e.get("field"), e.get("array"), repr(e.get("value"))) for e in ev["args"])
-    reads = tuple((e["array"], (e.get("pre") or {}).get("digest")) for e in ev["args"] if "array" in e and e["reads"])
-    return (ev["kernel"], tuple(ev["dim"]), args, reads)
-
-
-def _release(version):
-    try:
-        return tuple(int(x) for x in str(version).split(".")[:2])
-    except ValueError:
-        return (99, 0)
-
-
-def _label_key(label):
-    try:
-        return int(str(label)[1:])
-    except ValueError:
-        return 0
-
-
-def _close(a, b, rtol):
-    return a is not None and b is not None and abs(a - b) <= rtol * max(abs(a), abs(b), 1e-300)
-
-
-
 def _finding(fid, detail, **data):
     if fid not in FINDING_IDS:
         raise ValueError(f"finding id {fid!r} is declared by no registered detector")
@@ -222,135 +130,118 @@ class _Scan:
     def __init__(self, trace, objective, rtol):
         self.trace, self.objective, self.rtol = trace, objective, rtol
         events = trace["events"]
-        arrays = trace["arrays"]
-        kernels = trace["kernels"]
+        self.events = events
+        self.arrays = trace["arrays"]
+        self.kernels = trace["kernels"]
         params = trace["params"]
-        plabel = {v: k for k, v in params.items()}
-        found = {}
-
-        def add(f, key):
-            found.setdefault((f["id"], key), f)
-
-        def kname(ev):
-            return kernels.get(ev["kernel"], {}).get("name", ev["kernel"])
-
-        def where(ev):
-            info = kernels.get(ev["kernel"], {})
-            if info.get("file") and info.get("lines"):
-                return f"{os.path.basename(info['file'])}:{info['lines'][0]}"
-            return "?"
-
-        def launched_at(ev):
-            """``file.py:LINE`` of the program's ``wp.launch`` call of ``ev`` (None when unknown)."""
-            site = ev.get("site")
-            return f"{os.path.basename(site[0])}:{site[1]}" if site else None
-
-        def writer_name(ev):
-            if ev["kind"] == "launch":
-                return f"launch of {kname(ev)} (event {ev['seq']})"
-            return f"{ev['op']} (event {ev['seq']})"
-
-        def writer_label(ev):
-            return f"launch of {kname(ev)}" if ev["kind"] == "launch" else f"{ev['op']}()"
-
-        names = {}
-
-        def array_name(A):
-            """How the program knows array ``A``, for text a user reads (the label stays in ``data``): the
-            param's name; else the launch argument that first wrote it (``kernel.arg``), else the one that
-            first read it; ``.grad of X`` for a gradient buffer; else its dtype and shape."""
-            if A in names:
-                return names[A]
-            info = arrays.get(A) or {}
-            name = None
-            if A in plabel:
-                name = f"param {plabel[A]}"
-            elif info.get("grad_of") and info["grad_of"] != A:
-                name = f".grad of {array_name(info['grad_of'])}"
-            else:
-                for role in ("writes", "reads"):
-                    for ev in events:
-                        if ev["kind"] == "launch":
-                            e = next((e for e in ev["args"] if e.get("array") == A and e[role]), None)
-                            if e is not None:
-                                name = f"{kname(ev)}.{e['field'] or e['arg']}"
-                                break
-                    if name:
-                        break
-            if name is None:
-                name = f"a {info.get('dtype', '?')} array of shape {tuple(info.get('shape') or ())}"
-            names[A] = name
-            return name
-
-        def producer_name(on, A):
-            for ev in on:
-                if ev["kind"] == "launch":
-                    for e in ev["args"]:
-                        if e.get("array") == A and e["writes"]:
-                            return f"array {kname(ev)}.{e['field'] or e['arg']}"
-            return f"array {array_name(A)}"
-
-        groups_war = {}
-
-        def consumed_grad(a, after):
-            """Whether the .grad of array a is read (property, .numpy(), copied) after event ``after``."""
-            for ev in events[after + 1:]:
-                if ev["kind"] in ("grad_read", "grad_numpy") and ev["array"] == a:
-                    return True
-                if ev["kind"] == "host" and ev.get("src") and arrays.get(ev["src"], {}).get("grad_of") == a:
-                    return True
-            return False
-
-        def group(fid, key, how, A, reader, writer, **data):
-            """Aggregate one instance (array A read at event reader, written at event writer)."""
-            g = groups_war.get((fid, key))
-            if g is None:
-                g = groups_war[(fid, key)] = _finding(fid, how, arrays=[], readers=[], writers=[], count=0, **data)
-            d = g["data"]
-            d["count"] += 1
-            for k, v in (("arrays", A), ("readers", reader), ("writers", writer)):
-                if v is not None and v not in d[k] and len(d[k]) < 20:
-                    d[k].append(v)
-
+        self.params = params
+        self.plabel = {v: k for k, v in params.items()}
+        self.found = {}
+        self._names = {}
+        self.groups_war = {}
         # backwards of the measured call only: before ``start`` the program replayed earlier
         # iterations to reach it (a script captured at a later iteration, recorder.mark_start)
         start = int(trace.get("start") or 0)
-        backwards = [e for e in events if e["kind"] == "backward" and e["seq"] >= start]
-        paths = {b["seq"]: _path(trace, b) for b in backwards}
-        release = _release(trace.get("warp"))
-
-        def zeroed(p, lo, hi):
-            """Whether param label p had its grad zeroed by an event in (lo, hi)."""
-            for ev in events[lo + 1 : hi]:
-                if ev["kind"] in ("tape_zero", "tape_reset") and p in ev["arrays"]:
-                    return True
-                if ev["kind"] == "host" and ev.get("dest") and arrays.get(ev["dest"], {}).get("grad_of") == p:
-                    if ev["op"] in ("zero_", "fill_", "assign"):
-                        return True
-            return False
-
-        self.events = events
         self.start = start
-        self.arrays = arrays
-        self.kernels = kernels
-        self.params = params
-        self.plabel = plabel
-        self.found = found
-        self.add = add
-        self.kname = kname
-        self.where = where
-        self.launched_at = launched_at
-        self.writer_name = writer_name
-        self.writer_label = writer_label
-        self.producer_name = producer_name
-        self.array_name = array_name
-        self.groups_war = groups_war
-        self.consumed_grad = consumed_grad
-        self.group = group
-        self.backwards = backwards
-        self.paths = paths
-        self.release = release
-        self.zeroed = zeroed
+        self.backwards = [e for e in events if e["kind"] == "backward" and e["seq"] >= start]
+        self.paths = {b["seq"]: _path(trace, b) for b in self.backwards}
+        self.release = _release(trace.get("warp"))
+
+    def add(self, f, key):
+        """Keep finding ``f`` under ``(id, key)`` unless one is already there."""
+        self.found.setdefault((f["id"], key), f)
+
+    def kname(self, ev):
+        """The kernel's Python name of launch ``ev``."""
+        return self.kernels.get(ev["kernel"], {}).get("name", ev["kernel"])
+
+    def where(self, ev):
+        """``file.py:LINE`` where the kernel of launch ``ev`` is defined (``?`` when unknown)."""
+        info = self.kernels.get(ev["kernel"], {})
+        if info.get("file") and info.get("lines"):
+            return f"{os.path.basename(info['file'])}:{info['lines'][0]}"
+        return "?"
+
+    def launched_at(self, ev):
+        """``file.py:LINE`` of the program's ``wp.launch`` call of ``ev`` (None when unknown)."""
+        site = ev.get("site")
+        return f"{os.path.basename(site[0])}:{site[1]}" if site else None
+
+    def writer_name(self, ev):
+        """A launch or host write named with its event number."""
+        if ev["kind"] == "launch":
+            return f"launch of {self.kname(ev)} (event {ev['seq']})"
+        return f"{ev['op']} (event {ev['seq']})"
+
+    def writer_label(self, ev):
+        """A launch or host write named without its event number."""
+        return f"launch of {self.kname(ev)}" if ev["kind"] == "launch" else f"{ev['op']}()"
+
+    def array_name(self, A):
+        """How the program knows array ``A``, for text a user reads (the label stays in ``data``): the
+        param's name; else the launch argument that first wrote it (``kernel.arg``), else the one that
+        first read it; ``.grad of X`` for a gradient buffer; else its dtype and shape."""
+        if A in self._names:
+            return self._names[A]
+        info = self.arrays.get(A) or {}
+        name = None
+        if A in self.plabel:
+            name = f"param {self.plabel[A]}"
+        elif info.get("grad_of") and info["grad_of"] != A:
+            name = f".grad of {self.array_name(info['grad_of'])}"
+        else:
+            for role in ("writes", "reads"):
+                for ev in self.events:
+                    if ev["kind"] == "launch":
+                        e = next((e for e in ev["args"] if e.get("array") == A and e[role]), None)
+                        if e is not None:
+                            name = f"{self.kname(ev)}.{e['field'] or e['arg']}"
+                            break
+                if name:
+                    break
+        if name is None:
+            name = f"a {info.get('dtype', '?')} array of shape {tuple(info.get('shape') or ())}"
+        self._names[A] = name
+        return name
+
+    def producer_name(self, on, A):
+        """Array ``A`` named by the on-path launch argument that writes it, else by :meth:`array_name`."""
+        for ev in on:
+            if ev["kind"] == "launch":
+                for e in ev["args"]:
+                    if e.get("array") == A and e["writes"]:
+                        return f"array {self.kname(ev)}.{e['field'] or e['arg']}"
+        return f"array {self.array_name(A)}"
+
+    def consumed_grad(self, a, after):
+        """Whether the .grad of array a is read (property, .numpy(), copied) after event ``after``."""
+        for ev in self.events[after + 1:]:
+            if ev["kind"] in ("grad_read", "grad_numpy") and ev["array"] == a:
+                return True
+            if ev["kind"] == "host" and ev.get("src") and self.arrays.get(ev["src"], {}).get("grad_of") == a:
+                return True
+        return False
+
+    def group(self, fid, key, how, A, reader, writer, **data):
+        """Aggregate one instance (array A read at event reader, written at event writer)."""
+        g = self.groups_war.get((fid, key))
+        if g is None:
+            g = self.groups_war[(fid, key)] = _finding(fid, how, arrays=[], readers=[], writers=[], count=0, **data)
+        d = g["data"]
+        d["count"] += 1
+        for k, v in (("arrays", A), ("readers", reader), ("writers", writer)):
+            if v is not None and v not in d[k] and len(d[k]) < 20:
+                d[k].append(v)
+
+    def zeroed(self, p, lo, hi):
+        """Whether param label p had its grad zeroed by an event in (lo, hi)."""
+        for ev in self.events[lo + 1 : hi]:
+            if ev["kind"] in ("tape_zero", "tape_reset") and p in ev["arrays"]:
+                return True
+            if ev["kind"] == "host" and ev.get("dest") and self.arrays.get(ev["dest"], {}).get("grad_of") == p:
+                if ev["op"] in ("zero_", "fill_", "assign"):
+                    return True
+        return False
 
 
 # -- detectors --------------------------------------------------------------

@@ -83,7 +83,7 @@ def on_backward(st, rec: dict, tape, ev: dict) -> None:
 
     Parameters
     ----------
-    st : defects4warp.measure.trace._Recorder
+    st : defects4warp.measure.trace_state._Recorder
         The recorder (its ``busy`` counter silences the trace while this reads ``.grad``;
         ``params``/``by_label`` name the params).
     rec : dict

@@ -4,7 +4,8 @@ Three modules do the work; this one keeps their public names (and the
 private ones other modules and tests use) importable from one place:
 
 * :mod:`defects4warp.measure.recorder`: :func:`trace_call` (wraps the API,
-  records the document below), :func:`restore_patches`;
+  records the document below), :func:`restore_patches`; what the trace has
+  recorded so far lives in :mod:`defects4warp.measure.trace_state`;
 * :mod:`defects4warp.kernel_access`: the kernel access analysis the recorder
   reads (shared with the source rules, :mod:`defects4warp.rules`, one layer
   below both; its names are not re-exported here);
@@ -264,18 +265,19 @@ none), so an array a param-reading launch writes with values from elsewhere is n
 from __future__ import annotations
 
 from . import recorder as _recorder
-from .detectors import (DETECTORS, FINDING_IDS, _close, _edges, _finding, _label_key,  # noqa: F401
-                        _last_write, _launch_signature, _path, _release, detector, trace_findings)
-from .recorder import _Coverage, _Recorder, restore_patches, trace_call  # noqa: F401
+# the capture reaches measure/ through this module only (tests/test_oracle.py): it sorts and walks events with these
+from .dataflow import _edges, _label_key  # noqa: F401
+from .detectors import DETECTORS, FINDING_IDS, _finding, detector, trace_findings  # noqa: F401
+from .recorder import _Coverage, restore_patches, trace_call  # noqa: F401
 
 __all__ = ["trace_call", "trace_findings", "restore_patches"]
 
-#: State of the recorder read live (not copied at import): the trace in progress and its caches.
-_RECORDER_STATE = ("_ACTIVE", "_KERNEL_CACHE", "_NEEDS_CACHE", "_LOCK")
+#: State of the recorder read live (not copied at import): the trace in progress and its lock.
+_RECORDER_STATE = ("_ACTIVE", "_LOCK")
 
 
 def __getattr__(name):
-    """``trace._ACTIVE`` and the recorder's caches: the recorder module's current values."""
+    """``trace._ACTIVE`` and the recorder's lock: the recorder module's current values."""
     if name in _RECORDER_STATE:
         return getattr(_recorder, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -312,7 +312,35 @@ def _load_problem(path, device, scale, script):
 
 
 def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
+    """Measure one variant into ``doc`` (and the raw arrays into ``raw``): load, objective, noise, gradient
+    calls, finite differences, judgement (the method in the module docstring). Raises :class:`_Stage`."""
     t0 = time.perf_counter()
+    problem, info, m = _load(path, device, scale, knobs, point_file, doc, script, t0)
+    pt = m.pt
+    measured = _objective(m, info, knobs, doc)
+    if measured is None:
+        return
+    f0, spread = measured
+    rng = np.random.default_rng(knobs["sample_seed"])
+    sigma = _noise(m, f0, spread, rng, knobs, doc)
+    ads, finite, ref = _gradient_calls(m, problem, info, knobs, doc)
+    items, coords, dirs, sampled, ndirs = _fd_items(m, ads, ref, sigma, rng, knobs)
+    if ref is not None:
+        # the same items judged by finite differences alone, for the record
+        alone = {}
+        judge(alone, items, ads, finite, None, sigma, m, knobs, sampled, len(coords), ndirs)
+        doc["fd_only"] = {k: alone.get(k) for k in ("verdict", "signature", "resolved", "unresolved",
+                                                     "max_relative_error")}
+        doc["fd_only"]["kink_items"] = alone["fd"]["kink_items"]
+    judge(doc, items, ads, finite, ref, sigma, m, knobs, sampled, len(coords), ndirs)
+    doc["cost"]["objective_evals"] = m.evals
+    doc["cost"]["gradient_calls"] = len(ads)
+    if raw is not None:
+        _fill_raw(raw, pt, ads, coords, items, dirs, ref)
+
+
+def _load(path, device, scale, knobs, point_file, doc, script, t0):
+    """Import and initialise Warp, load the Problem and set the point: ``(problem, protocol info, Measure)``."""
     try:
         import warp as wp
     except Exception as exc:  # noqa: BLE001
@@ -344,8 +372,12 @@ def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
                      for k, s, d, n, x in zip(pt.names, pt.shapes, pt.dtypes, pt.sizes, pt.x0)}
     doc["protocol"] = {"optional": info["optional"]}
     doc["cost"]["load_s"] = time.perf_counter() - t0
+    return problem, info, m
 
-    # -- objective, repeatability, seed ------------------------------------
+
+def _objective(m, info, knobs, doc):
+    """The objective at the point, repeated (seed pinned when needed): ``(f0, repeat spread)``, or None (the
+    verdict set to error) when it is not finite."""
     f0 = m.f()
     reps = [m.f() for _ in range(knobs["objective_repeats"])]
     repeatable = all(r == f0 or (math.isnan(r) and math.isnan(f0)) for r in reps)
@@ -362,10 +394,13 @@ def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
     if not obj["finite"]:
         doc["verdict"] = "error"
         doc["message"] = f"objective() is not finite at the point ({f0})"
-        return
+        return None
+    return f0, spread
 
-    # -- noise -------------------------------------------------------------
-    rng = np.random.default_rng(knobs["sample_seed"])
+
+def _noise(m, f0, spread, rng, knobs, doc):
+    """The noise bound ``sigma`` of the objective (ECnoise, repeat spread, one ulp), recorded in ``doc``."""
+    pt = m.pt
     npts = knobs["ecnoise_points"]
     delta = math.sqrt(m.eps)
     direction = [rng.choice([-1.0, 1.0], size=n) * delta * np.maximum(np.abs(x), s)
@@ -378,8 +413,13 @@ def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
     doc["noise"] = {"sigma": sigma, "ecnoise_sigma": ec["sigma"], "ecnoise_order": ec["order"],
                     "ecnoise_method": ec["method"], "ecnoise_relative_spacing": delta, "repeat_spread": spread,
                     "ulp": ulp, "relative": sigma / abs(f0) if f0 else None}
+    return sigma
 
-    # -- gradient calls ----------------------------------------------------
+
+def _gradient_calls(m, problem, info, knobs, doc):
+    """``gradient()`` at the point ``knobs["gradient_calls"]`` times, and the reference gradient where used:
+    ``(ads, finite per call, ref or None)``."""
+    pt = m.pt
     ads = []
     tg = time.perf_counter()
     for c in range(knobs["gradient_calls"]):
@@ -399,8 +439,13 @@ def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
             ref = pt.flat_ad(problem.reference_gradient())
         except Exception as exc:  # noqa: BLE001
             raise _Stage("reference_gradient", exc) from exc
+    return ads, finite, ref
 
-    # -- finite differences ------------------------------------------------
+
+def _fd_items(m, ads, ref, sigma, rng, knobs):
+    """Finite differences on every coordinate or a sample plus random directions:
+    ``(items, coords, directions, sampled, ndirs)``."""
+    pt = m.pt
     n = pt.n
     sampled = n > knobs["max_full"]
     if sampled:
@@ -434,29 +479,22 @@ def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
                    "ref": None if ref is None else float(ref @ dirs[-1])})
         items.append(it)
     pt.restore()
+    return items, coords, dirs, sampled, ndirs
 
+
+def _fill_raw(raw, pt, ads, coords, items, dirs, ref):
+    """The raw arrays of the measurement (``--arrays``)."""
+    raw.update({f"x0/{k}": x for k, x in zip(pt.names, pt.x0)})
+    raw["ad"] = ads
+    raw["coords"] = coords
+    raw["fd"] = np.array([it["fd"] for it in items])
+    raw["uncertainty"] = np.array([it["u"] for it in items])
+    raw["resolution"] = np.array([it["r"] for it in items])
+    raw["resolved"] = np.array([it["resolved"] for it in items])
+    if dirs:
+        raw["directions"] = np.array(dirs)
     if ref is not None:
-        # the same items judged by finite differences alone, for the record
-        alone = {}
-        judge(alone, items, ads, finite, None, sigma, m, knobs, sampled, len(coords), ndirs)
-        doc["fd_only"] = {k: alone.get(k) for k in ("verdict", "signature", "resolved", "unresolved",
-                                                     "max_relative_error")}
-        doc["fd_only"]["kink_items"] = alone["fd"]["kink_items"]
-    judge(doc, items, ads, finite, ref, sigma, m, knobs, sampled, len(coords), ndirs)
-    doc["cost"]["objective_evals"] = m.evals
-    doc["cost"]["gradient_calls"] = len(ads)
-    if raw is not None:
-        raw.update({f"x0/{k}": x for k, x in zip(pt.names, pt.x0)})
-        raw["ad"] = ads
-        raw["coords"] = coords
-        raw["fd"] = np.array([it["fd"] for it in items])
-        raw["uncertainty"] = np.array([it["u"] for it in items])
-        raw["resolution"] = np.array([it["r"] for it in items])
-        raw["resolved"] = np.array([it["resolved"] for it in items])
-        if dirs:
-            raw["directions"] = np.array(dirs)
-        if ref is not None:
-            raw["ref"] = ref
+        raw["ref"] = ref
 
 
 def _agree(ad, truth, tol):
@@ -467,14 +505,7 @@ def judge(doc, items, ads, finite, ref, sigma, m, knobs, sampled, ncoords, ndirs
     """Fill the verdict, signature and per-item statistics into ``doc``."""
     rtol = m.rtol
     k_sigma = knobs["k_sigma"]
-    for it in items:
-        h = it["h"]
-        r = k_sigma * sigma / h if h and math.isfinite(h) and h > 0 else math.inf
-        it["r"] = r
-        u = r + (it["dis"] if math.isfinite(it["dis"]) else math.inf)
-        it["u"] = u
-        fd = it["fd"]
-        it["resolved"] = bool(math.isfinite(fd) and (abs(fd) > r or abs(it["ad"][0]) > r))
+    _resolve_items(items, sigma, k_sigma)
     fd_res = [it for it in items if it["resolved"]]
     doc["fd"] = {"items": len(items), "coordinates": ncoords, "directions": ndirs, "sampled": sampled,
                  "resolved": len(fd_res), "unresolved": len(items) - len(fd_res),
@@ -491,6 +522,36 @@ def judge(doc, items, ads, finite, ref, sigma, m, knobs, sampled, ncoords, ndirs
         else:
             t, tol_abs, res = it["fd"], it["u"], it["resolved"]
         rows.append((t, tol_abs, res, it))
+    calls, bad_any, kinks = _judge_calls(rows, ads, finite, use_ref, rtol)
+    n_res = sum(1 for r in rows if r[2])
+    doc["truth"] = truth_kind
+    doc["calls"] = calls
+    doc["resolved"] = n_res
+    doc["unresolved"] = len(rows) - n_res
+    doc["fd"]["kink_items"] = len(kinks)
+    errs = [c["max_relative_error"] for c in calls if c["max_relative_error"] is not None]
+    doc["max_relative_error"] = max(errs) if errs else None
+    if use_ref:
+        doc["fd_vs_reference"] = _fd_vs_reference(fd_res, rtol)
+    growth = _repeat_calls(doc, ads)  # growth / iteration at the same point
+    _verdict(doc, finite, bad_any, rows, ads, growth, knobs, n_res)
+
+
+def _resolve_items(items, sigma, k_sigma):
+    """Each item's resolution ``r``, uncertainty ``u`` and whether FD or the first call's AD is above ``r``."""
+    for it in items:
+        h = it["h"]
+        r = k_sigma * sigma / h if h and math.isfinite(h) and h > 0 else math.inf
+        it["r"] = r
+        u = r + (it["dis"] if math.isfinite(it["dis"]) else math.inf)
+        it["u"] = u
+        fd = it["fd"]
+        it["resolved"] = bool(math.isfinite(fd) and (abs(fd) > r or abs(it["ad"][0]) > r))
+
+
+def _judge_calls(rows, ads, finite, use_ref, rtol):
+    """Judge each gradient call's items against the truth: ``(per-call rows, disagreeing items per call,
+    ids of items agreeing only through a kink's one-sided derivative)``."""
     ncalls = len(ads)
     calls = []
     bad_any = []
@@ -526,27 +587,26 @@ def judge(doc, items, ads, finite, ref, sigma, m, knobs, sampled, ncoords, ndirs
         calls.append({"call": c + 1, "finite": finite[c], "disagree": len(bad),
                       "max_relative_error": max(errs) if errs else None})
         bad_any.append(bad)
-    n_res = sum(1 for r in rows if r[2])
-    doc["truth"] = truth_kind
-    doc["calls"] = calls
-    doc["resolved"] = n_res
-    doc["unresolved"] = len(rows) - n_res
-    doc["fd"]["kink_items"] = len(kinks)
-    errs = [c["max_relative_error"] for c in calls if c["max_relative_error"] is not None]
-    doc["max_relative_error"] = max(errs) if errs else None
-    if use_ref:
-        fr = [it for it in fd_res]
-        def fd_agrees(it):
-            if abs(it["fd"] - it["ref"]) <= it["u"] + rtol * abs(it["ref"]):
-                return True
-            kk = it.get("kink")
-            return kk is not None and any(abs(it["ref"] - s) <= kk["tol"] + rtol * abs(s)
-                                          for s in (kk["left"], kk["right"]))
+    return calls, bad_any, kinks
 
-        dis = sum(1 for it in fr if not fd_agrees(it))
-        doc["fd_vs_reference"] = {"resolved": len(fr), "disagree": dis}
 
-    # growth / iteration at the same point
+def _fd_vs_reference(fd_res, rtol):
+    """How many FD-resolved items disagree with the reference gradient (kinks allowed either side)."""
+    fr = [it for it in fd_res]
+    def fd_agrees(it):
+        if abs(it["fd"] - it["ref"]) <= it["u"] + rtol * abs(it["ref"]):
+            return True
+        kk = it.get("kink")
+        return kk is not None and any(abs(it["ref"] - s) <= kk["tol"] + rtol * abs(s)
+                                      for s in (kk["left"], kk["right"]))
+
+    dis = sum(1 for it in fr if not fd_agrees(it))
+    return {"resolved": len(fr), "disagree": dis}
+
+
+def _repeat_calls(doc, ads):
+    """Ratios of the later calls' gradients to call 1's at the same point (``doc["repeat_calls"]``): the growth."""
+    ncalls = len(ads)
     g1 = ads[0]
     nz = np.abs(g1) > 0
     growth = {}
@@ -558,8 +618,11 @@ def judge(doc, items, ads, finite, ref, sigma, m, knobs, sampled, ncoords, ndirs
                            "max_relative_change": float(max((np.max(np.abs(a - g1)) / max(np.max(np.abs(g1)), 1e-300)
                                                              for a in ads[1:]), default=0.0))
                            if np.all(np.isfinite(ads)) else None}
+    return growth
 
-    # verdict
+
+def _verdict(doc, finite, bad_any, rows, ads, growth, knobs, n_res):
+    """Set the verdict and signature: wrong (NaN, or a disagreeing item), agrees, or unresolved."""
     if not all(finite):
         doc["verdict"] = "wrong"
         doc["signature"] = {"kind": "nan", "calls": [c + 1 for c, f in enumerate(finite) if not f]}
