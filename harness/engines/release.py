@@ -235,22 +235,8 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
     if other is None or _v(other) == cur:
         return None
     opts = differential_options(base_doc)
-    docs = {}
-
-    def measure(r):
-        if r not in docs:
-            try:
-                py = python_for(r, log)
-            except (ReleaseEnvError, OSError) as exc:
-                docs[r] = {"error": str(exc)}
-                return docs[r]
-            # a captured script is measured as its script on the other release too (the worker
-            # records the ScriptSpec it captured under "script")
-            res = run_worker(path, device=device, scale=scale, options=opts, timeout_s=timeout_s, python=py,
-                             script=base_doc.get("script"))
-            docs[r] = res.doc or {"error": res.failure or "no result"}
-        return docs[r]
-
+    measure = _measurer(path, python_for, run_worker, ReleaseEnvError, device=device, scale=scale, opts=opts,
+                        timeout_s=timeout_s, base_doc=base_doc, log=log)
     compared = {}
     d_other = measure(other)
     c = changed(base_doc, d_other) if "error" not in d_other else None
@@ -261,6 +247,33 @@ def differential(path, device: str, scale: str, current: str, *, other: str | No
            "repeated": repeated_calls(base_doc, d_other) if "error" not in d_other else None}
     if not c or not c["objective_same"] or not c["gradient_changed"]:
         return out
+    return _bisect_change(out, compared, c, d_other, base_doc, measure, rel=rel, cur=cur, current=current,
+                          other=other, bisect=bisect)
+
+
+def _measurer(path, python_for, run_worker, env_error, *, device, scale, opts, timeout_s, base_doc, log):
+    """:func:`differential`'s measurement of ``path`` on a release, cached per release (``{"error"}`` when it fails)."""
+    docs = {}
+
+    def measure(r):
+        if r not in docs:
+            try:
+                py = python_for(r, log)
+            except (env_error, OSError) as exc:
+                docs[r] = {"error": str(exc)}
+                return docs[r]
+            # a captured script is measured as its script on the other release too (the worker
+            # records the ScriptSpec it captured under "script")
+            res = run_worker(path, device=device, scale=scale, options=opts, timeout_s=timeout_s, python=py,
+                             script=base_doc.get("script"))
+            docs[r] = res.doc or {"error": res.failure or "no result"}
+        return docs[r]
+
+    return measure
+
+
+def _bisect_change(out, compared, c, d_other, base_doc, measure, *, rel, cur, current, other, bisect) -> dict:
+    """:func:`differential`'s bisection between ``current`` and ``other`` for the first change, filling ``out``."""
     lo_v, hi_v = sorted([cur, _v(other)])
     # ascending; the behaviour switches once in between. ``current`` and ``other`` are the ends even when
     # they are not among ``releases``.
@@ -353,23 +366,7 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
         a.add("release", True, f"release differential not measured on Warp {diff['other']}: {c['error']}", None)
         return a
     if not c.get("gradient_changed"):
-        cur, oth = diff["current"], diff["other"]
-        rep = diff.get("repeated")
-        if rep and not rep["same"]:
-            a.add("release", False, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth}, but repeated "
-                  f"calls are not: gradient norms relative to call 1 are {_ratios(rep['current'])} on {cur} and "
-                  f"{_ratios(rep['other'])} on {oth} (what carries over from one call to the next depends on "
-                  "the release)", dict(c, repeated=rep))
-        elif rep:
-            a.add("release", True, f"autodiff is the same on Warp {cur} and {oth} over {rep['calls']} gradient() calls "
-                  f"(call 1 element by element; gradient norms relative to call 1: {_ratios(rep['current'])} on both)",
-                  dict(c, repeated=rep))
-        elif diff.get("current_calls_identical"):
-            a.add("release", True, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth} (repeated "
-                  f"calls are identical on {cur}, so only call 1 was compared)", c)
-        else:
-            a.add("release", True, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth} (later calls "
-                  "not compared)", c)
+        _add_unchanged(a, diff, c)
         return a
     if not c.get("objective_same"):
         a.add("release", True, f"the objective itself differs between Warp {diff['current']} and {diff['other']}; "
@@ -410,6 +407,27 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     for eid, share in shares.items():
         a.cite(eid, "release", txt, data, strength=share)
     return a
+
+
+def _add_unchanged(a: Assessment, diff: dict, c: dict) -> None:
+    """:func:`assess_differential`'s sentence when autodiff of call 1 is the same on both releases."""
+    cur, oth = diff["current"], diff["other"]
+    rep = diff.get("repeated")
+    if rep and not rep["same"]:
+        a.add("release", False, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth}, but repeated "
+              f"calls are not: gradient norms relative to call 1 are {_ratios(rep['current'])} on {cur} and "
+              f"{_ratios(rep['other'])} on {oth} (what carries over from one call to the next depends on "
+              "the release)", dict(c, repeated=rep))
+    elif rep:
+        a.add("release", True, f"autodiff is the same on Warp {cur} and {oth} over {rep['calls']} gradient() calls "
+              f"(call 1 element by element; gradient norms relative to call 1: {_ratios(rep['current'])} on both)",
+              dict(c, repeated=rep))
+    elif diff.get("current_calls_identical"):
+        a.add("release", True, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth} (repeated "
+              f"calls are identical on {cur}, so only call 1 was compared)", c)
+    else:
+        a.add("release", True, f"autodiff of gradient() call 1 is the same on Warp {cur} and {oth} (later calls "
+              "not compared)", c)
 
 
 def _change_id(release: str | None, copies: int | None, table) -> str:

@@ -49,6 +49,68 @@ def _int_or_none(v):
     return int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else None
 
 
+def _snapshotter(wp, recorded: set, kept: list, snapshot_bytes: int, total_bytes: int):
+    """:func:`capture_launches`'s copy of a launch's array contents before it runs (None: no snapshot)."""
+
+    def snapshot(kernel, args, kwargs):
+        if not isinstance(kernel, wp.Kernel) or getattr(kernel, "key", None) in recorded or kwargs.get("adjoint") \
+                or not kwargs.get("record_tape", True) or not _runtime_tape(wp):
+            return None
+        ins = kwargs.get("inputs", args[1] if len(args) > 1 else ())
+        outs = kwargs.get("outputs", args[2] if len(args) > 2 else ())
+        if not isinstance(ins or (), (list, tuple)) or not isinstance(outs or (), (list, tuple)):
+            return None  # a generator would be consumed here and seen empty by Warp
+        arrays = list(ins or ()) + list(outs or ())
+        try:
+            size = sum(a.capacity or 0 for a in arrays if isinstance(a, wp.array))
+            if size > snapshot_bytes or kept[0] + size > total_bytes:
+                return None
+            kept[0] += size
+            return [a.numpy().copy() if isinstance(a, wp.array) else None for a in arrays]
+        except Exception:  # noqa: BLE001 - e.g. a CUDA graph being captured: no snapshot, the launch runs as it would
+            return None
+
+    return snapshot
+
+
+def _tiled_launcher(original_tiled, pending: list, snapshot):
+    """:func:`capture_launches`'s wrapper of ``wp.launch_tiled``, pushing its snapshot on ``pending``."""
+    import functools
+
+    def launch_tiled(*args, **kwargs):
+        # wp.launch_tiled (Warp >= 1.5) forwards to the module's own launch, past the wp.launch wrapper
+        kernel = args[0] if args else kwargs.get("kernel")
+        block_dim = kwargs.get("block_dim")
+        pending.append((snapshot(kernel, args[1:], kwargs), _int_or_none(block_dim)))
+        try:
+            return original_tiled(*args, **kwargs)
+        finally:
+            pending.pop()
+
+    if original_tiled is not None:
+        launch_tiled = functools.wraps(original_tiled)(launch_tiled)
+
+    return launch_tiled
+
+
+def _recorder(original, recorded: set, pending: list, captured: list):
+    """:func:`capture_launches`'s wrapper of ``Tape.record_launch``, appending each launch to ``captured``."""
+
+    def record(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs):
+        before = None
+        key = getattr(kernel, "key", None)
+        block_dim = pending[-1][1] if pending else None
+        if key not in recorded:
+            recorded.add(key)
+            before = pending[-1][0] if pending else None
+            if before is not None and len(before) != len(list(inputs) + list(outputs)):
+                before = None
+        captured.append([kernel, dim, max_blocks, inputs, outputs, device, before, block_dim])
+        return original(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs)
+
+    return record
+
+
 @contextlib.contextmanager
 def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TOTAL_SNAPSHOT_BYTES):
     """Collect the launches any ``wp.Tape`` records inside the block (the
@@ -91,23 +153,7 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
     pending = []
     kept = [0]  # bytes held by the snapshots taken so far
 
-    def snapshot(kernel, args, kwargs):
-        if not isinstance(kernel, wp.Kernel) or getattr(kernel, "key", None) in recorded or kwargs.get("adjoint") \
-                or not kwargs.get("record_tape", True) or not _runtime_tape(wp):
-            return None
-        ins = kwargs.get("inputs", args[1] if len(args) > 1 else ())
-        outs = kwargs.get("outputs", args[2] if len(args) > 2 else ())
-        if not isinstance(ins or (), (list, tuple)) or not isinstance(outs or (), (list, tuple)):
-            return None  # a generator would be consumed here and seen empty by Warp
-        arrays = list(ins or ()) + list(outs or ())
-        try:
-            size = sum(a.capacity or 0 for a in arrays if isinstance(a, wp.array))
-            if size > snapshot_bytes or kept[0] + size > total_bytes:
-                return None
-            kept[0] += size
-            return [a.numpy().copy() if isinstance(a, wp.array) else None for a in arrays]
-        except Exception:  # noqa: BLE001 - e.g. a CUDA graph being captured: no snapshot, the launch runs as it would
-            return None
+    snapshot = _snapshotter(wp, recorded, kept, snapshot_bytes, total_bytes)
 
     @functools.wraps(original_launch)  # inspect.signature(wp.launch) must stay Warp's (the runtime trace binds by it)
     def launch(kernel, *args, **kwargs):
@@ -119,31 +165,8 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
             pending.pop()
 
     original_tiled = getattr(wp, "launch_tiled", None)
-
-    def launch_tiled(*args, **kwargs):
-        # wp.launch_tiled (Warp >= 1.5) forwards to the module's own launch, past the wrapper above
-        kernel = args[0] if args else kwargs.get("kernel")
-        block_dim = kwargs.get("block_dim")
-        pending.append((snapshot(kernel, args[1:], kwargs), _int_or_none(block_dim)))
-        try:
-            return original_tiled(*args, **kwargs)
-        finally:
-            pending.pop()
-
-    if original_tiled is not None:
-        launch_tiled = functools.wraps(original_tiled)(launch_tiled)
-
-    def record(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs):
-        before = None
-        key = getattr(kernel, "key", None)
-        block_dim = pending[-1][1] if pending else None
-        if key not in recorded:
-            recorded.add(key)
-            before = pending[-1][0] if pending else None
-            if before is not None and len(before) != len(list(inputs) + list(outputs)):
-                before = None
-        captured.append([kernel, dim, max_blocks, inputs, outputs, device, before, block_dim])
-        return original(self, kernel, dim, max_blocks, inputs, outputs, device, *args, **kwargs)
+    launch_tiled = _tiled_launcher(original_tiled, pending, snapshot)
+    record = _recorder(original, recorded, pending, captured)
 
     wp.Tape.record_launch = record
     wp.launch = launch

@@ -210,6 +210,32 @@ def _block_dim_kw() -> dict:
     return {"block_dim": want} if has and isinstance(want, int) else {}
 
 
+def _ad_rows(kernel, tape, j: int, rows: dict, *, inputs, outs, at_entry, base, din, dout, grads, dim, device,
+             max_blocks, block_dim, deadline) -> None:
+    """Append to ``rows`` the Jacobian rows of output ``j`` of :func:`jacobian_ad`, one backward pass per scalar."""
+    import warp as wp
+
+    for r in range(base[j].size):
+        _check_deadline(deadline)
+        _restore(inputs, at_entry)
+        _restore(outs, base)
+        # the forward the tape recorded, then its differentiable outputs put back: the state a
+        # backward pass follows (integer arrays it wrote, e.g. slots a wp.func_replay reads back),
+        # with every float value the kernel reads as it was before the launch
+        wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks,
+                  **_bd(block_dim))
+        _restore(outs, [b if n in dout else None for n, b in enumerate(base)])
+        _restore(inputs, [b if n in din else None for n, b in enumerate(at_entry)])
+        for g in grads:
+            g.zero_()
+        seed = np.zeros(base[j].size, dtype=base[j].dtype)
+        seed[r] = 1
+        outs[j].grad.assign(seed.reshape(base[j].shape))
+        tape.backward()
+        for i in din:
+            rows[(i, j)].append(np.array(inputs[i].grad.numpy(), dtype=np.float64).reshape(-1))  # a copy: numpy() of a CPU array is a view
+
+
 def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0,
                 deadline: float | None = None, block_dim: int | None = None) -> dict:
     """Autodiff Jacobian of one kernel launch, each row from the same state.
@@ -278,25 +304,9 @@ def jacobian_ad(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 
     rows = {(i, j): [] for i in din for j in dout}
     try:
         for j in dout:
-            for r in range(base[j].size):
-                _check_deadline(deadline)
-                _restore(inputs, at_entry)
-                _restore(outs, base)
-                # the forward the tape recorded, then its differentiable outputs put back: the state a
-                # backward pass follows (integer arrays it wrote, e.g. slots a wp.func_replay reads back),
-                # with every float value the kernel reads as it was before the launch
-                wp.launch(kernel, dim=dim, inputs=inputs, outputs=outs, device=device, max_blocks=max_blocks,
-                          **_bd(block_dim))
-                _restore(outs, [b if n in dout else None for n, b in enumerate(base)])
-                _restore(inputs, [b if n in din else None for n, b in enumerate(at_entry)])
-                for g in grads:
-                    g.zero_()
-                seed = np.zeros(base[j].size, dtype=base[j].dtype)
-                seed[r] = 1
-                outs[j].grad.assign(seed.reshape(base[j].shape))
-                tape.backward()
-                for i in din:
-                    rows[(i, j)].append(np.array(inputs[i].grad.numpy(), dtype=np.float64).reshape(-1))  # a copy: numpy() of a CPU array is a view
+            _ad_rows(kernel, tape, j, rows, inputs=inputs, outs=outs, at_entry=at_entry, base=base, din=din,
+                     dout=dout, grads=grads, dim=dim, device=device, max_blocks=max_blocks, block_dim=block_dim,
+                     deadline=deadline)
     finally:
         _restore(inputs, at_entry)
         for g in grads:
@@ -347,6 +357,23 @@ def repeatable(kernel, *, dim, inputs, outputs, device=None, max_blocks: int = 0
 def _as_f64(j) -> np.ndarray:
     """A Jacobian block (warp array or numpy array) as a float64 numpy array."""
     return np.asarray(getattr(j, "numpy", lambda: j)(), dtype=np.float64)
+
+
+def _noise_bounds(jfd: dict, j2: dict, y0: dict, floor_unit: float) -> dict:
+    """Error bound of each block of ``jfd`` (:func:`fd_noise`): ``|J(h) - J(2h)|`` plus ``floor_unit * |y_r|``."""
+    out = {}
+    for key, block in jfd.items():
+        if key not in j2:
+            continue
+        a = _as_f64(block)
+        b = _as_f64(j2[key]).reshape(a.shape)
+        rows = a.shape[0] if a.ndim else 1
+        unc = np.abs(a - b).reshape(rows, -1)
+        y = y0.get(key[1])  # the key's output index counts every output (both Jacobian functions)
+        if y is not None and y.size == rows:
+            unc = unc + floor_unit * y[:, None]
+        out[key] = unc.reshape(a.shape)
+    return out
 
 
 def fd_noise(kernel, *, fd, jfd: dict, eps: float, dtype, dim, inputs, outputs, device=None, max_blocks: int = 0,
@@ -420,19 +447,7 @@ def fd_noise(kernel, *, fd, jfd: dict, eps: float, dtype, dim, inputs, outputs, 
     j2 = fd(kernel, dim=dim, inputs=list(inputs), outputs=list(outputs), device=device, max_blocks=max_blocks,
             eps=2.0 * eps, **more)
     floor_unit = roundoff_factor * float(np.finfo(dtype).eps) / eps
-    out = {}
-    for key, block in jfd.items():
-        if key not in j2:
-            continue
-        a = _as_f64(block)
-        b = _as_f64(j2[key]).reshape(a.shape)
-        rows = a.shape[0] if a.ndim else 1
-        unc = np.abs(a - b).reshape(rows, -1)
-        y = y0.get(key[1])  # the key's output index counts every output (both Jacobian functions)
-        if y is not None and y.size == rows:
-            unc = unc + floor_unit * y[:, None]
-        out[key] = unc.reshape(a.shape)
-    return out
+    return _noise_bounds(jfd, j2, y0, floor_unit)
 
 
 #: Seconds the per-launch check may take in all (:func:`measure`'s ``max_seconds``): a fifth of the
@@ -497,6 +512,152 @@ def staircase_kernels(doc: dict) -> list:
     """Kernels of a measurement document (``doc["launches"]``) with a pair that is flat but not constant
     (:func:`staircase_pairs`), sorted; ``[]`` when the probe did not run or found none."""
     return sorted(r["kernel"] for r in (doc.get("launches") or {}).get("kernels", []) if r.get("staircase"))
+
+
+def _screen(kernel, inputs, outputs, max_scalars: int):
+    """Why a launch is not checked, from its kernel and arguments (None: checked); its args, inputs, outputs."""
+    import warp as wp
+
+    opts = dict(getattr(kernel.module, "options", {}) or {})
+    opts.update(getattr(kernel, "options", {}) or {})
+    if not opts.get("enable_backward", True):
+        return "compiled with enable_backward=False (no adjoint)", None, inputs, outputs
+    args = list(inputs) + list(outputs)
+    if not outputs:
+        split = _written_suffix(kernel, len(args))
+        if split is None:
+            return "outputs passed as inputs and not the trailing arguments", args, inputs, outputs
+        inputs, outputs = args[:split], args[split:]
+    if any(hasattr(a, "cls") and not isinstance(a, wp.array) for a in args):
+        return "struct arguments are not supported by the per-launch check", args, inputs, outputs
+    if any(isinstance(a, wp.array) and hasattr(a.dtype, "cls") for a in args):
+        return "arrays of structs are not supported by the per-launch check", args, inputs, outputs
+    floats = [a for a in args if isinstance(a, wp.array) and a.requires_grad]
+    if not floats:
+        return "no argument with requires_grad", args, inputs, outputs
+    size = sum(a.size * max(1, getattr(a.dtype, "_length_", 1)) for a in floats)
+    if size > max_scalars:
+        return f"{size} differentiable scalars, over the probe's limit of {max_scalars}", args, inputs, outputs
+    return None, args, inputs, outputs
+
+
+def _prior_contents(args: list, before):
+    """Why a launch without a snapshot of its prior contents is not checked (None: checked); ``before``."""
+    import warp as wp
+
+    if before is None or len(before) != len(args):
+        before = [None] * len(args)
+    if all(b is None for b in before):
+        # without the contents from before the recorded launch, runs start from what the launch left:
+        # a counter it advanced hands out slots past its arrays, and an array passed twice holds the
+        # launch's output as its input; such a launch is not judged (uncounted), never judged wrongly
+        ints = [n for n, a in enumerate(args) if isinstance(a, wp.array) and "int" in str(a.numpy().dtype)]
+        ptrs0 = [a.ptr for a in args if isinstance(a, wp.array) and a.ptr]
+        if ints or len(ptrs0) != len(set(ptrs0)):
+            return ("no snapshot of the launch's prior contents (launched other than through "
+                    "wp.launch, or over the snapshot limit) and it "
+                    + ("writes integer arrays" if ints else "passes one array twice")), before
+    return None, before
+
+
+def _fresh_args(args: list, before: list, names: list):
+    """Fresh copies of a launch's arguments at their prior contents, the sorted names of the aliased ones,
+    the launch's float dtype and its magnitude (RMS of its differentiable arrays, at least 1)."""
+    import warp as wp
+
+    fresh = [wp.array(b if b is not None else a.numpy().copy(), dtype=a.dtype, shape=a.shape, device=a.device,
+                      requires_grad=a.requires_grad) if isinstance(a, wp.array) else a
+             for a, b in zip(args, before)]
+    ptrs = [a.ptr if isinstance(a, wp.array) else None for a in args]
+    aliased = sorted({names[n] for n, p in enumerate(ptrs) if p and ptrs.count(p) > 1 and n < len(names)})
+    floats = [a for a in fresh if isinstance(a, wp.array) and a.requires_grad]
+    dt = np.float64 if all("float64" in str(a.numpy().dtype) for a in floats) else np.float32
+    mag = max(1.0, max(float(np.sqrt(np.mean(np.asarray(a.numpy(), dtype=np.float64) ** 2))) for a in floats))
+    return fresh, aliased, dt, mag
+
+
+def _launch_jacobians(kernel, names: list, *, step: float, deadline, over: str, kw: dict):
+    """Why a launch's Jacobians were not taken (None: taken), with its autodiff and central-difference Jacobians."""
+    try:
+        drift = repeatable(kernel, **kw)
+        if drift:
+            return ("integer array(s) " + ", ".join(str(names[n]) if n < len(names) else str(n) for n in drift)
+                    + " differ between two runs from the same contents (not a function of its inputs)"), None, None
+        jad = jacobian_ad(kernel, deadline=deadline, **kw)
+        jfd = jacobian_fd(kernel, eps=step, deadline=deadline, **kw)
+    except OverBudget:
+        return over, None, None
+    except Exception as exc:  # noqa: BLE001 - some launches cannot be replayed alone
+        return f"Jacobian failed: {type(exc).__name__}: {str(exc)[:160]}", None, None
+    return None, jad, jfd
+
+
+def _worst_pair(kernel, jad: dict, jfd: dict, names: list, n_inputs: int, *, dt, step: float, deadline,
+                kw: dict):
+    """The (input, output) pair that disagrees most with finite differences beyond their error bound (None: none)."""
+    worst = None
+    noise = None
+    for jkey, a_np in jad.items():
+        if jkey not in jfd:
+            continue
+        f_np = _as_f64(jfd[jkey]).reshape(a_np.shape)
+        sig = compare.signature(a_np, f_np, compare.RTOL[dt.__name__])
+        if sig["signature"] != "agrees":
+            # judge again with the differences' own error (round-off and truncation) added to the
+            # tolerance: a float32 Jacobian entry far below the outputs' magnitude is FD noise
+            if noise is None:
+                try:
+                    noise = fd_noise(kernel, fd=jacobian_fd, jfd=jfd, eps=step, dtype=dt, deadline=deadline, **kw)
+                except OverBudget:
+                    noise = {}
+                except Exception as exc:  # noqa: BLE001 - as for the first differences
+                    noise = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+            if jkey in noise:
+                sig = compare.signature(a_np, f_np, compare.RTOL[dt.__name__], unc=noise[jkey].reshape(-1))
+        if sig["signature"] not in ("agrees", "unresolved") and (worst is None or sig["relative_error"] > worst["relative_error"]):
+            worst = {"input": names[jkey[0]] if jkey[0] < len(names) else jkey[0],
+                     "output": names[n_inputs + jkey[1]] if n_inputs + jkey[1] < len(names) else jkey[1],
+                     "signature": sig["signature"], "relative_error": sig["relative_error"]}
+    return worst
+
+
+def _check_kernel(rec: dict, kernel, dim, max_blocks, inputs, outputs, device, before, block_dim, *,
+                  max_scalars: int, deadline: float, over: str, flat_step_rel: float) -> None:
+    """Check one launch alone (:func:`measure`), filling its record ``rec`` (``skipped``, or ``ok`` and ``worst``)."""
+    import time
+
+    rec["worst"] = None
+    skip, args, inputs, outputs = _screen(kernel, inputs, outputs, max_scalars)
+    if skip is not None:
+        rec["skipped"] = skip
+        return
+    if time.monotonic() > deadline:
+        rec["skipped"] = over
+        return
+    names = [a.label for a in kernel.adj.args]
+    skip, before = _prior_contents(args, before)
+    if skip is not None:
+        rec["skipped"] = skip
+        return
+    fresh, aliased, dt, mag = _fresh_args(args, before, names)
+    rec["aliased"] = aliased
+    f_in, f_out = fresh[: len(inputs)], fresh[len(inputs):]
+    step = step_size(dt) * mag
+    kw = {"dim": dim, "inputs": f_in, "outputs": f_out, "device": device, "max_blocks": max_blocks,
+          "block_dim": block_dim}
+    skip, jad, jfd = _launch_jacobians(kernel, names, step=step, deadline=deadline, over=over, kw=kw)
+    if skip is not None:
+        rec["skipped"] = skip
+        return
+    worst = _worst_pair(kernel, jad, jfd, names, len(inputs), dt=dt, step=step, deadline=deadline, kw=kw)
+    if not any(jkey in jfd for jkey in jad):
+        rec["skipped"] = "no differentiable input and output pair to compare"
+        return
+    rec["ok"] = worst is None
+    rec["worst"] = worst
+    flat = staircase_pairs(kernel, jad, jfd, names, len(inputs), step=flat_step_rel * mag, deadline=deadline, **kw)
+    if flat:
+        rec["staircase"] = flat
 
 
 @probe("launches", max_kernels=8, max_scalars=1024, max_seconds=MAX_SECONDS, flat_step_rel=FLAT_STEP_REL)
@@ -568,107 +729,8 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
         if len(seen) > max_kernels:
             rec["skipped"] = "over the kernel limit of this probe"
             continue
-        rec["worst"] = None
-        opts = dict(getattr(kernel.module, "options", {}) or {})
-        opts.update(getattr(kernel, "options", {}) or {})
-        if not opts.get("enable_backward", True):
-            rec["skipped"] = "compiled with enable_backward=False (no adjoint)"
-            continue
-        args = list(inputs) + list(outputs)
-        if not outputs:
-            split = _written_suffix(kernel, len(args))
-            if split is None:
-                rec["skipped"] = "outputs passed as inputs and not the trailing arguments"
-                continue
-            inputs, outputs = args[:split], args[split:]
-        if any(hasattr(a, "cls") and not isinstance(a, wp.array) for a in args):
-            rec["skipped"] = "struct arguments are not supported by the per-launch check"
-            continue
-        if any(isinstance(a, wp.array) and hasattr(a.dtype, "cls") for a in args):
-            rec["skipped"] = "arrays of structs are not supported by the per-launch check"
-            continue
-        floats = [a for a in args if isinstance(a, wp.array) and a.requires_grad]
-        if not floats:
-            rec["skipped"] = "no argument with requires_grad"
-            continue
-        size = sum(a.size * max(1, getattr(a.dtype, "_length_", 1)) for a in floats)
-        if size > max_scalars:
-            rec["skipped"] = f"{size} differentiable scalars, over the probe's limit of {max_scalars}"
-            continue
-        if time.monotonic() > deadline:
-            rec["skipped"] = over
-            continue
-        names = [a.label for a in kernel.adj.args]
-        if before is None or len(before) != len(args):
-            before = [None] * len(args)
-        if all(b is None for b in before):
-            # without the contents from before the recorded launch, runs start from what the launch left:
-            # a counter it advanced hands out slots past its arrays, and an array passed twice holds the
-            # launch's output as its input; such a launch is not judged (uncounted), never judged wrongly
-            ints = [n for n, a in enumerate(args) if isinstance(a, wp.array) and "int" in str(a.numpy().dtype)]
-            ptrs0 = [a.ptr for a in args if isinstance(a, wp.array) and a.ptr]
-            if ints or len(ptrs0) != len(set(ptrs0)):
-                rec["skipped"] = ("no snapshot of the launch's prior contents (launched other than through "
-                                  "wp.launch, or over the snapshot limit) and it "
-                                  + ("writes integer arrays" if ints else "passes one array twice"))
-                continue
-        fresh = [wp.array(b if b is not None else a.numpy().copy(), dtype=a.dtype, shape=a.shape, device=a.device,
-                          requires_grad=a.requires_grad) if isinstance(a, wp.array) else a
-                 for a, b in zip(args, before)]
-        ptrs = [a.ptr if isinstance(a, wp.array) else None for a in args]
-        rec["aliased"] = sorted({names[n] for n, p in enumerate(ptrs) if p and ptrs.count(p) > 1 and n < len(names)})
-        f_in, f_out = fresh[: len(inputs)], fresh[len(inputs):]
-        floats = [a for a in fresh if isinstance(a, wp.array) and a.requires_grad]
-        dt = np.float64 if all("float64" in str(a.numpy().dtype) for a in floats) else np.float32
-        mag = max(1.0, max(float(np.sqrt(np.mean(np.asarray(a.numpy(), dtype=np.float64) ** 2))) for a in floats))
-        step = step_size(dt) * mag
-        kw = {"dim": dim, "inputs": f_in, "outputs": f_out, "device": device, "max_blocks": max_blocks,
-              "block_dim": block_dim}
-        try:
-            drift = repeatable(kernel, **kw)
-            if drift:
-                rec["skipped"] = ("integer array(s) " + ", ".join(str(names[n]) if n < len(names) else str(n) for n in drift)
-                                  + " differ between two runs from the same contents (not a function of its inputs)")
-                continue
-            jad = jacobian_ad(kernel, deadline=deadline, **kw)
-            jfd = jacobian_fd(kernel, eps=step, deadline=deadline, **kw)
-        except OverBudget:
-            rec["skipped"] = over
-            continue
-        except Exception as exc:  # noqa: BLE001 - some launches cannot be replayed alone
-            rec["skipped"] = f"Jacobian failed: {type(exc).__name__}: {str(exc)[:160]}"
-            continue
-        worst = None
-        noise = None
-        for jkey, a_np in jad.items():
-            if jkey not in jfd:
-                continue
-            f_np = _as_f64(jfd[jkey]).reshape(a_np.shape)
-            sig = compare.signature(a_np, f_np, compare.RTOL[dt.__name__])
-            if sig["signature"] != "agrees":
-                # judge again with the differences' own error (round-off and truncation) added to the
-                # tolerance: a float32 Jacobian entry far below the outputs' magnitude is FD noise
-                if noise is None:
-                    try:
-                        noise = fd_noise(kernel, fd=jacobian_fd, jfd=jfd, eps=step, dtype=dt, deadline=deadline, **kw)
-                    except OverBudget:
-                        noise = {}
-                    except Exception as exc:  # noqa: BLE001 - as for the first differences
-                        noise = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
-                if jkey in noise:
-                    sig = compare.signature(a_np, f_np, compare.RTOL[dt.__name__], unc=noise[jkey].reshape(-1))
-            if sig["signature"] not in ("agrees", "unresolved") and (worst is None or sig["relative_error"] > worst["relative_error"]):
-                worst = {"input": names[jkey[0]] if jkey[0] < len(names) else jkey[0],
-                         "output": names[len(inputs) + jkey[1]] if len(inputs) + jkey[1] < len(names) else jkey[1],
-                         "signature": sig["signature"], "relative_error": sig["relative_error"]}
-        if not any(jkey in jfd for jkey in jad):
-            rec["skipped"] = "no differentiable input and output pair to compare"
-            continue
-        rec["ok"] = worst is None
-        rec["worst"] = worst
-        flat = staircase_pairs(kernel, jad, jfd, names, len(inputs), step=flat_step_rel * mag, deadline=deadline, **kw)
-        if flat:
-            rec["staircase"] = flat
+        _check_kernel(rec, kernel, dim, max_blocks, inputs, outputs, device, before, block_dim,
+                      max_scalars=max_scalars, deadline=deadline, over=over, flat_step_rel=flat_step_rel)
     out = {"kernels": list(seen.values()), "recorded": len(ctx.launches)}
     ctx.doc["launches"] = out
     ctx.stage(None)

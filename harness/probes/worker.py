@@ -108,6 +108,48 @@ def _compiles(doc: dict, cap: _Capture) -> None:
     doc["cost"]["compile_s"] = sum(float(c["ms"]) for c in comp if c["how"] == "compiled") / 1000.0
 
 
+def _load(path, device, scale, out, opt, script, names, knobs, doc, cap, t0):
+    """:func:`run`'s load step: ``(probes, ctx, kcache)`` (None where not reached); failures go to ``doc["errors"]``."""
+    probes = ctx = kcache = None
+    try:
+        probes = [get(n) for n in names]
+        import warp as wp
+
+        doc["warp_version"] = wp.config.version
+        atomic_write(out, doc)
+        kcache = private_kernel_cache()  # Warp 1.0-1.2: a shared cache can serve another program's module
+        wp.config.verify_autograd_array_access = "tracker" in names
+        wp.init()
+        from ..problem import check_problem, import_variant
+
+        if script is not None:
+            from ..capture import ScriptSpec
+            from ..capture.core import capture_problem
+
+            spec = script if isinstance(script, ScriptSpec) else ScriptSpec.from_json(script)
+            doc["script"] = spec.to_dict()
+            cap.stage = "capture"
+            problem = capture_problem(path, spec, device, timeout_s=float(opt.get("capture_timeout_s", 120.0)),
+                                      screen=True)
+            cap.stage = "load"
+            doc["capture"] = problem.capture_summary()
+            doc["protocol"] = check_problem(problem, src=spec.entry)
+        else:
+            module = import_variant(path)
+            problem = module.make_problem(device, scale)
+            doc["protocol"] = check_problem(problem)
+        doc["cost"]["load_s"] = time.perf_counter() - t0
+        ctx = Context(problem, doc, knobs, out, cap, str(path), seed=int(opt.get("seed", 0)))
+        ctx.pinned_seed = int(opt.get("pinned_seed", 1234))
+        ctx.want_trace = "trace" in names
+        ctx.tracker_on = "tracker" in names
+        ctx.save()
+    except BaseException as exc:  # noqa: BLE001 - recorded, then the worker exits non-zero
+        doc["errors"].append({"probe": "load", "error": f"{type(exc).__name__}: {exc}",
+                              "traceback": traceback.format_exc(limit=8)})
+    return probes, ctx, kcache
+
+
 def run(path: str, device: str, scale: str, out: str, options: dict | None = None, script=None) -> dict:
     """Measure the variant at ``path``; write and return the result document.
 
@@ -126,47 +168,10 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
     t0 = time.perf_counter()
     doc = {"device": device, "scale": scale, "options": {"probes": names, "knobs": knobs}, "errors": [], "cost": {}}
     cap = _Capture()
-    ctx = None
-    kcache = None
     with contextlib.redirect_stdout(cap), contextlib.redirect_stderr(cap), warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = lambda msg, cat, fn, ln, file=None, line=None: cap.write(f"{cat.__name__}: {msg}\n")
-        try:
-            probes = [get(n) for n in names]
-            import warp as wp
-
-            doc["warp_version"] = wp.config.version
-            atomic_write(out, doc)
-            kcache = private_kernel_cache()  # Warp 1.0-1.2: a shared cache can serve another program's module
-            wp.config.verify_autograd_array_access = "tracker" in names
-            wp.init()
-            from ..problem import check_problem, import_variant
-
-            if script is not None:
-                from ..capture import ScriptSpec
-                from ..capture.core import capture_problem
-
-                spec = script if isinstance(script, ScriptSpec) else ScriptSpec.from_json(script)
-                doc["script"] = spec.to_dict()
-                cap.stage = "capture"
-                problem = capture_problem(path, spec, device, timeout_s=float(opt.get("capture_timeout_s", 120.0)),
-                                          screen=True)
-                cap.stage = "load"
-                doc["capture"] = problem.capture_summary()
-                doc["protocol"] = check_problem(problem, src=spec.entry)
-            else:
-                module = import_variant(path)
-                problem = module.make_problem(device, scale)
-                doc["protocol"] = check_problem(problem)
-            doc["cost"]["load_s"] = time.perf_counter() - t0
-            ctx = Context(problem, doc, knobs, out, cap, str(path), seed=int(opt.get("seed", 0)))
-            ctx.pinned_seed = int(opt.get("pinned_seed", 1234))
-            ctx.want_trace = "trace" in names
-            ctx.tracker_on = "tracker" in names
-            ctx.save()
-        except BaseException as exc:  # noqa: BLE001 - recorded, then the worker exits non-zero
-            doc["errors"].append({"probe": "load", "error": f"{type(exc).__name__}: {exc}",
-                                  "traceback": traceback.format_exc(limit=8)})
+        probes, ctx, kcache = _load(path, device, scale, out, opt, script, names, knobs, doc, cap, t0)
         if ctx is not None:
             ev0 = _device_start(ctx)
             doc["cost"]["probe_s"] = {}
