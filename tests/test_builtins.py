@@ -10,7 +10,7 @@ from defects4warp import builtins_page as page
 
 
 def test_enumeration_covers_more_than_300_overloads_on_the_installed_release():
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     specs = suite.enumerate_specs()
     ids = [s["id"] for s in specs]
@@ -25,7 +25,7 @@ def test_enumeration_covers_more_than_300_overloads_on_the_installed_release():
 
 def _case(tmp_path, body_grad, dtype="float64"):
     """A custom function sin(x) with the adjoint ``body_grad`` (source) and its Case."""
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     src = f"""import warp as wp
 
@@ -45,31 +45,31 @@ def k0(a0: wp.array(dtype=wp.{dtype}), y: wp.array(dtype=wp.{dtype})):
     mod = suite.load_module(src, str(tmp_path), f"d4w_test_fsin_{abs(hash(body_grad)) % 10**8}_{dtype}")
     spec = {"id": "fsin(x)", "builtin": "fsin", "args": [["x", dtype]], "ret": dtype, "dtype": dtype,
             "template": "call", "family": "scalar", "differentiable": True}
-    return suite.Case(spec, mod.k0, np.random.default_rng(1), 3, "cpu")
+    return check.Case(spec, mod.k0, np.random.default_rng(1), 3, "cpu")
 
 
 @pytest.mark.slow
 def test_comparison_agrees_on_a_right_adjoint_and_calls_wrong_and_zero_ones(tmp_path):
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
-    right = suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret"))
+    right = check.compare(_case(tmp_path, "wp.cos(x) * adj_ret"))
     assert right["state"] == "agrees" and right["rel_err"] < 1e-8, right
-    wrong = suite.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret"))  # 10% too large
+    wrong = check.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret"))  # 10% too large
     assert wrong["state"] == "wrong" and 0.05 < wrong["rel_err"] < 0.2, wrong
     assert wrong["points"] and len(wrong["points"][0]["ad"]) == 1
-    zero = suite.compare(_case(tmp_path, "D(0.0) * adj_ret"))
+    zero = check.compare(_case(tmp_path, "D(0.0) * adj_ret"))
     assert zero["state"] == "zero" and zero["rel_err"] == pytest.approx(1.0)
     # float32: a right adjoint stays within the noise model, 10% off does not
-    assert suite.compare(_case(tmp_path, "wp.cos(x) * adj_ret", "float32"))["state"] == "agrees"
-    assert suite.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret", "float32"))["state"] == "wrong"
+    assert check.compare(_case(tmp_path, "wp.cos(x) * adj_ret", "float32"))["state"] == "agrees"
+    assert check.compare(_case(tmp_path, "D(1.1) * wp.cos(x) * adj_ret", "float32"))["state"] == "wrong"
 
 
 @pytest.mark.slow
 def test_measure_a_builtin_and_a_refused_access_pattern():
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     specs = {s["id"]: s for s in suite.enumerate_specs()}
-    cells = suite.measure([specs["sqrt(float64)"], specs["[component_mul](vec3d)"]], points=2)
+    cells = check.measure([specs["sqrt(float64)"], specs["[component_mul](vec3d)"]], points=2)
     assert cells["sqrt(float64)"]["state"] == "agrees" and cells["sqrt(float64)"]["rel_err"] < 1e-8
     # 1.18.0 refuses composite-slot *= with backward enabled (P19): bisected to this overload alone
     assert cells["[component_mul](vec3d)"]["state"] == "build_error"
@@ -200,7 +200,7 @@ def test_an_agreement_resting_only_on_zero_fd_with_skipped_kinks_is_inconclusive
 
 
 def test_tile_inputs_keep_every_pair_of_elements_apart_so_max_and_min_are_measurable():
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     gaps = []
     for seed in range(200):
@@ -210,15 +210,15 @@ def test_tile_inputs_keep_every_pair_of_elements_apart_so_max_and_min_are_measur
         gaps.append(d.min())
     # at least TILE_GAP between any two elements: the top two never sit within a float32 FD step
     assert min(gaps) >= suite.TILE_GAP
-    assert suite.TILE_GAP > 2 * suite.STEPS["float32"] * 1.5
+    assert suite.TILE_GAP > 2 * check.STEPS["float32"] * 1.5
 
 
 @pytest.mark.slow
 def test_tile_max_and_min_are_measured_zero_on_the_installed_release():
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     specs = {s["id"]: s for s in suite.enumerate_specs()}
-    cells = suite.measure([specs["tile_max(tile8f)"], specs["tile_min(tile8f)"], specs["tile_sum(tile8f)"]])
+    cells = check.measure([specs["tile_max(tile8f)"], specs["tile_min(tile8f)"], specs["tile_sum(tile8f)"]])
     assert cells["tile_sum(tile8f)"]["state"] == "agrees"
     for oid in ("tile_max(tile8f)", "tile_min(tile8f)"):
         # no warning, no error: the adjoint of the selected element is 0 where FD is the seed
@@ -294,7 +294,7 @@ TILE_WRITE_CELLS = ["[tile_element_write](float32)", "[tile_element_write](float
 
 
 def test_slice_and_tile_write_templates_generate_the_access_they_name():
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     by = {s["id"]: s for s in suite.enumerate_specs()}
     assert set(SLICE_CELLS + TILE_WRITE_CELLS) <= set(by)
@@ -314,17 +314,17 @@ def test_slice_and_tile_write_templates_generate_the_access_they_name():
 
 
 def test_slice_and_tile_write_cases_shape_their_inputs_per_point():
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     by = {s["id"]: s for s in suite.enumerate_specs()}
     rng = np.random.default_rng(0)
-    c = suite.Case(by["[slice_plane_read](float64)"], None, rng, 3, "cpu")
+    c = check.Case(by["[slice_plane_read](float64)"], None, rng, 3, "cpu")
     (_, _, vals), = c.args
     assert vals.shape == (3, 4) and c.y0 is None  # every element of the 2x2 plane is a coordinate
     arr, = c._wp_arrays([vals], False)
     assert arr.shape == (3, 2, 2) and np.array_equal(arr.numpy().reshape(3, 4), vals)
     # one launch of TILE_N threads: a point per tile element, the matrix and the scalar as two inputs
-    c = suite.Case(by["[tile_matrix_element_write](mat22f)"], None, rng, 3, "cpu")
+    c = check.Case(by["[tile_matrix_element_write](mat22f)"], None, rng, 3, "cpu")
     assert c.points == suite.TILE_N and [v.shape for (_, _, v) in c.args] == [(suite.TILE_N, 4), (suite.TILE_N, 1)]
     assert c.W.shape == (suite.TILE_N, 4)
 
@@ -355,8 +355,8 @@ def test_committed_slice_and_tile_write_cells_flag_each_release_before_its_fix_a
 
 @pytest.mark.slow
 def test_slice_and_tile_write_templates_agree_on_the_installed_release():
-    from defects4warp.builtins import suite
+    from defects4warp.builtins import check, suite
 
     by = {s["id"]: s for s in suite.enumerate_specs()}
-    cells = suite.measure([by[c] for c in SLICE_CELLS + TILE_WRITE_CELLS[::2]])
+    cells = check.measure([by[c] for c in SLICE_CELLS + TILE_WRITE_CELLS[::2]])
     assert {c: v["state"] for c, v in cells.items()} == dict.fromkeys(SLICE_CELLS + TILE_WRITE_CELLS[::2], "agrees")

@@ -37,9 +37,9 @@ SEED = 0
 
 
 def code_digest() -> str:
-    """SHA-256 of the files that decide a cell (suite.py and worker.py)."""
+    """SHA-256 of the files that decide a cell (suite.py, check.py and worker.py)."""
     h = hashlib.sha256()
-    for n in ("suite.py", "worker.py"):
+    for n in ("suite.py", "check.py", "worker.py"):
         h.update((Path(__file__).parent / n).read_bytes())
     return h.hexdigest()
 

@@ -45,7 +45,7 @@ def main(argv=None):
 
     wp.config.quiet = True
     wp.init()
-    from . import suite
+    from . import check, suite
 
     specs = suite.enumerate_specs()
     if args.verb == "enumerate":
@@ -63,7 +63,7 @@ def main(argv=None):
     chosen = [by_id[i] for i in ids if i in by_id]
     cells = {i: {"state": "absent"} for i in ids if i not in by_id}
     if chosen:
-        cells.update(suite.measure(chosen, device=args.device, points=args.points, seed=args.seed,
+        cells.update(check.measure(chosen, device=args.device, points=args.points, seed=args.seed,
                                    log=lambda m: print(m, file=sys.stderr)))
     _write(args.out, {"warp": wp.config.version, "cells": cells})
     return 0
