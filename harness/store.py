@@ -82,6 +82,7 @@ CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "iso
 #: what these import. The engine is not among them: the oracle shares no code
 #: with it (tests/test_oracle.py), so an engine change re-measures no ground truth.
 ORACLE_PARTS = ("oracle", "capture", "sandbox.py", "measure/__init__.py", "measure/trace.py", "measure/recorder.py",
+                "measure/patches.py",
                 "measure/trace_state.py", "kernel_access.py", "measure/detectors.py", "measure/dataflow.py",
                 "measure/aliasing.py", "measure/tape_sessions.py", "kernel_cache.py", "problem.py", "taxonomy.py",
                 "validate.py", "blind.py")

@@ -23,18 +23,13 @@ _ACTIVE_RUN = None
 
 
 def _install(run):
-    """Wrap the names this run needs; returns the restore list (:data:`_trace.restore_patches` restores it)."""
-    saved = []
-
-    def patch(owner, name, new):
-        had = name in owner.__dict__ if isinstance(owner, type) else hasattr(owner, name)
-        orig = (owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)) if had else None
-        saved.append((owner, name, orig, had))
-        setattr(owner, name, new)
-
+    """Wrap the names this run needs through one :class:`defects4warp.measure.patches.Patches` (the same
+    mechanism the runtime trace installs its wrappers with); returns its restore list
+    (:func:`defects4warp.measure.patches.restore_patches` restores it)."""
+    patches = _trace.Patches()
     for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_numpy, _hook_limits, _hook_interop):
-        hook(run, patch)
-    return saved
+        hook(run, patches.patch)
+    return patches.saved
 
 
 def _hook_arrays(run, patch):

@@ -5,7 +5,7 @@ Warp's public names are wrapped, records what happened in order (launches
 with the arrays they read and write and content summaries, tapes, seeds of
 ``backward()``, host writes, ``.grad`` reads, line coverage) and restores
 every wrapped name afterwards, also when the callable raises
-(:func:`restore_patches`). Which public names are touched, on which
+(:func:`defects4warp.measure.patches.restore_patches`). Which public names are touched, on which
 releases, the overhead and the document it returns are described in
 :mod:`defects4warp.measure.trace`. Which arrays a kernel reads and writes comes
 from :mod:`defects4warp.kernel_access`; the findings read from the document
@@ -29,9 +29,10 @@ import numpy as np
 import warp as wp
 
 from . import tape_sessions as _tape_sessions
+from .patches import Patches, restore_patches
 from .trace_state import _is_array, _Recorder
 
-__all__ = ["trace_call", "restore_patches"]
+__all__ = ["trace_call"]
 
 _ACTIVE = None  # the _Recorder of the trace in progress
 _LOCK = threading.Lock()
@@ -157,12 +158,8 @@ def _begin_host(st, op, args, kwargs):
 
 def _install(st):
     """Wrap the public API; return a list of (owner, name, original) to restore."""
-    saved = []
-
-    def patch(owner, name, new):
-        had = name in owner.__dict__ if isinstance(owner, type) else hasattr(owner, name)
-        saved.append((owner, name, owner.__dict__[name] if isinstance(owner, type) and had else getattr(owner, name, None), had))
-        setattr(owner, name, new)
+    patches = Patches()
+    patch = patches.patch
 
     orig_launch = wp.launch
     launch_sig = [p for p in inspect.signature(orig_launch).parameters]
@@ -187,7 +184,7 @@ def _install(st):
         st._grad_get = lambda a: getattr(a, "grad", None)
 
     _patch_tape(patch)
-    return saved
+    return patches.saved
 
 
 def _wrap_numpy(o_numpy):
@@ -619,43 +616,6 @@ class _Coverage:
 # public entry points
 # ----------------------------------------------------------------------------
 
-
-
-def restore_patches(saved) -> None:
-    """Undo attribute patches recorded as ``(owner, name, original, had_attribute)``
-    tuples, newest first: the original is set back, or the attribute removed
-    where the owner had none (shared with :mod:`defects4warp.capture`)."""
-    for owner, name, orig, had in reversed(saved):
-        if had:
-            setattr(owner, name, orig)
-        else:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
-            if name == "__new__" and isinstance(owner, type):
-                _reinherit_new(owner)
-
-
-def _reinherit_new(cls) -> None:
-    """Make ``cls(...)`` construct again after a patched ``__new__`` was deleted from a class that had none.
-
-    CPython leaves the deleted slot calling ``object.__new__`` with the constructor's arguments,
-    which raises "object.__new__() takes exactly one argument" for every later ``cls(x)`` (seen
-    with ``wp.array`` on Warp 1.0.2, which defines no ``__new__``: every ``wp.array(data)`` after
-    a capture run failed). The inherited ``__new__`` is set back explicitly: the next one in the
-    MRO, called without the arguments when it is ``object.__new__``.
-    """
-    base_new = next((k.__dict__["__new__"] for k in cls.__mro__[1:] if "__new__" in k.__dict__), object.__new__)
-    if base_new is object.__new__:
-        def __new__(c, *args, **kwargs):
-            return object.__new__(c)
-    else:
-        fn = base_new.__func__ if isinstance(base_new, staticmethod) else base_new
-
-        def __new__(c, *args, **kwargs):
-            return fn(c, *args, **kwargs)
-    cls.__new__ = staticmethod(__new__)
 
 
 def _run_patched(st, fn, coverage_root):

@@ -268,9 +268,10 @@ from . import recorder as _recorder
 # the capture reaches measure/ through this module only (tests/test_oracle.py): it sorts and walks events with these
 from .dataflow import _edges, _label_key  # noqa: F401
 from .detectors import DETECTORS, FINDING_IDS, _finding, detector, trace_findings  # noqa: F401
-from .recorder import _Coverage, restore_patches, trace_call  # noqa: F401
+from .patches import Patches, restore_patches  # noqa: F401
+from .recorder import _Coverage, trace_call  # noqa: F401
 
-__all__ = ["trace_call", "trace_findings", "restore_patches"]
+__all__ = ["trace_call", "trace_findings", "restore_patches", "Patches"]
 
 #: State of the recorder read live (not copied at import): the trace in progress and its lock.
 _RECORDER_STATE = ("_ACTIVE", "_LOCK")

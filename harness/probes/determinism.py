@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ..measure import compare
+from ..measure.patches import Patches
 from . import AssessContext, Assessment, assessor, probe
 from .context import finite_or_str
 
@@ -168,17 +169,15 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
     launch_tiled = _tiled_launcher(original_tiled, pending, snapshot)
     record = _recorder(original, recorded, pending, captured)
 
-    wp.Tape.record_launch = record
-    wp.launch = launch
+    patches = Patches()
+    patches.patch(wp.Tape, "record_launch", record)
+    patches.patch(wp, "launch", launch)
     if original_tiled is not None:
-        wp.launch_tiled = launch_tiled
+        patches.patch(wp, "launch_tiled", launch_tiled)
     try:
         yield captured
     finally:
-        wp.Tape.record_launch = original
-        wp.launch = original_launch
-        if original_tiled is not None:
-            wp.launch_tiled = original_tiled
+        patches.restore()
 
 
 @probe("determinism", calls=3, jitter_rtol=JITTER_RTOL)

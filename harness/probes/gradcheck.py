@@ -32,6 +32,7 @@ import contextlib
 import io
 from types import SimpleNamespace
 
+from ..measure.patches import Patches
 from . import probe
 
 #: Warp's own defaults of gradcheck_tape on 1.12.1 and 1.19.0 (warp/_src/autograd.py).
@@ -128,11 +129,12 @@ def measure(ctx, *, eps: float = EPS, atol: float = ATOL, rtol: float = RTOL, ma
             tapes.append(rec)
         return original(self, *args, **kwargs)
 
-    wp.Tape.backward = backward
+    patches = Patches()
+    patches.patch(wp.Tape, "backward", backward)
     try:
         ctx.gradient()
     finally:
-        wp.Tape.backward = original
+        patches.restore()
     checked = [t for t in tapes if t["ok"] is not None and t["launches"]]
     out = {"tapes": tapes, "backward_calls": calls[0], "checked": len(checked),
            "failed": sum(1 for t in checked if not t["ok"]), "knobs": {"eps": eps, "atol": atol, "rtol": rtol}}
