@@ -47,6 +47,7 @@ from .envs import missing_modules, python_for
 from .oracle.api import DEFAULT_OBJECTIVE_RTOL, _finish_pair
 from .oracle.runner import run_worker
 from .sandbox import kill_all
+from .store import transient, validation_fields
 from .runner import RunItem, plan
 from .taxonomy import CLASSES
 
@@ -445,7 +446,6 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     A case is ok when no check failed or stayed unresolved and no hint word was found.
     """
     from .executors import LocalExecutor, outcome
-    from .store import transient
 
     python, warp_version = python_for(warp)
     knobs = VALIDATE_KNOBS if knobs is None else knobs
@@ -489,8 +489,6 @@ def _stored_or_pending(items, order, device, warp_version, timeout_s, python, kn
                        on_check) -> tuple:
     """Walk the planned items in ``order``: skipped ones (nothing run) and ones found in ``store`` are
     results at once (passed to ``on_check``), the others pending: ``(results, pending, reused)``."""
-    from .store import validation_fields
-
     results = {}
     pending = []
     reused = 0

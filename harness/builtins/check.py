@@ -9,6 +9,7 @@ imports only NumPy, Warp and the standard library.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 import time
 import traceback
@@ -282,6 +283,4 @@ def measure(specs: list, *, device: str = "cpu", points: int = 3, seed: int = 0,
 
 
 def _stable_hash(s: str) -> int:
-    import hashlib
-
     return int(hashlib.sha256(s.encode()).hexdigest()[:8], 16)

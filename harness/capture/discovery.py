@@ -9,6 +9,7 @@ import re
 import sys
 
 from ..measure import trace as _trace
+from .iteration import grad_update_writes
 from .naming import ranked_candidates
 from .spec import CaptureError, format_site, is_param_name, site_matches
 
@@ -266,8 +267,8 @@ def _swap_partner(label, candidates, events, grads):
     """The param candidate that holds the param named ``label`` in this iteration when the script keeps it in
     two buffers swapped at each update, or None: ``label`` itself is no param here (its candidate entry has a
     ``why_not``), and exactly one param candidate (``why_not`` None) of its shape is written by an update launch
-    outside any tape that reads ``label``'s ``.grad``, or writes ``label`` reading its own (the update
-    :func:`defects4warp.capture.iteration.successor_written` sees)."""
+    outside any tape that reads ``label``'s ``.grad``, or writes ``label`` reading its own
+    (:func:`defects4warp.capture.iteration.grad_update_writes`, the update ``successor_written`` sees)."""
     mine = next((c for c in candidates if c["label"] == label), None)
     if mine is None or mine["why_not"] is None:
         return None
@@ -276,16 +277,10 @@ def _swap_partner(label, candidates, events, grads):
     for c in candidates:
         if c["why_not"] is not None or c["label"] == label or getattr(c["obj"], "shape", None) != shape:
             continue
-        if _writes_to(events, label, c["label"], grads) or _writes_to(events, c["label"], label, grads):
+        if c["label"] in grad_update_writes(events, 0, label, grads) or \
+                label in grad_update_writes(events, 0, c["label"], grads):
             linked.append(c)
     return linked[0] if len(linked) == 1 else None
-
-
-def _writes_to(events, src, dest, grads):
-    """Whether a launch outside any tape reads ``src``'s ``.grad`` and writes ``dest``."""
-    mine = {g for g, o in grads.items() if o == src}
-    return any(ev["kind"] == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
-               and mine & set(ev.get("reads") or ()) and dest in (ev.get("writes") or ()) for ev in events)
 
 
 def _program_modules(cap) -> list:

@@ -184,19 +184,22 @@ def successor_written(events, first: int, owner: str, grads: dict, want=None, sh
     shape_of : callable, optional
         ``shape_of(label) -> tuple or None``.
     """
-    mine = {g for g, o in grads.items() if o == owner}
     owners = set(grads.values())
+    return any(d != owner and d in owners and (want is None or shape_of is None
+                                               or tuple(shape_of(d) or ()) == tuple(want))
+               for d in grad_update_writes(events, first, owner, grads))
+
+
+def grad_update_writes(events, first: int, owner: str, grads: dict) -> set:
+    """Labels written, at or after seq ``first``, by launches outside any tape block that read ``owner``'s
+    ``.grad`` (``grads``: ``{grad label: owner label}``): what an update step consuming that gradient writes."""
+    mine = {g for g, o in grads.items() if o == owner}
+    out = set()
     for ev in events[first:]:
-        if ev["kind"] != "launch" or ev.get("tape") is not None or ev.get("active_tape") is not None:
-            continue
-        if not mine & set(ev.get("reads") or ()):
-            continue
-        for d in ev.get("writes") or ():
-            if d == owner or d not in owners:
-                continue
-            if want is None or shape_of is None or tuple(shape_of(d) or ()) == tuple(want):
-                return True
-    return False
+        if (ev["kind"] == "launch" and ev.get("tape") is None and ev.get("active_tape") is None
+                and mine & set(ev.get("reads") or ())):
+            out.update(ev.get("writes") or ())
+    return out
 
 
 class ValueSnapshots:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+from pathlib import Path
 
 import click
 
@@ -64,9 +67,6 @@ def export_inputs(bundle, out, *, split: str = "dev", corpus=None) -> int:
     corpus, ``expected`` on the bundle's release, ``warp_version``, ``doc``, ``differential``, and
     ``diagnosis`` holding the verdict the engine reads from the record), gzip'd JSON lines without
     a time stamp, keys sorted (equal inputs give equal bytes). Returns the number of records."""
-    import gzip
-    from pathlib import Path
-
     from ..case import default_corpus, load_corpus
     from ..engine_matrix import read_bundle
     from ..engines import get_engine
@@ -177,8 +177,6 @@ def cmd(data, inputs, table_path, out, overwrite, export_from, report, lam, choo
     docs/data/fit-inputs/ by default; scripts/collect_evidence.py output of the dev split and the mutant tier;
     a test-split record is refused), starting from the live table and cross-validated leaving out whole
     families (corpus runs) and whole mutation operators (mutants). Writes only to an explicit --out."""
-    import os
-
     from ..engines import fit as F
     from ..jsonio import write_json_atomic
 

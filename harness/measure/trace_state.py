@@ -15,6 +15,7 @@ It runs inside the measurement worker subprocess, next to the user's
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
 import math
 import os
@@ -61,8 +62,6 @@ def _struct_instance_class():
     """Warp's ``StructInstance`` base class (every ``@wp.struct`` instance is one
     on 1.0.2-1.19.0): ``warp._src.codegen`` from 1.10, ``warp.codegen`` before;
     None when neither has it."""
-    import importlib
-
     for mod in ("warp._src.codegen", "warp.codegen"):
         try:
             cls = getattr(importlib.import_module(mod), "StructInstance", None)

@@ -12,6 +12,7 @@ launches any tape records captured (for the per-launch check); when the
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
 import time
 
@@ -76,8 +77,6 @@ def _snapshotter(wp, recorded: set, kept: list, snapshot_bytes: int, total_bytes
 
 def _tiled_launcher(original_tiled, pending: list, snapshot):
     """:func:`capture_launches`'s wrapper of ``wp.launch_tiled``, pushing its snapshot on ``pending``."""
-    import functools
-
     def launch_tiled(*args, **kwargs):
         # wp.launch_tiled (Warp >= 1.5) forwards to the module's own launch, past the wp.launch wrapper
         kernel = args[0] if args else kwargs.get("kernel")
@@ -140,8 +139,6 @@ def capture_launches(snapshot_bytes: int = SNAPSHOT_BYTES, total_bytes: int = TO
         would pass it gets no snapshot (None). Default
         :data:`TOTAL_SNAPSHOT_BYTES` (256 MiB).
     """
-    import functools
-
     import warp as wp
 
     captured = []

@@ -13,6 +13,7 @@ arrays of its own). Runs last.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -88,8 +89,6 @@ class OverBudget(Exception):
 
 def _check_deadline(deadline) -> None:
     """Raise :class:`OverBudget` when ``time.monotonic()`` is past ``deadline`` (None: no bound)."""
-    import time
-
     if deadline is not None and time.monotonic() > deadline:
         raise OverBudget
 
@@ -624,8 +623,6 @@ def _worst_pair(kernel, jad: dict, jfd: dict, names: list, n_inputs: int, *, dt,
 def _check_kernel(rec: dict, kernel, dim, max_blocks, inputs, outputs, device, before, block_dim, *,
                   max_scalars: int, deadline: float, over: str, flat_step_rel: float) -> None:
     """Check one launch alone (:func:`measure`), filling its record ``rec`` (``skipped``, or ``ok`` and ``worst``)."""
-    import time
-
     rec["worst"] = None
     skip, args, inputs, outputs = _screen(kernel, inputs, outputs, max_scalars)
     if skip is not None:
@@ -703,8 +700,6 @@ def measure(ctx, *, max_kernels: int = 8, max_scalars: int = 1024, max_seconds: 
     """
     if not ctx.launches:
         return None
-    import time
-
     import warp as wp
 
     ctx.stage("launches")

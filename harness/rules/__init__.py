@@ -31,6 +31,7 @@ import hashlib
 import re
 from pathlib import Path
 
+from ..paths import program_files
 from .registry import DEFAULT_SPECIFICITY, REGISTRY, Finding, Rule, findings_of, rule
 from .unit import Project, Unit
 
@@ -98,8 +99,6 @@ SCAN_CACHE_SIZE = 1024
 
 def _fingerprint(folder) -> str:
     """SHA-256 over the relative path and bytes of every program file :meth:`Project.from_folder` parses."""
-    from ..paths import program_files
-
     folder = Path(folder)
     h = hashlib.sha256()
     for py in program_files(folder):
