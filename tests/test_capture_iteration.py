@@ -212,3 +212,44 @@ def test_an_adjoint_copied_into_another_grad_is_handed_over():
     assert handed_over(ev[:2] + [_ev(2, "launch", reads=["G0"], writes=["S"])], 0, grads, set()) == set()
     arrays = {"G0": {"grad_of": "X0"}, "G2": {"grad_of": "XE"}, "G9": {"grad_of": "K"}, "X0": {}, "XE": {}, "K": {}}
     assert _carried(ev, "X0", 1, arrays) and not _carried(ev, "K", 1, arrays)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device_read", ["view", "clone"])
+def test_a_host_read_is_no_call_of_the_script(monkeypatch, device_read):
+    """A CUDA array's ``.numpy()`` clones it to the host inside Warp (``array.to("cpu")``: a ``wp.clone`` and a
+    ``wp.copy``); a CPU array's returns a view. Counted as the script's calls, those clones shifted iteration
+    k >= 2 of ``w.assign(w.numpy() - lr * w.grad.numpy())`` scripts by one iteration on CUDA (objective and
+    gradient of iteration k + 1, params injected at iteration k: found on an H200, 2026-12-04). Here the CUDA
+    path is reproduced on the CPU ("clone") and must give the CPU's ("view") iteration exactly."""
+    import warp as wp
+
+    if device_read == "clone":
+        orig = wp.array.numpy
+
+        def numpy(self, *a, **k):
+            if self.ptr:
+                return orig(wp.clone(self, device="cpu", requires_grad=False), *a, **k)
+            return orig(self, *a, **k)
+
+        monkeypatch.setattr(wp.array, "numpy", numpy)
+    from defects4warp.capture.core import capture_problem
+
+    w = W0.copy()
+    for k in (1, 2, 3):
+        p = capture_problem(TRIALS / "host_update", ScriptSpec(entry="train.py", iteration=k), "cpu", timeout_s=60,
+                            check_determinism=False)
+        g = 2 * (w * X - Y) * X
+        np.testing.assert_allclose(p.gradient()["w"], g, rtol=1e-5, atol=1e-6)
+        assert p.objective() == pytest.approx(float(np.sum((w * X - Y) ** 2)), rel=1e-5)
+        # the objective moves with the params injected at the start of iteration k
+        P = p.params["w"]
+        x0 = P.numpy().copy()
+        h = 1e-2
+        P.assign(x0 + h * np.array([1, 0, 0, 0], dtype=np.float32))
+        fp = p.objective()
+        P.assign(x0 - h * np.array([1, 0, 0, 0], dtype=np.float32))
+        fm = p.objective()
+        P.assign(x0)
+        assert (fp - fm) / (2 * h) == pytest.approx(g[0], rel=1e-3, abs=1e-4)
+        w = w - 0.05 * g

@@ -210,17 +210,25 @@ def _hook_calls(run, patch):
 
 
 def _hook_numpy(run, patch):
-    """``wp.array.numpy``: in a gradient() re-run, the values a ``.numpy()`` of a consumed gradient returned
-    (:meth:`_Run.note_numpy`; an update through host values reads them there). Not a counted call."""
-    if run.mode != "gradient" or not run.cap.consume:
-        return  # only a gradient() re-run reads what a .numpy() returned
+    """``wp.array.numpy``: a host read, never a counted call. Warp's own calls inside it are not the script's: a
+    CUDA array's ``.numpy()`` clones it to the host (``array.to("cpu")``, a ``wp.clone`` and a ``wp.copy``),
+    a CPU array's returns a view, so counting them would number a CUDA run's calls differently from the same
+    script's on the CPU and shift the iteration's bounds. In a gradient() re-run the values a ``.numpy()`` of a
+    consumed gradient returned are kept (:meth:`_Run.note_numpy`; an update through host values reads them)."""
     A = wp.array
     cur = A.__dict__["numpy"]
+    notes = run.mode == "gradient" and bool(run.cap.consume)
 
     def numpy(self, *a, **k):
-        res = cur(self, *a, **k)
         r = _ACTIVE_RUN
-        if r is not None and r.consume_wait and not r.quiet and not r.depth:
+        if r is None:
+            return cur(self, *a, **k)
+        r.depth += 1
+        try:
+            res = cur(self, *a, **k)
+        finally:
+            r.depth -= 1
+        if notes and r.consume_wait and not r.quiet and not r.depth:
             r.note_numpy(self, res)
         return res
 
@@ -493,6 +501,8 @@ def _stop_when_seen_enough(r, mark, loss, grads, n, tape, seed_labels, K):
         spent = time.perf_counter() - t0
         budget = max(LOOKAHEAD_MIN_S, LOOKAHEAD_FRACTION * (t0 - r.t0))
         if r.nested or n - first_next["n"] >= LOOKAHEAD_BACKWARDS or spent > budget:
+            if not r.nested and n - first_next["n"] < LOOKAHEAD_BACKWARDS:
+                r.look_cut = {"backwards": n - first_next["n"], "seconds": round(spent, 2)}
             r.stopped = "next iteration's backward"
             raise _Stop()
     elif r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS + sum(
