@@ -60,8 +60,12 @@ LOOKAHEAD_BACKWARDS = 256
 
 
 #: Share of the discovery run's time up to that first backward the look ahead may take, and its floor in seconds.
+#: The floor is a guard for slow programs, not the usual bound: a wall-clock bound makes the model depend on the
+#: machine's load and on whether the kernels were cached (a 1 s floor cut a 3 x 120-step settle short on a busy
+#: machine and took the settle's iterate for the params, 2026-12-04); 256 backwards of a small program take well
+#: under 10 s, so for them the bound is the count above. When time cuts the look ahead the assumptions say so.
 LOOKAHEAD_FRACTION = 0.5
-LOOKAHEAD_MIN_S = 1.0
+LOOKAHEAD_MIN_S = 10.0
 
 
 #: User frames above the allocating one kept per allocation site in the discovery run, to name a param made by a
@@ -179,6 +183,7 @@ class _Run:
         self.alloc_site_seqs = {}  # discovery: (file, line) -> trace lengths at its requires_grad allocations
         self.stop_state = {}  # discovery: backward n -> state at a provisional first backward of iteration K+1
         self.look_t0 = None  # discovery: when the look past the first provisional stop began
+        self.look_cut = None  # discovery: backwards looked past it when the time bound (not the count) ended it
         self.t0 = time.perf_counter()
         self.cut_at = None  # discovery: the backward where the run's record ends (set when no iteration K+1)
         self.cut_seq = None  # discovery: trace length at the first backward of iteration K+1 (record cut there)

@@ -162,6 +162,11 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                            "loss depends on, and whose .grad the script uses after the backward (override with "
                            "--param FILE.py:LINE)")
     assumptions.extend(_iteration_assumptions(cap))
+    cut = getattr(run, "look_cut", None)
+    if cut:
+        assumptions.append(f"the look past the end of iteration {cap.iteration} for an inner solve was cut by time "
+                           f"after {cut['backwards']} backwards ({cut['seconds']} s): an inner solve longer than "
+                           f"that was taken for the optimisation iteration (name the params with --param)")
     if stopped and " after the needed backward" in stopped:
         assumptions.append(f"the script stopped with an exception after backward {k} ({stopped.split(': ', 1)[-1]}"
                            f"): the capture stopped at that exception, with what it needed from backward {k}")
