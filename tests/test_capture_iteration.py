@@ -212,3 +212,32 @@ def test_an_adjoint_copied_into_another_grad_is_handed_over():
     assert handed_over(ev[:2] + [_ev(2, "launch", reads=["G0"], writes=["S"])], 0, grads, set()) == set()
     arrays = {"G0": {"grad_of": "X0"}, "G2": {"grad_of": "XE"}, "G9": {"grad_of": "K"}, "X0": {}, "XE": {}, "K": {}}
     assert _carried(ev, "X0", 1, arrays) and not _carried(ev, "K", 1, arrays)
+
+
+# -- the printed loss over several backwards ----------------------------------------------------------
+
+
+def _batch_loss():
+    """Sum over the three batches of tests/data/capture_trials/batch_mean at its start, and its gradient."""
+    xs = np.array([[1.0, 2.0, -1.0, 0.5], [0.5, -2.0, 1.5, 1.0], [2.0, 1.0, -0.5, -1.0]])
+    ys = np.array([[0.5, 1.0, 2.0, -1.0], [1.0, 0.0, -1.0, 2.0], [-1.0, 0.5, 0.5, 1.5]])
+    w = np.array([0.5, -0.25])
+    r = w[np.arange(4) % 2] * xs - ys
+    g = np.array([np.sum(2 * r[:, j::2] * xs[:, j::2]) for j in (0, 1)])
+    return float(np.sum(r ** 2)), g
+
+
+@pytest.mark.slow
+def test_the_printed_mean_over_backwards_seeded_with_one_is_the_objective():
+    s, g = _batch_loss()
+    mean = capture("batch_mean", "--report", "mean")
+    assert mean.obj_offsets == [0, 1, 2]
+    # the script prints the mean over the batches; each backward(loss) is seeded with 1: the update follows the
+    # gradient of the sum, three times that of the loss it reports
+    assert mean.term_weights == {0: [pytest.approx(1 / 3)], 1: [pytest.approx(1 / 3)], 2: [pytest.approx(1 / 3)]}
+    assert mean.objective() == pytest.approx(s / 3, rel=1e-12)
+    np.testing.assert_allclose(mean.gradient()["w"], g, rtol=1e-12)
+    assert [f["id"] for f in mean.capture_summary()["findings"]] == ["seed_objective_mismatch"]
+    total = capture("batch_mean", "--report", "sum")
+    assert total.term_weights is None and total.objective() == pytest.approx(s, rel=1e-12)
+    assert total.capture_summary()["findings"] == []

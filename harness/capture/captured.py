@@ -100,7 +100,11 @@ class CapturedProblem:
         self.chain_short = None  # calls the script's own iterations could serve, when it ended first
         self.hand_seed_sites = set()  # sites of the arrays whose .grad the script sets by hand as the seeds
         self.stale_seed = False  # the hand-set seed buffer of backward k is reused, changed, at backward k+1
-        self.objective_weights = None  # per seeded array: the weight of its sum in the reported loss
+        self.objective_weights = None  # per seeded array: the weight of its sum in the reported loss (flat, in order)
+        # {offset of a counted backward from k: [weight per seeded array of that backward]}: the same weights by
+        # backward, as objective() applies them (None: the seed-weighted sums)
+        self.term_weights = None
+        self.term_counts = None  # seeded arrays (1 for a backward(loss)) of each counted backward, in obj_offsets order
         self.objective_reduction = None  # "mean" | "sum": the reported loss of a single seeded array, when it
         # is identified from what the script prints and differs from the seed-weighted sum
         self.summary = {}

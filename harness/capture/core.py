@@ -97,7 +97,7 @@ from .naming import array_words
 from .runstate import DEFAULT_TIMEOUT_S, JITTER_RTOL, _Run, _grad, _np, _ordinal, _quiet
 from .screen import screen_iterations
 from .spec import CaptureError, ScriptSpec, format_site
-from .summary import _fit_reported_weights, _summary
+from .summary import _fit_reported_weights, _iteration_terms, _summary
 
 __all__ = ["CapturedProblem", "capture_problem", "CaptureError", "DEFAULT_TIMEOUT_S", "JITTER_RTOL"]
 
@@ -381,10 +381,15 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
             f"iteration from {k}, the params set to the point when each iteration's tape starts)")
     cap.summary["capture_s"] = time.perf_counter() - t0
     mism = [f for f in cap.summary["findings"] if f["id"] == "seed_objective_mismatch"]
-    if mism and cap.objective_weights is None and len(kth["seeds"]) >= 2:
+    terms = _iteration_terms(cap, run)
+    cap.term_counts = [len(info["terms"]) for _, info in terms]
+    if mism and cap.objective_weights is None and sum(cap.term_counts) >= 2:
         _fit_reported_weights(cap, mism[0])
-    if cap.objective_weights is not None:
-        run.objective = float(sum(w * sd["array_sum"] for w, sd in zip(cap.objective_weights, kth["seeds"])))
+    # a mismatch over several backwards stands only with the weights of the printed loss found
+    cap.summary["findings"] = [f for f in cap.summary["findings"] if not f.get("tentative")]
+    if cap.term_weights is not None:
+        run.objective = float(sum(w * t for off, info in terms
+                                  for w, t in zip(cap.term_weights.get(off) or (), info["terms"])))
         cap.summary["objective"]["value"] = run.objective
 
 

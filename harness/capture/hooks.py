@@ -346,7 +346,10 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
     off = (n - r.k) % per if r.mode == "train" else n - r.k
     counted = r.cap.obj_offsets
     if off in counted and (r.mode == "train" or n - r.k < per):
-        value, info = _objective_at(r, loss, grads, n, tape)
+        tw = r.cap.term_weights
+        value, info = _objective_at(r, loss, grads, n, tape, weights=None if tw is None else tw.get(off))
+        if n - r.k < per:
+            r.term_infos[off] = info
         if off == counted[0]:
             r.iter_value = 0.0
             if n - r.k < per:

@@ -152,6 +152,7 @@ class _Run:
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
         self.k_info = None  # every mode: _objective_at's info for the k-th backward of this run
+        self.term_infos = {}  # re-runs: offset from k -> _objective_at's info, for each counted backward of the iteration
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
         self.next_objective = None
         self.next_info = None  # discovery: _objective_at's info for the backward it stopped at
