@@ -241,3 +241,42 @@ def test_the_printed_mean_over_backwards_seeded_with_one_is_the_objective():
     total = capture("batch_mean", "--report", "sum")
     assert total.term_weights is None and total.objective() == pytest.approx(s, rel=1e-12)
     assert total.capture_summary()["findings"] == []
+
+
+# -- a gradient cached before the loop and added by every update -------------------------------------
+
+
+def capture_at(name, iteration, *args):
+    from defects4warp.capture.core import capture_problem
+
+    return capture_problem(TRIALS / name, ScriptSpec(entry="train.py", args=list(args), iteration=iteration), "cpu",
+                           timeout_s=60, check_determinism=False)
+
+
+@pytest.mark.slow
+def test_a_cached_prior_gradient_is_a_term_of_the_objective():
+    def data_grad(w):
+        return 2 * (w * X - Y) * X
+
+    def loss(w):
+        return float(np.sum(w ** 2) + np.sum((w * X - Y) ** 2))  # ridge 0.5 * 2 * |w|^2 plus the data misfit
+
+    w1 = W0 - 0.05 * (2 * W0 + data_grad(W0))
+    for mode in ("once", "each"):
+        first = capture_at("cached_prior", 1, "--prior", mode)
+        # the prior's tape and the data tape are one iteration: the update adds both gradients
+        assert first.obj_offsets == [0, 1] and first.external_terms == []
+        assert first.objective() == pytest.approx(loss(W0), rel=1e-6)
+        np.testing.assert_allclose(first.gradient()["w"], 2 * W0 + data_grad(W0), rtol=1e-5)
+        second = capture_at("cached_prior", 2, "--prior", mode)
+        np.testing.assert_allclose(second.params["w"].numpy(), w1, rtol=1e-5)
+        assert second.objective() == pytest.approx(loss(w1), rel=1e-5)
+        # computed once, the prior's gradient the update adds at iteration 2 is still the one at W0
+        prior = 2 * W0 if mode == "once" else 2 * w1
+        np.testing.assert_allclose(second.gradient()["w"], prior + data_grad(w1), rtol=1e-5)
+        assert [t["n"] for t in second.external_terms] == ([1] if mode == "once" else [])
+    # the cached term's loss moves with the params like the data term's
+    p = w1 + np.array([0.1, -0.2, 0.05, 0.3])
+    once = capture_at("cached_prior", 2, "--prior", "once")
+    once.params["w"].assign(p.astype(np.float32))
+    assert once.objective() == pytest.approx(loss(p), rel=1e-5)

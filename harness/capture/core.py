@@ -260,6 +260,7 @@ def _choose_params(cap, spec, run, tr):
     cap.inject_at = run.launch_sites.get(first_read_seq) if first_read_seq is not None else None
     for c in chosen:
         c["consume"] = _consume_spec(events, b["seq"], w1, c["label"], grads, run, site_of)
+    cap.external_terms = _external_terms(events, run, chosen, grads, alloc)
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -269,17 +270,59 @@ def _choose_params(cap, spec, run, tr):
     return b, chosen, candidates, unrecorded, objs, site_of
 
 
+def _external_terms(events, run, chosen, grads, alloc):
+    """``[{"n", "inject_step", "iteration"}]``: the backwards before the modelled iteration whose gradient its update
+    still consumes (the ``external`` of the params' consume specs: a prior's gradient cached in a buffer once), each
+    with the hooked call where a re-run sets the params to read its loss: the start of that backward's own
+    iteration (:func:`.iteration.injection_step` over that iteration up to the backward)."""
+    wanted = sorted({n for c in chosen for n in ((c.get("consume") or {}).get("external") or ())})
+    if not wanted:
+        return []
+    marks = {m["n"]: m for m in run.all_marks} if getattr(run, "all_marks", None) else {m["n"]: m for m in run.marks}
+    out = []
+    labels = [c["label"] for c in chosen]
+    for n in wanted:
+        m = marks.get(n)
+        if m is None:
+            continue
+        earlier = [q for q in marks.values() if q["iteration"] < m["iteration"]]
+        start = max(q["seq"] for q in earlier) + 1 if earlier else 0
+        step, _, _ = injection_step(events, start, m["seq"], labels, grads, run.step_seqs, alloc)
+        out.append({"n": n, "inject_step": step, "iteration": m["iteration"]})
+    return out
+
+
 def _consume_spec(events, b0, w1, label, grads, run, site_of):
     """Where a re-run reads the gradient of the param labelled ``label``: the hooked call at which the script's
     update consumes it (:func:`.iteration.consumption_point`), as ``{"step", "offset", "is_grad", "array_site",
-    "site", "changed"}`` (``site``: the consuming launch's call site, checked again by the re-run; ``changed``:
-    what wrote the gradient between the last backward and that point, in words), or None."""
-    cp = consumption_point(events, b0, w1, label, grads)
+    "site", "changed", "summed", "external"}`` (``site``: the consuming launch's call site, checked again by the
+    re-run; ``changed``: what wrote the gradient between the last backward and that point, in words; ``summed``:
+    ``[{"is_grad", "array_site"}]`` of the gradient arrays the update adds, or None for one; ``external``: the
+    numbers of the backwards before the iteration whose gradient the update still consumes, a cached one), or
+    None."""
+    by_label = getattr(run, "by_label", {}) or {}
+
+    def shape_of(lab):
+        o = by_label.get(lab)
+        return tuple(o.shape) if o is not None and getattr(o, "shape", None) is not None else None
+
+    cp = consumption_point(events, b0, w1, label, grads, shape_of=shape_of)
     if cp is None:
         return None
     step = step_of(run.step_seqs, cp["seq"])
     if step < 0:
         return None
+    backs = [e["seq"] for e in events if e["kind"] == "backward"]
+    summed = [{"is_grad": cp["is_grads"][a], "array_site": None if cp["is_grads"][a] else site_of.get(a)}
+              for a in cp["arrays"]]
+    if any(not d["is_grad"] and d["array_site"] is None for d in summed):
+        summed = [{"is_grad": cp["is_grad"], "array_site": None if cp["is_grad"] else site_of.get(cp["array"])}]
+    # a gradient buffer (not the param's own .grad: what it carries over is grad_carried's) filled from a backward
+    # before the iteration (a prior's gradient cached once): its loss is a term of the objective the iteration does
+    # not recompute
+    external = sorted({backs.index(q) + 1 for a in cp["arrays"] if not cp["is_grads"][a]
+                       and (len(summed) > 1 or a == cp["array"])
+                       for q in cp["sources"].get(a) or () if q < b0 and q in backs})
     words = {"tape_zero": "Tape.zero()", "tape_reset": "Tape.reset()", "grad_assign": ".grad assigned"}
     changed = []
     for ch in cp["changed"]:
@@ -289,7 +332,8 @@ def _consume_spec(events, b0, w1, label, grads, run, site_of):
         changed.append(what + (f" at {format_site(*at)}" if at else ""))
     return {"step": step, "offset": cp["offset"], "is_grad": cp["is_grad"],
             "array_site": None if cp["is_grad"] else site_of.get(cp["array"]),
-            "site": run.launch_sites.get(cp["seq"]) if cp["offset"] == 0 else None, "changed": changed}
+            "site": run.launch_sites.get(cp["seq"]) if cp["offset"] == 0 else None, "changed": changed,
+            "summed": summed if len(summed) > 1 else None, "external": external}
 
 
 def _site_name(cap, run, site):
@@ -391,6 +435,16 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
         run.objective = float(sum(w * t for off, info in terms
                                   for w, t in zip(cap.term_weights.get(off) or (), info["terms"])))
         cap.summary["objective"]["value"] = run.objective
+    if cap.external_terms:
+        run.objective = float(run.objective) + cap.external_value()
+        cap.summary["objective"]["value"] = run.objective
+        cap.summary["objective"]["external_backwards"] = [t["n"] for t in cap.external_terms]
+        cap.summary["assumptions"].append(
+            "the update also consumes the gradient of backward " + ", ".join(
+                f"{t['n']} (iteration {t['iteration']})" for t in cap.external_terms)
+            + ", kept in a buffer since and not recomputed in this iteration: the objective adds that backward's "
+              "loss at the params (one more re-run, the params set at the start of its own iteration), the loss "
+              "whose gradient the update takes it for")
 
 
 def _compare_consumed(cap):

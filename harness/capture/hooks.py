@@ -85,7 +85,10 @@ def _hook_arrays(run, patch):
             if r.mode == "discover":
                 r.alloc_steps[id(self)] = r.steps - 1
                 st = _trace._ACTIVE
-                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape)))
+                # (seq, shape, whether a tape block was open): an array made inside `with tape:` is an intermediate
+                # of the recorded forward, never the update's new params
+                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape),
+                                     bool(st is not None and st.active)))
                 r.alloc_site_seqs.setdefault(tuple(site[:2]), []).append(len(st.events) if st is not None else 0)
         r.latest[site[:2]] = self
         if r.in_interop:
@@ -315,6 +318,17 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
     """A re-run (objective, gradient, train, observe, count) at its n-th backward call: the objective of the
     modelled iteration's counted backwards, the ``.grad`` after its last, the stops of each mode."""
     per = r.cap.per_iteration
+    if r.mode == "term":
+        # the loss of an earlier iteration's backward whose gradient the modelled update still consumes (a cached
+        # prior's gradient), at the params set at the start of that iteration
+        if n < r.term_n:
+            r.backwards = n
+            return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+        if not r.first_injected:
+            raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params")
+        r.objective = _objective_at(r, loss, grads, n, tape)[0]
+        r.stopped = "term"
+        raise _Stop()
     if r.mode == "train" and n >= r.k + r.n_train * per:
         r.stopped = "backward"
         raise _Stop()

@@ -115,7 +115,8 @@ def _np(a) -> np.ndarray:
 class _Run:
     """State of one execution of the script.
 
-    ``mode``: ``discover`` | ``objective`` | ``gradient`` | ``train``.
+    ``mode``: ``discover`` | ``objective`` | ``gradient`` | ``train`` | ``observe`` | ``count`` | ``term`` (the
+    loss of one earlier backward, ``term_n``, with the params set at its iteration's start, ``inject_step_at``).
     """
 
     def __init__(self, cap, mode, inject=None, n_train=0, deadline=None):
@@ -152,6 +153,8 @@ class _Run:
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
         self.k_info = None  # every mode: _objective_at's info for the k-th backward of this run
+        self.inject_step_at = None  # term mode: the hooked call before which the params are set (else cap's)
+        self.term_n = None  # term mode: the backward whose loss is read (an earlier iteration's cached term)
         self.term_infos = {}  # re-runs: offset from k -> _objective_at's info, for each counted backward of the iteration
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
         self.next_objective = None
@@ -272,7 +275,8 @@ class _Run:
         if self.mode == "discover":
             st = _trace._ACTIVE
             self.step_seqs.append(len(st.events) if st is not None else 0)
-        elif not self.first_injected and self.steps == self.cap.inject_step:
+        elif not self.first_injected and self.steps == (self.inject_step_at if self.inject_step_at is not None
+                                                         else self.cap.inject_step):
             self.do_inject()
         if self.consume_wait:
             self.read_consumed()
@@ -280,8 +284,9 @@ class _Run:
 
     # -- the gradient where the update consumes it -------------------------------------
     def consumed_array(self, name, spec):
-        """The array holding param ``name``'s gradient as the update reads it: its ``.grad``, or the array
-        allocated at ``spec["array_site"]`` (a copy, a buffer of summed gradients) most recently; None if absent."""
+        """The array holding param ``name``'s gradient as the update reads it: its ``.grad`` (``spec["is_grad"]``),
+        or the array allocated at ``spec["array_site"]`` (a copy, a buffer of summed gradients) most recently; None
+        if absent. ``spec`` is a consume spec or one of its ``summed`` entries."""
         P = self.cap.params[name]
         if spec["is_grad"]:
             return _grad(P)
@@ -303,7 +308,11 @@ class _Run:
                 continue
             with _quiet(self):
                 vals = self.consume_numpy.pop(name, None)
-                if vals is None:
+                if vals is None and spec.get("summed"):
+                    # the update adds several gradient arrays (a cached prior's gradient and the data term's)
+                    parts = [self.consumed_array(name, part) for part in spec["summed"]]
+                    vals = None if any(a is None for a in parts) else sum(_np(a) for a in parts)
+                elif vals is None:
                     a = self.consumed_array(name, spec)
                     vals = None if a is None else _np(a)
                 if vals is not None and vals.shape == self.grad[name].shape:

@@ -47,11 +47,12 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
     """Weights ``w_i`` with ``printed loss = sum_i w_i * sum(array_i)`` over the arrays seeded at the iteration's
     counted backwards (the loss of a ``backward(loss)`` is one such array, seeded with 1; for a single backward, a
     loss printed after the update may be of the next backward's arrays instead), from the first loss the script
-    prints after the iteration's first backward at ``n + extra`` points, ``n`` the number of terms (the given one
-    and points ``x0 + perturb * (|x0| + 0.1 max|x0|) * N(0, 1)``, seed 0). An iteration of several backwards (a
-    windowed rollout, one tape per window) is first fitted with one common weight (``printed = c * sum of all
-    terms``: a mean over windows), then term by term; beyond ``max_terms`` terms only the common weight is tried
-    (``1 + extra`` points). Accepted only when the fit reproduces every printed value to the digits printed
+    prints after the iteration's first backward at ``n + extra`` points, ``n`` the number of terms (at most
+    ``max_terms``; the given one and points ``x0 + perturb * (|x0| + 0.1 max|x0|) * N(0, 1)``, seed 0). An iteration
+    of several backwards (a windowed rollout, one tape per window) is fitted with one common weight only
+    (``printed = c * sum of all terms``: a mean over windows): a weight per backward would also fit a print of one
+    of the terms alone (a data misfit printed without the prior whose gradient the update also adds) by weighting
+    the others 0, and the update follows every term. Accepted only when the fit reproduces every printed value to the digits printed
     (:func:`_printed_digits_tol`); each weight is then, in turn, set to its seed's constant, ``1 / size``, 1 or
     ``1 / (number of terms)``, else rounded to the fewest significant digits, where that still reproduces them.
     Sets ``cap.objective_weights`` (flat) and ``cap.term_weights`` (by backward) and records the fit on the capture
@@ -71,11 +72,9 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
         if any(r[which] is None for r in rows):
             continue
         A_try = np.array([r[which] for r in rows], dtype=np.float64)
-        models = []
-        if multi:
-            models.append("common")
-        if A_try.shape[0] > n:
-            models.append("each")
+        # several backwards: one common weight only (a mean over windows); a weight per backward would also fit a
+        # print of one term alone (the data misfit without a prior the update also follows) by dropping the others
+        models = ["common"] if multi else (["each"] if A_try.shape[0] > n else [])
         for model in models:
             if model == "common":
                 s_ = A_try.sum(axis=1)
@@ -149,7 +148,7 @@ def _observe_printed_loss(cap, extra, perturb, max_terms=WEIGHT_FIT_MAX_TERMS):
     rng = np.random.default_rng(0)
     rows, printed, meta = [], [], None
     n = sum(getattr(cap, "term_counts", None) or [len(cap.summary["objective"].get("seeds") or [])])
-    want = (n if n <= max_terms else 1) + extra
+    want = min(n, max_terms) + extra
     try:
         for j in range(want):
             if j > 0:
