@@ -280,3 +280,21 @@ def test_a_cached_prior_gradient_is_a_term_of_the_objective():
     once = capture_at("cached_prior", 2, "--prior", "once")
     once.params["w"].assign(p.astype(np.float32))
     assert once.objective() == pytest.approx(loss(p), rel=1e-5)
+
+
+# -- checkpoint clones are no params -----------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_checkpoint_clones_replayed_in_either_order_are_not_params():
+    x0, t = np.array([1.0, 2.0, -1.0, 0.5]), np.array([0.5, 0.3, -0.2, 0.4])
+    a = np.array([0.9, 0.8, 1.1, 1.2])
+    r = x0 * a ** 4 - t
+    for order, factor in (("reverse", 4.0), ("forward", 2.0)):
+        p = capture("checkpoint_clones", "--order", order)
+        # the clones of the checkpoints are computed from a in the iteration: intermediates, not params
+        assert list(p.params) == ["a"] and p.per_iteration == 2
+        assert p.objective() == pytest.approx(float(np.sum(r ** 2)), rel=1e-12)
+        # replayed last segment first, the adjoint reaches the first segment: d/da of (x0 a^4 - t)^2; replayed
+        # first segment first, its seed is still zero and only the last segment's own dependence on a is left
+        np.testing.assert_allclose(p.gradient()["a"], 2 * r * factor * x0 * a ** 3, rtol=1e-12)

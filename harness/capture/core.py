@@ -236,7 +236,7 @@ def _choose_params(cap, spec, run, tr):
     needed = _reachable(events, sinks, w1, rec_arrays, w0)
     objs = _label_objects(tr, run)
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
-    candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)
+    candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run, w0)
     if spec.params:
         grads = {lab: info["grad_of"] for lab, info in rec_arrays.items() if info.get("grad_of") is not None}
         chosen = _override_params(spec, objs, site_of, reads | writes, k, lambda site: _site_name(cap, run, site),

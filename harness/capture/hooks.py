@@ -85,10 +85,14 @@ def _hook_arrays(run, patch):
             if r.mode == "discover":
                 r.alloc_steps[id(self)] = r.steps - 1
                 st = _trace._ACTIVE
-                # (seq, shape, whether a tape block was open): an array made inside `with tape:` is an intermediate
-                # of the recorded forward, never the update's new params
+                # (seq, shape, whether a tape block was open, the label of the array a wp.clone copied or None): an
+                # array made inside `with tape:` is an intermediate of the recorded forward, never the update's new
+                # params; a clone takes its values from its source
+                src = getattr(r, "clone_src", None) if r.hook_depth else None
+                src_rec = st.arrays.get(id(src)) if (st is not None and src is not None) else None
                 r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape),
-                                     bool(st is not None and st.active)))
+                                     bool(st is not None and st.active),
+                                     src_rec["label"] if src_rec is not None else None))
                 r.alloc_site_seqs.setdefault(tuple(site[:2]), []).append(len(st.events) if st is not None else 0)
         r.latest[site[:2]] = self
         if r.in_interop:
@@ -197,11 +201,17 @@ def _hook_calls(run, patch):
                 if r.mode == "discover" and st is not None:
                     r.launch_sites[len(st.events)] = r.site()
             r.step()
+            outer = not r.hook_depth
+            if outer and fname == "clone":
+                # the array a clone allocates takes its values from this source (see _hook_arrays)
+                r.clone_src = args[0] if args else kwargs.get("src")
             r.hook_depth += 1
             try:
                 return cur(*args, **kwargs)
             finally:
                 r.hook_depth -= 1
+                if outer and fname == "clone":
+                    r.clone_src = None
 
         patch(owner, fname, call)
 

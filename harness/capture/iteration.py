@@ -119,10 +119,11 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
     changed : callable
         ``changed(owner label) -> bool``: whether the owner's values differ from those at the previous
         backward call (False when unknown).
-    allocs : list of (int, tuple) or (int, tuple, bool)
-        ``(seq, shape[, inside a tape block])`` of the ``requires_grad`` arrays allocated by the script, in order;
-        one allocated while a ``with tape:`` block was open (an intermediate of the recorded forward, such as the
-        initial state of a rollout) is no re-allocation of the params.
+    allocs : list of (int, tuple) or (int, tuple, bool, str or None)
+        ``(seq, shape[, inside a tape block, clone source])`` of the ``requires_grad`` arrays allocated by the
+        script, in order; one allocated while a ``with tape:`` block was open (an intermediate of the recorded
+        forward, such as the initial state of a rollout) or cloned from an array computed before the gradient use
+        (:func:`_fresh_values`) is no re-allocation of the params.
     shape_of : callable, optional
         ``shape_of(owner label) -> tuple or None``: a re-allocation counts only with the owner's shape
         (a loss buffer allocated per window is no new param); None: any shape counts.
@@ -157,12 +158,26 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
             out.add(o)
             continue
         if any(a[0] >= first and (want is None or tuple(a[1]) == tuple(want)) and not (len(a) > 2 and a[2])
-               for a in allocs):
+               and _fresh_values(events, first, a[3] if len(a) > 3 else None, o) for a in allocs):
             out.add(o)
             continue
         if not traced_write and changed(o):
             out.add(o)
     return out
+
+
+def _fresh_values(events, first: int, src, owner) -> bool:
+    """Whether an allocation whose values a ``wp.clone`` copied from ``src`` (a label; None: not a clone, the values
+    built on the host) can hold the new values of ``owner`` after its gradient use at seq ``first``: ``src`` is
+    ``owner`` or was written since then. A clone of an array computed before the gradient was used (a checkpoint of
+    the rollout, the initial state replayed under a segment's own tape) is no re-allocation of the params."""
+    if src is None or src == owner:
+        return True
+    for ev in events[first:]:
+        if (ev["kind"] == "launch" and src in (ev.get("writes") or ())) or (
+                ev["kind"] == "host" and ev.get("dest") == src):
+            return True
+    return False
 
 
 def successor_written(events, first: int, owner: str, grads: dict, want=None, shape_of=None) -> bool:

@@ -153,6 +153,7 @@ class _Run:
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
         self.k_info = None  # every mode: _objective_at's info for the k-th backward of this run
+        self.clone_src = None  # the source array of the wp.clone in progress (its allocation copies it)
         self.inject_step_at = None  # term mode: the hooked call before which the params are set (else cap's)
         self.term_n = None  # term mode: the backward whose loss is read (an earlier iteration's cached term)
         self.term_infos = {}  # re-runs: offset from k -> _objective_at's info, for each counted backward of the iteration
@@ -174,7 +175,8 @@ class _Run:
         self.steps = 0
         self.step_seqs = []  # discovery: trace length when each hooked call began
         self.alloc_steps = {}  # discovery: id(array) -> index of the hooked call that allocated it
-        self.alloc_seqs = []  # discovery: (trace length, shape) of each requires_grad allocation
+        self.alloc_seqs = []  # discovery: (trace length, shape, in a tape block, clone source label) per requires_grad
+        # allocation
         self.iteration = 1  # discovery: the script's optimisation iteration the run is in
         self.marks = []  # discovery: per backward call {n, iteration, seq, tape, epoch, counted, why}
         self.iter_start_seq = {}  # discovery: iteration -> seq just after the last backward of the one before
