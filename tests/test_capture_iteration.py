@@ -298,3 +298,25 @@ def test_checkpoint_clones_replayed_in_either_order_are_not_params():
         # replayed last segment first, the adjoint reaches the first segment: d/da of (x0 a^4 - t)^2; replayed
         # first segment first, its seed is still zero and only the last segment's own dependence on a is left
         np.testing.assert_allclose(p.gradient()["a"], 2 * r * factor * x0 * a ** 3, rtol=1e-12)
+
+
+# -- params written off the tape between the forward and the backward ---------------------------------
+
+
+@pytest.mark.slow
+def test_params_written_before_the_backward_are_set_where_the_iteration_starts():
+    def grad(w):
+        return 2 * (w * X - Y) * X
+
+    g1 = grad(W0)
+    w1, v1 = W0 - 0.05 * g1, -0.05 * g1  # iteration 1: v = 0, nothing shifted
+    for where in ("before", "after"):
+        p = capture_at("shift_before_backward", 2, "--shift", where)
+        start = w1  # the shift of iteration 1 moves nothing (v = 0)
+        # the given point is w where iteration 2 starts, and re-runs at it reproduce the forward's loss
+        np.testing.assert_allclose(p.params["w"].numpy(), start, rtol=1e-6)
+        assert p.objective() == pytest.approx(float(np.sum((start * X - Y) ** 2)), rel=1e-6)
+        assert p.objective() == p.objective()
+        # "before": the tape's adjoint reads w after the shift, beta * v away from the point the loss was taped at
+        at = start + 0.5 * v1 if where == "before" else start
+        np.testing.assert_allclose(p.gradient()["w"], grad(at), rtol=1e-5)

@@ -161,6 +161,8 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     b, chosen, candidates, unrecorded, objs, site_of = _choose_params(cap, spec, run, tr)
     _name_params(cap, run, chosen)
     _set_given_point(cap, spec, run, chosen)
+    if _written_after_read(tr["events"], cap, chosen, b):
+        _point_from_rerun(cap)
     _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site_of, text, stopped, files, t0)
     if check_determinism:
         _check_determinism(cap, run)
@@ -258,6 +260,7 @@ def _choose_params(cap, spec, run, tr):
     cap.inject_step, first_read_step, first_read_seq = injection_step(
         events, w0, w1, [c["label"] for c in chosen], grads, run.step_seqs, alloc)
     cap.inject_at = run.launch_sites.get(first_read_seq) if first_read_seq is not None else None
+    cap.first_read_seq = first_read_seq
     for c in chosen:
         c["consume"] = _consume_spec(events, b["seq"], w1, c["label"], grads, run, site_of)
     cap.external_terms = _external_terms(events, run, chosen, grads, alloc)
@@ -380,6 +383,43 @@ def _name_params(cap, run, chosen):
             cap.consume[name] = c["consume"]
 
 
+def _written_after_read(events, cap, chosen, b) -> bool:
+    """Whether a param is written off the tape (an untaped launch, a host write) between the iteration's first read
+    of the params and its first backward ``b``: a momentum step launched after ``with tape:`` and before
+    ``backward()``. The params' values at the backward are then not those the re-runs set at the iteration's start."""
+    first = getattr(cap, "first_read_seq", None)
+    if first is None:
+        return False
+    labels = {c["label"] for c in chosen}
+    for ev in events[first:b["seq"]]:
+        if ev.get("tape") is not None:
+            continue
+        if (ev["kind"] == "launch" and labels & set(ev.get("writes") or ())) or (
+                ev["kind"] == "host" and ev.get("dest") in labels):
+            return True
+    return False
+
+
+def _point_from_rerun(cap):
+    """The given point read where a re-run sets the params (:attr:`CapturedProblem.inject_step`), by one re-run that
+    sets nothing and stops there: the script's own values at the iteration's start, which the discovery run's values
+    at the first backward are not when the script writes a param between the two (:func:`_written_after_read`)."""
+    run = _Run(cap, "point")
+    cap._execute(run)
+    if not run.point:
+        return
+    with _quiet():
+        for name, v in run.point.items():
+            P = cap.params[name]
+            P.assign(v)
+            g = _grad(P)
+            if g is not None:
+                g.zero_()
+    cap.summary_notes = getattr(cap, "summary_notes", []) + [
+        "a param is written off the tape between the iteration's first read of it and its first backward: the given "
+        "point is the params' values where the re-runs set them (the iteration's start), read by one more re-run"]
+
+
 def _set_given_point(cap, spec, run, chosen):
     """The given point: the params' values at the modelled iteration's first backward (not changed within it)."""
     k = spec.iteration
@@ -400,6 +440,7 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
     k, kth = cap.k, run.kth
     cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
+    cap.summary["assumptions"].extend(getattr(cap, "summary_notes", []))
     cap.summary["files"] = files
     for e in unrecorded:
         at = site_of.get(e.get("dest")) if e["op"] == "clone" else None

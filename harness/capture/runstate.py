@@ -116,7 +116,8 @@ class _Run:
     """State of one execution of the script.
 
     ``mode``: ``discover`` | ``objective`` | ``gradient`` | ``train`` | ``observe`` | ``count`` | ``term`` (the
-    loss of one earlier backward, ``term_n``, with the params set at its iteration's start, ``inject_step_at``).
+    loss of one earlier backward, ``term_n``, with the params set at its iteration's start, ``inject_step_at``) |
+    ``point`` (the params' own values where a re-run sets them, then stop).
     """
 
     def __init__(self, cap, mode, inject=None, n_train=0, deadline=None):
@@ -153,6 +154,7 @@ class _Run:
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
         self.k_info = None  # every mode: _objective_at's info for the k-th backward of this run
+        self.point = None  # point mode: {param name: values} where the params are set
         self.clone_src = None  # the source array of the wp.clone in progress (its allocation copies it)
         self.inject_step_at = None  # term mode: the hooked call before which the params are set (else cap's)
         self.term_n = None  # term mode: the backward whose loss is read (an earlier iteration's cached term)
@@ -347,6 +349,12 @@ class _Run:
                         except Exception:  # noqa: BLE001
                             pass
                 return
+            if self.mode == "point":
+                # the script's own values of the params where a re-run sets them
+                self.point = {name: _np(a) for name, a in self.found.items()}
+                self.first_injected = True
+                self.stopped = "point"
+                raise _Stop()
             st = _trace._ACTIVE
             if st is not None and self.mode == "gradient" and self.cap.iteration > 1 and not self.first_injected:
                 # every gradient() call replays iterations 1 .. k-1 first: the trace measures iteration k
