@@ -46,7 +46,10 @@ How it works (one module per phase)
    and the loss it prints matches no seed-weighted sum, the objective is the
    printed loss where it can be identified: the mean or sum of a single
    seeded array, or a weighted sum of several seeded arrays' sums fitted to
-   the prints of a few re-runs (:func:`_fit_reported_weights`).
+   the prints of a few re-runs (:func:`_fit_reported_weights`). An iteration of several backwards is compared as the sum
+   over them and fitted with one common weight (a mean over windows each seeded with 1). A gradient buffer the
+   update adds that was filled from a backward before the iteration (a prior's gradient cached once) makes that
+   backward's loss a term of the objective, evaluated by one more re-run (:attr:`CapturedProblem.external_terms`).
 5. **Along the loop** (:mod:`.screen`, ``screen=True``): iteration 1 and later ones of the script's own loop
    are checked with a central difference; a later one that disagrees when the first agrees is returned.
 6. **State carried across iterations.** When a param's ``.grad`` is still
