@@ -393,7 +393,8 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
         ``owner`` (else a copy or derived buffer), the update event's seq (None when not traced), the
         events between ``w1`` and the consumption that wrote a gradient array or zeroed ``owner``'s adjoint
         (``[{"seq", "kind", "op"}]``), the gradient arrays summed there (``array`` first or among them) and
-        ``{array: [seq of each backward its gradient comes from]}``; None when no consumption is seen (then the ``.grad`` after the last
+        ``{array: [seq of each backward its gradient comes from]}``; None when no consumption is seen (then the
+        ``.grad`` after the last
         backward stands).
     """
     end = len(events) if end is None else min(int(end), len(events))

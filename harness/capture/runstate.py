@@ -158,7 +158,8 @@ class _Run:
         self.clone_src = None  # the source array of the wp.clone in progress (its allocation copies it)
         self.inject_step_at = None  # term mode: the hooked call before which the params are set (else cap's)
         self.term_n = None  # term mode: the backward whose loss is read (an earlier iteration's cached term)
-        self.term_infos = {}  # re-runs: offset from k -> _objective_at's info, for each counted backward of the iteration
+        # re-runs: offset from k -> _objective_at's info, for each counted backward of the iteration
+        self.term_infos = {}
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
         self.next_objective = None
         self.next_info = None  # discovery: _objective_at's info for the backward it stopped at

@@ -52,7 +52,8 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
     of several backwards (a windowed rollout, one tape per window) is fitted with one common weight only
     (``printed = c * sum of all terms``: a mean over windows): a weight per backward would also fit a print of one
     of the terms alone (a data misfit printed without the prior whose gradient the update also adds) by weighting
-    the others 0, and the update follows every term. Accepted only when the fit reproduces every printed value to the digits printed
+    the others 0, and the update follows every term. Accepted only when the fit reproduces every printed value to
+    the digits printed
     (:func:`_printed_digits_tol`); each weight is then, in turn, set to its seed's constant, ``1 / size``, 1 or
     ``1 / (number of terms)``, else rounded to the fewest significant digits, where that still reproduces them.
     Sets ``cap.objective_weights`` (flat) and ``cap.term_weights`` (by backward) and records the fit on the capture
