@@ -85,7 +85,14 @@ def _hook_arrays(run, patch):
             if r.mode == "discover":
                 r.alloc_steps[id(self)] = r.steps - 1
                 st = _trace._ACTIVE
-                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape)))
+                # (seq, shape, whether a tape block was open, the label of the array a wp.clone copied or None): an
+                # array made inside `with tape:` is an intermediate of the recorded forward, never the update's new
+                # params; a clone takes its values from its source
+                src = getattr(r, "clone_src", None) if r.hook_depth else None
+                src_rec = st.arrays.get(id(src)) if (st is not None and src is not None) else None
+                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape),
+                                     bool(st is not None and st.active),
+                                     src_rec["label"] if src_rec is not None else None))
                 r.alloc_site_seqs.setdefault(tuple(site[:2]), []).append(len(st.events) if st is not None else 0)
         r.latest[site[:2]] = self
         if r.in_interop:
@@ -194,11 +201,17 @@ def _hook_calls(run, patch):
                 if r.mode == "discover" and st is not None:
                     r.launch_sites[len(st.events)] = r.site()
             r.step()
+            outer = not r.hook_depth
+            if outer and fname == "clone":
+                # the array a clone allocates takes its values from this source (see _hook_arrays)
+                r.clone_src = args[0] if args else kwargs.get("src")
             r.hook_depth += 1
             try:
                 return cur(*args, **kwargs)
             finally:
                 r.hook_depth -= 1
+                if outer and fname == "clone":
+                    r.clone_src = None
 
         patch(owner, fname, call)
 
@@ -323,6 +336,17 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
     """A re-run (objective, gradient, train, observe, count) at its n-th backward call: the objective of the
     modelled iteration's counted backwards, the ``.grad`` after its last, the stops of each mode."""
     per = r.cap.per_iteration
+    if r.mode == "term":
+        # the loss of an earlier iteration's backward whose gradient the modelled update still consumes (a cached
+        # prior's gradient), at the params set at the start of that iteration
+        if n < r.term_n:
+            r.backwards = n
+            return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+        if not r.first_injected:
+            raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params")
+        r.objective = _objective_at(r, loss, grads, n, tape)[0]
+        r.stopped = "term"
+        raise _Stop()
     if r.mode == "train" and n >= r.k + r.n_train * per:
         r.stopped = "backward"
         raise _Stop()
@@ -354,7 +378,10 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
     off = (n - r.k) % per if r.mode == "train" else n - r.k
     counted = r.cap.obj_offsets
     if off in counted and (r.mode == "train" or n - r.k < per):
-        value, info = _objective_at(r, loss, grads, n, tape)
+        tw = r.cap.term_weights
+        value, info = _objective_at(r, loss, grads, n, tape, weights=None if tw is None else tw.get(off))
+        if n - r.k < per:
+            r.term_infos[off] = info
         if off == counted[0]:
             r.iter_value = 0.0
             if n - r.k < per:
