@@ -152,7 +152,8 @@ def class_guide(class_id: str) -> str:
     if not doc.is_file():
         return summary
     text = doc.read_text(encoding="utf-8")
-    m = re.search(rf"^### {re.escape(class_id)}\n(.*?)(?=^### |\Z)", text, re.S | re.M)
+    # the class's section ends at the next heading of any level (a "## " part heading follows the last class)
+    m = re.search(rf"^### {re.escape(class_id)}\n(.*?)(?=^#{{1,3}} |\Z)", text, re.S | re.M)
     if not m:
         return summary
     fix = re.search(r"\*\*Standard fix[^*]*\*\*\s*(.*?)(?=\n\n\*\*|\Z)", m.group(1), re.S)

@@ -31,4 +31,6 @@ def test_every_class_has_a_standard_fix_naming_warp_docs():
     for cid in CLASSES:
         guide = class_guide(cid)
         assert guide and guide != CLASSES[cid].summary, cid
+        # no heading of the next part is pulled in (the last class before "## Kernel limits" once was)
+        assert not re.search(r"^#", guide, re.M), (cid, guide[-80:])
     assert all(re.search(r"Warp\s+doc|changelog", class_guide(c)) for c in BUG_CLASSES)
