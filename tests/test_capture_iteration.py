@@ -361,3 +361,13 @@ def test_params_written_before_the_backward_are_set_where_the_iteration_starts()
         # "before": the tape's adjoint reads w after the shift, beta * v away from the point the loss was taped at
         at = start + 0.5 * v1 if where == "before" else start
         np.testing.assert_allclose(p.gradient()["w"], grad(at), rtol=1e-5)
+
+
+@pytest.mark.parametrize("version, needed", [("1.0.2", True), ("1.1.0", True), ("1.2.2", False), ("1.19.0", False),
+                                             ("dev", False)])
+def test_releases_that_need_an_explicit_init(version, needed):
+    """Warp 1.0-1.1 stop at a script's first array without wp.init() (seen on all 16 held-out scripts on 1.0.2,
+    2026-12-04); the capture says so in its assumptions when the script never calls it."""
+    from defects4warp.capture.summary import _explicit_init
+
+    assert _explicit_init(version) is needed

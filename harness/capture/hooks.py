@@ -27,7 +27,7 @@ def _install(run):
     mechanism the runtime trace installs its wrappers with); returns its restore list
     (:func:`defects4warp.measure.patches.restore_patches` restores it)."""
     patches = _trace.Patches()
-    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_numpy, _hook_limits, _hook_interop):
+    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_numpy, _hook_init, _hook_limits, _hook_interop):
         hook(run, patches.patch)
     return patches.saved
 
@@ -246,6 +246,23 @@ def _hook_numpy(run, patch):
         return res
 
     patch(A, "numpy", numpy)
+
+
+def _hook_init(run, patch):
+    """``wp.init``: whether the discovery run's script initialises Warp itself. The capture initialises Warp
+    before running the script; Warp 1.0-1.1 need ``wp.init()`` before the first array (automatic from 1.2), so a
+    script that never calls it stops there when run as it is (the summary says so)."""
+    if run.mode != "discover":
+        return
+    cur = wp.init
+
+    def init(*a, **k):
+        r = _ACTIVE_RUN
+        if r is not None and not r.quiet and r.depth == 0:
+            r.script_inits += 1
+        return cur(*a, **k)
+
+    patch(wp, "init", init)
 
 
 def _hook_limits(run, patch):

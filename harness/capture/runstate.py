@@ -193,6 +193,7 @@ class _Run:
         self.stop_state = {}  # discovery: backward n -> state at a provisional first backward of iteration K+1
         self.look_t0 = None  # discovery: when the look past the first provisional stop began
         self.look_cut = None  # discovery: backwards looked past it when the time bound (not the count) ended it
+        self.script_inits = 0  # discovery: the script's own wp.init() calls
         self.t0 = time.perf_counter()
         self.cut_at = None  # discovery: the backward where the run's record ends (set when no iteration K+1)
         self.cut_seq = None  # discovery: trace length at the first backward of iteration K+1 (record cut there)

@@ -236,6 +236,10 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                            "loss depends on, and whose .grad the script uses after the backward (override with "
                            "--param FILE.py:LINE)")
     assumptions.extend(_iteration_assumptions(cap))
+    if getattr(run, "script_inits", 1) == 0 and _explicit_init(wp.config.version):
+        assumptions.append(f"the script never calls wp.init(): Warp {wp.config.version} needs it before the first "
+                           f"array (automatic from 1.2.0), so run as it is the script stops at its first allocation; "
+                           f"the capture initialised Warp and diagnosed the script as if it called wp.init() first")
     cut = getattr(run, "look_cut", None)
     if cut:
         assumptions.append(f"the look past the end of iteration {cap.iteration} for an inner solve was cut by time "
@@ -385,6 +389,16 @@ def _check_seed_buffers(cap, run, findings):
                                f"iteration reads what this one left in it"),
                     "data": {"array_site": where, "seed_sum_before": float(np.sum(before)),
                              "seed_sum_next": float(np.sum(now))}})
+
+
+def _explicit_init(version: str) -> bool:
+    """True for a Warp release that needs an explicit ``wp.init()`` before its first array (1.0 and 1.1; Warp
+    initialises itself on first use from 1.2.0, the first supported release where it does: 1.2.2)."""
+    try:
+        major, minor = (int(x) for x in str(version).split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) < (1, 2)
 
 
 def _param_rows(chosen):
