@@ -170,8 +170,24 @@ class _Measurements:
         with slot["lock"]:
             if slot["value"] is None:
                 with neutral_copy(path, drop=("problem.py",) if script is not None else ()) as p:
+                    replay = None if script is None else self.record(p, path, python, device, timeout_s, repeat,
+                                                                     script)
                     slot["value"] = run_worker(p, device=device, scale=scale, python=python, timeout_s=timeout_s,
-                                               knobs=knobs, point=point, arrays=True, script=script)
+                                               knobs=knobs, point=point, arrays=True, replay=replay)
+            return slot["value"]
+
+    def record(self, copy, path, python, device, timeout_s, repeat, script) -> dict:
+        """The replay record of a script variant (:func:`defects4warp.capture.record.record_script`, run on the
+        neutral copy ``copy`` of ``path``), made once per variant, interpreter, device and repeat: the
+        capture's reading of the script, handed to the oracle as data."""
+        from .capture.record import record_script
+
+        key = ("record", str(path), python, device, repeat, json.dumps(script, sort_keys=True))
+        with self._lock:
+            slot = self._slots.setdefault(key, {"lock": threading.Lock(), "value": None})
+        with slot["lock"]:
+            if slot["value"] is None:
+                slot["value"] = record_script(copy, script, python=python, device=device, timeout_s=timeout_s)
             return slot["value"]
 
 

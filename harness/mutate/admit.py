@@ -191,8 +191,9 @@ def _cache_key(path, python, knobs, point, script=None) -> str:
 
 def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None, script=None):
     """One oracle run (``arrays=True``), through the result cache when ``cache_dir`` is set.
-    With ``script`` (ScriptSpec fields) the oracle captures the Problem from
-    the script in ``path`` (a copy without ``problem.py`` is measured).
+    With ``script`` (ScriptSpec fields) the capture reads the script in
+    ``path`` into a replay record and the oracle replays it (a copy without
+    ``problem.py`` is measured).
 
     Only measurements that completed (verdict other than ``error``) are cached.
     """
@@ -214,9 +215,12 @@ def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None, scri
     if script is not None:
         from ..blind import neutral_copy
 
+        from ..capture.record import record_script
+
         with neutral_copy(path, drop=("problem.py",)) as p:
+            replay = record_script(p, script, python=python, timeout_s=timeout_s)
             doc, raw = run_worker(p, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True,
-                                  script=script)
+                                  replay=replay)
     else:
         doc, raw = run_worker(path, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True)
     if key and doc.get("verdict") != "error":
