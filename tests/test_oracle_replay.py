@@ -26,7 +26,8 @@ PROGRAMS = Path(__file__).parent / "programs"
 X = np.linspace(0.0, 1.0, 5)
 Y = np.array([0.3, -0.1, 0.7, 1.2, 0.4])
 
-FIT = textwrap.dedent('''
+#: The least-squares kernel both scripts share (a line of w[0] * x + w[1] against y).
+HEAD = textwrap.dedent('''
     import numpy as np
     import warp as wp
 
@@ -37,6 +38,9 @@ FIT = textwrap.dedent('''
         i = wp.tid()
         r = w[0] * x[i] + w[1] - y[i]
         wp.atomic_add(loss, 0, r * r)
+''')
+
+FIT = HEAD + textwrap.dedent('''
 
 
     @wp.kernel
@@ -65,17 +69,7 @@ FIT = textwrap.dedent('''
         main()
 ''')
 
-REALLOC = textwrap.dedent('''
-    import numpy as np
-    import warp as wp
-
-
-    @wp.kernel
-    def sq(w: wp.array(dtype=wp.float64), x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64),
-           loss: wp.array(dtype=wp.float64)):
-        i = wp.tid()
-        r = w[0] * x[i] + w[1] - y[i]
-        wp.atomic_add(loss, 0, r * r)
+REALLOC = HEAD + textwrap.dedent('''
 
 
     def main():

@@ -134,13 +134,11 @@ class _Pass:
         self.set_at.add(self.backwards)
         if self.mode == "until_backward":
             return
+        todo = dict(self.point)
         with self.silent():
-            for name, vals in self.point.items():
-                a = self.found.get(name)
-                if a is None:
-                    self.pending[name] = vals
-                else:
-                    a.assign(vals)
+            for name in [n for n in todo if n in self.found]:
+                self.found[name].assign(todo.pop(name))
+        self.pending.update(todo)
 
     def constructed(self, arr, site):
         self.site_of[id(arr)] = site
@@ -153,6 +151,14 @@ class _Pass:
         if name is not None and name in self.pending:
             with self.silent():
                 arr.assign(self.pending.pop(name))
+
+    @contextlib.contextmanager
+    def inside(self):
+        self.busy += 1
+        try:
+            yield
+        finally:
+            self.busy -= 1
 
     @contextlib.contextmanager
     def silent(self):
@@ -197,13 +203,36 @@ class _Pass:
             raise _Halt()
 
     def saw_numpy(self, arr, values):
+        """A ``.numpy()`` of the script returned ``values`` for ``arr``: kept when ``arr`` holds a gradient that
+        the update consumes through ``.numpy()`` after the current counted call."""
+        if not self.waiting or self.quiet or self.building:
+            return
         for name, how in self.waiting.items():
             if how["offset"] == 1 and self.calls == how["step"] + 1:
                 with self.silent():
                     if self.holder(name, how) is arr:
                         self.from_numpy[name] = np.array(values, copy=True)
 
-    # -- backwards -----------------------------------------------------------------
+    # -- tapes and backwards -------------------------------------------------------
+    def tape_entered(self, tape, go, a, k):
+        """``Tape.__enter__``: a counted call; in a continued chain the params are set again here."""
+        self.count()
+        if self.backwards in self.repeat_injection and self.backwards not in self.set_at:
+            self.set_params()
+        return go()
+
+    def backward_called(self, tape, go, a, k):
+        """``Tape.backward(loss=None, grads=None)``: a counted call; the loss read before, the gradient after."""
+        loss = a[0] if len(a) > 0 else k.get("loss")
+        grads = a[1] if len(a) > 1 else k.get("grads")
+        self.count()
+        n = self.backwards + 1
+        self.before_backward(tape, loss, grads)
+        with self.inside():
+            res = go()
+        self.after_backward(n)
+        return res
+
     def before_backward(self, tape, loss, grads):
         """At a backward call (counted already): what the replay reads before it runs; raises _Halt to stop."""
         rec = self.rec
@@ -299,6 +328,53 @@ class _Pass:
             return total, pairs
 
 
+#: The counted calls besides ``Tape.__enter__``, ``Tape.backward`` and ``requires_grad`` constructions:
+#: ``(owner, name)``, a ``wp.array`` method only where the class itself defines it.
+COUNTED_CALLS = (("wp", "launch"), ("wp", "copy"), ("wp", "clone"),
+                 ("wp.array", "assign"), ("wp.array", "zero_"), ("wp.array", "fill_"))
+
+
+def _counting(orig):
+    """``orig`` as a counted call of the run in progress (calls it makes are not counted)."""
+
+    def wrapper(*a, **k):
+        p = _ACTIVE
+        if p is not None and not (p.quiet or p.building):
+            p.count()
+            with p.inside():
+                return orig(*a, **k)
+        return orig(*a, **k)
+
+    return wrapper
+
+
+def _on_tape(orig, handler):
+    """A ``wp.Tape`` method handed to the run in progress (``_Pass.<handler>(tape, go, args, kwargs)``, where
+    ``go()`` calls the original), or called as it is when no run is in progress or the call is this module's."""
+
+    def wrapper(tape, *a, **k):
+        p = _ACTIVE
+
+        def go():
+            return orig(tape, *a, **k)
+
+        return go() if p is None or p.quiet else getattr(p, handler)(tape, go, a, k)
+
+    return wrapper
+
+
+def _numpy_seen(orig):
+    """``wp.array.numpy`` telling the run in progress what it returned (an update may consume those values)."""
+
+    def wrapper(arr, *a, **k):
+        values = orig(arr, *a, **k)
+        if _ACTIVE is not None:
+            _ACTIVE.saw_numpy(arr, values)
+        return values
+
+    return wrapper
+
+
 class _Hooks:
     """Wrappers over Warp's public names for the run in progress (installed, then restored in ``undo``)."""
 
@@ -328,66 +404,16 @@ class _Hooks:
 
         put(A, "__init__", init)
 
-        def counted(owner, name):
-            orig = getattr(owner, name)
+        owners = {"wp": wp, "wp.array": A}
+        for where, name in COUNTED_CALLS:
+            owner = owners[where]
+            if where == "wp" or name in A.__dict__:
+                put(owner, name, _counting(getattr(owner, name)))
 
-            def call(*a, **k):
-                p = _ACTIVE
-                if p is None or p.quiet or p.building:
-                    return orig(*a, **k)
-                p.count()
-                p.busy += 1
-                try:
-                    return orig(*a, **k)
-                finally:
-                    p.busy -= 1
+        put(T, "__enter__", _on_tape(T.__enter__, "tape_entered"))
+        put(T, "backward", _on_tape(T.backward, "backward_called"))
 
-            put(owner, name, call)
-
-        for name in ("launch", "copy", "clone"):
-            counted(wp, name)
-        for name in ("assign", "zero_", "fill_"):
-            if name in A.__dict__:
-                counted(A, name)
-
-        t_enter, t_backward = T.__enter__, T.backward
-
-        def enter(self_, *a, **k):
-            p = _ACTIVE
-            if p is not None and not p.quiet:
-                p.count()
-                if p.backwards in p.repeat_injection and p.backwards not in p.set_at:
-                    p.set_params()
-            return t_enter(self_, *a, **k)
-
-        def backward(self_, loss=None, grads=None, *a, **k):
-            p = _ACTIVE
-            if p is None or p.quiet:
-                return t_backward(self_, loss, grads, *a, **k)
-            p.count()
-            n = p.backwards + 1
-            p.before_backward(self_, loss, grads)
-            p.busy += 1
-            try:
-                res = t_backward(self_, loss, grads, *a, **k)
-            finally:
-                p.busy -= 1
-            p.after_backward(n)
-            return res
-
-        put(T, "__enter__", enter)
-        put(T, "backward", backward)
-
-        a_numpy = A.numpy
-
-        def numpy(self_, *a, **k):
-            res = a_numpy(self_, *a, **k)
-            p = _ACTIVE
-            if p is not None and p.waiting and not p.quiet and not p.building:
-                p.saw_numpy(self_, res)
-            return res
-
-        put(A, "numpy", numpy)
+        put(A, "numpy", _numpy_seen(A.numpy))
 
     def undo(self):
         for owner, name, orig, own in reversed(self.saved):
