@@ -23,9 +23,11 @@ expectation on this release:
   expectation) shows that it builds from there.
 
 A variant that holds a script is validated as the script when the item's
-program is ``script`` (``validate --programs scripts``): the oracle captures
-its Problem from the user's files (:mod:`defects4warp.capture`, protocol
-infrastructure) and its fixed twin is measured as its script too.
+program is ``script`` (``validate --programs scripts``): the capture reads the
+script into a replay record (:func:`defects4warp.capture.record.record_script`,
+data) and the oracle replays the script with its own instrumentation
+(:mod:`defects4warp.oracle.replay`, docs/oracle.md "Script variants"); its
+fixed twin is measured as its script too.
 
 Each check gets a status: ``passed``; ``failed`` (the oracle contradicts the
 tags, or the variant errs); ``unresolved`` (the oracle cannot resolve the
