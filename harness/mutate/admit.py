@@ -179,8 +179,10 @@ def _cache_key(path, python, knobs, point, script=None) -> str:
     h = hashlib.sha256()
     if script is not None:
         h.update(json.dumps(script, sort_keys=True).encode() + b"\0")
-    oracle_dir = Path(__file__).resolve().parent.parent / "oracle"
-    for f in sorted(oracle_dir.glob("*.py")) + sorted(Path(path).rglob("*.py")):
+    harness = Path(__file__).resolve().parent.parent
+    # a script is read by the capture into the replay record the oracle replays: both move its measurement
+    mine = sorted((harness / "oracle").glob("*.py")) + (sorted((harness / "capture").glob("*.py")) if script else [])
+    for f in mine + sorted(Path(path).rglob("*.py")):
         if "__pycache__" not in f.parts:
             h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(json.dumps([python or "", knobs or {}], sort_keys=True).encode())
