@@ -81,8 +81,9 @@ def main(argv=None) -> int:
 
     Captures the script, exports :func:`replay_record`, then evaluates the capture's ``objective()`` and
     ``gradient()`` once each at the given point (``check``: ``{"objective", "gradient": {name: flat
-    list}}``). A capture that fails writes ``{"format", "error": {"type", "message", "cause"}}`` instead
-    (the oracle then runs the script itself to judge a refusal). Exit status 0 whenever a file is written.
+    list}}``). A capture that fails writes ``{"format", "entry", "module", "args", "entry_file",
+    "iteration", "error": {"type", "message", "cause", "traceback"}}`` instead (the oracle then runs the
+    script itself to judge a refusal). Exit status 0 whenever a file is written.
     """
     import argparse
 
@@ -109,20 +110,25 @@ def main(argv=None) -> int:
 
 
 def _record(a) -> dict:
+    from .spec import ScriptSpec
+    from .targets import module_file
+
+    spec = ScriptSpec.from_json(a.script)
+    entry = module_file(a.folder, spec.entry) if spec.module else os.path.join(a.folder, spec.entry)
+    where = {"entry": spec.entry, "module": bool(spec.module), "args": list(spec.args),
+             "entry_file": os.path.relpath(str(entry or spec.entry), a.folder), "iteration": spec.iteration}
     try:
         import warp as wp
 
         wp.config.quiet = True
         wp.init()
         from .core import DEFAULT_TIMEOUT_S, capture_problem
-        from .spec import ScriptSpec
 
-        spec = ScriptSpec.from_json(a.script)
         cap = capture_problem(a.folder, spec, a.device, timeout_s=a.timeout or DEFAULT_TIMEOUT_S)
         doc = replay_record(cap)
     except Exception as exc:  # noqa: BLE001 - written down for the oracle, which judges it itself
         cause = exc.__cause__
-        return {"format": RECORD_FORMAT, "error": {
+        return {"format": RECORD_FORMAT, **where, "error": {
             "type": type(exc).__name__, "message": str(exc).strip()[:2000],
             "cause": None if cause is None else f"{type(cause).__name__}: {str(cause).strip()[:500]}",
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-6))[-3000:]}}
@@ -176,7 +182,7 @@ def record_script(folder, script, *, python: str | None = None, device: str = "c
         why = f"timed out after {timeout_s:g} s" if res.timed_out else f"exit status {res.returncode}"
         tail = " | ".join(res.stderr.strip().splitlines()[-5:])[-400:]
         return {"format": RECORD_FORMAT, "error": {"type": "process", "message": f"the capture {why}: {tail}",
-                                                   "cause": None, "traceback": ""}}
+                                                   "cause": None, "traceback": ""}}  # no entry: nothing to run
 
 
 if __name__ == "__main__":

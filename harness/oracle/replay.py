@@ -656,7 +656,7 @@ class ReplayProblem:
                                   f"record's {ref.size} ({where})")
             scale = float(np.max(np.abs(ref[np.isfinite(ref)]))) if np.any(np.isfinite(ref)) else 0.0
             same_bad = np.array_equal(np.isfinite(mine), np.isfinite(ref)) and np.array_equal(
-                mine[~np.isfinite(ref)], ref[~np.isfinite(ref)])
+                mine[~np.isfinite(ref)], ref[~np.isfinite(ref)], equal_nan=True)  # NaN where the record has NaN
             ok = np.isfinite(ref)
             d = float(np.max(np.abs(mine[ok] - ref[ok]))) if np.any(ok) else 0.0
             diffs[name] = d

@@ -294,6 +294,8 @@ def _load_problem(path, device, scale, replay):
 
         if replay.get("error"):
             err = replay["error"]
+            if not replay.get("entry_file"):
+                raise _Stage("capture", RuntimeError(f"{err.get('type')}: {err.get('message')}"))
             try:
                 ended = run_until_first_backward(path, replay, device)
             except Exception as exc:  # noqa: BLE001 - the script's own error, judged by warp_build_error
