@@ -222,3 +222,37 @@ def test_the_replay_equals_the_capture_on_the_test_programs(name, args):
         a.assign(moved)
         cap.params[k].assign(moved)
     assert rp.objective() == cap.objective()
+
+
+REFUSED = textwrap.dedent('''
+    import warp as wp
+
+
+    @wp.kernel
+    def bad(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = no_such_function(x[i])
+
+
+    if __name__ == "__main__":
+        x = wp.zeros(3, dtype=float, requires_grad=True)
+        wp.launch(bad, dim=3, inputs=[x])
+''')
+
+
+def test_a_failed_capture_is_judged_by_running_the_script(tmp_path):
+    """A record whose capture failed: the oracle runs the script itself; Warp refusing to build its kernel is
+    ``refused`` (stage script), a script that runs is an error naming the capture's message."""
+    from defects4warp.oracle.runner import run_worker
+
+    failed = {"format": 1, "entry": "train.py", "entry_file": "train.py", "args": [], "module": False,
+              "iteration": 1, "error": {"type": "CaptureError", "message": "no parameter found"}}
+    folder = _folder(tmp_path, "refused", REFUSED)
+    doc, _ = run_worker(folder, replay=failed, timeout_s=300)
+    assert doc["verdict"] == "refused" and doc["failure"]["stage"] == "script"
+    assert "no_such_function" in doc["message"]
+    folder = _folder(tmp_path, "runs", FIT)
+    doc, _ = run_worker(folder, replay=failed, timeout_s=300)
+    assert doc["verdict"] == "error" and doc["failure"]["stage"] == "capture"
+    assert doc["message"] == ("capture: RuntimeError: CaptureError: no parameter found (the script itself ran to "
+                              "backward 1 here)")

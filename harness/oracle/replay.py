@@ -236,13 +236,13 @@ class _Pass:
     def before_backward(self, tape, loss, grads):
         """At a backward call (counted already): what the replay reads before it runs; raises _Halt to stop."""
         rec = self.rec
-        k, per = rec["first_backward"], rec["backwards_per_iteration"]
         n = self.backwards + 1
         if self.mode == "until_backward":
             if n >= rec.get("first_backward", 1):
                 self.ended = f"backward {n}"
                 raise _Halt()
             return
+        k, per = rec["first_backward"], rec["backwards_per_iteration"]
         if self.mode == "gradient" and n > k and (n - 1) in self.repeat_injection and (n - 1) not in self.set_at:
             self.ended = f"no tape started before backward {n}"
             raise _Halt()
