@@ -245,6 +245,8 @@ def _check(item, expected, status, message, doc=None, seconds=0.0, pair=None):
     rec = oracle_record(doc) if doc else None
     if rec is not None and doc.get("capture") is not None:
         rec["capture"] = doc["capture"]
+    if rec is not None and doc.get("replay") is not None:
+        rec["replay"] = doc["replay"]  # the replay's reproduction of the capture's record (script variants)
     return VariantCheck(item.case.id, item.variant.name, item.scale, expected, status in OK_STATUSES,
                         taxonomy_signature(doc) if doc else None, (doc or {}).get("max_relative_error"),
                         message, seconds, (doc or {}).get("warp_version"), status, rec, pair,

@@ -134,9 +134,9 @@ def test_engine_sees_the_users_files_and_the_spec(tmp_path):
 
 @pytest.mark.slow
 def test_validate_scripts_with_the_oracle(tmp_path):
-    """The oracle captures each script and checks it against its label: the
-    in-place update is wrong (its pair with the fixed script confirmed), the
-    fixed script and the plain fit agree. Measured on Warp 1.19.0: buggy
+    """The capture reads each script into a replay record, the oracle replays it and checks it against its
+    label: the in-place update is wrong (its pair with the fixed script confirmed), the
+    fixed script and the plain fit agree; each oracle measurement reproduced its record exactly. Measured on Warp 1.19.0: buggy
     relative error 0.83 with a pair ratio 1.68; both others agree to < 1e-4."""
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     out = tmp_path / "v.json"
@@ -151,6 +151,10 @@ def test_validate_scripts_with_the_oracle(tmp_path):
     assert buggy["pair"]["confirmed"] and buggy["pair"]["same_point"]
     assert 0.3 < buggy["relative_error"] < 3.0
     assert [p["name"] for p in buggy["oracle"]["capture"]["params"]] == ["k"]
+    assert buggy["oracle"]["capture"]["entry"] == "train.py"
+    for c in checks.values():
+        rep = c["oracle"]["replay"]["reproduced"]
+        assert rep["objective"][0] == rep["objective"][1] and set(rep["gradient_max_abs_diff"].values()) == {0.0}
     for key in (("tiny-script-inplace", "fixed"), ("tiny-script-assign", "main")):
         assert checks[key]["oracle"]["verdict"] == "agrees" and checks[key]["relative_error"] < 1e-3
     assert "(script)" in res.stdout
