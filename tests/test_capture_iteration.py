@@ -212,3 +212,152 @@ def test_an_adjoint_copied_into_another_grad_is_handed_over():
     assert handed_over(ev[:2] + [_ev(2, "launch", reads=["G0"], writes=["S"])], 0, grads, set()) == set()
     arrays = {"G0": {"grad_of": "X0"}, "G2": {"grad_of": "XE"}, "G9": {"grad_of": "K"}, "X0": {}, "XE": {}, "K": {}}
     assert _carried(ev, "X0", 1, arrays) and not _carried(ev, "K", 1, arrays)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device_read", ["view", "clone"])
+def test_a_host_read_is_no_call_of_the_script(monkeypatch, device_read):
+    """A CUDA array's ``.numpy()`` clones it to the host inside Warp (``array.to("cpu")``: a ``wp.clone`` and a
+    ``wp.copy``); a CPU array's returns a view. Counted as the script's calls, those clones shifted iteration
+    k >= 2 of ``w.assign(w.numpy() - lr * w.grad.numpy())`` scripts by one iteration on CUDA (objective and
+    gradient of iteration k + 1, params injected at iteration k: found on an H200, 2026-12-04). Here the CUDA
+    path is reproduced on the CPU ("clone") and must give the CPU's ("view") iteration exactly."""
+    import warp as wp
+
+    if device_read == "clone":
+        orig = wp.array.numpy
+
+        def numpy(self, *a, **k):
+            if self.ptr:
+                return orig(wp.clone(self, device="cpu", requires_grad=False), *a, **k)
+            return orig(self, *a, **k)
+
+        monkeypatch.setattr(wp.array, "numpy", numpy)
+    from defects4warp.capture.core import capture_problem
+
+    w = W0.copy()
+    for k in (1, 2, 3):
+        p = capture_problem(TRIALS / "host_update", ScriptSpec(entry="train.py", iteration=k), "cpu", timeout_s=60,
+                            check_determinism=False)
+        g = 2 * (w * X - Y) * X
+        np.testing.assert_allclose(p.gradient()["w"], g, rtol=1e-5, atol=1e-6)
+        assert p.objective() == pytest.approx(float(np.sum((w * X - Y) ** 2)), rel=1e-5)
+        # the objective moves with the params injected at the start of iteration k
+        P = p.params["w"]
+        x0 = P.numpy().copy()
+        h = 1e-2
+        P.assign(x0 + h * np.array([1, 0, 0, 0], dtype=np.float32))
+        fp = p.objective()
+        P.assign(x0 - h * np.array([1, 0, 0, 0], dtype=np.float32))
+        fm = p.objective()
+        P.assign(x0)
+        assert (fp - fm) / (2 * h) == pytest.approx(g[0], rel=1e-3, abs=1e-4)
+        w = w - 0.05 * g
+
+
+# -- the printed loss over several backwards ----------------------------------------------------------
+
+
+def _batch_loss():
+    """Sum over the three batches of tests/data/capture_trials/batch_mean at its start, and its gradient."""
+    xs = np.array([[1.0, 2.0, -1.0, 0.5], [0.5, -2.0, 1.5, 1.0], [2.0, 1.0, -0.5, -1.0]])
+    ys = np.array([[0.5, 1.0, 2.0, -1.0], [1.0, 0.0, -1.0, 2.0], [-1.0, 0.5, 0.5, 1.5]])
+    w = np.array([0.5, -0.25])
+    r = w[np.arange(4) % 2] * xs - ys
+    g = np.array([np.sum(2 * r[:, j::2] * xs[:, j::2]) for j in (0, 1)])
+    return float(np.sum(r ** 2)), g
+
+
+@pytest.mark.slow
+def test_the_printed_mean_over_backwards_seeded_with_one_is_the_objective():
+    s, g = _batch_loss()
+    mean = capture("batch_mean", "--report", "mean")
+    assert mean.obj_offsets == [0, 1, 2]
+    # the script prints the mean over the batches; each backward(loss) is seeded with 1: the update follows the
+    # gradient of the sum, three times that of the loss it reports
+    assert mean.term_weights == {0: [pytest.approx(1 / 3)], 1: [pytest.approx(1 / 3)], 2: [pytest.approx(1 / 3)]}
+    assert mean.objective() == pytest.approx(s / 3, rel=1e-12)
+    np.testing.assert_allclose(mean.gradient()["w"], g, rtol=1e-12)
+    assert [f["id"] for f in mean.capture_summary()["findings"]] == ["seed_objective_mismatch"]
+    total = capture("batch_mean", "--report", "sum")
+    assert total.term_weights is None and total.objective() == pytest.approx(s, rel=1e-12)
+    assert total.capture_summary()["findings"] == []
+
+
+# -- a gradient cached before the loop and added by every update -------------------------------------
+
+
+def capture_at(name, iteration, *args):
+    from defects4warp.capture.core import capture_problem
+
+    return capture_problem(TRIALS / name, ScriptSpec(entry="train.py", args=list(args), iteration=iteration), "cpu",
+                           timeout_s=60, check_determinism=False)
+
+
+@pytest.mark.slow
+def test_a_cached_prior_gradient_is_a_term_of_the_objective():
+    def data_grad(w):
+        return 2 * (w * X - Y) * X
+
+    def loss(w):
+        return float(np.sum(w ** 2) + np.sum((w * X - Y) ** 2))  # ridge 0.5 * 2 * |w|^2 plus the data misfit
+
+    w1 = W0 - 0.05 * (2 * W0 + data_grad(W0))
+    for mode in ("once", "each"):
+        first = capture_at("cached_prior", 1, "--prior", mode)
+        # the prior's tape and the data tape are one iteration: the update adds both gradients
+        assert first.obj_offsets == [0, 1] and first.external_terms == []
+        assert first.objective() == pytest.approx(loss(W0), rel=1e-6)
+        np.testing.assert_allclose(first.gradient()["w"], 2 * W0 + data_grad(W0), rtol=1e-5)
+        second = capture_at("cached_prior", 2, "--prior", mode)
+        np.testing.assert_allclose(second.params["w"].numpy(), w1, rtol=1e-5)
+        assert second.objective() == pytest.approx(loss(w1), rel=1e-5)
+        # computed once, the prior's gradient the update adds at iteration 2 is still the one at W0
+        prior = 2 * W0 if mode == "once" else 2 * w1
+        np.testing.assert_allclose(second.gradient()["w"], prior + data_grad(w1), rtol=1e-5)
+        assert [t["n"] for t in second.external_terms] == ([1] if mode == "once" else [])
+    # the cached term's loss moves with the params like the data term's
+    p = w1 + np.array([0.1, -0.2, 0.05, 0.3])
+    once = capture_at("cached_prior", 2, "--prior", "once")
+    once.params["w"].assign(p.astype(np.float32))
+    assert once.objective() == pytest.approx(loss(p), rel=1e-5)
+
+
+# -- checkpoint clones are no params -----------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_checkpoint_clones_replayed_in_either_order_are_not_params():
+    x0, t = np.array([1.0, 2.0, -1.0, 0.5]), np.array([0.5, 0.3, -0.2, 0.4])
+    a = np.array([0.9, 0.8, 1.1, 1.2])
+    r = x0 * a ** 4 - t
+    for order, factor in (("reverse", 4.0), ("forward", 2.0)):
+        p = capture("checkpoint_clones", "--order", order)
+        # the clones of the checkpoints are computed from a in the iteration: intermediates, not params
+        assert list(p.params) == ["a"] and p.per_iteration == 2
+        assert p.objective() == pytest.approx(float(np.sum(r ** 2)), rel=1e-12)
+        # replayed last segment first, the adjoint reaches the first segment: d/da of (x0 a^4 - t)^2; replayed
+        # first segment first, its seed is still zero and only the last segment's own dependence on a is left
+        np.testing.assert_allclose(p.gradient()["a"], 2 * r * factor * x0 * a ** 3, rtol=1e-12)
+
+
+# -- params written off the tape between the forward and the backward ---------------------------------
+
+
+@pytest.mark.slow
+def test_params_written_before_the_backward_are_set_where_the_iteration_starts():
+    def grad(w):
+        return 2 * (w * X - Y) * X
+
+    g1 = grad(W0)
+    w1, v1 = W0 - 0.05 * g1, -0.05 * g1  # iteration 1: v = 0, nothing shifted
+    for where in ("before", "after"):
+        p = capture_at("shift_before_backward", 2, "--shift", where)
+        start = w1  # the shift of iteration 1 moves nothing (v = 0)
+        # the given point is w where iteration 2 starts, and re-runs at it reproduce the forward's loss
+        np.testing.assert_allclose(p.params["w"].numpy(), start, rtol=1e-6)
+        assert p.objective() == pytest.approx(float(np.sum((start * X - Y) ** 2)), rel=1e-6)
+        assert p.objective() == p.objective()
+        # "before": the tape's adjoint reads w after the shift, beta * v away from the point the loss was taped at
+        at = start + 0.5 * v1 if where == "before" else start
+        np.testing.assert_allclose(p.gradient()["w"], grad(at), rtol=1e-5)

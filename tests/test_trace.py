@@ -486,3 +486,35 @@ def test_restoring_a_patched_new_on_a_class_without_one_keeps_its_constructor_wo
     restore_patches([(Child, "__new__", None, False)])
     c = Child(5)
     assert c.x == 5 and c.made_by_base
+
+
+def test_values_are_not_read_while_a_cuda_graph_is_captured():
+    """Reading an array during ``wp.ScopedCapture`` (a device-to-host copy) invalidates the capture (CUDA
+    error 901, seen on an H200 with two of Warp's own examples, 2026-12-04): the trace keeps the event and
+    drops its values. Stand-ins for the array's device; a CPU array's values are read."""
+    import numpy as np
+    import warp as wp
+
+    from defects4warp.measure.trace_state import _Recorder
+
+    class Dev:
+        is_cuda = True
+
+        def __init__(self, capturing):
+            self.is_capturing = capturing
+
+    class Arr:
+        def __init__(self, capturing):
+            self.device = Dev(capturing)
+            self.read = 0
+
+        def numpy(self):
+            self.read += 1
+            return np.ones(3, dtype=np.float32)
+
+    rec = _Recorder({}, True, 1 << 16, 1e-6)
+    busy, idle = Arr(True), Arr(False)
+    assert rec.summary(busy) is None and rec.contents(busy) is None and busy.read == 0
+    assert rec.summary(idle)["sum"] == 3.0 and rec.contents(idle).tolist() == [1.0, 1.0, 1.0] and idle.read == 2
+    host = wp.array(np.arange(3, dtype=np.float32), device="cpu")
+    assert rec.summary(host)["sum"] == 3.0

@@ -100,7 +100,14 @@ class CapturedProblem:
         self.chain_short = None  # calls the script's own iterations could serve, when it ended first
         self.hand_seed_sites = set()  # sites of the arrays whose .grad the script sets by hand as the seeds
         self.stale_seed = False  # the hand-set seed buffer of backward k is reused, changed, at backward k+1
-        self.objective_weights = None  # per seeded array: the weight of its sum in the reported loss
+        self.objective_weights = None  # per seeded array: the weight of its sum in the reported loss (flat, in order)
+        # {offset of a counted backward from k: [weight per seeded array of that backward]}: the same weights by
+        # backward, as objective() applies them (None: the seed-weighted sums)
+        self.term_weights = None
+        # [{"n", "inject_step"}]: backwards before the iteration whose gradient its update still consumes (a prior's
+        # gradient cached once): objective() adds each one's loss at the params, set at its own iteration's start
+        self.external_terms = []
+        self.term_counts = None  # seeded arrays (1 for a backward(loss)) of each counted backward, in obj_offsets order
         self.objective_reduction = None  # "mean" | "sum": the reported loss of a single seeded array, when it
         # is identified from what the script prints and differs from the seed-weighted sum
         self.summary = {}
@@ -267,7 +274,32 @@ class CapturedProblem:
         if run.objective is None:
             raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its {_ordinal(self.k)} "
                                f"Tape.backward(); lower --iteration")
-        return float(self._frozen_seed_objective(run, vals))
+        return float(self._frozen_seed_objective(run, vals)) + self.external_value()
+
+    def external_value(self) -> float:
+        """The sum of the losses of :attr:`external_terms` at ``params`` (0.0 without any): for each, one re-run of
+        the script that sets the params at the start of that backward's iteration and reads its loss before it
+        runs. Params are left unchanged.
+
+        Raises
+        ------
+        CaptureError
+            When a re-run ends before that backward.
+        """
+        total = 0.0
+        for t in self.external_terms:
+            vals = {k: _np(a) for k, a in self.params.items()}
+            run = _Run(self, "term", inject=vals)
+            run.inject_step_at, run.term_n = t["inject_step"], t["n"]
+            t0 = time.perf_counter()
+            _, stopped = self._execute(run)
+            self.reruns.append(time.perf_counter() - t0)
+            self._restore(vals)
+            if run.objective is None:
+                raise CaptureError(f"{self.spec.entry}: the re-run ended ({stopped}) before its "
+                                   f"{_ordinal(t['n'])} Tape.backward(), whose gradient the update consumes")
+            total += float(run.objective)
+        return total
 
     def _note_seeds(self, run, point) -> None:
         """Keep the seeds of a gradient() call's k-th backward (a seed-weighted sum) with its point."""

@@ -46,7 +46,10 @@ How it works (one module per phase)
    and the loss it prints matches no seed-weighted sum, the objective is the
    printed loss where it can be identified: the mean or sum of a single
    seeded array, or a weighted sum of several seeded arrays' sums fitted to
-   the prints of a few re-runs (:func:`_fit_reported_weights`).
+   the prints of a few re-runs (:func:`_fit_reported_weights`). An iteration of several backwards is compared as the sum
+   over them and fitted with one common weight (a mean over windows each seeded with 1). A gradient buffer the
+   update adds that was filled from a backward before the iteration (a prior's gradient cached once) makes that
+   backward's loss a term of the objective, evaluated by one more re-run (:attr:`CapturedProblem.external_terms`).
 5. **Along the loop** (:mod:`.screen`, ``screen=True``): iteration 1 and later ones of the script's own loop
    are checked with a central difference; a later one that disagrees when the first agrees is returned.
 6. **State carried across iterations.** When a param's ``.grad`` is still
@@ -97,7 +100,7 @@ from .naming import array_words
 from .runstate import DEFAULT_TIMEOUT_S, JITTER_RTOL, _Run, _grad, _np, _ordinal, _quiet
 from .screen import screen_iterations
 from .spec import CaptureError, ScriptSpec, format_site
-from .summary import _fit_reported_weights, _summary
+from .summary import _fit_reported_weights, _iteration_terms, _summary
 
 __all__ = ["CapturedProblem", "capture_problem", "CaptureError", "DEFAULT_TIMEOUT_S", "JITTER_RTOL"]
 
@@ -161,6 +164,8 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
     b, chosen, candidates, unrecorded, objs, site_of = _choose_params(cap, spec, run, tr)
     _name_params(cap, run, chosen)
     _set_given_point(cap, spec, run, chosen)
+    if _written_after_read(tr["events"], cap, chosen, b):
+        _point_from_rerun(cap)
     _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site_of, text, stopped, files, t0)
     if check_determinism:
         _check_determinism(cap, run)
@@ -236,7 +241,7 @@ def _choose_params(cap, spec, run, tr):
     needed = _reachable(events, sinks, w1, rec_arrays, w0)
     objs = _label_objects(tr, run)
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
-    candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run)
+    candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run, w0)
     if spec.params:
         grads = {lab: info["grad_of"] for lab, info in rec_arrays.items() if info.get("grad_of") is not None}
         chosen = _override_params(spec, objs, site_of, reads | writes, k, lambda site: _site_name(cap, run, site),
@@ -258,8 +263,10 @@ def _choose_params(cap, spec, run, tr):
     cap.inject_step, first_read_step, first_read_seq = injection_step(
         events, w0, w1, [c["label"] for c in chosen], grads, run.step_seqs, alloc)
     cap.inject_at = run.launch_sites.get(first_read_seq) if first_read_seq is not None else None
+    cap.first_read_seq = first_read_seq
     for c in chosen:
         c["consume"] = _consume_spec(events, b["seq"], w1, c["label"], grads, run, site_of)
+    cap.external_terms = _external_terms(events, run, chosen, grads, alloc)
     bad = [c for c in chosen if id(c["obj"]) in run.interop_ids]
     if bad:
         fn = ", ".join(sorted({f"wp.{a}" for a, _ in run.interop}))
@@ -269,17 +276,59 @@ def _choose_params(cap, spec, run, tr):
     return b, chosen, candidates, unrecorded, objs, site_of
 
 
+def _external_terms(events, run, chosen, grads, alloc):
+    """``[{"n", "inject_step", "iteration"}]``: the backwards before the modelled iteration whose gradient its update
+    still consumes (the ``external`` of the params' consume specs: a prior's gradient cached in a buffer once), each
+    with the hooked call where a re-run sets the params to read its loss: the start of that backward's own
+    iteration (:func:`.iteration.injection_step` over that iteration up to the backward)."""
+    wanted = sorted({n for c in chosen for n in ((c.get("consume") or {}).get("external") or ())})
+    if not wanted:
+        return []
+    marks = {m["n"]: m for m in run.all_marks} if getattr(run, "all_marks", None) else {m["n"]: m for m in run.marks}
+    out = []
+    labels = [c["label"] for c in chosen]
+    for n in wanted:
+        m = marks.get(n)
+        if m is None:
+            continue
+        earlier = [q for q in marks.values() if q["iteration"] < m["iteration"]]
+        start = max(q["seq"] for q in earlier) + 1 if earlier else 0
+        step, _, _ = injection_step(events, start, m["seq"], labels, grads, run.step_seqs, alloc)
+        out.append({"n": n, "inject_step": step, "iteration": m["iteration"]})
+    return out
+
+
 def _consume_spec(events, b0, w1, label, grads, run, site_of):
     """Where a re-run reads the gradient of the param labelled ``label``: the hooked call at which the script's
     update consumes it (:func:`.iteration.consumption_point`), as ``{"step", "offset", "is_grad", "array_site",
-    "site", "changed"}`` (``site``: the consuming launch's call site, checked again by the re-run; ``changed``:
-    what wrote the gradient between the last backward and that point, in words), or None."""
-    cp = consumption_point(events, b0, w1, label, grads)
+    "site", "changed", "summed", "external"}`` (``site``: the consuming launch's call site, checked again by the
+    re-run; ``changed``: what wrote the gradient between the last backward and that point, in words; ``summed``:
+    ``[{"is_grad", "array_site"}]`` of the gradient arrays the update adds, or None for one; ``external``: the
+    numbers of the backwards before the iteration whose gradient the update still consumes, a cached one), or
+    None."""
+    by_label = getattr(run, "by_label", {}) or {}
+
+    def shape_of(lab):
+        o = by_label.get(lab)
+        return tuple(o.shape) if o is not None and getattr(o, "shape", None) is not None else None
+
+    cp = consumption_point(events, b0, w1, label, grads, shape_of=shape_of)
     if cp is None:
         return None
     step = step_of(run.step_seqs, cp["seq"])
     if step < 0:
         return None
+    backs = [e["seq"] for e in events if e["kind"] == "backward"]
+    summed = [{"is_grad": cp["is_grads"][a], "array_site": None if cp["is_grads"][a] else site_of.get(a)}
+              for a in cp["arrays"]]
+    if any(not d["is_grad"] and d["array_site"] is None for d in summed):
+        summed = [{"is_grad": cp["is_grad"], "array_site": None if cp["is_grad"] else site_of.get(cp["array"])}]
+    # a gradient buffer (not the param's own .grad: what it carries over is grad_carried's) filled from a backward
+    # before the iteration (a prior's gradient cached once): its loss is a term of the objective the iteration does
+    # not recompute
+    external = sorted({backs.index(q) + 1 for a in cp["arrays"] if not cp["is_grads"][a]
+                       and (len(summed) > 1 or a == cp["array"])
+                       for q in cp["sources"].get(a) or () if q < b0 and q in backs})
     words = {"tape_zero": "Tape.zero()", "tape_reset": "Tape.reset()", "grad_assign": ".grad assigned"}
     changed = []
     for ch in cp["changed"]:
@@ -289,7 +338,8 @@ def _consume_spec(events, b0, w1, label, grads, run, site_of):
         changed.append(what + (f" at {format_site(*at)}" if at else ""))
     return {"step": step, "offset": cp["offset"], "is_grad": cp["is_grad"],
             "array_site": None if cp["is_grad"] else site_of.get(cp["array"]),
-            "site": run.launch_sites.get(cp["seq"]) if cp["offset"] == 0 else None, "changed": changed}
+            "site": run.launch_sites.get(cp["seq"]) if cp["offset"] == 0 else None, "changed": changed,
+            "summed": summed if len(summed) > 1 else None, "external": external}
 
 
 def _site_name(cap, run, site):
@@ -336,6 +386,43 @@ def _name_params(cap, run, chosen):
             cap.consume[name] = c["consume"]
 
 
+def _written_after_read(events, cap, chosen, b) -> bool:
+    """Whether a param is written off the tape (an untaped launch, a host write) between the iteration's first read
+    of the params and its first backward ``b``: a momentum step launched after ``with tape:`` and before
+    ``backward()``. The params' values at the backward are then not those the re-runs set at the iteration's start."""
+    first = getattr(cap, "first_read_seq", None)
+    if first is None:
+        return False
+    labels = {c["label"] for c in chosen}
+    for ev in events[first:b["seq"]]:
+        if ev.get("tape") is not None:
+            continue
+        if (ev["kind"] == "launch" and labels & set(ev.get("writes") or ())) or (
+                ev["kind"] == "host" and ev.get("dest") in labels):
+            return True
+    return False
+
+
+def _point_from_rerun(cap):
+    """The given point read where a re-run sets the params (:attr:`CapturedProblem.inject_step`), by one re-run that
+    sets nothing and stops there: the script's own values at the iteration's start, which the discovery run's values
+    at the first backward are not when the script writes a param between the two (:func:`_written_after_read`)."""
+    run = _Run(cap, "point")
+    cap._execute(run)
+    if not run.point:
+        return
+    with _quiet():
+        for name, v in run.point.items():
+            P = cap.params[name]
+            P.assign(v)
+            g = _grad(P)
+            if g is not None:
+                g.zero_()
+    cap.summary_notes = getattr(cap, "summary_notes", []) + [
+        "a param is written off the tape between the iteration's first read of it and its first backward: the given "
+        "point is the params' values where the re-runs set them (the iteration's start), read by one more re-run"]
+
+
 def _set_given_point(cap, spec, run, chosen):
     """The given point: the params' values at the modelled iteration's first backward (not changed within it)."""
     k = spec.iteration
@@ -356,6 +443,7 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
     k, kth = cap.k, run.kth
     cap.hand_seed_sites = {s for s in (kth.get("hand_sites") or []) if s is not None}
     cap.summary = _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of)
+    cap.summary["assumptions"].extend(getattr(cap, "summary_notes", []))
     cap.summary["files"] = files
     for e in unrecorded:
         at = site_of.get(e.get("dest")) if e["op"] == "clone" else None
@@ -381,11 +469,26 @@ def _summarise(cap, spec, run, tr, b, chosen, candidates, unrecorded, objs, site
             f"iteration from {k}, the params set to the point when each iteration's tape starts)")
     cap.summary["capture_s"] = time.perf_counter() - t0
     mism = [f for f in cap.summary["findings"] if f["id"] == "seed_objective_mismatch"]
-    if mism and cap.objective_weights is None and len(kth["seeds"]) >= 2:
+    terms = _iteration_terms(cap, run)
+    cap.term_counts = [len(info["terms"]) for _, info in terms]
+    if mism and cap.objective_weights is None and sum(cap.term_counts) >= 2:
         _fit_reported_weights(cap, mism[0])
-    if cap.objective_weights is not None:
-        run.objective = float(sum(w * sd["array_sum"] for w, sd in zip(cap.objective_weights, kth["seeds"])))
+    # a mismatch over several backwards stands only with the weights of the printed loss found
+    cap.summary["findings"] = [f for f in cap.summary["findings"] if not f.get("tentative")]
+    if cap.term_weights is not None:
+        run.objective = float(sum(w * t for off, info in terms
+                                  for w, t in zip(cap.term_weights.get(off) or (), info["terms"])))
         cap.summary["objective"]["value"] = run.objective
+    if cap.external_terms:
+        run.objective = float(run.objective) + cap.external_value()
+        cap.summary["objective"]["value"] = run.objective
+        cap.summary["objective"]["external_backwards"] = [t["n"] for t in cap.external_terms]
+        cap.summary["assumptions"].append(
+            "the update also consumes the gradient of backward " + ", ".join(
+                f"{t['n']} (iteration {t['iteration']})" for t in cap.external_terms)
+            + ", kept in a buffer since and not recomputed in this iteration: the objective adds that backward's "
+              "loss at the params (one more re-run, the params set at the start of its own iteration), the loss "
+              "whose gradient the update takes it for")
 
 
 def _compare_consumed(cap):

@@ -192,10 +192,34 @@ def _iteration_reads_writes(events, bK, w0, w1):
     return reads, writes, unrecorded
 
 
-def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run):
+def _computed_from(events, w0, w1, label, sources, grads):
+    """The label among ``sources`` from which ``label``'s values are computed in ``events[w0:w1]`` through launches
+    outside any tape that read no gradient (``grads``: the ``.grad`` labels; an update reads one) and host copies and
+    clones, else None."""
+    reached = {}  # label -> the source it was computed from
+    for ev in events[w0:w1]:
+        if ev["kind"] == "launch" and ev.get("tape") is None and ev.get("active_tape") is None:
+            reads, writes = set(ev.get("reads") or ()), set(ev.get("writes") or ())
+            if reads & grads:
+                continue
+        elif ev["kind"] == "host" and ev.get("op") in ("copy", "clone") and ev.get("src") and ev.get("dest"):
+            reads, writes = {ev["src"]}, {ev["dest"]}
+        else:
+            continue
+        came = [reached.get(r) or (r if r in sources else None) for r in reads]
+        came = [x for x in came if x is not None]
+        if came:
+            for wlab in writes:
+                if wlab not in sources:
+                    reached.setdefault(wlab, came[0])
+    return reached.get(label)
+
+
+def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run, w0=None):
     """``(candidates, [])``: the requires_grad float arrays among ``labels``, each with ``why_not`` (None for a
     param: the loss depends on it, the script uses its ``.grad`` after the iteration's last backward at ``w1``,
-    and that ``.grad`` seeds no later backward)."""
+    that ``.grad`` seeds no later backward and, with ``w0`` (the iteration's first seq), its values are not computed
+    in the iteration from another such param: :func:`_computed_from`, a checkpoint clone)."""
     candidates = []
     for lab in sorted(labels, key=_trace._label_key):
         info = rec_arrays.get(lab, {})
@@ -214,6 +238,18 @@ def _param_candidates(events, rec_arrays, objs, site_of, labels, needed, w1, run
         elif site is None:
             why = "its allocation was not seen (allocated before the script ran)"
         candidates.append({"label": lab, "site": site, "consumed": how, "first_use": first, "why_not": why, "obj": o})
+    # a checkpoint: an array whose values the iteration computes from a param (a rollout's state cloned under a
+    # segment's own tape) is an intermediate of the loss's dependence on that param, not a leaf
+    if w0 is not None:
+        params = {c["label"] for c in candidates if c["why_not"] is None}
+        grads = {lab for lab, info in rec_arrays.items() if info.get("grad_of") is not None}
+        for c in candidates:
+            if c["why_not"] is None:
+                src = _computed_from(events, w0, w1, c["label"], params - {c["label"]}, grads)
+                if src is not None:
+                    c["why_not"] = (f"its values are computed in the iteration from the param allocated at "
+                                    f"{format_site(*site_of[src]) if site_of.get(src) else src} (a checkpoint "
+                                    f"or an intermediate of the forward), not a leaf")
     # a .grad only taken (``adj = x0.grad``, kept for a hand-over that the loop's last segment never makes) is
     # no use beside params whose gradient a launch, a copy or .numpy() uses
     if any(c["why_not"] is None and set(c["consumed"]) - {".grad read"} for c in candidates):

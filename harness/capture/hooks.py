@@ -85,7 +85,14 @@ def _hook_arrays(run, patch):
             if r.mode == "discover":
                 r.alloc_steps[id(self)] = r.steps - 1
                 st = _trace._ACTIVE
-                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape)))
+                # (seq, shape, whether a tape block was open, the label of the array a wp.clone copied or None): an
+                # array made inside `with tape:` is an intermediate of the recorded forward, never the update's new
+                # params; a clone takes its values from its source
+                src = getattr(r, "clone_src", None) if r.hook_depth else None
+                src_rec = st.arrays.get(id(src)) if (st is not None and src is not None) else None
+                r.alloc_seqs.append((len(st.events) if st is not None else 0, tuple(self.shape),
+                                     bool(st is not None and st.active),
+                                     src_rec["label"] if src_rec is not None else None))
                 r.alloc_site_seqs.setdefault(tuple(site[:2]), []).append(len(st.events) if st is not None else 0)
         r.latest[site[:2]] = self
         if r.in_interop:
@@ -194,11 +201,17 @@ def _hook_calls(run, patch):
                 if r.mode == "discover" and st is not None:
                     r.launch_sites[len(st.events)] = r.site()
             r.step()
+            outer = not r.hook_depth
+            if outer and fname == "clone":
+                # the array a clone allocates takes its values from this source (see _hook_arrays)
+                r.clone_src = args[0] if args else kwargs.get("src")
             r.hook_depth += 1
             try:
                 return cur(*args, **kwargs)
             finally:
                 r.hook_depth -= 1
+                if outer and fname == "clone":
+                    r.clone_src = None
 
         patch(owner, fname, call)
 
@@ -210,17 +223,25 @@ def _hook_calls(run, patch):
 
 
 def _hook_numpy(run, patch):
-    """``wp.array.numpy``: in a gradient() re-run, the values a ``.numpy()`` of a consumed gradient returned
-    (:meth:`_Run.note_numpy`; an update through host values reads them there). Not a counted call."""
-    if run.mode != "gradient" or not run.cap.consume:
-        return  # only a gradient() re-run reads what a .numpy() returned
+    """``wp.array.numpy``: a host read, never a counted call. Warp's own calls inside it are not the script's: a
+    CUDA array's ``.numpy()`` clones it to the host (``array.to("cpu")``, a ``wp.clone`` and a ``wp.copy``),
+    a CPU array's returns a view, so counting them would number a CUDA run's calls differently from the same
+    script's on the CPU and shift the iteration's bounds. In a gradient() re-run the values a ``.numpy()`` of a
+    consumed gradient returned are kept (:meth:`_Run.note_numpy`; an update through host values reads them)."""
     A = wp.array
     cur = A.__dict__["numpy"]
+    notes = run.mode == "gradient" and bool(run.cap.consume)
 
     def numpy(self, *a, **k):
-        res = cur(self, *a, **k)
         r = _ACTIVE_RUN
-        if r is not None and r.consume_wait and not r.quiet and not r.depth:
+        if r is None:
+            return cur(self, *a, **k)
+        r.depth += 1
+        try:
+            res = cur(self, *a, **k)
+        finally:
+            r.depth -= 1
+        if notes and r.consume_wait and not r.quiet and not r.depth:
             r.note_numpy(self, res)
         return res
 
@@ -315,6 +336,17 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
     """A re-run (objective, gradient, train, observe, count) at its n-th backward call: the objective of the
     modelled iteration's counted backwards, the ``.grad`` after its last, the stops of each mode."""
     per = r.cap.per_iteration
+    if r.mode == "term":
+        # the loss of an earlier iteration's backward whose gradient the modelled update still consumes (a cached
+        # prior's gradient), at the params set at the start of that iteration
+        if n < r.term_n:
+            r.backwards = n
+            return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+        if not r.first_injected:
+            raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params")
+        r.objective = _objective_at(r, loss, grads, n, tape)[0]
+        r.stopped = "term"
+        raise _Stop()
     if r.mode == "train" and n >= r.k + r.n_train * per:
         r.stopped = "backward"
         raise _Stop()
@@ -346,7 +378,10 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
     off = (n - r.k) % per if r.mode == "train" else n - r.k
     counted = r.cap.obj_offsets
     if off in counted and (r.mode == "train" or n - r.k < per):
-        value, info = _objective_at(r, loss, grads, n, tape)
+        tw = r.cap.term_weights
+        value, info = _objective_at(r, loss, grads, n, tape, weights=None if tw is None else tw.get(off))
+        if n - r.k < per:
+            r.term_infos[off] = info
         if off == counted[0]:
             r.iter_value = 0.0
             if n - r.k < per:
@@ -493,6 +528,8 @@ def _stop_when_seen_enough(r, mark, loss, grads, n, tape, seed_labels, K):
         spent = time.perf_counter() - t0
         budget = max(LOOKAHEAD_MIN_S, LOOKAHEAD_FRACTION * (t0 - r.t0))
         if r.nested or n - first_next["n"] >= LOOKAHEAD_BACKWARDS or spent > budget:
+            if not r.nested and n - first_next["n"] < LOOKAHEAD_BACKWARDS:
+                r.look_cut = {"backwards": n - first_next["n"], "seconds": round(spent, 2)}
             r.stopped = "next iteration's backward"
             raise _Stop()
     elif r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS + sum(

@@ -12,7 +12,8 @@ between two backward calls when the script consumed ``X.grad`` (read the propert
 
 * wrote ``X`` outside any tape block (an update kernel, ``warp.optim``'s step, ``assign``,
   ``wp.copy``), or
-* allocated a new ``requires_grad`` array of ``X``'s shape (``w = wp.array(w.numpy() - lr * g)``), or
+* allocated a new ``requires_grad`` array of ``X``'s shape outside any tape block
+  (``w = wp.array(w.numpy() - lr * g)``), or
 * changed ``X``'s values with no traced write (a ``.numpy()`` view written on the CPU),
 
 unless that ``.grad`` (or a copy of it) seeds the backward being called: an adjoint handed from
@@ -118,8 +119,11 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
     changed : callable
         ``changed(owner label) -> bool``: whether the owner's values differ from those at the previous
         backward call (False when unknown).
-    allocs : list of (int, tuple)
-        ``(seq, shape)`` of the ``requires_grad`` arrays allocated by the script, in order.
+    allocs : list of (int, tuple) or (int, tuple, bool, str or None)
+        ``(seq, shape[, inside a tape block, clone source])`` of the ``requires_grad`` arrays allocated by the
+        script, in order; one allocated while a ``with tape:`` block was open (an intermediate of the recorded
+        forward, such as the initial state of a rollout) or cloned from an array computed before the gradient use
+        (:func:`_fresh_values`) is no re-allocation of the params.
     shape_of : callable, optional
         ``shape_of(owner label) -> tuple or None``: a re-allocation counts only with the owner's shape
         (a loss buffer allocated per window is no new param); None: any shape counts.
@@ -153,12 +157,27 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
         if successor_written(events, first, o, grads, want, shape_of):
             out.add(o)
             continue
-        if any(seq >= first and (want is None or tuple(shape) == tuple(want)) for seq, shape in allocs):
+        if any(a[0] >= first and (want is None or tuple(a[1]) == tuple(want)) and not (len(a) > 2 and a[2])
+               and _fresh_values(events, first, a[3] if len(a) > 3 else None, o) for a in allocs):
             out.add(o)
             continue
         if not traced_write and changed(o):
             out.add(o)
     return out
+
+
+def _fresh_values(events, first: int, src, owner) -> bool:
+    """Whether an allocation whose values a ``wp.clone`` copied from ``src`` (a label; None: not a clone, the values
+    built on the host) can hold the new values of ``owner`` after its gradient use at seq ``first``: ``src`` is
+    ``owner`` or was written since then. A clone of an array computed before the gradient was used (a checkpoint of
+    the rollout, the initial state replayed under a segment's own tape) is no re-allocation of the params."""
+    if src is None or src == owner:
+        return True
+    for ev in events[first:]:
+        if (ev["kind"] == "launch" and src in (ev.get("writes") or ())) or (
+                ev["kind"] == "host" and ev.get("dest") == src):
+            return True
+    return False
 
 
 def successor_written(events, first: int, owner: str, grads: dict, want=None, shape_of=None) -> bool:
@@ -324,7 +343,7 @@ def injection_step(events, window_start: int, window_end: int, params, grads: di
     return min(step, fr), fr, first_seq
 
 
-def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=None):
+def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=None, shape_of=None):
     """Where the update of ``owner`` consumes its gradient, and which array holds it there.
 
     The gradient an update applies is not always ``owner.grad`` right after the iteration's last backward:
@@ -358,14 +377,24 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
     end : int, optional
         Seq bound of the search (default: the end of ``events``).
 
+    An update launch that reads several gradient arrays of ``owner``'s shape (``shape_of(label) -> shape``; without
+    it only one) applies their sum: a prior's gradient cached in its own buffer and the data term's ``.grad``
+    (``step(w, w.grad, prior_grad)``), also when the cached one was filled in an earlier iteration (the record is
+    followed from its start). ``arrays`` lists them and ``sources`` the backwards each gradient comes from
+    (:func:`_gradient_sources`): one before the iteration's first backward is a term of the loss the update follows
+    that the iteration does not recompute (a stale cached gradient), evaluated at the params by the capture.
+
     Returns
     -------
     dict or None
-        ``{"seq", "offset", "array", "is_grad", "update_seq", "changed"}``: the consuming event's seq,
+        ``{"seq", "offset", "array", "is_grad", "update_seq", "changed", "arrays", "sources"}``: the consuming
+        event's seq,
         0 or 1 (above), the label of the gradient array read there, whether it is a ``.grad`` of
-        ``owner`` (else a copy or derived buffer), the update event's seq (None when not traced) and the
+        ``owner`` (else a copy or derived buffer), the update event's seq (None when not traced), the
         events between ``w1`` and the consumption that wrote a gradient array or zeroed ``owner``'s adjoint
-        (``[{"seq", "kind", "op"}]``); None when no consumption is seen (then the ``.grad`` after the last
+        (``[{"seq", "kind", "op"}]``), the gradient arrays summed there (``array`` first or among them) and
+        ``{array: [seq of each backward its gradient comes from]}``; None when no consumption is seen (then the
+        ``.grad`` after the last
         backward stands).
     """
     end = len(events) if end is None else min(int(end), len(events))
@@ -377,8 +406,46 @@ def consumption_point(events, b0: int, w1: int, owner: str, grads: dict, end=Non
     if at is None or array is None:
         return None
     changed = _changed_before(events, w1, at, array, owner, own, made)
+    summed = [array]
+    if at is update and update is not None and update["kind"] == "launch" and shape_of is not None:
+        want = shape_of(owner)
+        summed = [a for a in update.get("reads") or [] if a in derived
+                  and (want is None or tuple(shape_of(a) or ()) == tuple(want))] or [array]
+    sources = {a: _gradient_sources(events, a, at["seq"], owner, own, made) for a in summed}
     return {"seq": at["seq"], "offset": offset, "array": array, "is_grad": array in own,
-            "update_seq": update["seq"] if update is not None else None, "changed": changed}
+            "update_seq": update["seq"] if update is not None else None, "changed": changed,
+            "arrays": summed, "sources": sources, "is_grads": {a: a in own for a in summed}}
+
+
+def _gradient_sources(events, array, until, owner, own, made) -> list:
+    """Seqs of the backward events whose gradient of ``owner`` the gradient array ``array`` holds at seq ``until``:
+    back through the copies and gradient-only launches that filled it (``made``) to a ``.grad`` of ``owner``
+    (``own``), and there the backwards since that adjoint was last zeroed (``Tape.zero()``/``reset()`` over
+    ``owner``, a ``zero_``/``fill_`` of the ``.grad``) before the array was read, among those whose tape recorded a
+    launch reading ``owner``."""
+    out, todo, seen = set(), [(array, until)], set()
+    while todo:
+        a, t = todo.pop()
+        if (a, t) in seen:
+            continue
+        seen.add((a, t))
+        if a in own:
+            last = -1
+            for ev in events[:t]:
+                k = ev["kind"]
+                if (k in ("tape_zero", "tape_reset") and owner in (ev.get("arrays") or ())) or (
+                        k == "host" and ev.get("dest") in own and ev.get("op") in ("zero_", "fill_")):
+                    last = ev["seq"]
+            # the backwards since then whose tape recorded a launch that read the owner (those that wrote its .grad)
+            for ev in events[last + 1:t]:
+                if ev["kind"] == "backward" and any(
+                        e["kind"] == "launch" and e.get("tape") == ev.get("tape") and e.get("epoch") == ev.get("epoch")
+                        and owner in (e.get("reads") or ()) for e in events[:ev["seq"]]):
+                    out.add(ev["seq"])
+        elif a in made:
+            seq, srcs = made[a]
+            todo.extend((b, seq) for b in srcs)
+    return sorted(out)
 
 
 def _scan_to_update(events, b0, w1, end, owner, own, derived, made):
@@ -392,7 +459,9 @@ def _scan_to_update(events, b0, w1, end, owner, own, derived, made):
                 derived.add(d)
                 made[d] = (ev["seq"], set(srcs))
 
-    for ev in events[b0:end]:
+    # from the start of the record: a gradient cached in an earlier iteration (copied from .grad once, before the
+    # loop) and read by this iteration's update is one of the gradients that update consumes
+    for ev in events[:end]:
         k = ev["kind"]
         if k in ("grad_read", "grad_numpy", "grad_assign") and ev.get("array") == owner and ev.get("grad"):
             own.add(ev["grad"])

@@ -57,8 +57,13 @@ def _hand_seeds(r, tape, n):
     return seeds
 
 
-def _objective_at(r, loss, grads, n, tape=None):
-    """(value, info) of the objective a backward differentiates, read before it runs."""
+def _objective_at(r, loss, grads, n, tape=None, weights=None):
+    """(value, info) of the objective a backward differentiates, read before it runs.
+
+    ``weights`` (one float per seeded array, or one for a ``backward(loss)``; None: unweighted) are the weights of
+    the loss the script reports (:func:`defects4warp.capture.summary._fit_reported_weights`): the value is then
+    ``sum_i w_i * sum(array_i)`` instead of the seed-weighted sum (or ``w * loss``). ``info["terms"]`` holds the
+    unweighted sums of the seeded arrays (``[loss]`` for a ``backward(loss)``), the columns of that fit."""
     with _quiet(r):
         hand = None
         if loss is None and not grads and tape is not None:
@@ -73,7 +78,10 @@ def _objective_at(r, loss, grads, n, tape=None):
                              f"seeds: Warp's Tape.backward(loss) needs a single-element loss. Reduce it to a scalar "
                              f"in the script, pass grads={{array: seed}}, or write a make_problem adapter")
             v = float(np.sum(np.asarray(loss.numpy(), dtype=np.float64)))
-            return v, {"kind": "loss", "arrays": [loss], "seeds": None}
+            info = {"kind": "loss", "arrays": [loss], "seeds": None, "terms": [v]}
+            if weights is not None and len(weights) == 1:
+                v = float(weights[0]) * v
+            return v, info
         if grads:
             total = 0.0
             arrays, seeds, pairs = [], [], []
@@ -90,12 +98,11 @@ def _objective_at(r, loss, grads, n, tape=None):
                 seeds.append({"sum": float(np.sum(sv)), "size": int(sv.size),
                               "constant": float(sv.ravel()[0]) if sv.size and np.all(sv == sv.ravel()[0]) else None,
                               "array_sum": float(np.sum(yv)), "array_mean": float(np.mean(yv)) if yv.size else None})
-            wts = getattr(r.cap, "objective_weights", None)
-            weighted = wts is not None and len(wts) == len(seeds)
+            weighted = weights is not None and len(weights) == len(seeds)
             if weighted:
                 # the loss the script reports: sum_i w_i * sum(array_i), not the seed-weighted sum
-                total = float(sum(w * sd["array_sum"] for w, sd in zip(wts, seeds)))
-            info = {"kind": "seeded", "arrays": arrays, "seeds": seeds}
+                total = float(sum(w * sd["array_sum"] for w, sd in zip(weights, seeds)))
+            info = {"kind": "seeded", "arrays": arrays, "seeds": seeds, "terms": [sd["array_sum"] for sd in seeds]}
             if not weighted:
                 info["pairs"] = pairs  # (array values, seed values) of the seed-weighted sum, flat float64
             # the seed buffers as the backward will read them: the .grad set by hand, or the grads={...} values

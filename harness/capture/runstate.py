@@ -60,8 +60,12 @@ LOOKAHEAD_BACKWARDS = 256
 
 
 #: Share of the discovery run's time up to that first backward the look ahead may take, and its floor in seconds.
+#: The floor is a guard for slow programs, not the usual bound: a wall-clock bound makes the model depend on the
+#: machine's load and on whether the kernels were cached (a 1 s floor cut a 3 x 120-step settle short on a busy
+#: machine and took the settle's iterate for the params, 2026-12-04); 256 backwards of a small program take well
+#: under 10 s, so for them the bound is the count above. When time cuts the look ahead the assumptions say so.
 LOOKAHEAD_FRACTION = 0.5
-LOOKAHEAD_MIN_S = 1.0
+LOOKAHEAD_MIN_S = 10.0
 
 
 #: User frames above the allocating one kept per allocation site in the discovery run, to name a param made by a
@@ -115,7 +119,9 @@ def _np(a) -> np.ndarray:
 class _Run:
     """State of one execution of the script.
 
-    ``mode``: ``discover`` | ``objective`` | ``gradient`` | ``train``.
+    ``mode``: ``discover`` | ``objective`` | ``gradient`` | ``train`` | ``observe`` | ``count`` | ``term`` (the
+    loss of one earlier backward, ``term_n``, with the params set at its iteration's start, ``inject_step_at``) |
+    ``point`` (the params' own values where a re-run sets them, then stop).
     """
 
     def __init__(self, cap, mode, inject=None, n_train=0, deadline=None):
@@ -152,6 +158,12 @@ class _Run:
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
         self.k_info = None  # every mode: _objective_at's info for the k-th backward of this run
+        self.point = None  # point mode: {param name: values} where the params are set
+        self.clone_src = None  # the source array of the wp.clone in progress (its allocation copies it)
+        self.inject_step_at = None  # term mode: the hooked call before which the params are set (else cap's)
+        self.term_n = None  # term mode: the backward whose loss is read (an earlier iteration's cached term)
+        # re-runs: offset from k -> _objective_at's info, for each counted backward of the iteration
+        self.term_infos = {}
         self.next_backward_grads = None  # discovery: params' .grad when the (k+1)-th backward started
         self.next_objective = None
         self.next_info = None  # discovery: _objective_at's info for the backward it stopped at
@@ -170,7 +182,8 @@ class _Run:
         self.steps = 0
         self.step_seqs = []  # discovery: trace length when each hooked call began
         self.alloc_steps = {}  # discovery: id(array) -> index of the hooked call that allocated it
-        self.alloc_seqs = []  # discovery: (trace length, shape) of each requires_grad allocation
+        self.alloc_seqs = []  # discovery: (trace length, shape, in a tape block, clone source label) per requires_grad
+        # allocation
         self.iteration = 1  # discovery: the script's optimisation iteration the run is in
         self.marks = []  # discovery: per backward call {n, iteration, seq, tape, epoch, counted, why}
         self.iter_start_seq = {}  # discovery: iteration -> seq just after the last backward of the one before
@@ -179,6 +192,7 @@ class _Run:
         self.alloc_site_seqs = {}  # discovery: (file, line) -> trace lengths at its requires_grad allocations
         self.stop_state = {}  # discovery: backward n -> state at a provisional first backward of iteration K+1
         self.look_t0 = None  # discovery: when the look past the first provisional stop began
+        self.look_cut = None  # discovery: backwards looked past it when the time bound (not the count) ended it
         self.t0 = time.perf_counter()
         self.cut_at = None  # discovery: the backward where the run's record ends (set when no iteration K+1)
         self.cut_seq = None  # discovery: trace length at the first backward of iteration K+1 (record cut there)
@@ -271,7 +285,8 @@ class _Run:
         if self.mode == "discover":
             st = _trace._ACTIVE
             self.step_seqs.append(len(st.events) if st is not None else 0)
-        elif not self.first_injected and self.steps == self.cap.inject_step:
+        elif not self.first_injected and self.steps == (self.inject_step_at if self.inject_step_at is not None
+                                                         else self.cap.inject_step):
             self.do_inject()
         if self.consume_wait:
             self.read_consumed()
@@ -279,8 +294,9 @@ class _Run:
 
     # -- the gradient where the update consumes it -------------------------------------
     def consumed_array(self, name, spec):
-        """The array holding param ``name``'s gradient as the update reads it: its ``.grad``, or the array
-        allocated at ``spec["array_site"]`` (a copy, a buffer of summed gradients) most recently; None if absent."""
+        """The array holding param ``name``'s gradient as the update reads it: its ``.grad`` (``spec["is_grad"]``),
+        or the array allocated at ``spec["array_site"]`` (a copy, a buffer of summed gradients) most recently; None
+        if absent. ``spec`` is a consume spec or one of its ``summed`` entries."""
         P = self.cap.params[name]
         if spec["is_grad"]:
             return _grad(P)
@@ -302,7 +318,11 @@ class _Run:
                 continue
             with _quiet(self):
                 vals = self.consume_numpy.pop(name, None)
-                if vals is None:
+                if vals is None and spec.get("summed"):
+                    # the update adds several gradient arrays (a cached prior's gradient and the data term's)
+                    parts = [self.consumed_array(name, part) for part in spec["summed"]]
+                    vals = None if any(a is None for a in parts) else sum(_np(a) for a in parts)
+                elif vals is None:
                     a = self.consumed_array(name, spec)
                     vals = None if a is None else _np(a)
                 if vals is not None and vals.shape == self.grad[name].shape:
@@ -335,6 +355,12 @@ class _Run:
                         except Exception:  # noqa: BLE001
                             pass
                 return
+            if self.mode == "point":
+                # the script's own values of the params where a re-run sets them
+                self.point = {name: _np(a) for name, a in self.found.items()}
+                self.first_injected = True
+                self.stopped = "point"
+                raise _Stop()
             st = _trace._ACTIVE
             if st is not None and self.mode == "gradient" and self.cap.iteration > 1 and not self.first_injected:
                 # every gradient() call replays iterations 1 .. k-1 first: the trace measures iteration k

@@ -21,63 +21,135 @@ WEIGHT_FIT_EXTRA = 3
 WEIGHT_FIT_PERTURB = 0.1
 
 
-def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_FIT_PERTURB):
-    """Weights ``w_i`` with ``printed loss = sum_i w_i * sum(array_i)`` over the arrays seeded at the k-th backward
-    (or, for a loss printed after the update, at the next backward), from the first loss the script prints after
-    that backward at ``len(seeds) + extra`` points (the given one and
-    points ``x0 + perturb * (|x0| + 0.1 max|x0|) * N(0, 1)``, seed 0). Accepted only when the fit reproduces every
-    printed value to the digits printed (:func:`_printed_digits_tol`); each weight is then, in turn, set to its seed's
-    constant, ``1 / size`` or 1, else rounded to the fewest significant digits, where that still reproduces them. Sets ``cap.objective_weights`` and
-    records the fit on the capture summary and on ``finding``; leaves everything as it was when the fit fails."""
-    observed = _observe_printed_loss(cap, extra, perturb)
+#: Terms (seeded arrays over the iteration's counted backwards) beyond which only one common weight is fitted to the
+#: printed loss (``printed = c * sum of all terms``): each per-term weight costs one more re-run of the script.
+WEIGHT_FIT_MAX_TERMS = 16
+
+
+#: The seed of a ``backward(loss)`` as a term of the fit: the constant 1 on a single element.
+_LOSS_SEED = {"constant": 1.0, "size": 1, "sum": 1.0}
+
+
+def _iteration_terms(cap, run):
+    """``[(offset from k, _objective_at info)]`` of the modelled iteration's counted backwards in the discovery
+    ``run`` (those whose losses sum to the objective), in order."""
+    return [(m["n"] - cap.k, m["info"]) for m in run.marks
+            if m["iteration"] == cap.iteration and m["counted"] and "info" in m]
+
+
+def _term_meta(info):
+    """The seeds of an ``_objective_at`` info as terms of the fit (a ``backward(loss)``: :data:`_LOSS_SEED`)."""
+    return list(info["seeds"]) if info.get("seeds") else [dict(_LOSS_SEED)]
+
+
+def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_FIT_PERTURB,
+                          max_terms=WEIGHT_FIT_MAX_TERMS):
+    """Weights ``w_i`` with ``printed loss = sum_i w_i * sum(array_i)`` over the arrays seeded at the iteration's
+    counted backwards (the loss of a ``backward(loss)`` is one such array, seeded with 1; for a single backward, a
+    loss printed after the update may be of the next backward's arrays instead), from the first loss the script
+    prints after the iteration's first backward at ``n + extra`` points, ``n`` the number of terms (at most
+    ``max_terms``; the given one and points ``x0 + perturb * (|x0| + 0.1 max|x0|) * N(0, 1)``, seed 0). An iteration
+    of several backwards (a windowed rollout, one tape per window) is fitted with one common weight only
+    (``printed = c * sum of all terms``: a mean over windows): a weight per backward would also fit a print of one
+    of the terms alone (a data misfit printed without the prior whose gradient the update also adds) by weighting
+    the others 0, and the update follows every term. Accepted only when the fit reproduces every printed value to
+    the digits printed
+    (:func:`_printed_digits_tol`); each weight is then, in turn, set to its seed's constant, ``1 / size``, 1 or
+    ``1 / (number of terms)``, else rounded to the fewest significant digits, where that still reproduces them.
+    Sets ``cap.objective_weights`` (flat) and ``cap.term_weights`` (by backward) and records the fit on the capture
+    summary and on ``finding``; leaves everything as it was when the fit fails."""
+    multi = len(cap.obj_offsets) > 1
+    observed = _observe_printed_loss(cap, extra, perturb, max_terms)
     if observed is None:
         return
     rows, printed, meta = observed
     P = np.array([v for v, _ in printed])
-    A = w = None
+    A = w = A_common = None
     # the printed loss is of the k-th backward's point, or of the next backward's (printed after the update);
     # a fit must reproduce every printed value to the digits printed (:func:`_printed_digits_tol`)
     tol = np.array([_printed_digits_tol(tok) for _, tok in printed])
+    n = len(meta)
     for which in (0, 1):
         if any(r[which] is None for r in rows):
             continue
         A_try = np.array([r[which] for r in rows], dtype=np.float64)
-        if np.linalg.matrix_rank(A_try) < A_try.shape[1]:
-            continue
-        w_try = np.linalg.lstsq(A_try, P, rcond=None)[0]
-        if np.all(np.abs(A_try @ w_try - P) <= tol):
-            A, w = A_try, w_try
+        # several backwards: one common weight only (a mean over windows); a weight per backward would also fit a
+        # print of one term alone (the data misfit without a prior the update also follows) by dropping the others
+        models = ["common"] if multi else (["each"] if A_try.shape[0] > n else [])
+        for model in models:
+            if model == "common":
+                s_ = A_try.sum(axis=1)
+                if not np.any(s_):
+                    continue
+                c = float(np.dot(s_, P) / np.dot(s_, s_))
+                if np.all(np.abs(s_ * c - P) <= tol):
+                    A, w = A_try, np.full(n, c)
+                    A_common = s_[:, None]
+                    break
+                continue
+            if np.linalg.matrix_rank(A_try) < A_try.shape[1]:
+                continue
+            w_try = np.linalg.lstsq(A_try, P, rcond=None)[0]
+            if np.all(np.abs(A_try @ w_try - P) <= tol):
+                A, w, A_common = A_try, w_try, None
+                break
+        if w is not None:
             break
     if w is None:
         return
-    w = _simplest_weights(A, P, tol, w, meta)
+    if A_common is not None:
+        # one weight for every term: the simplest value of that weight
+        c = _simplest_weights(A_common, P, tol, w[:1], [{"constant": None, "size": n, "sum": None}])[0]
+        w = np.full(n, float(c))
+    else:
+        w = _simplest_weights(A, P, tol, w, meta, n_terms=n if multi else None)
     seeded = [sd["constant"] if sd["constant"] is not None else sd["sum"] / max(sd["size"], 1) for sd in meta]
     cap.objective_weights = [float(x) for x in w]
+    cap.term_weights = _split_weights(cap, cap.objective_weights)
     obj = cap.summary["objective"]
     obj["reported"] = "weighted"
     obj["weights"] = cap.objective_weights
-    obj["description"] = ("the loss the script prints, sum_i w_i * sum(array_i) over the arrays seeded at the "
-                          f"{_ordinal(cap.k)} backward with w = " + ", ".join(f"{x:.6g}" for x in w)
+    where = (f"the {_ordinal(cap.k)} backward" if not multi else
+             "backwards " + ", ".join(str(cap.k + o) for o in cap.obj_offsets) + " (every counted backward of the "
+             "iteration; a backward(loss) is its loss seeded with 1)")
+    obj["description"] = ("the loss the script prints, sum_i w_i * sum(array_i) over the arrays seeded at "
+                          f"{where} with w = " + ", ".join(f"{x:.6g}" for x in w)
                           + f" (fitted to the printed loss at {len(P)} points); the backward seeds "
                           + ", ".join(f"{x:.6g}" for x in seeded))
     finding["data"]["weights"] = cap.objective_weights
     finding["data"]["seeded_weights"] = seeded
+    finding.pop("tentative", None)
     finding["detail"] += (f"; the printed loss is sum_i w_i * sum(array_i) with w = "
                           + ", ".join(f"{x:.6g}" for x in w) + " where the seeds weight "
                           + ", ".join(f"{x:.6g}" for x in seeded))
     assumptions = cap.summary["assumptions"]
     assumptions[:] = [a for a in assumptions if not a.startswith("the objective is the seed-weighted sum")]
     assumptions.append(f"the objective is the loss the script prints, fitted as a weighted sum of the seeded arrays' "
-                       f"sums at {len(P)} points (it matches every printed value; the seed-weighted sum does not)")
+                       f"sums" + (" over the iteration's backwards" if multi else "")
+                       + f" at {len(P)} points (it matches every printed value; the seed-weighted sum does not)")
 
 
-def _observe_printed_loss(cap, extra, perturb):
+def _split_weights(cap, flat):
+    """``{offset: [weights of that backward's seeded arrays]}`` from the flat weights over the iteration's terms, in
+    the order of ``cap.obj_offsets`` (``cap.term_counts``: the number of terms of each)."""
+    out, i = {}, 0
+    counts = getattr(cap, "term_counts", None) or [len(flat)]
+    for off, c in zip(cap.obj_offsets, counts):
+        out[off] = list(flat[i:i + c])
+        i += c
+    return out
+
+
+def _observe_printed_loss(cap, extra, perturb, max_terms=WEIGHT_FIT_MAX_TERMS):
     """Re-run to the first printed loss at the fit's points (params restored after): ``(rows, printed, meta)``,
-    or None when a run reaches no seeded backward or prints no loss."""
+    or None when a run reaches no counted backward, a single backward is not seeded, or a run prints no loss.
+    Each row is ``(terms of the iteration, terms of the next backward or None)``; ``meta`` the terms' seeds."""
+    multi = len(cap.obj_offsets) > 1
     x0 = {k: _np(a) for k, a in cap.params.items()}
     rng = np.random.default_rng(0)
     rows, printed, meta = [], [], None
-    want = len(cap.summary["objective"].get("seeds") or []) + extra
+    n = sum(getattr(cap, "term_counts", None) or [len(cap.summary["objective"].get("seeds") or [])])
+    want = min(n, max_terms) + extra
     try:
         for j in range(want):
             if j > 0:
@@ -86,24 +158,25 @@ def _observe_printed_loss(cap, extra, perturb):
                         sc = np.abs(v) + 0.1 * (float(np.max(np.abs(v))) if v.size else 0.0)
                         cap.params[k].assign((v + perturb * sc * rng.standard_normal(v.shape)).astype(v.dtype))
             run, stopped, vals = cap._rerun("observe")
-            if run.kth is None or run.kth.get("kind") != "seeded":
+            infos = [run.term_infos.get(off) for off in cap.obj_offsets]
+            if any(i is None for i in infos) or (not multi and infos[0].get("kind") != "seeded"):
                 return None
             got = _first_printed_loss(run.out.getvalue()[run.out_mark or 0:])
             if got is None:
                 return None
-            meta = run.kth["seeds"]
-            nxt = (run.next_info or {}).get("seeds")
-            rows.append(([sd["array_sum"] for sd in meta],
-                         [sd["array_sum"] for sd in nxt] if nxt and len(nxt) == len(meta) else None))
+            meta = [sd for i in infos for sd in _term_meta(i)]
+            terms = [t for i in infos for t in i["terms"]]
+            nxt = (run.next_info or {}).get("seeds") if not multi else None
+            rows.append((terms, [sd["array_sum"] for sd in nxt] if nxt and len(nxt) == len(meta) else None))
             printed.append(got)
     finally:
         cap._restore(x0)
     return rows, printed, meta
 
 
-def _simplest_weights(A, P, tol, w, meta):
-    """Each weight in turn set to its seed's constant, ``1 / size`` or 1, else to the shortest decimal, where the
-    weights still reproduce every printed value (:func:`_fit_reported_weights`)."""
+def _simplest_weights(A, P, tol, w, meta, n_terms=None):
+    """Each weight in turn set to its seed's constant, ``1 / size``, 1 or (with ``n_terms``) ``1 / n_terms``, else to
+    the shortest decimal, where the weights still reproduce every printed value (:func:`_fit_reported_weights`)."""
     def fits(ws):
         return bool(np.all(np.abs(A @ ws - P) <= tol))
 
@@ -121,7 +194,8 @@ def _simplest_weights(A, P, tol, w, meta):
     # reproduces every print with the weights not yet chosen fitted again
     fixed = {}
     for i, sd in enumerate(meta):
-        simple = [c for c in (sd["constant"], 1.0 / sd["size"] if sd["size"] else None, 1.0) if c is not None]
+        simple = [c for c in (sd["constant"], 1.0 / sd["size"] if sd["size"] else None, 1.0,
+                              1.0 / n_terms if n_terms else None) if c is not None]
         for c in simple + [float(f"{w[i]:.{d - 1}e}") for d in range(1, 8)]:
             trial = solve({**fixed, i: c})
             if fits(trial):
@@ -139,7 +213,7 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
     info = run.kth
     obj, arrays = _objective_summary(cap, tr, run, b, site_of)
     findings, assumptions = [], []
-    if info["kind"] == "seeded":
+    if info["kind"] == "seeded" or len(cap.obj_offsets) > 1:
         _check_printed_loss(cap, run, text, obj, arrays, findings, assumptions)
     _check_seed_buffers(cap, run, findings)
     if cap.stale_seed:
@@ -162,6 +236,11 @@ def _summary(cap, tr, run, b, chosen, candidates, text, stopped, objs, site_of):
                            "loss depends on, and whose .grad the script uses after the backward (override with "
                            "--param FILE.py:LINE)")
     assumptions.extend(_iteration_assumptions(cap))
+    cut = getattr(run, "look_cut", None)
+    if cut:
+        assumptions.append(f"the look past the end of iteration {cap.iteration} for an inner solve was cut by time "
+                           f"after {cut['backwards']} backwards ({cut['seconds']} s): an inner solve longer than "
+                           f"that was taken for the optimisation iteration (name the params with --param)")
     if stopped and " after the needed backward" in stopped:
         assumptions.append(f"the script stopped with an exception after backward {k} ({stopped.split(': ', 1)[-1]}"
                            f"): the capture stopped at that exception, with what it needed from backward {k}")
@@ -232,21 +311,25 @@ def _objective_summary(cap, tr, run, b, site_of):
 
 
 def _check_printed_loss(cap, run, text, obj, arrays, findings, assumptions):
-    """A seeded backward: compare the objective with the loss the script prints; record a mismatch, the reduction
-    that matches it instead, and the assumption made about the objective."""
+    """A seeded backward, or an iteration of several counted backwards: compare the objective with the loss the
+    script prints; record a mismatch, the reduction that matches it instead (a single backward), and the assumption
+    made about the objective. For several backwards the objective is the sum of their losses (seed-weighted sums)
+    and the mismatch finding is ``tentative``: it stands only if :func:`_fit_reported_weights` then finds the
+    weights of the printed loss over the iteration's backwards (a mean over windows each seeded with 1)."""
     k = cap.k
     info = run.kth
+    multi = len(cap.obj_offsets) > 1
     printed = _printed_losses(text)
-    mine = [v for v in (run.objective, run.next_objective) if v is not None]
+    mine = [v for v in ((run.objective,) if multi else (run.objective, run.next_objective)) if v is not None]
     if printed and not any(_matches_printed(v, tok) for v in mine for _, tok in printed):
         vals = [v for v, _ in printed][:10]
         alt = None
-        s0 = info["seeds"][0]
+        s0 = (info.get("seeds") or [None])[0]
         # the printed loss at the k-th backward's point, or at the next backward's (a loss printed after
         # the update, from a forward at the new params)
         n0 = ((run.next_info or {}).get("seeds") or [None])
         nxt_seed = n0[0] if len(n0) == 1 else None
-        if len(info["seeds"]) == 1 and s0["constant"] is not None:
+        if not multi and len(info["seeds"]) == 1 and s0["constant"] is not None:
             for red in ("array_mean", "array_sum"):
                 cands = [sd.get(red) for sd in (s0, nxt_seed) if sd is not None]
                 if any(v is not None and _matches_printed(v, tok) for v in cands for _, tok in printed):
@@ -255,16 +338,26 @@ def _check_printed_loss(cap, run, text, obj, arrays, findings, assumptions):
         if alt is not None:
             cap.objective_reduction = alt
             cap.objective_weights = [1.0 / s0["size"] if alt == "mean" else 1.0]
+            cap.term_weights = {0: list(cap.objective_weights)}
             obj["reported"] = alt
             obj["description"] = (f"the {alt} of the array seeded at the {_ordinal(k)} backward "
                                   f"({arrays[0]['array_site']}): the loss the script prints; the backward "
                                   f"differentiates the seed-weighted sum instead")
-        findings.append({
+        what = (f"backward {k} is seeded so that it differentiates {run.objective:.6g} (the seed-weighted sum)"
+                if not multi else
+                f"backwards {', '.join(str(k + o) for o in cap.obj_offsets)} of iteration {cap.iteration} are seeded "
+                f"so that together they differentiate {run.objective:.6g} (the sum of their seed-weighted sums, a "
+                f"backward(loss) seeded with 1)")
+        finding = {
             "id": "seed_objective_mismatch", "classes": ["seed_mismatch"],
-            "detail": (f"backward {k} is seeded so that it differentiates {run.objective:.6g} (the seed-weighted "
-                       f"sum), but the loss the script prints is {', '.join(f'{v:.6g}' for v in vals[:3])}"
+            "detail": (f"{what}, but the loss the script prints is {', '.join(f'{v:.6g}' for v in vals[:3])}"
                        + (f", the {alt} of the seeded array" if alt else "")),
-            "data": {"weighted_sum": run.objective, "printed": vals, "matches": alt}})
+            "data": {"weighted_sum": run.objective, "printed": vals, "matches": alt}}
+        if multi:
+            finding["tentative"] = True
+        findings.append(finding)
+    if info["kind"] != "seeded":
+        return
     if cap.objective_reduction is None:
         assumptions.append("the objective is the seed-weighted sum of the arrays seeded by grads={...} "
                            "(the function whose gradient that backward computes)")

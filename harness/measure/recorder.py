@@ -188,15 +188,23 @@ def _install(st):
 
 
 def _wrap_numpy(o_numpy):
-    """``wp.array.numpy`` that records a read of a ``.grad`` array's contents."""
+    """``wp.array.numpy`` that records a read of a ``.grad`` array's contents. The read is a host operation:
+    Warp's own calls inside it (a CUDA array's device-to-host ``wp.clone``/``wp.copy``; a CPU array returns a
+    view) are not recorded, so a CUDA trace holds the same events as the CPU trace of the same program."""
     def numpy(self, *a, **k):
         s = _ACTIVE
-        if s is not None and not (s.busy or s.host_depth or s.launch_depth or s.backward_depth):
+        if s is None:
+            return o_numpy(self, *a, **k)
+        if not (s.busy or s.host_depth or s.launch_depth or s.backward_depth):
             rec = s.arrays.get(id(self))
             if rec is not None and rec["grad_of"] is not None:
                 s.event("grad_numpy", array=rec["grad_of"], grad=rec["label"],
                         before_backward=s.backward_count == 0)
-        return o_numpy(self, *a, **k)
+        s.host_depth += 1
+        try:
+            return o_numpy(self, *a, **k)
+        finally:
+            s.host_depth -= 1
 
     return numpy
 

@@ -129,6 +129,16 @@ def _dtype_name(dtype):
     return getattr(dtype, "__name__", None) or str(dtype)
 
 
+def _capturing(a) -> bool:
+    """True while ``a``'s CUDA device records a graph (``wp.ScopedCapture``): reading its values then (a
+    device-to-host copy) is refused by CUDA and invalidates the script's capture (CUDA error 901 at its next
+    copy), so the trace records such an event without values. False on the CPU and when Warp cannot say."""
+    try:
+        dev = a.device
+        return bool(getattr(dev, "is_cuda", False) and dev.is_capturing)
+    except Exception:  # noqa: BLE001 - an old release without the property, a freed array
+        return False
+
 class _Recorder:
     def __init__(self, params, digests, max_digest_bytes, result_rtol, max_snapshot_bytes=256 << 20):
         self.digests = digests
@@ -223,7 +233,7 @@ class _Recorder:
             self.busy -= 1
 
     def summary(self, a):
-        if not self.digests or a is None:
+        if not self.digests or a is None or _capturing(a):
             return None
         self.busy += 1
         try:
@@ -247,6 +257,8 @@ class _Recorder:
             self.busy -= 1
 
     def contents(self, a):
+        if _capturing(a):
+            return None
         self.busy += 1
         try:
             return np.array(a.numpy(), dtype=np.float64, copy=True)
