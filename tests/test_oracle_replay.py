@@ -192,17 +192,33 @@ def test_the_worker_reports_a_failed_reproduction_as_an_error(fit):
     assert "train.py: the replay's objective" in doc["message"]
 
 
-@pytest.mark.parametrize("name,args", [("script_carry", []), ("script_hand_seed", []), ("script_seeds", []),
-                                       ("script_two_params", []), ("script_list_params", [])])
-def test_the_replay_equals_the_capture_on_the_test_programs(name, args):
+TRIALS = Path(__file__).parent / "data" / "capture_trials"
+
+
+@pytest.mark.parametrize("folder,args,iteration,feature", [
+    (PROGRAMS / "script_carry", [], 1, "continue_chain"),
+    (PROGRAMS / "script_hand_seed", [], 1, "hand_seed_sites"),
+    (PROGRAMS / "script_seeds", [], 1, None),
+    (PROGRAMS / "script_two_params", [], 1, None),
+    (PROGRAMS / "script_list_params", [], 1, None),
+    (TRIALS / "cached_prior", ["--prior", "once"], 2, "external_terms"),
+    (TRIALS / "batch_mean", ["--report", "mean"], 1, "term_weights"),
+    (TRIALS / "checkpoint_clones", ["--order", "reverse"], 1, None),
+    (TRIALS / "summed_backwards", ["--mode", "sum"], 1, None),
+    (TRIALS / "shift_before_backward", ["--shift", "after"], 2, None),
+], ids=lambda v: v.name if isinstance(v, Path) else None)
+def test_the_replay_equals_the_capture_on_the_test_programs(folder, args, iteration, feature):
     """Objective at the point and at a moved one, and three gradient() calls at one point (a carried .grad
-    grows: script_carry), as the capture's own Problem gives them, to the last bit."""
+    grows: script_carry), as the capture's own Problem gives them, to the last bit; ``feature`` names the
+    record field the program exercises (a cached prior's loss added by one more run, the reported loss's
+    weights, hand-set seeds, a continued chain)."""
     from defects4warp.capture import ScriptSpec, capture_problem
     from defects4warp.capture.record import replay_record
 
-    folder = PROGRAMS / name
-    cap = capture_problem(folder, ScriptSpec(entry="train.py", args=args))
+    cap = capture_problem(folder, ScriptSpec(entry="train.py", args=args, iteration=iteration))
     rec = replay_record(cap)
+    if feature is not None:
+        assert rec[feature], f"{folder.name} does not exercise {feature}"
     rec["check"] = {"objective": cap.objective(), "gradient": {k: np.asarray(v, dtype=np.float64).ravel().tolist()
                                                                for k, v in cap.gradient().items()}}
     cap.chain, cap.seed_points = None, []
@@ -214,7 +230,7 @@ def test_the_replay_equals_the_capture_on_the_test_programs(name, args):
         assert set(g) == set(w)
         for k in w:
             np.testing.assert_array_equal(g[k], w[k])
-    if name == "script_carry":
+    if feature == "continue_chain":
         k = next(iter(want[0]))
         assert not np.array_equal(want[1][k], want[0][k])  # the chain is really exercised
     for k, a in rp.params.items():

@@ -47,10 +47,11 @@ def replay_record(cap) -> dict:
         JSON-able: ``format``, ``entry``, ``module``, ``entry_file`` (relative to the folder), ``args``,
         ``iteration``, ``params`` (``[{"name", "site": [file, line, occurrence], "shape", "x0"}]``: ``shape``
         the ``numpy()`` shape, ``x0`` the flat float64 values), ``inject_step``, ``first_backward``,
-        ``backwards_per_iteration``, ``gradient_after_backward``, ``objective_offsets``,
-        ``objective_weights``, ``hand_seed_sites``, ``consume`` (param name -> ``{"step", "offset",
-        "is_grad", "array_site", "site"}``), ``continue_chain``, ``stochastic`` and ``summary`` (the
-        capture summary).
+        ``backwards_per_iteration``, ``gradient_after_backward``, ``objective_offsets``, ``term_weights``
+        (offset of a counted backward, as a string -> weights of its seeded arrays' sums, or null),
+        ``external_terms`` (``[{"n", "inject_step"}]``: earlier backwards whose loss the objective adds),
+        ``hand_seed_sites``, ``consume`` (param name -> ``{"step", "offset", "is_grad", "array_site", "site",
+        "summed"}``), ``continue_chain``, ``stochastic`` and ``summary`` (the capture summary).
     """
     import numpy as np
 
@@ -60,17 +61,25 @@ def replay_record(cap) -> dict:
         v = np.asarray(arr.numpy())
         params.append({"name": name, "site": list(cap.sites[name]), "shape": [int(s) for s in v.shape],
                        "x0": _flat(v)})
+    def where(part):
+        return {"is_grad": bool(part["is_grad"]),
+                "array_site": None if part.get("array_site") is None else list(part["array_site"])}
+
     consume = {}
     for name, c in cap.consume.items():
-        consume[name] = {"step": int(c["step"]), "offset": int(c["offset"]), "is_grad": bool(c["is_grad"]),
-                         "array_site": None if c.get("array_site") is None else list(c["array_site"]),
-                         "site": None if c.get("site") is None else list(c["site"][:2])}
+        consume[name] = {"step": int(c["step"]), "offset": int(c["offset"]), **where(c),
+                         "site": None if c.get("site") is None else list(c["site"][:2]),
+                         "summed": None if not c.get("summed") else [where(part) for part in c["summed"]]}
+    tw = getattr(cap, "term_weights", None)
     return {"format": RECORD_FORMAT, "entry": cap.spec.entry, "module": bool(cap.spec.module), "entry_file": entry,
             "args": list(cap.spec.args), "iteration": int(cap.iteration), "params": params,
             "inject_step": int(cap.inject_step), "first_backward": int(cap.k),
             "backwards_per_iteration": int(cap.per_iteration), "gradient_after_backward": int(cap.grad_after),
             "objective_offsets": [int(o) for o in cap.obj_offsets],
-            "objective_weights": None if cap.objective_weights is None else [float(w) for w in cap.objective_weights],
+            "term_weights": None if tw is None else {str(int(off)): None if w is None else [float(x) for x in w]
+                                                     for off, w in tw.items()},
+            "external_terms": [{"n": int(t["n"]), "inject_step": int(t["inject_step"])}
+                               for t in getattr(cap, "external_terms", None) or ()],
             "hand_seed_sites": sorted(list(s) for s in cap.hand_seed_sites),
             "consume": consume, "continue_chain": bool(cap.carried or cap.stale_seed),
             "stochastic": bool(cap.stochastic), "summary": cap.capture_summary()}

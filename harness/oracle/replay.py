@@ -78,10 +78,13 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 class _Pass:
     """One run of the script: counters, the arrays it constructed, what it read."""
 
-    def __init__(self, rp, mode, point=None, repeat_injection=(), grad_target=None):
+    def __init__(self, rp, mode, point=None, repeat_injection=(), grad_target=None, term=None):
         self.rp = rp
         self.rec = rp.record
-        self.mode = mode  # "objective" | "gradient" | "until_backward"
+        self.mode = mode  # "objective" | "gradient" | "term" | "until_backward"
+        self.term = term  # term mode: {"n", "inject_step"} of an earlier backward whose loss is read
+        # the counted call before which the params are set: the iteration's start (or the term's own iteration's)
+        self.start_call = rp.record.get("inject_step", -1) if term is None else term["inject_step"]
         self.point = point or {}  # name -> values to set
         self.repeat_injection = set(repeat_injection)  # backward counts after which a tape start sets them again
         self.grad_target = grad_target
@@ -123,7 +126,7 @@ class _Pass:
         """A counted call starts: set the params at the iteration's start, read a consumed gradient."""
         if self.busy:
             return
-        if not self.set_once and self.calls == self.rec["inject_step"]:
+        if not self.set_once and self.calls == self.start_call:
             self.set_params()
         if self.waiting:
             self.read_consumed()
@@ -193,9 +196,10 @@ class _Pass:
                 continue  # another call than the recorded update: the .grad after the backward stands
             with self.silent():
                 vals = self.from_numpy.pop(name, None)
+                parts = how.get("summed") or [how]  # the update may add several gradient arrays
                 if vals is None:
-                    h = self.holder(name, how)
-                    vals = None if h is None else np.array(h.numpy(), copy=True)
+                    hs = [self.holder(name, part) for part in parts]
+                    vals = None if any(h is None for h in hs) else sum(np.array(h.numpy(), copy=True) for h in hs)
                 if vals is not None and vals.shape == self.grad[name].shape:
                     self.grad[name] = vals
         if not self.waiting:
@@ -242,6 +246,16 @@ class _Pass:
                 self.ended = f"backward {n}"
                 raise _Halt()
             return
+        if self.mode == "term":
+            if n < self.term["n"]:
+                return
+            if not self.set_once:
+                raise _Broken(f"{rec['entry']}: the replay reached backward {n} before counted call "
+                              f"{self.term['inject_step']}, where the record sets the params to read the loss of "
+                              f"backward {self.term['n']}")
+            self.loss = self.objective_at(tape, loss, grads, n)[0]
+            self.ended = "term"
+            raise _Halt()
         k, per = rec["first_backward"], rec["backwards_per_iteration"]
         if self.mode == "gradient" and n > k and (n - 1) in self.repeat_injection and (n - 1) not in self.set_at:
             self.ended = f"no tape started before backward {n}"
@@ -258,7 +272,8 @@ class _Pass:
         off = n - k
         offs = rec["objective_offsets"]
         if off in offs and off < per:
-            value, pairs = self.objective_at(tape, loss, grads, n)
+            tw = rec.get("term_weights")
+            value, pairs = self.objective_at(tape, loss, grads, n, None if tw is None else tw.get(str(off)))
             if off == offs[0]:
                 self.loss = 0.0
                 self.first_seeds = pairs
@@ -287,8 +302,10 @@ class _Pass:
             self.ended = "gradient"
             raise _Halt()
 
-    def objective_at(self, tape, loss, grads, n):
-        """(value, seed pairs or None) of the loss backward ``n`` differentiates, read before it runs."""
+    def objective_at(self, tape, loss, grads, n, weights=None):
+        """(value, seed pairs or None) of the loss backward ``n`` differentiates, read before it runs; with
+        ``weights`` (one per seeded array, or one for a ``backward(loss)``) the weighted sum of the seeded arrays'
+        sums (or the weighted loss), the loss the script reports."""
         import warp as wp
 
         entry = self.rec["entry"]
@@ -309,7 +326,8 @@ class _Pass:
             if loss is not None and not grads:
                 if not isinstance(loss, wp.array) or loss.size != 1:
                     raise _Broken(f"{entry}: backward {n} was given a loss that is not a one-element wp.array")
-                return float(np.sum(np.asarray(loss.numpy(), dtype=np.float64))), None
+                v = float(np.sum(np.asarray(loss.numpy(), dtype=np.float64)))
+                return (float(weights[0]) * v if weights is not None and len(weights) == 1 else v), None
             if not grads:
                 raise _Broken(f"{entry}: backward {n} has neither a loss nor seeds (grads= or a .grad set "
                                   f"by hand at a recorded site)")
@@ -322,9 +340,8 @@ class _Pass:
                 total += float(np.sum(yv * sv))
                 pairs.append((yv, sv))
                 sums.append(float(np.sum(yv)))
-            w = self.rec.get("objective_weights")
-            if w is not None and len(w) == len(sums):
-                return float(sum(wi * si for wi, si in zip(w, sums))), None
+            if weights is not None and len(weights) == len(sums):
+                return float(sum(wi * si for wi, si in zip(weights, sums))), None
             return total, pairs
 
 
@@ -367,9 +384,15 @@ def _numpy_seen(orig):
     """``wp.array.numpy`` telling the run in progress what it returned (an update may consume those values)."""
 
     def wrapper(arr, *a, **k):
-        values = orig(arr, *a, **k)
-        if _ACTIVE is not None:
-            _ACTIVE.saw_numpy(arr, values)
+        p = _ACTIVE
+        if p is None:
+            return orig(arr, *a, **k)
+        p.building += 1  # Warp's own calls inside .numpy() (a CUDA array's copy to the host) are not counted
+        try:
+            values = orig(arr, *a, **k)
+        finally:
+            p.building -= 1
+        p.saw_numpy(arr, values)
         return values
 
     return wrapper
@@ -564,7 +587,20 @@ class ReplayProblem:
         if p.loss is None:
             raise ReplayError(f"{self.record['entry']}: the run ended ({p.ended}) before backward "
                               f"{self.record['first_backward']}, where the iteration's loss is read")
-        return self._seeded(p, point)
+        return self._seeded(p, point) + self._earlier_terms(point)
+
+    def _earlier_terms(self, point) -> float:
+        """The losses of the record's ``external_terms`` at ``point`` (0.0 without any): backwards before the
+        iteration whose gradient its update still consumes (a prior's gradient computed once and kept), each read
+        by one run that sets the params at the start of that backward's own iteration."""
+        total = 0.0
+        for t in self.record.get("external_terms") or ():
+            p = self._execute(_Pass(self, "term", point, term=t))
+            if p.loss is None:
+                raise ReplayError(f"{self.record['entry']}: the run ended ({p.ended}) before backward {t['n']}, "
+                                  f"whose loss the iteration's update still consumes")
+            total += float(p.loss)
+        return total
 
     def _seeded(self, p, point) -> float:
         pairs = p.first_seeds
