@@ -593,14 +593,14 @@ class ReplayProblem:
         """The losses of the record's ``external_terms`` at ``point`` (0.0 without any): backwards before the
         iteration whose gradient its update still consumes (a prior's gradient computed once and kept), each read
         by one run that sets the params at the start of that backward's own iteration."""
-        total = 0.0
-        for t in self.record.get("external_terms") or ():
-            p = self._execute(_Pass(self, "term", point, term=t))
-            if p.loss is None:
-                raise ReplayError(f"{self.record['entry']}: the run ended ({p.ended}) before backward {t['n']}, "
-                                  f"whose loss the iteration's update still consumes")
-            total += float(p.loss)
-        return total
+        terms = self.record.get("external_terms") or ()
+        runs = [self._execute(_Pass(self, "term", point, term=t)) for t in terms]
+        short = [(t, p) for t, p in zip(terms, runs) if p.loss is None]
+        if short:
+            t, p = short[0]
+            raise ReplayError(f"{self.record['entry']}: the run ended ({p.ended}) before backward {t['n']}, whose "
+                              f"loss the iteration's update still consumes")
+        return float(sum(float(p.loss) for p in runs))
 
     def _seeded(self, p, point) -> float:
         pairs = p.first_seeds
