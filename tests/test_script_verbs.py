@@ -336,8 +336,10 @@ def test_run_scripts_with_the_reference_engine(tmp_path):
 def test_oracle_judges_a_refused_script_on_warps_own_error():
     """A script whose kernels this release refuses to build (1.19.0 refuses
     ``dst[0].x *= s`` with backward enabled) is ``refused`` for the oracle,
-    as its adapter is, not an error of the capture."""
+    as its adapter is, not an error of the capture: the capture's record says
+    it failed, and the oracle, running the script itself, meets Warp's error."""
     from defects4warp.blind import neutral_copy
+    from defects4warp.capture.record import record_script
     from defects4warp.envs import installed_warp_version
     from defects4warp.oracle import measure_variant
 
@@ -347,6 +349,8 @@ def test_oracle_judges_a_refused_script_on_warps_own_error():
         pytest.skip("the refusal starts with Warp 1.18.0")
     case = ROOT / "corpus" / "scanner-axis-scale-calibration" / "buggy"
     with neutral_copy(case, drop=("problem.py",)) as p:
-        d = measure_variant(p, script={"entry": "train.py", "args": ["--points", "24", "--iters", "5"]})
+        rec = record_script(p, {"entry": "train.py", "args": ["--points", "24", "--iters", "5"]})
+        d = measure_variant(p, replay=rec)
+    assert "WarpCodegenError" in rec["error"]["cause"]
     assert d["verdict"] == "refused", d.get("message")
-    assert d["failure"]["stage"] == "capture" and "WarpCodegenError" in d["message"]
+    assert d["failure"]["stage"] == "script" and "WarpCodegenError" in d["message"]
