@@ -77,8 +77,9 @@ CODE_PARTS = ("measure", "engines", "probes", "rules", "oracle", "capture", "iso
               "kernel_access.py", "evidence_table.py")
 
 #: Harness sources whose digest is part of every validation's key: the
-#: independent oracle, the capture it runs script variants through (with the
-#: trace module the capture records with), the judgement in ``validate.py``, and
+#: independent oracle, the capture that reads a script variant into the replay
+#: record the oracle replays (with the trace module the capture records with),
+#: the judgement in ``validate.py``, and
 #: what these import. The engine is not among them: the oracle shares no code
 #: with it (tests/test_oracle.py), so an engine change re-measures no ground truth.
 ORACLE_PARTS = ("oracle", "capture", "sandbox.py", "measure/__init__.py", "measure/trace.py", "measure/recorder.py",

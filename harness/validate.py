@@ -23,9 +23,11 @@ expectation on this release:
   expectation) shows that it builds from there.
 
 A variant that holds a script is validated as the script when the item's
-program is ``script`` (``validate --programs scripts``): the oracle captures
-its Problem from the user's files (:mod:`defects4warp.capture`, protocol
-infrastructure) and its fixed twin is measured as its script too.
+program is ``script`` (``validate --programs scripts``): the capture reads the
+script into a replay record (:func:`defects4warp.capture.record.record_script`,
+data) and the oracle replays the script with its own instrumentation
+(:mod:`defects4warp.oracle.replay`, docs/oracle.md "Script variants"); its
+fixed twin is measured as its script too.
 
 Each check gets a status: ``passed``; ``failed`` (the oracle contradicts the
 tags, or the variant errs); ``unresolved`` (the oracle cannot resolve the
@@ -170,8 +172,24 @@ class _Measurements:
         with slot["lock"]:
             if slot["value"] is None:
                 with neutral_copy(path, drop=("problem.py",) if script is not None else ()) as p:
+                    replay = None if script is None else self.record(p, path, python, device, timeout_s, repeat,
+                                                                     script)
                     slot["value"] = run_worker(p, device=device, scale=scale, python=python, timeout_s=timeout_s,
-                                               knobs=knobs, point=point, arrays=True, script=script)
+                                               knobs=knobs, point=point, arrays=True, replay=replay)
+            return slot["value"]
+
+    def record(self, copy, path, python, device, timeout_s, repeat, script) -> dict:
+        """The replay record of a script variant (:func:`defects4warp.capture.record.record_script`, run on the
+        neutral copy ``copy`` of ``path``), made once per variant, interpreter, device and repeat: the
+        capture's reading of the script, handed to the oracle as data."""
+        from .capture.record import record_script
+
+        key = ("record", str(path), python, device, repeat, json.dumps(script, sort_keys=True))
+        with self._lock:
+            slot = self._slots.setdefault(key, {"lock": threading.Lock(), "value": None})
+        with slot["lock"]:
+            if slot["value"] is None:
+                slot["value"] = record_script(copy, script, python=python, device=device, timeout_s=timeout_s)
             return slot["value"]
 
 
@@ -227,6 +245,8 @@ def _check(item, expected, status, message, doc=None, seconds=0.0, pair=None):
     rec = oracle_record(doc) if doc else None
     if rec is not None and doc.get("capture") is not None:
         rec["capture"] = doc["capture"]
+    if rec is not None and doc.get("replay") is not None:
+        rec["replay"] = doc["replay"]  # the replay's reproduction of the capture's record (script variants)
     return VariantCheck(item.case.id, item.variant.name, item.scale, expected, status in OK_STATUSES,
                         taxonomy_signature(doc) if doc else None, (doc or {}).get("max_relative_error"),
                         message, seconds, (doc or {}).get("warp_version"), status, rec, pair,

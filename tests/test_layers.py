@@ -32,7 +32,9 @@ anything else runs only on the parent's side or on demand).
 
 :data:`INDEPENDENT` adds one rule inside a layer: the oracle is the ground
 truth the engine is scored against, so it imports nothing that measures for
-the engine, with the one exception listed in :data:`EXCEPTIONS`.
+the engine, with no exception (:data:`EXCEPTIONS` is empty: a script variant
+reaches the oracle as a replay record, data the capture writes, and the oracle
+replays the script with its own instrumentation, harness/oracle/replay.py).
 """
 
 from __future__ import annotations
@@ -66,21 +68,16 @@ INDEPENDENT = {
     "oracle": {"measure", "capture", "probes", "rules", "kernel_access", "engines", "isolation"},
 }
 
-#: (importing module, imported unit) -> why the edge stays.
-EXCEPTIONS = {
-    ("oracle.worker", "capture"): (
-        "a script variant has no problem.py: the oracle judges the Problem the capture builds from the "
-        "script, so it runs the capture (and through it the runtime trace in measure/) that the engine "
-        "also runs; rewriting the capture for the oracle alone is issue 31's open item. The digest of "
-        "that code is part of every validation's key (store.ORACLE_PARTS)"),
-}
+#: (importing module, imported unit) -> why the edge stays. Empty: issue 31 removed the last one (the oracle's
+#: worker building a script variant's Problem through the capture).
+EXCEPTIONS = {}
 
 
 #: Modules a measured process starts from: the measurement worker and the probes it loads by name
-#: (``probes.MODULES``), the capture and trace it runs, the oracle's worker, the builtins worker
-#: and the program audit's child.
-WORKER_ENTRIES = ("probes.worker", "capture.core", "measure.trace", "oracle.worker", "builtins.worker",
-                  "program_gradient")
+#: (``probes.MODULES``), the capture and trace it runs, the capture's replay-record writer, the oracle's
+#: worker and its replay, the builtins worker and the program audit's child.
+WORKER_ENTRIES = ("probes.worker", "capture.core", "capture.record", "measure.trace", "oracle.worker",
+                  "oracle.replay", "builtins.worker", "program_gradient")
 #: Third-party packages a worker-side module may import at module level.
 WORKER_THIRD_PARTY = {"numpy", "warp"}
 
@@ -224,7 +221,8 @@ def test_the_graph_is_read_from_every_import(edges):
     assert ("probes.trace", "evidence_table") in got  # function-local
     assert ("rules.unit", "kernel_access") in got  # from ..kernel_access import ...
     assert ("cli", "commands.run") in got
-    assert ("oracle.worker", "capture") in got
+    assert ("oracle.worker", "oracle.replay") in got  # function-local, inside the package
+    assert ("validate", "capture.record") in got  # the orchestration makes the replay record
     assert len(edges) > 300
 
 
@@ -237,21 +235,28 @@ def test_no_cycle_between_units(edges):
 
 
 def test_the_oracle_imports_nothing_that_measures_for_the_engine(edges):
+    """No edge from the oracle into measurement code, and no exception to that rule; the oracle's own edges
+    are read (so an empty answer is not a reader that saw nothing)."""
+    assert EXCEPTIONS == {}
     assert forbidden_edges(edges) == []
-    # the exception is still needed (else it goes)
-    got = {(a, unit(b)) for a, b, _ in edges}
-    assert set(EXCEPTIONS) <= got
+    oracle = {(a, b) for a, b, _ in edges if unit(a) == "oracle"}
+    assert ("oracle.worker", "problem") in oracle and ("oracle.replay", "paths") in oracle
+    assert not {b for _, b in oracle} & {"capture", "measure", "probes", "engines", "isolation", "rules",
+                                          "kernel_access"}
+    assert not any(unit(b) in INDEPENDENT["oracle"] for _, b in oracle)
 
 
 def test_the_checks_name_the_offending_edge():
-    """An upward edge, a cycle and a forbidden oracle edge are each reported with the importing module and line."""
+    """An upward edge, a cycle and a forbidden oracle edge (also the oracle's old edge into the capture) are each
+    reported with the importing module and line."""
     fake = [("measure.trace", "engines.evidence", 12), ("engines.reference", "measure.trace", 3),
             ("oracle.api", "probes.worker", 7), ("oracle.worker", "capture", 290)]
     assert upward_edges(fake) == ["measure.trace:12 imports engines.evidence (measure is in layer worker, "
                                   "engines in the higher layer engines)"]
     assert unit_cycles(fake) == [(["engines", "measure"], ["engines.reference:3->measure.trace",
                                                            "measure.trace:12->engines.evidence"])]
-    assert forbidden_edges(fake) == ["oracle.api:7 imports probes.worker (oracle must not import probes)"]
+    assert forbidden_edges(fake) == ["oracle.api:7 imports probes.worker (oracle must not import probes)",
+                                     "oracle.worker:290 imports capture (oracle must not import capture)"]
 
 
 def _module_level_imports(mods: dict, name: str) -> tuple:

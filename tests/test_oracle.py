@@ -285,12 +285,12 @@ def test_oracle_shares_no_module_with_the_engine():
     import defects4warp
 
     root = Path(defects4warp.__file__).parent
-    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle", "paths", "capture",
+    allowed_parent = {"problem", "case", "envs", "taxonomy", "blind", "oracle", "paths",
                       "kernel_cache", "sandbox"}  # paths: where the package is; kernel_cache: neutral, imports
     # nothing of it; sandbox: the one place that starts processes (standard library only, measures nothing)
     forbidden = {"engines", "measure", "probes", "isolation"}
     files = sorted((root / "oracle").glob("*.py"))
-    assert {f.name for f in files} >= {"__init__.py", "api.py", "runner.py", "worker.py", "numerics.py"}
+    assert {f.name for f in files} >= {"__init__.py", "api.py", "runner.py", "worker.py", "numerics.py", "replay.py"}
     for f in files:
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level:
@@ -304,12 +304,13 @@ def test_oracle_shares_no_module_with_the_engine():
                     assert a.name.split(".")[0] in {"argparse", "hashlib", "json", "math", "os", "sys", "time",
                                                     "traceback", "numpy", "warp", "signal", "subprocess",
                                                     "tempfile", "threading", "resource", "pathlib",
-                                                    "importlib", "ctypes"}, f"{f.name} imports {a.name}"
+                                                    "importlib", "ctypes", "contextlib", "io", "runpy"}, \
+                        f"{f.name} imports {a.name}"
     tree = ast.parse((root / "validate.py").read_text())
     mods = {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
     assert not mods & forbidden, mods
-    # the capture the oracle uses for script variants is protocol infrastructure:
-    # it imports nothing from the engine (engines, probes, isolation, the
+    # the capture that writes a script variant's replay record (the oracle gets it as data and
+    # replays the script itself) imports nothing from the engine (engines, probes, isolation, the
     # measurement worker) except the runtime trace it is built on
     # (harness/measure/trace.py: the instrumentation of Warp's public API and the
     # findings read from it, which import no other harness module)
@@ -353,7 +354,7 @@ def test_oracle_shares_no_module_with_the_engine():
                         f"measure/{name}.py imports .{n.module}"
     assert not [n for n in ast.walk(ast.parse((root / "kernel_access.py").read_text()))
                 if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("defects4warp"))]
-    # and importing the capture (the oracle's) loads no module of the engine
+    # and importing the capture (which writes the oracle's replay records) loads no module of the engine
     import subprocess
     import sys
 

@@ -134,9 +134,9 @@ def test_engine_sees_the_users_files_and_the_spec(tmp_path):
 
 @pytest.mark.slow
 def test_validate_scripts_with_the_oracle(tmp_path):
-    """The oracle captures each script and checks it against its label: the
-    in-place update is wrong (its pair with the fixed script confirmed), the
-    fixed script and the plain fit agree. Measured on Warp 1.19.0: buggy
+    """The capture reads each script into a replay record, the oracle replays it and checks it against its
+    label: the in-place update is wrong (its pair with the fixed script confirmed), the
+    fixed script and the plain fit agree; each oracle measurement reproduced its record exactly. Measured on Warp 1.19.0: buggy
     relative error 0.83 with a pair ratio 1.68; both others agree to < 1e-4."""
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     out = tmp_path / "v.json"
@@ -151,6 +151,10 @@ def test_validate_scripts_with_the_oracle(tmp_path):
     assert buggy["pair"]["confirmed"] and buggy["pair"]["same_point"]
     assert 0.3 < buggy["relative_error"] < 3.0
     assert [p["name"] for p in buggy["oracle"]["capture"]["params"]] == ["k"]
+    assert buggy["oracle"]["capture"]["entry"] == "train.py"
+    for c in checks.values():
+        rep = c["oracle"]["replay"]["reproduced"]
+        assert rep["objective"][0] == rep["objective"][1] and set(rep["gradient_max_abs_diff"].values()) == {0.0}
     for key in (("tiny-script-inplace", "fixed"), ("tiny-script-assign", "main")):
         assert checks[key]["oracle"]["verdict"] == "agrees" and checks[key]["relative_error"] < 1e-3
     assert "(script)" in res.stdout
@@ -332,8 +336,10 @@ def test_run_scripts_with_the_reference_engine(tmp_path):
 def test_oracle_judges_a_refused_script_on_warps_own_error():
     """A script whose kernels this release refuses to build (1.19.0 refuses
     ``dst[0].x *= s`` with backward enabled) is ``refused`` for the oracle,
-    as its adapter is, not an error of the capture."""
+    as its adapter is, not an error of the capture: the capture's record says
+    it failed, and the oracle, running the script itself, meets Warp's error."""
     from defects4warp.blind import neutral_copy
+    from defects4warp.capture.record import record_script
     from defects4warp.envs import installed_warp_version
     from defects4warp.oracle import measure_variant
 
@@ -343,6 +349,8 @@ def test_oracle_judges_a_refused_script_on_warps_own_error():
         pytest.skip("the refusal starts with Warp 1.18.0")
     case = ROOT / "corpus" / "scanner-axis-scale-calibration" / "buggy"
     with neutral_copy(case, drop=("problem.py",)) as p:
-        d = measure_variant(p, script={"entry": "train.py", "args": ["--points", "24", "--iters", "5"]})
+        rec = record_script(p, {"entry": "train.py", "args": ["--points", "24", "--iters", "5"]})
+        d = measure_variant(p, replay=rec)
+    assert "WarpCodegenError" in rec["error"]["cause"]
     assert d["verdict"] == "refused", d.get("message")
-    assert d["failure"]["stage"] == "capture" and "WarpCodegenError" in d["message"]
+    assert d["failure"]["stage"] == "script" and "WarpCodegenError" in d["message"]

@@ -115,7 +115,7 @@ def generate_cmd(path, operators, out):
 @click.option("--fresh", is_flag=True, help="Measure every program again instead of reusing the oracle result cache.")
 @click.option("--programs", type=click.Choice(["auto", "adapters", "scripts", "all"]), default="auto",
               show_default=True, help="Which program of each corpus variant is a parent (scripts: the "
-              "operators edit the user's script and its siblings; the oracle captures the Problem from it).")
+              "operators edit the user's script and its siblings; the oracle replays it from the capture's record).")
 def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fresh, programs):
     """Run admission over every parent (each candidate mutant measured by the
     oracle on every release) and write the manifest."""

@@ -41,7 +41,8 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
     Checks already in the result store (same variant and twin files,
     expectation, release, device, repeat) are reused unless --fresh.
     With --programs scripts, variants that hold a script are validated as the
-    script: the oracle captures the Problem from the user's files."""
+    script: the capture reads the user's files into a replay record and the
+    oracle replays the script with its own instrumentation."""
     from ..machine import describe
     from ..validate import validate_releases
 

@@ -179,8 +179,10 @@ def _cache_key(path, python, knobs, point, script=None) -> str:
     h = hashlib.sha256()
     if script is not None:
         h.update(json.dumps(script, sort_keys=True).encode() + b"\0")
-    oracle_dir = Path(__file__).resolve().parent.parent / "oracle"
-    for f in sorted(oracle_dir.glob("*.py")) + sorted(Path(path).rglob("*.py")):
+    harness = Path(__file__).resolve().parent.parent
+    # a script is read by the capture into the replay record the oracle replays: both move its measurement
+    mine = sorted((harness / "oracle").glob("*.py")) + (sorted((harness / "capture").glob("*.py")) if script else [])
+    for f in mine + sorted(Path(path).rglob("*.py")):
         if "__pycache__" not in f.parts:
             h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(json.dumps([python or "", knobs or {}], sort_keys=True).encode())
@@ -191,8 +193,9 @@ def _cache_key(path, python, knobs, point, script=None) -> str:
 
 def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None, script=None):
     """One oracle run (``arrays=True``), through the result cache when ``cache_dir`` is set.
-    With ``script`` (ScriptSpec fields) the oracle captures the Problem from
-    the script in ``path`` (a copy without ``problem.py`` is measured).
+    With ``script`` (ScriptSpec fields) the capture reads the script in
+    ``path`` into a replay record and the oracle replays it (a copy without
+    ``problem.py`` is measured).
 
     Only measurements that completed (verdict other than ``error``) are cached.
     """
@@ -214,9 +217,12 @@ def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None, scri
     if script is not None:
         from ..blind import neutral_copy
 
+        from ..capture.record import record_script
+
         with neutral_copy(path, drop=("problem.py",)) as p:
+            replay = record_script(p, script, python=python, timeout_s=timeout_s)
             doc, raw = run_worker(p, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True,
-                                  script=script)
+                                  replay=replay)
     else:
         doc, raw = run_worker(path, python=python, timeout_s=timeout_s, knobs=knobs, point=point, arrays=True)
     if key and doc.get("verdict") != "error":

@@ -16,8 +16,8 @@ parent as its script when it has no ``problem.py`` or when asked
 (``programs="scripts"``): its id is then ``<case>/<variant>#script`` for a
 converted variant (plain ``<case>/<variant>`` for a script-only one), its
 :attr:`Parent.script` holds the ``ScriptSpec`` fields, the operators edit the
-entry script and its siblings (never ``problem.py``), and the oracle captures
-the Problem from the mutated script.
+entry script and its siblings (never ``problem.py``), and the oracle replays
+the mutated script from the capture's replay record.
 """
 
 from __future__ import annotations

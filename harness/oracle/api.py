@@ -28,14 +28,14 @@ def _split(knobs: dict) -> tuple:
     return knobs, memory_limit, objective_rtol
 
 
-def _measure(path, device, scale, python, timeout_s, knobs, memory_limit, point=None, arrays=False, script=None):
+def _measure(path, device, scale, python, timeout_s, knobs, memory_limit, point=None, arrays=False, replay=None):
     kw = {} if memory_limit == "default" else {"memory_limit": memory_limit}
     return run_worker(path, device=device, scale=scale, python=python, timeout_s=timeout_s, knobs=knobs,
-                      point=point, arrays=arrays, script=script, **kw)
+                      point=point, arrays=arrays, replay=replay, **kw)
 
 
 def measure_variant(path, *, device: str = "cpu", scale: str = "small", python: str | None = None,
-                    timeout_s: float = 300.0, script: dict | None = None, **knobs) -> dict:
+                    timeout_s: float = 300.0, replay: dict | None = None, **knobs) -> dict:
     """Measure one variant folder against the ground truth.
 
     Central finite differences cover every coordinate of every param up to
@@ -60,10 +60,10 @@ def measure_variant(path, *, device: str = "cpu", scale: str = "small", python: 
         ``defects4warp.envs.python_for("1.16.0")[0]`` for another Warp release.
     timeout_s : float, default 300.0
         Wall-clock limit in seconds; on expiry the verdict is ``error``.
-    script : dict, optional
-        ``path`` holds a user's script: the fields of the
-        ``defects4warp.capture.ScriptSpec`` that runs it (entry, args, iteration,
-        params); the Problem is captured from it.
+    replay : dict, optional
+        ``path`` holds a user's script: its replay record (docs/oracle.md,
+        "Script variants"; ``defects4warp.capture.record.record_script`` makes
+        one); the oracle replays the script (:mod:`defects4warp.oracle.replay`).
     **knobs
         Overrides of :data:`defects4warp.oracle.worker.DEFAULT_KNOBS` (e.g.
         ``max_full=64``, ``k_sigma=3.0``) and ``memory_limit`` (bytes of
@@ -82,7 +82,7 @@ def measure_variant(path, *, device: str = "cpu", scale: str = "small", python: 
         and ``cost``.
     """
     knobs, memory_limit, _ = _split(knobs)
-    doc, _ = _measure(path, device, scale, python, timeout_s, knobs, memory_limit, script=script)
+    doc, _ = _measure(path, device, scale, python, timeout_s, knobs, memory_limit, replay=replay)
     return doc
 
 

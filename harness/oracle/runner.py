@@ -36,7 +36,7 @@ DEFAULT_FILE_LIMIT = 2 ** 30
 def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str | None = None,
                timeout_s: float = 300.0, knobs: dict | None = None, point: str | None = None,
                arrays: bool = False, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
-               script: dict | None = None) -> tuple:
+               replay: dict | None = None) -> tuple:
     """Measure one variant folder in a subprocess.
 
     Parameters
@@ -59,10 +59,11 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
         ``uncertainty``, ``coords`` ...) as a dict of NumPy arrays.
     memory_limit : int or None, default 16 GiB
         ``RLIMIT_AS`` in bytes; None or a CUDA device: no limit.
-    script : dict, optional
-        The fields of a ``defects4warp.capture.ScriptSpec`` (entry, args,
-        iteration, params): ``path`` holds the user's script and the Problem
-        is captured from it instead of ``make_problem``.
+    replay : dict, optional
+        A script variant's replay record (docs/oracle.md, "Script variants";
+        made by the orchestration, e.g. ``defects4warp.capture.record.record_script``):
+        ``path`` holds the user's script and the oracle replays it
+        (:mod:`defects4warp.oracle.replay`) instead of calling ``make_problem``.
 
     Returns
     -------
@@ -87,8 +88,11 @@ def run_worker(path, *, device: str = "cpu", scale: str = "small", python: str |
             cmd += ["--arrays", raw_path]
         if point:
             cmd += ["--point", str(Path(point).resolve())]
-        if script is not None:
-            cmd += ["--script", json.dumps(script)]
+        if replay is not None:
+            rec_path = os.path.join(tmp, "replay.json")
+            with open(rec_path, "w") as f:
+                json.dump(replay, f)
+            cmd += ["--replay", rec_path]
         res = sandbox.run(cmd, timeout_s=timeout_s, env=env, cwd=tmp, memory_bytes=memory_limit,
                           file_bytes=DEFAULT_FILE_LIMIT)
         tail = res.stderr.strip().splitlines()[-5:]

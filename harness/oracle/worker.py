@@ -9,13 +9,15 @@ own :mod:`defects4warp.oracle.numerics`; nothing from the reference engine.
 Usage::
 
     python -m defects4warp.oracle.worker PATH --out DOC.json [--device cpu]
-        [--scale small] [--arrays RAW.npz] [--point X0.npz] [--knobs JSON]
+        [--scale small] [--arrays RAW.npz] [--point X0.npz] [--knobs JSON] [--replay RECORD.json]
 
 Method (docs/oracle.md gives the full description):
 
-1. Import the variant and call ``make_problem``; a Warp build or codegen
-   error in any stage (import, make_problem, objective, gradient) makes the
-   verdict ``refused``; any other exception ``error``.
+1. Import the variant and call ``make_problem`` (a script variant: replay
+   the script from its record, :mod:`defects4warp.oracle.replay`); a Warp
+   build or codegen error in any stage (import, make_problem, replay,
+   objective, gradient) makes the verdict ``refused``; any other exception
+   ``error``.
 2. ``objective()`` at the point, repeated; when it is not repeatable and
    the problem has ``set_seed``, the seed is pinned (``set_seed(seed)``
    before every evaluation and gradient call).
@@ -279,27 +281,35 @@ class Measure:
         return {"right": R[0], "left": L[0], "tol": tol[0] + tol[1] + abs(R[0] - R[1]) + abs(L[0] - L[1])}
 
 
-def _load_problem(path, device, scale, script):
-    """The Problem of a variant: ``make_problem(device, scale)`` of its
-    ``problem.py``, or, with ``script`` (the JSON of a ``ScriptSpec``), the
-    Problem captured from the user's script by :mod:`defects4warp.capture`
-    (protocol infrastructure like :mod:`defects4warp.problem`, not the engine)."""
+def _load_problem(path, device, scale, replay):
+    """The Problem of a variant: ``make_problem(device, scale)`` of its ``problem.py``, or, with ``replay``
+    (a script variant's replay record, docs/oracle.md "Script variants"), the oracle's own replay of the
+    script (:class:`defects4warp.oracle.replay.ReplayProblem`, checked at the record's point). A record whose
+    capture failed: the script is run to its first backward, and Warp refusing to build it there is a
+    refusal; anything else is an error naming the capture's message."""
     from ..problem import check_problem, import_variant
 
-    if script is not None:
-        from ..capture import ScriptSpec, capture_problem
+    if replay is not None:
+        from .replay import ReplayProblem, run_until_first_backward
 
+        if replay.get("error"):
+            err = replay["error"]
+            if not replay.get("entry_file"):
+                raise _Stage("capture", RuntimeError(f"{err.get('type')}: {err.get('message')}"))
+            try:
+                ended = run_until_first_backward(path, replay, device)
+            except Exception as exc:  # noqa: BLE001 - the script's own error, judged by warp_build_error
+                raise _Stage("script", exc) from exc
+            raise _Stage("capture", RuntimeError(f"{err.get('type')}: {err.get('message')} (the script itself "
+                                                 f"ran to {ended} here)"))
         try:
-            spec = ScriptSpec(**json.loads(script))
-            problem = capture_problem(path, spec, device)
-        except Exception as exc:  # noqa: BLE001
-            # a release that refuses to build the script's kernels: judged on Warp's own error
-            cause = exc.__cause__ if exc.__cause__ is not None and warp_build_error(exc.__cause__) else exc
-            raise _Stage("capture", cause) from exc
+            problem = ReplayProblem(path, replay, device)
+        except Exception as exc:  # noqa: BLE001 - a ReplayError, or the script's own error
+            raise _Stage("replay", exc) from exc
         try:
             return problem, check_problem(problem)
         except Exception as exc:  # noqa: BLE001
-            raise _Stage("capture", exc) from exc
+            raise _Stage("replay", exc) from exc
     try:
         module = import_variant(path)
     except Exception as exc:  # noqa: BLE001
@@ -311,11 +321,11 @@ def _load_problem(path, device, scale, script):
         raise _Stage("make_problem", exc) from exc
 
 
-def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
+def _run(path, device, scale, knobs, point_file, doc, raw, replay=None):
     """Measure one variant into ``doc`` (and the raw arrays into ``raw``): load, objective, noise, gradient
     calls, finite differences, judgement (the method in the module docstring). Raises :class:`_Stage`."""
     t0 = time.perf_counter()
-    problem, info, m = _load(path, device, scale, knobs, point_file, doc, script, t0)
+    problem, info, m = _load(path, device, scale, knobs, point_file, doc, replay, t0)
     pt = m.pt
     measured = _objective(m, info, knobs, doc)
     if measured is None:
@@ -339,7 +349,7 @@ def _run(path, device, scale, knobs, point_file, doc, raw, script=None):
         _fill_raw(raw, pt, ads, coords, items, dirs, ref)
 
 
-def _load(path, device, scale, knobs, point_file, doc, script, t0):
+def _load(path, device, scale, knobs, point_file, doc, replay, t0):
     """Import and initialise Warp, load the Problem and set the point: ``(problem, protocol info, Measure)``."""
     try:
         import warp as wp
@@ -351,12 +361,10 @@ def _load(path, device, scale, knobs, point_file, doc, script, t0):
         wp.init()
     except Exception as exc:  # noqa: BLE001
         raise _Stage("warp init", exc) from exc
-    problem, info = _load_problem(path, device, scale, script)
-    if script is not None and hasattr(problem, "capture_summary"):
-        try:
-            doc["capture"] = problem.capture_summary()
-        except Exception as exc:  # noqa: BLE001 - the summary is informative only
-            doc["capture"] = {"error": f"{type(exc).__name__}: {exc}"}
+    problem, info = _load_problem(path, device, scale, replay)
+    if replay is not None:
+        doc["capture"] = replay.get("summary")
+        doc["replay"] = {"reproduced": getattr(problem, "reproduced", None), "runs": getattr(problem, "runs", None)}
     m = Measure(wp, problem, knobs)
     pt = m.pt
     if point_file:
@@ -684,7 +692,7 @@ def main(argv=None) -> int:
     ap.add_argument("--arrays", default=None)
     ap.add_argument("--point", default=None)
     ap.add_argument("--knobs", default="{}")
-    ap.add_argument("--script", default=None, help="JSON of a ScriptSpec: capture the Problem from this script")
+    ap.add_argument("--replay", default=None, help="a script variant's replay record (JSON file): replay the script")
     a = ap.parse_args(argv)
     knobs = dict(DEFAULT_KNOBS)
     knobs.update(json.loads(a.knobs))
@@ -694,7 +702,11 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     kcache = private_kernel_cache()
     try:
-        _run(a.path, a.device, a.scale, knobs, a.point, doc, raw, a.script)
+        replay = None
+        if a.replay:
+            with open(a.replay) as f:
+                replay = json.load(f)
+        _run(a.path, a.device, a.scale, knobs, a.point, doc, raw, replay)
     except _Stage as st:
         exc = st.exc
         refused = warp_build_error(exc)
