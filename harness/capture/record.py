@@ -16,11 +16,20 @@ the child).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import tempfile
 import traceback
+
+import numpy as np
+
+from .. import sandbox
+from ..kernel_cache import private_kernel_cache
+from ..paths import child_pythonpath, module
+from .spec import ScriptSpec
+from .targets import module_file
 
 #: Version of the record's format (docs/oracle.md, "Script variants").
 RECORD_FORMAT = 1
@@ -28,8 +37,6 @@ RECORD_FORMAT = 1
 
 def _flat(values) -> list:
     """A NumPy array as a flat list of Python floats (NaN and inf kept: Python's JSON writes them)."""
-    import numpy as np
-
     return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
 
 
@@ -53,8 +60,6 @@ def replay_record(cap) -> dict:
         ``hand_seed_sites``, ``consume`` (param name -> ``{"step", "offset", "is_grad", "array_site", "site",
         "summed"}``), ``continue_chain``, ``stochastic`` and ``summary`` (the capture summary).
     """
-    import numpy as np
-
     entry = os.path.relpath(str(cap.entry), str(cap.folder))
     params = []
     for name, arr in cap.params.items():
@@ -94,8 +99,6 @@ def main(argv=None) -> int:
     "iteration", "error": {"type", "message", "cause", "traceback"}}`` instead (the oracle then runs the
     script itself to judge a refusal). Exit status 0 whenever a file is written.
     """
-    import argparse
-
     ap = argparse.ArgumentParser(prog="python -m defects4warp.capture.record")
     ap.add_argument("folder")
     ap.add_argument("--script", required=True, help="JSON of a ScriptSpec")
@@ -103,8 +106,6 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per run of the script")
     a = ap.parse_args(argv)
-    from ..kernel_cache import private_kernel_cache
-
     kcache = private_kernel_cache()
     try:
         doc = _record(a)
@@ -119,14 +120,13 @@ def main(argv=None) -> int:
 
 
 def _record(a) -> dict:
-    from .spec import ScriptSpec
-    from .targets import module_file
-
     spec = ScriptSpec.from_json(a.script)
     entry = module_file(a.folder, spec.entry) if spec.module else os.path.join(a.folder, spec.entry)
     where = {"entry": spec.entry, "module": bool(spec.module), "args": list(spec.args),
              "entry_file": os.path.relpath(str(entry or spec.entry), a.folder), "iteration": spec.iteration}
     try:
+        # Warp and the capture's core (which imports Warp) load here, in the recording subprocess only: the
+        # parent harness imports this module for record_script and never imports Warp
         import warp as wp
 
         wp.config.quiet = True
@@ -173,9 +173,6 @@ def record_script(folder, script, *, python: str | None = None, device: str = "c
         The record (:func:`replay_record` plus ``check``), or ``{"format", "error": {...}}`` when the
         capture failed, timed out or the process died (never raises for a failing script).
     """
-    from .. import sandbox
-    from ..paths import child_pythonpath, module
-
     text = script if isinstance(script, str) else json.dumps(script, sort_keys=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = child_pythonpath(env)

@@ -37,6 +37,7 @@ import runpy
 import sys
 
 import numpy as np
+import warp as wp
 
 from ..paths import is_program_file
 
@@ -306,8 +307,6 @@ class _Pass:
         """(value, seed pairs or None) of the loss backward ``n`` differentiates, read before it runs; with
         ``weights`` (one per seeded array, or one for a ``backward(loss)``) the weighted sum of the seeded arrays'
         sums (or the weighted loss), the loss the script reports."""
-        import warp as wp
-
         entry = self.rec["entry"]
         with self.silent():
             if loss is None and not grads and tape is not None:
@@ -474,8 +473,6 @@ class ReplayProblem:
     """
 
     def __init__(self, folder, record: dict, device: str = "cpu", check: bool = True):
-        import warp as wp
-
         self.wp = wp
         self.folder = os.path.abspath(str(folder))
         self.record = record
@@ -723,8 +720,6 @@ def run_until_first_backward(folder, record: dict, device: str = "cpu") -> str:
         Whatever the script raises.
     """
     rp = ReplayProblem.__new__(ReplayProblem)
-    import warp as wp
-
     rp.wp, rp.folder, rp.record, rp.device = wp, os.path.abspath(str(folder)), dict(record), device
     rp.warp_dir, rp.param_at, rp.runs = _warp_dir(wp), {}, 0
     rp.record.setdefault("inject_step", -1)
