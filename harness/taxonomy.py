@@ -87,7 +87,7 @@ _ALL = [
     _c("missing_requires_grad", "taping", _WRONG, "an array on the gradient path was allocated without requires_grad"),
     _c("backward_disabled", "taping", _WRONG, "a kernel or module on the gradient path is compiled with enable_backward=False"),
     _c("missing_tape_zero", "taping", {"growth", "iteration"}, "gradients accumulate across iterations because nothing zeroes them"),
-    _c("stale_gradient_read", "taping", {"iteration", "zero"}, "a gradient or seed buffer from an earlier iteration is read again"),
+    _c("stale_gradient_read", "taping", {"iteration", "zero", "subtly_wrong"}, "a gradient or seed buffer from an earlier iteration is read again"),
     _c("double_count", "taping", _WRONG | {"growth"}, "one contribution enters the backward pass twice"),
     _c("seed_mismatch", "taping", _WRONG | {"growth"}, "the backward seed does not match the reported objective (ones over a per-element loss backpropagates the sum: N x the mean's gradient)"),
     _c("rng_replay", "taping", _WRONG, "the backward pass (replay) sees other random numbers than the forward pass"),
