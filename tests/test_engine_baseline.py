@@ -18,7 +18,10 @@ verdict, class, score or citation moved), and once more when a module-level
 statement in a file whose kernels ran became code that ran (it runs at import;
 heatsink-fin-conductance-fit/buggy now also cites ``rule:backward_disabled`` for
 its module-level ``wp.set_module_options``; verdict, classes and scores
-unchanged), as
+unchanged), and when the taxonomy let ``stale_gradient_read`` show the
+``subtly_wrong`` signature (2026-12-04: 13 runs with that signature gain it as a
+candidate, scores move by at most 0.006, no verdict, top class, citation or
+sentence changed), as
 ``scripts/reinterpret.py`` summarises it (verdict, signature, ranked classes
 with scores, cited evidence ids with strengths, evidence sentences).
 
