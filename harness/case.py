@@ -305,9 +305,14 @@ class Case:
 
 @lru_cache(maxsize=1)
 def case_schema() -> dict:
-    """The JSON Schema of ``case.yaml`` (``harness/schemas/case.schema.json``)."""
+    """The JSON Schema of ``case.yaml`` (``harness/schemas/case.schema.json``), with an
+    expectation's ``classes`` limited to the taxonomy's classes
+    (:data:`defects4warp.taxonomy.CLASSES`, sorted): the file leaves the enum open so that the
+    classes are written once, in ``harness/taxonomy.py``."""
     text = resources.files(__name__.split(".")[0]).joinpath("schemas/case.schema.json").read_text()
-    return json.loads(text)
+    schema = json.loads(text)
+    schema["$defs"]["expectation"]["properties"]["classes"]["items"]["enum"] = sorted(CLASSES)
+    return schema
 
 
 def _field_path(error: jsonschema.ValidationError) -> str:

@@ -63,7 +63,7 @@ RELEASES = ("1.0.2", "1.1.0", "1.2.2", "1.3.3", "1.4.2", "1.5.1", "1.6.2", "1.7.
 #: Oldest release the reference engine's release differential
 #: (:mod:`defects4warp.engines.release`) may compare with by default (the newest
 #: of these is its other release). Its bisection measures every release of
-#: :data:`RELEASES` in between; its changelog table (``RELEASE_CHANGES``) starts
+#: :data:`RELEASES` in between; its changelog entries (the evidence table's ``release_changes``) start
 #: at 1.13.0, and a change at an older release is cited as ``release_changed``.
 ENGINE_MIN_RELEASE = "1.12.1"
 

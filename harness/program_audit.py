@@ -24,7 +24,7 @@ access patterns the program's launched kernels use (transitively through
 measured adjoint changed state there (the builtins conformance data,
 ``harness/data/builtins``, :func:`defects4warp.builtins_page.changes`), the
 changelog entries of the releases in the interval
-(:data:`defects4warp.engines.release.RELEASE_CHANGES`, and a changelog table
+(the evidence table's ``release_changes``, and a changelog table
 when one is committed, :func:`changelog_entries`), and ends with one line for
 an upgrade ticket (:func:`defects4warp.program_audit_report.ticket_line`).
 
@@ -52,15 +52,16 @@ from .builtins import load as load_builtins
 from .builtins import measured_releases as builtins_releases
 from .builtins_page import changes as builtin_changes
 from .engines import get_engine
-from .engines.base import REFUSALS, diagnose_target
+from .engines.base import diagnose_target
 from .envs import RELEASES, ReleaseEnvError, installed_warp_version, list_envs, python_for
+from .evidence_table import load_table
 from . import sandbox
 from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES, run_worker
 from .jsonio import _strict
 from .machine import describe
 from .paths import child_pythonpath, module
 from .engines import release as release_probe
-from .engines.release import RELEASE_CHANGES, access_patterns, is_warp_function
+from .engines.release import access_patterns, is_warp_function
 from .probes.source import _norm_kernel, called_names, function_defs, ran_functions
 from .probes.worker import COMPILE_PATTERN
 from .program_audit_report import gradient_wrong, ticket_line
@@ -221,15 +222,17 @@ def measure_gradient(folder, python: str, *, device: str = "cpu", script=None,
 
 def refusal(text: str) -> str | None:
     """Warp's own words when ``text`` (an error, its traceback and output) is the release refusing
-    to build the program (a Warp codegen error, :data:`defects4warp.engines.base.REFUSALS`): from
-    ``In function ...`` when Warp names the function, else the first matching line; None otherwise."""
+    to build the program (a Warp codegen error: the evidence table's ``refusals``,
+    :attr:`defects4warp.evidence_table.EvidenceTable.refusals`): from ``In function ...`` when Warp
+    names the function, else the first matching line; None otherwise."""
     text = text or ""
-    if not any(pat.search(text) for pat, _ in REFUSALS):
+    refusals = load_table().refusals
+    if not any(pat.search(text) for pat, _ in refusals):
         return None
     m = re.search(r"In function '[^\n]*?(?=\s*\(before the capture|\n|$)", text)
     if m:
         return m.group(0).strip()[:400]
-    for pat, _ in REFUSALS:
+    for pat, _ in refusals:
         line = next((ln for ln in text.splitlines() if pat.search(ln)), None)
         if line:
             return line.strip()[:400]
@@ -414,9 +417,9 @@ def changelog_entries(lo: str, hi: str, used=(), *, root: Path | None = None) ->
 
     From the committed changelog table (:func:`changelog_table`) when one exists: an entry of a
     release in the interval that names a builtin or access pattern the program uses (``builtins``),
-    or whose text mentions one, or that names none at all. Always: the restated entries of
-    :data:`defects4warp.engines.release.RELEASE_CHANGES` (source ``docs/taxonomy.md``, "Release facts")
-    for the releases in the interval.
+    or whose text mentions one, or that names none at all. Always: the restated entries of the
+    evidence table's ``release_changes`` (source ``docs/taxonomy.md``, "Release facts") for the
+    releases in the interval.
 
     Returns
     -------
@@ -443,7 +446,7 @@ def changelog_entries(lo: str, hi: str, used=(), *, root: Path | None = None) ->
         if e.get("url"):
             rec["url"] = e["url"]
         out.append(rec)
-    for rel, text in RELEASE_CHANGES.items():
+    for rel, text in load_table().release_changes.items():
         v = _v(rel)
         if vlo < v <= vhi:
             out.append({"release": rel, "text": text, "source": "docs/taxonomy.md (Release facts)", "matches": []})

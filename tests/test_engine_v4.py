@@ -149,12 +149,11 @@ def test_every_evidence_id_has_a_row():
 
     from defects4warp.evidence_table import TABLE_PATH, load_table
     from defects4warp.engines.evidence import finding_classes
-    from defects4warp.engines.release import RELEASE_CHANGES
     from defects4warp.rules import classes_of
 
     t = load_table()
     want = {f"trace:{f}" for f in finding_classes()} | {f"rule:{r}" for r in classes_of()}
-    want |= {f"release_first_change:{v}" for v in RELEASE_CHANGES} | {f"signature:{s}" for s in ref.SIGNATURE_ROWS}
+    want |= {f"release_first_change:{v}" for v in t.release_changes} | {f"signature:{s}" for s in ref.SIGNATURE_ROWS}
     want |= {"candidate", "later_calls_zero", "gradient_norm_grows", "tracker_warning", "factor_2_or_3",
              "factor_reduction_size", "factor_equals_seed_size", "launch_kernel_fails_alone", "builtin_adjoint_defect",
              "trace_backward_windows", "agrees", "unresolved", "trace:seed_weights", "flat_params",

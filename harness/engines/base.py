@@ -27,7 +27,6 @@ The returned diagnosis follows ``harness/schemas/diagnosis.schema.json``:
 from __future__ import annotations
 
 import json
-import re
 import time
 from functools import lru_cache
 from importlib import resources
@@ -36,8 +35,10 @@ from typing import Protocol, runtime_checkable
 import jsonschema
 
 from .. import isolation
+from ..evidence_table import load_table
 from ..isolation import DEFAULT_TIMEOUT_S
 from ..provenance import digests, loaded_modules, merge
+from ..taxonomy import CLASSES
 
 
 @runtime_checkable
@@ -77,8 +78,12 @@ def diagnose_target(engine, path, device: str = "cpu", scale: str = "small", scr
 
 @lru_cache(maxsize=1)
 def diagnosis_schema() -> dict:
-    """The JSON Schema of a diagnosis (``harness/schemas/diagnosis.schema.json``)."""
-    return json.loads(resources.files(__name__.split(".")[0]).joinpath("schemas/diagnosis.schema.json").read_text())
+    """The JSON Schema of a diagnosis (``harness/schemas/diagnosis.schema.json``), with a ranked
+    class's ``id`` limited to the taxonomy's classes (:data:`defects4warp.taxonomy.CLASSES`,
+    sorted): the file leaves the enum open so that the classes are written once."""
+    schema = json.loads(resources.files(__name__.split(".")[0]).joinpath("schemas/diagnosis.schema.json").read_text())
+    schema["properties"]["classes"]["items"]["properties"]["id"]["enum"] = sorted(CLASSES)
+    return schema
 
 
 def check_diagnosis(diag) -> str | None:
@@ -102,26 +107,19 @@ def error_diagnosis(message: str, wall_s: float = 0.0, device: str | None = None
     }
 
 
-#: Errors that mean the Warp release refused to build or run the program as
-#: written, and the classes each points at (the defect the refusal guards
-#: against). From 1.18.0, ``dst[0].x *= s`` with backward enabled raises
-#: WarpCodegenError "Differentiable composite slot augmented assignments with
-#: this operator are not supported with backward code generation enabled"
-#: (measured on 1.19.0), failing every kernel of the module.
-REFUSALS = (
-    (re.compile(r"augmented assignments? .*not supported with backward", re.I | re.S), ("inplace_math",)),
-    (re.compile(r"WarpCodegenError", re.I), ("inplace_math", "warp_adjoint_bug")),
-)
-
-
-def refusal_of(doc: dict):
+def refusal_of(doc: dict, table=None):
     """``(message, classes)`` when the worker's load or first probe failed
-    because the release refused the program (:data:`REFUSALS`), else None."""
+    because the release refused the program, else None.
+
+    Which errors are refusals, and the classes each points at, is the evidence
+    table's ``refusals`` section (:attr:`defects4warp.evidence_table.EvidenceTable.refusals`,
+    first match wins); ``table`` defaults to the engine's."""
+    table = table or load_table()
     for e in (doc or {}).get("errors", []):
         if e.get("probe") not in ("load", "determinism"):
             continue
         text = e.get("error", "") + "\n" + (e.get("traceback") or "")
-        for pat, classes in REFUSALS:
+        for pat, classes in table.refusals:
             if pat.search(text):
                 return e["error"].splitlines()[0][:300], list(classes)
     return None
@@ -220,7 +218,7 @@ class WorkerEngine:
         (source evidence), so a stored record is re-interpreted by the current
         interpretation code in milliseconds. A failed measurement becomes an
         ``error`` diagnosis that says why (or ``refused``, when the release
-        refused to build the program, :data:`REFUSALS`); probes that failed or
+        refused to build the program, :func:`refusal_of`); probes that failed or
         a worker that died late are noted in the evidence.
         """
         doc, w = record.get("doc") or {}, record.get("worker") or {}

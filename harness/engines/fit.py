@@ -436,7 +436,9 @@ def write_table(path, table: EvidenceTable, design: Design, theta, *, scores: st
                                  "the fit never weigh; the row says which classes the evidence points at)"))
     rows += [r for r in base["rows"] if r["id"] not in done]
     doc = {"version": base.get("version", 1), "scores": scores, "description": base.get("description"),
-           "fit": fit_meta, "rows": rows}
+           "fit": fit_meta}
+    doc.update({k: base[k] for k in ("refusals", "release_changes") if k in base})
+    doc["rows"] = rows
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".table-", suffix=".yaml", dir=d)
     from ..jsonio import normal_mode

@@ -14,7 +14,7 @@ or start more workers; nothing here runs in the worker):
   of the bisection for the first one with the other release's behaviour (the
   first that computes the other release's gradient when that one agrees with
   finite differences, else the first that differs from the release under
-  test), and :data:`RELEASE_CHANGES` names the classes its changelog entries
+  test), and the evidence table's ``release_changes`` names the classes its changelog entries
   fix. A first release is named only when no supported release lies between
   it and the last one with the old behaviour. Only when the other release
   agrees with finite differences is the change evidence of Warp's own adjoint
@@ -32,10 +32,17 @@ or start more workers; nothing here runs in the worker):
   kernel that reaches it agrees with finite differences in isolation (the per-launch
   check): then it is reported, not counted.
 
-Source of :data:`RELEASE_CHANGES`: the Warp changelog entries restated in
-``docs/taxonomy.md`` ("Release facts") and ``shared/reports/public-reports.md``
-(P6, P7, P10-P13, P16-P19, P21-P24), each measured in this corpus' cases where
-a case cites it.
+The first release of each change to adjoints and its changelog entry are the
+evidence table's ``release_changes`` (:attr:`defects4warp.evidence_table.EvidenceTable.release_changes`;
+source: the Warp changelog entries restated in ``docs/taxonomy.md`` ("Release
+facts") and ``shared/reports/public-reports.md`` (P6, P7, P10-P13, P16-P19,
+P21-P24), each measured in this corpus' cases where a case cites it); which
+classes a program whose gradient changes at that release most likely has, and
+how much, are the table's rows ``release_first_change:<release>`` (and
+``...:no_copies`` where a copy adjoint can explain the change, as for
+1.15.0/1.17.0, or 1.13.0 when a copy's destination is stored into before 1.17,
+and the traced call made no copy; ``release_changed`` for a release without an
+entry).
 """
 
 from __future__ import annotations
@@ -48,26 +55,6 @@ from packaging.version import InvalidVersion, Version
 
 from ..evidence_table import load_table
 from ..probes import DIFFERENTIAL_PROBES as DIFFERENTIAL_PROBE_NAMES, AssessContext, Assessment, assessor
-
-#: First release with a change to adjoints -> its changelog entry. Which classes a program whose
-#: gradient changes at that release most likely has, and how much, are the evidence table's rows
-#: ``release_first_change:<release>`` (and ``...:no_copies`` where a copy adjoint can explain the
-#: change, as for 1.15.0/1.17.0, or 1.13.0 when a copy's destination is stored into before 1.17, and
-#: the traced call made no copy; ``release_changed`` for a release without an entry here).
-RELEASE_CHANGES = {
-    "1.13.0": "array-store adjoints read and zero the output adjoint: backward() consumes the adjoints of "
-              "written arrays (retain_grad opts out)",
-    "1.14.0": "adjoints of component writes to array elements and struct fields fixed; wp.curlnoise and "
-              "vector wp.sign adjoints",
-    "1.15.0": "wp.copy adjoint with differing source and destination offsets fixed; assignments to fields of a "
-              "local struct (m = S(); m.a = x[i]) keep their adjoint (codegen diff 1.14.0-1.15.0)",
-    "1.16.0": "a @wp.func shared by kernels with and without backward no longer loses its adjoint",
-    "1.17.0": "taped wp.copy/wp.clone/assign accumulate into the source; conditional expressions over array "
-              "elements fixed",
-    "1.18.0": "kernel-level enable_backward=True reaches called functions; array-rooted composite += fixed; "
-              "composite *= refused with backward enabled",
-    "1.19.0": "loop adjoints fixed: trip counts of strided and reversed ranges, sibling inner loops",
-}
 
 #: The evidence id a measured defect of a builtin or access pattern is cited under (default
 #: ``builtin_adjoint_defect``); the evidence table says which class each supports (``y[i].x *= ...``
@@ -334,7 +321,7 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     """Evidence from :func:`differential`'s result: a sentence and, when autodiff changes
     between the releases while finite differences do not, the structured evidence
     ``release_first_change:<release>`` (``release_changed`` for a release without a
-    changelog entry in :data:`RELEASE_CHANGES`).
+    changelog entry in the table's ``release_changes``).
 
     When the other release's autodiff disagrees with finite differences too, the change is
     not evidence that Warp fixed an adjoint of its own: ``release_first_change:<release>``
@@ -373,7 +360,8 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
               "no release differential", c)
         return a
     first = diff.get("first_change")
-    entry = RELEASE_CHANGES.get(first, "") if first else ""
+    table = table or load_table()
+    entry = table.release_changes.get(first, "") if first else ""
     txt = (f"autodiff changes between Warp {diff['current']} and {diff['other']} while finite differences do not "
            f"(relative change {c['relative_change']:.3g}" + ("; the other release agrees with FD" if c.get("b_agrees") else "") + ")")
     bracket = diff.get("bracket")
@@ -382,7 +370,6 @@ def assess_differential(diff: dict | None, *, copies: int | None = None, table=N
     elif bracket and bracket[0] != bracket[1]:
         txt += (f"; it changes between {bracket[0]} and {bracket[1]} (not every release in between could be "
                 "measured)")
-    table = table or load_table()
     # structured evidence: its class weights are the rows release_first_change:<release>[:no_copies]
     # (or release_changed for a release without a changelog entry) of harness/engines/evidence_table.yaml
     if first:
@@ -433,8 +420,8 @@ def _add_unchanged(a: Assessment, diff: dict, c: dict) -> None:
 def _change_id(release: str | None, copies: int | None, table) -> str:
     """The evidence id of a change first seen on ``release``: ``release_first_change:<release>``
     (``...:no_copies`` when the traced call made no copy and the table has that row) for a
-    release of :data:`RELEASE_CHANGES`, else ``release_changed``."""
-    if release not in RELEASE_CHANGES:
+    release of the table's ``release_changes``, else ``release_changed``."""
+    if release not in table.release_changes:
         return "release_changed"
     eid = f"release_first_change:{release}"
     if copies == 0 and f"{eid}:no_copies" in table.rows:

@@ -214,7 +214,7 @@ def scan(path, doc: dict) -> tuple:
 IMPORT_TIME_RULES = ("backward_disabled",)
 
 #: First release where a kernel-level ``enable_backward=True`` reaches the ``@wp.func`` it calls
-#: (``RELEASE_CHANGES["1.18.0"]`` in :mod:`defects4warp.engines.release`).
+#: (the evidence table's ``release_changes["1.18.0"]``, ``harness/engines/evidence_table.yaml``).
 KERNEL_OPTION_REACHES_FUNCS = Version("1.18.0")
 
 
