@@ -354,16 +354,38 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
     modelled iteration's counted backwards, the ``.grad`` after its last, the stops of each mode."""
     per = r.cap.per_iteration
     if r.mode == "term":
-        # the loss of an earlier iteration's backward whose gradient the modelled update still consumes (a cached
-        # prior's gradient), at the params set at the start of that iteration
-        if n < r.term_n:
-            r.backwards = n
-            return _nested(r, cur_bw, tape, loss, grads, *a, **k)
-        if not r.first_injected:
-            raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params")
-        r.objective = _objective_at(r, loss, grads, n, tape)[0]
-        r.stopped = "term"
-        raise _Stop()
+        return _rerun_term_backward(r, tape, loss, grads, n, cur_bw, *a, **k)
+    _stop_at_mode_bound(r, tape, loss, grads, n, per)
+    if n < r.k:
+        r.backwards = n
+        return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+    _require_params_set(r, n)
+    _add_objective_term(r, tape, loss, grads, n, per)
+    res = _nested(r, cur_bw, tape, loss, grads, *a, **k)
+    r.backwards = n
+    _read_gradient_after(r, n, per)
+    return res
+
+
+def _rerun_term_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
+    """A term-mode re-run at its n-th backward call: returns the nested backward's result before backward
+    ``r.term_n``; at it, sets ``r.objective`` to that backward's loss and stops the run (``_Stop``)."""
+    # the loss of an earlier iteration's backward whose gradient the modelled update still consumes (a cached
+    # prior's gradient), at the params set at the start of that iteration
+    if n < r.term_n:
+        r.backwards = n
+        return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+    if not r.first_injected:
+        raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params")
+    r.objective = _objective_at(r, loss, grads, n, tape)[0]
+    r.stopped = "term"
+    raise _Stop()
+
+
+def _stop_at_mode_bound(r, tape, loss, grads, n, per):
+    """Returns None, or stops the re-run (``_Stop``) where its mode ends before the n-th backward runs: a train
+    run past its iterations, an observe run past the gradient (reading the next backward's seeds), a gradient run
+    whose continued iteration found no tape start to set the params at."""
     if r.mode == "train" and n >= r.k + r.n_train * per:
         r.stopped = "backward"
         raise _Stop()
@@ -381,9 +403,11 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
         # would be at the point the script's update reached, not at the requested one
         r.stopped = f"no tape start before backward {n}"
         raise _Stop()
-    if n < r.k:
-        r.backwards = n
-        return _nested(r, cur_bw, tape, loss, grads, *a, **k)
+
+
+def _require_params_set(r, n):
+    """Returns None when the re-run may go on at its n-th backward; raises ``_Limit`` at the k-th backward when
+    the params were not set (the script does not repeat its run) or some were not allocated again."""
     if n == r.k and not r.first_injected:
         raise _Limit(f"the re-run reached backward {n} before the point where the capture sets the params (the "
                      f"start of iteration {r.cap.iteration}, hooked call {r.cap.inject_step}): the script does "
@@ -392,6 +416,12 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
         raise _Limit(f"param(s) {sorted(r.pending)} were not allocated again before backward {n} of the "
                      f"re-run (allocated at import time of a module outside the variant folder?): write a "
                      f"make_problem adapter, or allocate them in the script")
+
+
+def _add_objective_term(r, tape, loss, grads, n, per):
+    """Returns None; adds the n-th backward's loss to the iteration's objective when it is a counted term
+    (``r.iter_value``, ``r.objective``, the infos of the k-th backward), recording a train run's losses and
+    stopping an objective run (``_Stop``) after the iteration's last counted backward."""
     off = (n - r.k) % per if r.mode == "train" else n - r.k
     counted = r.cap.obj_offsets
     if off in counted and (r.mode == "train" or n - r.k < per):
@@ -415,8 +445,11 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
             if r.mode == "objective":
                 r.stopped = "objective"
                 raise _Stop()
-    res = _nested(r, cur_bw, tape, loss, grads, *a, **k)
-    r.backwards = n
+
+
+def _read_gradient_after(r, n, per):
+    """Returns None; in a gradient re-run, reads the params' ``.grad`` after the iteration's last backward
+    (``r.grad``), then waits for the update to consume it or stops the run (``_Stop``) at the target backward."""
     if r.mode == "gradient" and n >= r.cap.grad_after and (n - r.cap.grad_after) % per == 0:
         with _quiet(r):
             r.grad = {}
@@ -429,11 +462,10 @@ def _rerun_backward(r, tape, loss, grads, n, cur_bw, *a, **k):
         if r.grad_target is None and r.cap.consume and n == r.cap.grad_after:
             # go on to where the update consumes the gradients (_Run.read_consumed stops the run there)
             r.consume_wait = dict(r.cap.consume)
-            return res
+            return
         if r.grad_target is None or n >= r.grad_target:
             r.stopped = "gradient"
             raise _Stop()
-    return res
 
 
 def _discover_backward(r, tape, loss, grads, n) -> None:

@@ -131,6 +131,13 @@ class _Run:
         self.inject = inject or {}  # param name -> ndarray to set at the k-th tape start
         self.n_train = n_train
         self.deadline = deadline
+        self._init_tracking()
+        self._init_backward_infos()
+        self._init_steps_and_bounds()
+
+    def _init_tracking(self):
+        """Returns None; sets the run's allocation tracking, its injection schedule and its results, all empty
+        (part of :meth:`__init__`, in the order the attributes were always set)."""
         self.counts = {}  # (file, line) -> constructions seen
         self.site_of = {}  # id(array) -> (file, line, occ)
         self.keep = []  # arrays kept alive so their ids stay valid
@@ -155,6 +162,10 @@ class _Run:
         self.grad = None
         self.objective = None
         self.stopped = None
+
+    def _init_backward_infos(self):
+        """Returns None; sets the per-backward infos, the interop and launch bookkeeping and the output marks,
+        all empty (part of :meth:`__init__`, after :meth:`_init_tracking`)."""
         self.snap = {}  # discovery: id(array) -> values at the k-th tape start (or at allocation after it)
         self.kth = None  # discovery: info about the k-th backward
         self.k_info = None  # every mode: _objective_at's info for the k-th backward of this run
@@ -177,6 +188,10 @@ class _Run:
         self.tapes = 0
         self.launches = 0
         self.callers = {}  # discovery: allocation site -> [(file, line)] of the user frames that called it
+
+    def _init_steps_and_bounds(self):
+        """Returns None; sets the hooked-call counts, the discovery run's iteration bounds and cut, the run's
+        start time and the gradient mode's consumption state (part of :meth:`__init__`, last)."""
         # hooked calls (launch, copy, clone, tape start, backward, allocation) counted alike in every run: a re-run
         # sets the params just before call ``cap.inject_step`` (the start of the modelled iteration)
         self.steps = 0

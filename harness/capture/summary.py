@@ -64,11 +64,29 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
         return
     rows, printed, meta = observed
     P = np.array([v for v, _ in printed])
-    A = w = A_common = None
     # the printed loss is of the k-th backward's point, or of the next backward's (printed after the update);
     # a fit must reproduce every printed value to the digits printed (:func:`_printed_digits_tol`)
     tol = np.array([_printed_digits_tol(tok) for _, tok in printed])
     n = len(meta)
+    fitted = _fit_printed_loss(rows, P, tol, n, multi)
+    if fitted is None:
+        return
+    A, w, A_common = fitted
+    if A_common is not None:
+        # one weight for every term: the simplest value of that weight
+        c = _simplest_weights(A_common, P, tol, w[:1], [{"constant": None, "size": n, "sum": None}])[0]
+        w = np.full(n, float(c))
+    else:
+        w = _simplest_weights(A, P, tol, w, meta, n_terms=n if multi else None)
+    _record_reported_weights(cap, finding, w, P, meta, multi)
+
+
+def _fit_printed_loss(rows, P, tol, n, multi):
+    """``(A, w, A_common)``: the first least-squares fit of the printed losses ``P`` (one per row of ``rows``) that
+    reproduces every one within ``tol``, trying the iteration's terms then the next backward's (a print after the
+    update); ``A_common`` the row sums when ``multi`` (several backwards: one common weight, a mean over windows),
+    else None. None when no model fits, so :func:`_fit_reported_weights` leaves the capture as it was."""
+    A = w = A_common = None
     for which in (0, 1):
         if any(r[which] is None for r in rows):
             continue
@@ -96,13 +114,14 @@ def _fit_reported_weights(cap, finding, extra=WEIGHT_FIT_EXTRA, perturb=WEIGHT_F
         if w is not None:
             break
     if w is None:
-        return
-    if A_common is not None:
-        # one weight for every term: the simplest value of that weight
-        c = _simplest_weights(A_common, P, tol, w[:1], [{"constant": None, "size": n, "sum": None}])[0]
-        w = np.full(n, float(c))
-    else:
-        w = _simplest_weights(A, P, tol, w, meta, n_terms=n if multi else None)
+        return None
+    return A, w, A_common
+
+
+def _record_reported_weights(cap, finding, w, P, meta, multi):
+    """Returns None; sets the weights ``w`` fitted at the ``len(P)`` points on ``cap`` (``objective_weights`` flat,
+    ``term_weights`` by backward) and records them, next to the seeds' own weights (from ``meta``), on the capture
+    summary and on ``finding``, so the objective and its assumptions say which loss is compared."""
     seeded = [sd["constant"] if sd["constant"] is not None else sd["sum"] / max(sd["size"], 1) for sd in meta]
     cap.objective_weights = [float(x) for x in w]
     cap.term_weights = _split_weights(cap, cap.objective_weights)

@@ -139,6 +139,7 @@ def _capturing(a) -> bool:
     except Exception:  # noqa: BLE001 - an old release without the property, a freed array
         return False
 
+
 class _Recorder:
     def __init__(self, params, digests, max_digest_bytes, result_rtol, max_snapshot_bytes=256 << 20):
         self.digests = digests
