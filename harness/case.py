@@ -169,15 +169,22 @@ class ScriptBlock:
     params : tuple[str, ...] or None
         Override of the captured parameters (allocation sites
         ``file.py:LINE[:OCCURRENCE]``); None lets the capture choose.
+    reference : pathlib.Path or None
+        For the oracle only (never in :meth:`to_json` or :meth:`spec`, so no
+        engine sees it): the case folder's file defining
+        ``reference_gradient(params) -> {name: ndarray}``, the exact gradient the
+        update should consume (a deliberate surrogate's analytic gradient).
     """
 
     entry: str
     args: tuple = ()
     iteration: int = 1
     params: tuple | None = None
+    reference: Path | None = None
 
     def to_json(self) -> dict:
-        """The block as a JSON-able dict (the fields of ``defects4warp.capture.ScriptSpec``)."""
+        """The block as a JSON-able dict (the fields of ``defects4warp.capture.ScriptSpec``; the oracle's
+        ``reference`` is left out)."""
         return {"entry": self.entry, "args": list(self.args), "iteration": self.iteration,
                 "params": None if self.params is None else list(self.params)}
 
@@ -469,8 +476,15 @@ def _script_block(yml: Path, raw) -> ScriptBlock | None:
         for i, site in enumerate(params):
             if ".." in Path(site.rsplit(":", 2)[0]).parts or site.startswith("/"):
                 raise CaseFormatError(yml, f"script.params.{i}", f"'{site}' must name a file inside the variant folder")
+    reference = raw.get("reference")
+    if reference is not None:
+        ref = yml.parent / reference
+        if not ref.is_file():
+            raise CaseFormatError(yml, "script.reference", f"'{reference}' is not a file beside case.yaml (the "
+                                  "reference gradient lives in the case folder, outside every variant folder)")
+        reference = ref.resolve()
     return ScriptBlock(entry, tuple(raw.get("args", ())), int(raw.get("iteration", 1)),
-                       None if params is None else tuple(params))
+                       None if params is None else tuple(params), reference)
 
 
 def _check_form(yml: Path, data: dict, script: ScriptBlock | None, holds: dict) -> str:

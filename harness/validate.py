@@ -40,9 +40,11 @@ checked: the case format, and that variant sources hold no hint words
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .blind import hint_findings, neutral_copy
 from .envs import missing_modules, python_for
@@ -172,8 +174,12 @@ class _Measurements:
         with slot["lock"]:
             if slot["value"] is None:
                 with neutral_copy(path, drop=("problem.py",) if script is not None else ()) as p:
-                    replay = None if script is None else self.record(p, path, python, device, timeout_s, repeat,
-                                                                     script)
+                    replay = None
+                    if script is not None:
+                        spec = {k: v for k, v in script.items() if k != "reference"}
+                        replay = self.record(p, path, python, device, timeout_s, repeat, spec)
+                        if script.get("reference") and not replay.get("error"):
+                            replay = dict(replay, reference=script["reference"])
                     slot["value"] = run_worker(p, device=device, scale=scale, python=python, timeout_s=timeout_s,
                                                knobs=knobs, point=point, arrays=True, replay=replay)
             return slot["value"]
@@ -202,7 +208,21 @@ def _script(item: RunItem, variant=None) -> dict | None:
     if item.program != "script":
         return None
     v = variant or item.variant
-    return v.script.to_json() if v.script is not None else None
+    if v.script is None:
+        return None
+    spec = v.script.to_json()
+    if v.script.reference is not None:
+        spec["reference"] = str(v.script.reference)  # the oracle's, handed over with the replay record
+    return spec
+
+
+def _script_key(item: RunItem) -> dict | None:
+    """:func:`_script` as a result-store field: the reference file by the SHA-256 of its content (its
+    path depends on the checkout; its content is what the oracle judges with)."""
+    spec = _script(item)
+    if spec and spec.get("reference"):
+        spec["reference"] = hashlib.sha256(Path(spec["reference"]).read_bytes()).hexdigest()[:16]
+    return spec
 
 
 def _twin(item: RunItem, warp_version: str):
@@ -526,7 +546,7 @@ def _stored_or_pending(items, order, device, warp_version, timeout_s, python, kn
                 twin=None if twin is None else twin.path,
                 extra={"objectives_differ": (exp.objectives_differ if supported else None)
                        or it.case.objectives_differ or False,
-                       **({"script": _script(it)} if it.program == "script" else {})})
+                       **({"script": _script_key(it)} if it.program == "script" else {})})
             hit = None if (fresh or fields is None) else store.get(fields)
             if hit is None:
                 pending.append((i, it, fields))

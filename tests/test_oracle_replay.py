@@ -272,3 +272,43 @@ def test_a_failed_capture_is_judged_by_running_the_script(tmp_path):
     assert doc["verdict"] == "error" and doc["failure"]["stage"] == "capture"
     assert doc["message"] == ("capture: RuntimeError: CaptureError: no parameter found (the script itself ran to "
                               "backward 1 here)")
+
+
+def test_a_reference_file_gives_the_problem_its_reference_gradient(fit, tmp_path):
+    """A record with ``reference`` (a case's ``script.reference``) gives the replayed Problem
+    ``reference_gradient()``: the file's function at the current params; without one there is none."""
+    folder, rec = fit
+    assert not hasattr(ReplayProblem(folder, rec, check=False), "reference_gradient")
+    name = rec["params"][0]["name"]
+    ref = tmp_path / "reference.py"
+    ref.write_text(textwrap.dedent(f'''
+        import numpy as np
+        X = np.linspace(0.0, 1.0, 5)
+        Y = np.array([0.3, -0.1, 0.7, 1.2, 0.4])
+
+        def reference_gradient(params):
+            w = params["{name}"]
+            r = w[0] * X + w[1] - Y
+            return {{"{name}": [2 * np.sum(r * X), 2 * np.sum(r)]}}
+    '''))
+    rp = ReplayProblem(folder, dict(rec, reference=str(ref)))
+    p = np.array([1.5, 0.25])
+    rp.params[name].assign(p)
+    got = rp.reference_gradient()
+    np.testing.assert_allclose(got[name], _loss_grad(p)[1], rtol=1e-14)
+    np.testing.assert_allclose(rp.gradient()[name], got[name], rtol=1e-13)
+    assert got[name].dtype == np.float64 and got[name].shape == (2,)
+
+
+@pytest.mark.parametrize("body, match", [
+    ("def reference_gradient(params):\n    return {'other': [0.0, 0.0]}", r"returned \['other'\], not the params"),
+    ("def reference_gradient(params):\n    return {k: [0.0] for k in params}", r"has 1 values, the param 2"),
+    ("def gradient(params):\n    return params", r"defines no function reference_gradient"),
+    ("import not_a_module_anywhere", r"does not import: ModuleNotFoundError"),
+])
+def test_a_broken_reference_file_is_named(fit, tmp_path, body, match):
+    folder, rec = fit
+    ref = tmp_path / "reference.py"
+    ref.write_text(body + "\n")
+    with pytest.raises(ReplayError, match=match):
+        ReplayProblem(folder, dict(rec, reference=str(ref)), check=False).reference_gradient()

@@ -108,6 +108,9 @@ def test_script_items_run_at_small_scale_only(tmp_path):
     (with_(script={"entry": "train.py", "params": ["model.py:12"]}), None, "script.params.0",
      "names model.py, which variant folder buggy/ does not hold"),
     (with_(script={"entry": "train.py", "extra": 1}), None, "script", "Additional properties"),
+    (with_(script={"entry": "train.py", "reference": "twin.py"}), None, "script.reference",
+     "'twin.py' is not a file beside case.yaml"),
+    (with_(script={"entry": "train.py", "reference": "buggy/train.py"}), None, "script.reference", "does not match"),
     (with_(), {"buggy": ["train.py"], "fixed": ["other.py"]}, "variants.fixed",
      "no folder fixed/ with a problem.py or the script entry train.py"),
     (with_(), {"buggy": ["train.py"], "fixed": ["problem.py"]}, "script.entry",
@@ -153,3 +156,14 @@ def test_bundled_converted_cases_hold_both_programs():
         for v in c.variants:
             assert (v.path / c.script.entry).is_file() if c.form != "adapter" else v.script is None
             assert v.adapter == (c.form != "script"), (c.id, v.name)
+
+
+def test_the_oracles_reference_stays_out_of_what_an_engine_is_given(tmp_path):
+    """``script.reference`` (a file beside case.yaml) is the oracle's: loaded as an absolute path,
+    left out of the ScriptSpec fields an engine gets."""
+    d = make(tmp_path, with_(script={"entry": "train.py", "reference": "reference.py"}))
+    (d / "reference.py").write_text("def reference_gradient(params):\n    return params\n")
+    c = load_case(d)
+    assert c.script.reference == (d / "reference.py").resolve()
+    assert c.script.to_json() == {"entry": "train.py", "args": [], "iteration": 1, "params": None}
+    assert not hasattr(c.script.spec(), "reference")

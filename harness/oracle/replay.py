@@ -26,11 +26,19 @@ reads the objective at the counted backwards of the iteration before each runs, 
 update consumes; a private exception then stops the script. :class:`ReplayProblem` checks at the record's
 point that it reproduces the record's objective and gradient (:data:`REPRODUCE_RTOL`) and raises
 :class:`ReplayError`, naming the script and the event, when it does not.
+
+Reference gradient
+    A record with ``reference`` (the path of a case's ``script.reference`` file, added by the orchestration
+    for the oracle only) gives the Problem ``reference_gradient()``: that file's
+    ``reference_gradient(params)`` at the current params (``{name: float64 ndarray}``), so the oracle judges
+    a deliberate surrogate (a straight-through estimator) against its analytic gradient, as it does an
+    adapter's ``reference_gradient()``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import runpy
@@ -484,6 +492,9 @@ class ReplayProblem:
         self.runs = 0
         self.reproduced = None
         self.params = self._holders()
+        if record.get("reference"):
+            self._reference = _load_reference(record["reference"])
+            self.reference_gradient = self._reference_gradient  # the Problem's optional method, only with one
         if check:
             self.reproduced = self.reproduce()
 
@@ -651,6 +662,28 @@ class ReplayProblem:
             del self.seed_points[:-SEED_POINTS]
         return p.grad
 
+    def _reference_gradient(self) -> dict:
+        """The record's reference file's ``reference_gradient(params)`` at the current params, ``{name: ndarray
+        of the param's numpy() shape}`` (float64).
+
+        Raises
+        ------
+        ReplayError
+            When it returns other names than the params' or an array of another size."""
+        point = {k: np.asarray(v, dtype=np.float64) for k, v in self._point().items()}
+        got = self._reference(point)
+        ref = self.record["reference"]
+        if not isinstance(got, dict) or set(got) != set(point):
+            names = sorted(got) if isinstance(got, dict) else type(got).__name__
+            raise ReplayError(f"{ref}: reference_gradient returned {names}, not the params {sorted(point)}")
+        out = {}
+        for k, v in got.items():
+            a = np.asarray(v, dtype=np.float64)
+            if a.size != point[k].size:
+                raise ReplayError(f"{ref}: reference_gradient()[{k!r}] has {a.size} values, the param {point[k].size}")
+            out[k] = a.reshape(point[k].shape)
+        return out
+
     # -- the reproduction check ---------------------------------------------------------
     def reproduce(self, rtol: float = REPRODUCE_RTOL) -> dict:
         """Evaluate objective() and gradient() once at the record's point and compare them with the record's
@@ -699,6 +732,25 @@ class ReplayProblem:
         self.chain = None
         self.seed_points = []
         return {"objective": [f, f_rec], "gradient_max_abs_diff": diffs}
+
+
+def _load_reference(path: str):
+    """``reference_gradient`` of the file at ``path`` (imported under a private module name).
+
+    Raises
+    ------
+    ReplayError
+        When the file cannot be imported or defines no callable ``reference_gradient``."""
+    try:
+        spec = importlib.util.spec_from_file_location("_d4w_script_reference", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except Exception as exc:  # noqa: BLE001 - the file's own error, named
+        raise ReplayError(f"{path}: the reference file does not import: {type(exc).__name__}: {exc}") from exc
+    fn = getattr(mod, "reference_gradient", None)
+    if not callable(fn):
+        raise ReplayError(f"{path}: defines no function reference_gradient(params)")
+    return fn
 
 
 def _close(a: float, b: float, scale: float, rtol: float) -> bool:
