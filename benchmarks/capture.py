@@ -66,3 +66,107 @@ class DiagnoseScript:
 
     def time_diagnose(self, name):
         self.engine.diagnose(str(PROGRAMS / name), "cpu", "small", script=self.spec)
+
+
+#: Scripts timed against their own first iteration: an assign update, an optimiser kernel,
+#: warp.optim.Adam, work before the tape, a checkpointed backward, an in-place bug.
+COST_SCRIPTS = ["script_assign", "script_optkernel", "script_adam", "script_pretape", "script_checkpoint",
+                "script_inplace"]
+
+#: Runs the script as ``__main__`` from its folder and ends the process when its first
+#: ``Tape.backward`` returns (after ``wp.synchronize()``): the script's own first iteration, cold or
+#: warm as the kernel cache given to it (the update that follows the backward is a launch or an assign,
+#: negligible next to the forward and backward it consumes).
+_FIRST_ITERATION = r"""
+import os, runpy, sys
+import warp as wp
+_bw = wp.Tape.backward
+def _backward(self, *a, **k):
+    r = _bw(self, *a, **k)
+    wp.synchronize()
+    sys.stdout.flush()
+    os._exit(0)
+wp.Tape.backward = _backward
+folder, entry = sys.argv[1], sys.argv[2]
+os.chdir(folder)
+sys.path.insert(0, folder)
+sys.argv = [entry]
+runpy.run_path(entry, run_name="__main__")
+"""
+
+
+def _wall(cmd, cwd, cache_dir, timeout=1200):
+    """Wall-clock seconds of ``cmd`` in ``cwd`` with Warp's kernel cache at ``cache_dir``
+    (``WARP_CACHE_PATH``); raises ``RuntimeError`` with the output's tail when it fails."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, WARP_CACHE_PATH=str(cache_dir))
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                       executable=None if cmd[0] != "python" else sys.executable)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {(p.stdout + p.stderr)[-800:]}")
+    return wall
+
+
+def script_cost(name, *, programs=PROGRAMS):
+    """Seconds of one script's own first iteration and of its diagnosis (the ``diagnose`` command, the
+    reference engine, CPU, no flags), each in a fresh process: ``{"first_iteration_cold",
+    "diagnosis_cold", "first_iteration_warm", "diagnosis_warm", "cold_ratio"}``.
+
+    Cold: a fresh, empty Warp kernel cache (every module of the script compiled), first the script,
+    then (in another fresh cache) the diagnosis; warm: both again with the cache the diagnosis
+    filled. ``cold_ratio`` is ``diagnosis_cold / first_iteration_cold``. Targets (issue "The
+    iteration, not the tape"): median cold ratio <= 1.5, median warm diagnosis <= 3 s.
+
+    Raises
+    ------
+    RuntimeError
+        When the script or the diagnosis fails (its output's tail in the message).
+    """
+    import sys
+    import tempfile
+
+    folder = programs / name
+    py = sys.executable
+    first = [py, "-c", _FIRST_ITERATION, str(folder), "train.py"]
+    diag = [py, "-m", "defects4warp", "diagnose", "train.py"]
+    out = {}
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        out["first_iteration_cold"] = _wall(first, folder, a)
+        out["diagnosis_cold"] = _wall(diag, folder, b)
+        out["first_iteration_warm"] = _wall(first, folder, b)
+        out["diagnosis_warm"] = _wall(diag, folder, b)
+    out["cold_ratio"] = out["diagnosis_cold"] / out["first_iteration_cold"]
+    return out
+
+
+class ScriptDiagnosisCost:
+    """A script's diagnosis against the script's own first iteration (:func:`script_cost` of each of
+    :data:`COST_SCRIPTS`, measured once in ``setup_cache``)."""
+
+    params = COST_SCRIPTS
+    param_names = ["script"]
+    timeout = 3600
+
+    def setup_cache(self):
+        return {name: script_cost(name) for name in COST_SCRIPTS}
+
+    def track_cold_ratio(self, costs, name):
+        return costs[name]["cold_ratio"]
+
+    track_cold_ratio.unit = "diagnosis / first iteration"
+
+    def track_diagnosis_warm_seconds(self, costs, name):
+        return costs[name]["diagnosis_warm"]
+
+    track_diagnosis_warm_seconds.unit = "seconds"
+
+    def track_first_iteration_cold_seconds(self, costs, name):
+        return costs[name]["first_iteration_cold"]
+
+    track_first_iteration_cold_seconds.unit = "seconds"

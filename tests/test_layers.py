@@ -314,3 +314,43 @@ def test_the_worker_side_imports_only_the_standard_library_numpy_and_warp():
     # the reader sees a third-party import where there is one: the source assessor (parent side,
     # never loaded by the worker) needs packaging
     assert "probes.source" not in seen and _module_level_imports(mods, "probes.source")[1] == {"packaging"}
+
+
+#: The house issue's size targets for harness/: a module a reader can hold, a function that fits a screen.
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 80
+
+
+def _sizes(root: Path):
+    """``(modules over MAX_MODULE_LINES, functions over MAX_FUNCTION_LINES)`` of the ``.py`` files under
+    ``root``, each as ``"path:line name (n lines)"``."""
+    import ast
+
+    big_modules, big_functions = [], []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(root.parent).as_posix()
+        n = len(text.splitlines())
+        if n > MAX_MODULE_LINES:
+            big_modules.append(f"{rel} ({n} lines)")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    big_functions.append(f"{rel}:{node.lineno} {node.name} ({length} lines)")
+    return big_modules, big_functions
+
+
+def test_no_module_or_function_over_the_size_targets():
+    assert len(list(ROOT.rglob("*.py"))) > 100  # the package's source folder, read in full
+    assert _sizes(ROOT) == ([], [])
+
+
+def test_the_size_check_names_what_is_too_long(tmp_path):
+    pkg = tmp_path / "harness"
+    pkg.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (pkg / "long.py").write_text(f"def short():\n    return 1\n\n\ndef long_one():\n{body}\n")
+    (pkg / "big.py").write_text("\n" * (MAX_MODULE_LINES + 1))
+    assert _sizes(pkg) == ([f"harness/big.py ({MAX_MODULE_LINES + 1} lines)"],
+                           [f"harness/long.py:5 long_one ({MAX_FUNCTION_LINES + 1} lines)"])
