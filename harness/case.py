@@ -11,6 +11,7 @@ fit the verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 from dataclasses import dataclass, field
@@ -355,7 +356,7 @@ def load_case(case_dir: str | Path) -> Case:
             problems.append(exc)
             return None
 
-    script = check(_script_block, yml, data.get("script"))
+    script = _script_of(yml, data.get("script"), problems)
     entry = script.entry if script else None
 
     def holds(p: Path) -> list:
@@ -476,15 +477,37 @@ def _script_block(yml: Path, raw) -> ScriptBlock | None:
         for i, site in enumerate(params):
             if ".." in Path(site.rsplit(":", 2)[0]).parts or site.startswith("/"):
                 raise CaseFormatError(yml, f"script.params.{i}", f"'{site}' must name a file inside the variant folder")
-    reference = raw.get("reference")
-    if reference is not None:
-        ref = yml.parent / reference
-        if not ref.is_file():
-            raise CaseFormatError(yml, "script.reference", f"'{reference}' is not a file beside case.yaml (the "
-                                  "reference gradient lives in the case folder, outside every variant folder)")
-        reference = ref.resolve()
     return ScriptBlock(entry, tuple(raw.get("args", ())), int(raw.get("iteration", 1)),
-                       None if params is None else tuple(params), reference)
+                       None if params is None else tuple(params))
+
+
+def _script_of(yml: Path, raw, problems: list) -> ScriptBlock | None:
+    """The checked ``script:`` block with its ``reference`` (None without a block), each problem appended to
+    ``problems``: a broken reference is one problem, and the block (so the variants holding the entry) still
+    loads."""
+    script = reference = None
+    try:
+        script = _script_block(yml, raw)
+        reference = _script_reference(yml, raw)
+    except CaseFormatError as exc:
+        problems.append(exc)
+    return dataclasses.replace(script, reference=reference) if script is not None and reference else script
+
+
+def _script_reference(yml: Path, raw) -> Path | None:
+    """The absolute path of ``script.reference`` (checked apart from the rest of the block, so a broken
+    reference is one problem and the variants still load), or None without one."""
+    reference = (raw or {}).get("reference")
+    if reference is None:
+        return None
+    if Path(reference).name != reference or not reference.endswith(".py"):
+        raise CaseFormatError(yml, "script.reference", f"'{reference}' must be the name of a .py file beside "
+                              "case.yaml (no folder: the reference lives outside every variant folder)")
+    ref = yml.parent / reference
+    if not ref.is_file():
+        raise CaseFormatError(yml, "script.reference", f"'{reference}' is not a file beside case.yaml (the "
+                              "reference gradient lives in the case folder, outside every variant folder)")
+    return ref.resolve()
 
 
 def _check_form(yml: Path, data: dict, script: ScriptBlock | None, holds: dict) -> str:

@@ -34,6 +34,7 @@ How the engine folds the weights into a ranking is
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -119,59 +120,110 @@ def load_table(path=None) -> EvidenceTable:
     Raises
     ------
     EvidenceTableError
-        The file breaks :func:`table_schema` (the message names the field, e.g.
-        ``rows/12/class`` or ``refusals/0/classes/1``, and what is wrong: a row without
-        id/class/weight/source, an unknown mode or class, a refusal naming a class that
-        is no bug), a refusal's pattern does not compile, or one evidence id has rows of
-        two modes.
+        The file cannot be read or is not YAML; it breaks :func:`table_schema` (every
+        violation, each naming the field, e.g. ``rows/12/class`` or ``refusals/0/classes/1``,
+        and what is wrong: a row without id/class/weight/source, an unknown mode or class,
+        a refusal naming a class that is no bug); or a refusal's pattern does not compile,
+        a ``release_changes`` key is not a string, a weight is not finite, two rows name one
+        (evidence id, class), one evidence id has rows of two modes, or the changelog
+        releases and the ``release_first_change:<release>`` rows do not match.
     """
     return _load(str(path or TABLE_PATH))
 
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> EvidenceTable:
-    with open(path, encoding="utf-8") as f:
-        doc = yaml.safe_load(f)
-    _check_schema(path, doc)
+    doc = _read(path)
+    problems = _schema_problems(doc) or _semantic_problems(doc)
+    if problems:
+        raise EvidenceTableError(f"{path}: " + (problems[0] if len(problems) == 1 else
+                                                f"{len(problems)} problems:\n  - " + "\n  - ".join(problems)))
     t = EvidenceTable(scores=doc["scores"], meta={k: doc.get(k) for k in ("fit", "description")},
                       release_changes=dict(doc.get("release_changes") or {}))
     refusals = []
-    for i, r in enumerate(doc.get("refusals") or []):
+    for r in doc.get("refusals") or []:
         flags = 0
         for name in r.get("flags") or []:
             flags |= REGEX_FLAGS[name]
-        try:
-            refusals.append((re.compile(r["pattern"], flags), tuple(r["classes"])))
-        except re.error as e:
-            raise EvidenceTableError(f"{path}: refusals/{i}/pattern: {e}") from None
+        refusals.append((re.compile(r["pattern"], flags), tuple(r["classes"])))
     t.refusals = tuple(refusals)
     for r in doc["rows"]:
-        mode = r.get("mode", "add")
-        if t.modes.setdefault(r["id"], mode) != mode:
-            raise EvidenceTableError(f"{path}: evidence {r['id']} has rows of two modes")
-        t.rows.setdefault(r["id"], {})
-        t.rows[r["id"]][r["class"]] = t.rows[r["id"]].get(r["class"], 0.0) + float(r["weight"])
+        t.modes.setdefault(r["id"], r.get("mode", "add"))
+        t.rows.setdefault(r["id"], {})[r["class"]] = float(r["weight"])
     return t
 
 
-def _check_schema(path: str, doc) -> None:
-    """Raise :class:`EvidenceTableError` naming ``path``, the field and the problem for the first
-    violation of :func:`table_schema` in ``doc`` (in the order of the fields' paths)."""
+def _read(path: str):
+    """The YAML document at ``path``; :class:`EvidenceTableError` naming the file when it cannot be read or
+    parsed."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvidenceTableError(f"{path}: cannot read the evidence table: {type(exc).__name__}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise EvidenceTableError(f"{path}: not valid YAML: {exc}") from None
+
+
+def _field(path_parts) -> str:
+    return "/".join(str(p) for p in path_parts) or "(top level)"
+
+
+def _schema_problems(doc) -> list:
+    """Every violation of :func:`table_schema` in ``doc`` as ``"field (row id): message"``, in the order
+    of the fields (rows by number)."""
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(table_schema())
-    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
-    if errors:
-        e = errors[0]
-        where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+    out = []
+    for e in sorted(validator.iter_errors(doc), key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path]):
+        path = list(e.absolute_path)
         message = e.message
-        if e.absolute_path and e.absolute_path[-1] == "class":
+        if path and path[-1] == "class":
             message = f"{e.instance!r} is not a class of the taxonomy (harness/taxonomy.py) nor '*'"
         row = ""
-        if len(e.absolute_path) >= 2 and e.absolute_path[0] == "rows":
-            rid = (doc["rows"][e.absolute_path[1]] or {}).get("id")
+        if len(path) >= 2 and path[0] == "rows" and isinstance(doc["rows"][path[1]], dict):
+            rid = doc["rows"][path[1]].get("id")
             row = f" ({rid})" if rid else ""
-        raise EvidenceTableError(f"{path}: {where}{row}: {message}")
+        out.append(f"{_field(path)}{row}: {message}")
+    return out
+
+
+def _semantic_problems(doc: dict) -> list:
+    """What the schema cannot say: refusal patterns that do not compile, ``release_changes`` keys that
+    YAML read as numbers (``1.20:`` is the float 1.2), a weight that is not finite, two rows for one
+    (evidence id, class), one id with rows of two modes, and a changelog release without its
+    ``release_first_change:<release>`` rows or such rows without a changelog entry (when the table has
+    a ``release_changes`` section)."""
+    out = []
+    for i, r in enumerate(doc.get("refusals") or []):
+        try:
+            re.compile(r["pattern"])
+        except re.error as exc:
+            out.append(f"refusals/{i}/pattern: {exc}")
+    changes = doc.get("release_changes")
+    for k in changes or {}:
+        if not isinstance(k, str):
+            out.append(f"release_changes: key {k!r} is a {type(k).__name__}, not a release: quote it ('1.20.0')")
+    seen, modes = {}, {}
+    for i, r in enumerate(doc["rows"]):
+        if not math.isfinite(float(r["weight"])):
+            out.append(f"rows/{i}/weight ({r['id']}): {r['weight']!r} is not a finite number")
+        key = (r["id"], r["class"])
+        if key in seen:
+            out.append(f"rows/{i} ({r['id']}): a second row for class {r['class']!r} (the first is rows/{seen[key]})")
+        seen.setdefault(key, i)
+        mode = r.get("mode", "add")
+        if modes.setdefault(r["id"], (mode, i))[0] != mode:
+            out.append(f"rows/{i} ({r['id']}): mode {mode!r}, but rows/{modes[r['id']][1]} of the same evidence "
+                       f"has mode {modes[r['id']][0]!r}")
+    if changes is not None:
+        have = {eid.split(":")[1] for eid, _ in seen if eid.startswith("release_first_change:")}
+        out += [f"release_changes/{rel}: no row release_first_change:{rel} weighs the classes of this change"
+                for rel in sorted(set(changes) - have, key=str)]
+        out += [f"rows: release_first_change:{rel} has no changelog entry under release_changes"
+                for rel in sorted(have - set(changes))]
+    return out
 
 
 def clear_cache() -> None:

@@ -551,7 +551,10 @@ def _stored_or_pending(items, order, device, warp_version, timeout_s, python, kn
             if hit is None:
                 pending.append((i, it, fields))
                 continue
-            results[i] = VariantCheck(**hit)
+            # the stored measurement is keyed by the variant's content, not its names: a copy of a case under
+            # another id (or a renamed variant folder) reuses it, reported under the names of this run
+            results[i] = VariantCheck(**dict(hit, case=it.case.id, variant=it.variant.name, scale=it.scale,
+                                             program=it.program))
             reused += 1
         if on_check:
             on_check(results[i])

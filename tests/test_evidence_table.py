@@ -2,6 +2,7 @@
 interpretation that used to be constants in code: refusals and the releases' changelog entries."""
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -56,6 +57,47 @@ def test_a_broken_table_is_refused_naming_the_field(tmp_path, edit, where):
     assert str(tmp_path / "t.yaml") in str(e.value)
 
 
+@pytest.mark.parametrize("edit, where", [
+    (lambda d: d["rows"].__setitem__(0, "signature:nan_inf"), "rows/0: 'signature:nan_inf' is not of type 'object'"),
+    (lambda d: d["release_changes"].update({1.2: "x"}), "release_changes: key 1.2 is a float, not a release"),
+    (lambda d: d["rows"][2].update({"weight": float("nan")}), "rows/2/weight (signature:nan_inf): nan is not a finite"),
+    (lambda d: d["rows"].append(dict(d["rows"][0])), "a second row for class 'nonsmooth_nan' (the first is rows/0)"),
+    (lambda d: d["rows"][1].update({"mode": "lift"}), "rows/1 (signature:nan_inf): mode 'lift', but rows/0"),
+    (lambda d: d["release_changes"].pop("1.16.0"), "rows: release_first_change:1.16.0 has no changelog entry"),
+    (lambda d: d["release_changes"].update({"1.20.0": "x"}), "release_changes/1.20.0: no row release_first_change"),
+    (lambda d: d.update({"rows": []}), "rows: [] should be non-empty"),
+])
+def test_what_the_schema_cannot_say_is_refused_too(tmp_path, edit, where):
+    doc = copy.deepcopy(LIVE)
+    edit(doc)
+    with pytest.raises(EvidenceTableError, match=re.escape(where)):
+        load_table(_write(tmp_path, doc))
+
+
+def test_every_problem_is_listed_rows_in_number_order(tmp_path):
+    doc = copy.deepcopy(LIVE)
+    for i in (10, 2):
+        doc["rows"][i]["mode"] = "sum"
+    with pytest.raises(EvidenceTableError) as e:
+        load_table(_write(tmp_path, doc))
+    text = str(e.value)
+    assert "2 problems:" in text and text.index("rows/2/mode") < text.index("rows/10/mode")
+
+
+@pytest.mark.parametrize("content, where", [
+    (None, "cannot read the evidence table: FileNotFoundError"),
+    (b"rows: [a, b\n", "not valid YAML"),
+    (b"\xff\xfe rows", "cannot read the evidence table: UnicodeDecodeError"),
+    (b"", "(top level): None is not of type 'object'"),
+])
+def test_an_unreadable_table_is_named(tmp_path, content, where):
+    p = tmp_path / "t.yaml"
+    if content is not None:
+        p.write_bytes(content)
+    with pytest.raises(EvidenceTableError, match=re.escape(where)):
+        load_table(p)
+
+
 def test_a_refusal_pattern_that_does_not_compile_is_refused(tmp_path):
     doc = copy.deepcopy(LIVE)
     doc["refusals"][0]["pattern"] = "augmented (assignment"
@@ -69,7 +111,9 @@ def test_refusals_and_changelog_entries_are_read_from_the_table(tmp_path):
     doc = copy.deepcopy(LIVE)
     doc["refusals"] = [{"pattern": "kernel too wide", "flags": ["IGNORECASE"], "classes": ["dynamic_loop"],
                         "source": "test"}]
-    doc["release_changes"] = {"1.16.0": "loops fixed (test entry)"}
+    doc["release_changes"]["1.16.0"] = "loops fixed (test entry)"
+    del doc["release_changes"]["1.18.0"]  # and its rows: a release without a changelog entry
+    doc["rows"] = [r for r in doc["rows"] if not r["id"].startswith("release_first_change:1.18.0")]
     t = load_table(_write(tmp_path, doc))
     failed = {"errors": [{"probe": "load", "error": "RuntimeError: Kernel too WIDE for this release\nmore"}]}
     assert refusal_of(failed, t) == ("RuntimeError: Kernel too WIDE for this release", ["dynamic_loop"])
@@ -102,3 +146,35 @@ def test_the_diagnosis_schema_takes_its_classes_from_the_taxonomy():
     assert check_diagnosis(diag).startswith("classes.0.id: 'overwritten' is not one of ['backward_disabled'")
     diag["classes"][0]["id"] = "overwrite"
     assert check_diagnosis(diag) is None
+
+
+def test_a_broken_table_is_one_line_and_exit_status_2_on_the_command_line(tmp_path, monkeypatch):
+    """Any verb that reads the broken table ends with the loader's message on standard error and status 2,
+    no traceback; ``--version`` and ``list`` never read it."""
+    import click
+    from click.testing import CliRunner
+
+    from defects4warp import evidence_table
+    from defects4warp.cli import main
+    from defects4warp.commands._common import MainGroup
+
+    doc = copy.deepcopy(LIVE)
+    doc["rows"][0]["class"] = "nonsmoth_nan"
+    monkeypatch.setattr(evidence_table, "TABLE_PATH", _write(tmp_path, doc))
+    evidence_table.clear_cache()
+
+    @click.group(cls=MainGroup)
+    def group():
+        pass
+
+    @group.command()
+    def interpret():
+        load_table()
+
+    r = CliRunner().invoke(group, ["interpret"])
+    assert r.exit_code == 2
+    assert r.output.splitlines() == [f"defects4warp: the evidence table is broken: {tmp_path / 't.yaml'}: rows/0/class "
+                                     "(signature:nan_inf): 'nonsmoth_nan' is not a class of the taxonomy "
+                                     "(harness/taxonomy.py) nor '*'"]
+    assert CliRunner().invoke(main, ["--version"]).exit_code == 0
+    assert CliRunner().invoke(main, ["list"]).exit_code == 0

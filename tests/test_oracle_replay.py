@@ -305,6 +305,11 @@ def test_a_reference_file_gives_the_problem_its_reference_gradient(fit, tmp_path
     ("def reference_gradient(params):\n    return {k: [0.0] for k in params}", r"has 1 values, the param 2"),
     ("def gradient(params):\n    return params", r"defines no function reference_gradient"),
     ("import not_a_module_anywhere", r"does not import: ModuleNotFoundError"),
+    ("def reference_gradient(params):\n    return {k: [float('nan'), 1.0] for k in params}",
+     r"holds values that are not finite \(1 of 2\)"),
+    ("def reference_gradient(params):\n    x = 1\n    raise RuntimeError('boom')",
+     r"reference\.py: reference_gradient raised RuntimeError: boom \(line 3\)"),
+    ("import sys\ndef reference_gradient(params):\n    sys.exit(0)", r"reference_gradient raised SystemExit: 0 \(line 3\)"),
 ])
 def test_a_broken_reference_file_is_named(fit, tmp_path, body, match):
     folder, rec = fit

@@ -110,7 +110,8 @@ def test_script_items_run_at_small_scale_only(tmp_path):
     (with_(script={"entry": "train.py", "extra": 1}), None, "script", "Additional properties"),
     (with_(script={"entry": "train.py", "reference": "twin.py"}), None, "script.reference",
      "'twin.py' is not a file beside case.yaml"),
-    (with_(script={"entry": "train.py", "reference": "buggy/train.py"}), None, "script.reference", "does not match"),
+    (with_(script={"entry": "train.py", "reference": "buggy/train.py"}), None, "script.reference",
+     "'buggy/train.py' must be the name of a .py file beside case.yaml"),
     (with_(), {"buggy": ["train.py"], "fixed": ["other.py"]}, "variants.fixed",
      "no folder fixed/ with a problem.py or the script entry train.py"),
     (with_(), {"buggy": ["train.py"], "fixed": ["problem.py"]}, "script.entry",
@@ -129,6 +130,8 @@ def test_script_block_errors_name_file_and_field(tmp_path, data, files, field, t
     d = make(tmp_path, data, files)
     with pytest.raises(CaseFormatError) as exc:
         load_case(d)
+    if field == "script.reference":  # one problem: the variants, which hold the entry, still load
+        assert len(exc.value.problems if hasattr(exc.value, "problems") else [exc.value]) == 1, str(exc.value)
     assert exc.value.field == field, str(exc.value)
     assert exc.value.path == d / "case.yaml"
     assert text in str(exc.value)
@@ -167,3 +170,32 @@ def test_the_oracles_reference_stays_out_of_what_an_engine_is_given(tmp_path):
     assert c.script.reference == (d / "reference.py").resolve()
     assert c.script.to_json() == {"entry": "train.py", "args": [], "iteration": 1, "params": None}
     assert not hasattr(c.script.spec(), "reference")
+
+
+def test_a_reused_validation_is_reported_under_the_names_of_this_run(tmp_path):
+    """The result store keys an oracle check by the variant's content: a copy of a case under another id
+    (and another variant folder name) reuses the stored check, reported under the copy's names, never
+    dropped (it was once filtered out as another case's, leaving 0 checks and exit status 0)."""
+    import shutil
+
+    from defects4warp.case import default_corpus
+    from defects4warp.store import ResultStore
+    from defects4warp.validate import validate_cases
+
+    src = default_corpus() / "seismic-trigger-channel-weights"
+    a = tmp_path / "a" / src.name
+    shutil.copytree(src, a)
+    b = tmp_path / "b" / "trigger-copy"
+    shutil.copytree(src, b)
+    (b / "program").rename(b / "prog")
+    y = yaml.safe_load((b / "case.yaml").read_text())
+    y["id"] = "trigger-copy"
+    y["variants"] = {"prog": y["variants"]["program"]}
+    (b / "case.yaml").write_text(yaml.safe_dump(y, sort_keys=False))
+    store = ResultStore(tmp_path / "store")
+    stats = {}
+    (first,) = validate_cases([load_case(a)], timeout_s=300, store=store, warp="1.19.0", stats=stats)
+    (again,) = validate_cases([load_case(b)], timeout_s=300, store=store, warp="1.19.0", stats=stats)
+    assert [(v.case, v.variant, v.status) for v in first.variants] == [(src.name, "program", "passed")]
+    assert [(v.case, v.variant, v.status) for v in again.variants] == [("trigger-copy", "prog", "passed")]
+    assert again.variants[0].relative_error == first.variants[0].relative_error

@@ -468,7 +468,8 @@ results_opt = click.option("--results", "results_path", type=click.Path(file_oka
                            help="Results home holding history.sqlite (default $DEFECTS4WARP_RESULTS, else "
                                 "$XDG_DATA_HOME/defects4warp, else ~/.local/share/defects4warp).")
 split_opt = click.option("--split", type=click.Choice(["dev", "test"]), default=None,
-                         help="Only cases of this split (case.yaml 'split', default dev).")
+                         help="Only cases of this split (a case without 'split' in case.yaml is dev); "
+                              "default: every split.")
 programs_opt = click.option(
     "--programs", "programs", type=click.Choice(["auto", "adapters", "scripts", "all"]), default="auto",
     show_default=True,
@@ -636,7 +637,9 @@ class MainGroup(click.Group):
     already reported it, then exits as a shell reports the signal: 143 for SIGTERM, 130 for SIGINT.
 
     A maintainers' verb spelt at the top level (:data:`MOVED_TO_MAINT`, e.g. ``defects4warp pages``)
-    is a usage error (exit 2) that names its new spelling, ``defects4warp maint pages``; it runs nothing."""
+    is a usage error (exit 2) that names its new spelling, ``defects4warp maint pages``; it runs nothing.
+    A broken evidence table (:class:`defects4warp.evidence_table.EvidenceTableError`) is one line on
+    standard error naming the file and field, and exit status 2."""
 
     def resolve_command(self, ctx, args):
         name = click.utils.make_str(args[0]) if args else None
@@ -646,8 +649,13 @@ class MainGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx):
+        from ..evidence_table import EvidenceTableError
+
         try:
             return super().invoke(ctx)
+        except EvidenceTableError as exc:  # the engine's data is broken: no verb can interpret anything
+            click.echo(f"defects4warp: the evidence table is broken: {exc}", err=True)
+            raise SystemExit(2) from None
         except (Terminated, KeyboardInterrupt) as exc:
             if not getattr(exc, "reported", False):
                 why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"

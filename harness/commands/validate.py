@@ -42,7 +42,9 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
     expectation, release, device, repeat) are reused unless --fresh.
     With --programs scripts, variants that hold a script are validated as the
     script: the capture reads the user's files into a replay record and the
-    oracle replays the script with its own instrumentation."""
+    oracle replays the script with its own instrumentation; a case whose
+    script.reference names the gradient it should give (a deliberate surrogate)
+    is judged against that reference instead of finite differences."""
     from ..machine import describe
     from ..validate import validate_releases
 

@@ -6,7 +6,7 @@ shows what each probe contributes:
 ``fd-only``       end-to-end central finite differences (the worker without
                   tracker or per-launch check): the verdict from agreement,
                   the class from the signature table alone
-                  (:data:`defects4warp.engines.reference.PRIORS`, top entry)
+                  (:func:`defects4warp.engines.reference.priors` of the engine's table, top entry)
 ``tracker-only``  Warp's overwrite tracker during one gradient() call:
                   ``bug``/``overwrite`` when it warns, else ``no_bug``
 ``static-only``   the source findings alone (:mod:`defects4warp.rules`),
@@ -24,7 +24,7 @@ from ..probes.tracker import TRACKER_STAGES
 from ..taxonomy import BUG_CLASSES
 from .base import WorkerEngine
 from .base import ev as _ev
-from .reference import PRIORS
+from .reference import priors
 
 #: Summed specificity of one class's findings at which static-only says bug
 #: (one specific finding, e.g. a func_grad that assigns, is 0.5).
@@ -47,7 +47,8 @@ class FdOnlyEngine(WorkerEngine):
         if sig == "agrees":
             return {"verdict": "no_bug", "classes": [{"id": "correct", "score": 1.0}], "signature": sig,
                     "evidence": [_ev("fd", True, "autodiff agrees with finite differences", None)]}
-        table = PRIORS.get(sig, PRIORS["subtly_wrong"])
+        prior = priors()
+        table = prior.get(sig, prior["subtly_wrong"])
         total = sum(table.values())
         ranked = sorted(table.items(), key=lambda kv: (-kv[1], kv[0]))
         return {"verdict": "bug", "classes": [{"id": k, "score": round(v / total, 4)} for k, v in ranked],

@@ -79,9 +79,6 @@ def priors(table: EvidenceTable | None = None) -> dict:
     return {sig: dict(table.weights(f"signature:{sig}")) for sig in SIGNATURE_ROWS}
 
 
-#: Signature -> {class id: weight} of the default evidence table (kept under its v3 name for the baselines).
-PRIORS = priors()
-
 #: Sweep verdicts that explain a disagreement as a finite-difference artefact;
 #: the class each points at is the row ``sweep_artefact:<verdict>`` of the evidence table.
 ARTEFACTS = ("kink", "kink_nearby", "staircase", "precision")

@@ -43,6 +43,7 @@ import io
 import os
 import runpy
 import sys
+import traceback
 
 import numpy as np
 import warp as wp
@@ -669,10 +670,16 @@ class ReplayProblem:
         Raises
         ------
         ReplayError
-            When it returns other names than the params' or an array of another size."""
+            When it raises (or exits), or returns other names than the params', an array of another size
+            or values that are not finite; the message names the file (and the line that raised)."""
         point = {k: np.asarray(v, dtype=np.float64) for k, v in self._point().items()}
-        got = self._reference(point)
         ref = self.record["reference"]
+        try:
+            got = self._reference({k: v.copy() for k, v in point.items()})
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the reference's own failure, named with its line
+            lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == ref]
+            at = f" (line {lines[-1]})" if lines else ""
+            raise ReplayError(f"{ref}: reference_gradient raised {type(exc).__name__}: {exc}{at}") from exc
         if not isinstance(got, dict) or set(got) != set(point):
             names = sorted(got) if isinstance(got, dict) else type(got).__name__
             raise ReplayError(f"{ref}: reference_gradient returned {names}, not the params {sorted(point)}")
@@ -681,6 +688,9 @@ class ReplayProblem:
             a = np.asarray(v, dtype=np.float64)
             if a.size != point[k].size:
                 raise ReplayError(f"{ref}: reference_gradient()[{k!r}] has {a.size} values, the param {point[k].size}")
+            if not np.all(np.isfinite(a)):
+                raise ReplayError(f"{ref}: reference_gradient()[{k!r}] holds values that are not finite "
+                                  f"({int(np.sum(~np.isfinite(a)))} of {a.size})")
             out[k] = a.reshape(point[k].shape)
         return out
 
