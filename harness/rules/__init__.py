@@ -77,7 +77,7 @@ def scan(folder: str | Path, *, rules=None) -> list:
     KeyError
         For a name in ``rules`` that is not registered.
     """
-    key = (str(Path(folder).resolve()), None if rules is None else tuple(rules), _fingerprint(folder))
+    key = (None if rules is None else tuple(rules), _fingerprint(folder))
     hit = _SCAN_CACHE.get(key)
     if hit is None:
         hit = tuple(scan_project(Project.from_folder(folder), rules=rules))
@@ -87,10 +87,11 @@ def scan(folder: str | Path, *, rules=None) -> list:
     return list(hit)
 
 
-#: Scans made in this process, ``{(folder, rules, fingerprint): findings}``, oldest first. A scan depends only on
-#: the bytes of the folder's program files (and the registered rules), so re-interpreting many stored
-#: measurements of one variant (``maint pages --rescore``: two bundles of about 440 records) parses and walks
-#: its source once; findings are frozen dataclasses, and each call gets a new list.
+#: Scans made in this process, ``{(rules, fingerprint): findings}``, oldest first. A scan depends only on the
+#: relative paths and bytes of the folder's program files (and the registered rules; findings name files
+#: relative to the folder), not on where the folder is, so re-interpreting many stored measurements of one
+#: variant (``maint pages --rescore`` over several releases' bundles, each run's folder a neutral copy) parses
+#: and walks its source once; findings are frozen dataclasses, and each call gets a new list.
 _SCAN_CACHE: dict = {}
 
 #: Folders whose scans :data:`_SCAN_CACHE` keeps (the oldest is dropped first); a corpus has about 450 variants.
