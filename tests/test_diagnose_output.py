@@ -176,6 +176,6 @@ def test_the_printed_capture_says_the_iteration_its_backwards_and_the_checks(cap
     print_capture(cap, ScriptSpec(entry="train.py"), [])
     out = " ".join(capsys.readouterr().out.split())
     assert "(iteration 3: backward 5 to 6)" in out
-    assert ("iterations checked along the script's loop (30 iteration(s)): 1 agrees (gradient vs central difference "
+    assert ("iterations checked (3 of the script's 30): 1 agrees (gradient vs central difference "
             "0.0001 relative); 2 agrees") in out
     assert "3 disagrees (gradient vs central difference 0.064 relative); diagnosed: iteration 3" in out

@@ -41,8 +41,8 @@ def print_capture(cap: dict, spec, assumed) -> None:
     if its.get("checked"):
         loop = its.get("loop_iterations")
         console.print(escape(
-            f"iterations checked along the script's loop ({loop if loop else '?'} iteration(s)"
-            + ("" if its.get("loop_length_known", True) else " at least") + "): " + "; ".join(
+            f"iterations checked ({len(its['checked'])} of the script's "
+            + ("" if its.get("loop_length_known", True) else "at least ") + f"{loop if loop else '?'}): " + "; ".join(
                 f"{r['iteration']} {r['status']}" + (f" (gradient vs central difference {r['rel']:.2g} relative)"
                                                      if r.get("rel") is not None else "")
                 + (f" ({r['why']})" if r.get("why") else "") for r in its["checked"])
