@@ -388,6 +388,10 @@ def test_an_update_inside_a_tape_block_entered_after_its_backward_ends_the_itera
     rec = set()
     assert recorded_update(ev, 1, ev[4])
     assert updated_owners(ev, 0, grads, set(), lambda lab: False, [], None, rec) == {"W"} and rec == {"W"}
+    # the next forward recomputing W from other arrays in that block (an intermediate whose .grad was printed)
+    # reads neither the gradient nor what was computed from it: no update
+    fwd = ev[:4] + [_ev(4, "launch", tape=None, active_tape="T1", reads=["X"], writes=["W"])]
+    assert updated_owners(fwd, 0, grads, set(), lambda lab: False, [], None, set()) == set()
     # an inner solver's step inside the outer block: the outer tape's block was entered before the inner
     # backward whose gradient the step applies, so the step stays inside the iteration
     inner = [_ev(0, "tape_enter", tape="T1"), _ev(1, "launch", tape="T1", active_tape="T1", reads=["Q"], writes=["E"]),

@@ -12,9 +12,9 @@ between two backward calls when the script consumed ``X.grad`` (read the propert
 
 * wrote ``X`` outside any tape block (an update kernel, ``warp.optim``'s step, ``assign``,
   ``wp.copy``), or
-* wrote ``X`` inside a tape block entered after the backward whose gradient it consumed
-  (:func:`recorded_update`: a momentum step launched in the next iteration's ``with tape:``, before its
-  ``backward()``, applying the previous iteration's gradient), or
+* wrote ``X``, reading its gradient or an array computed from it, inside a tape block entered after the
+  backward whose gradient it consumed (:func:`recorded_update`: a momentum step launched in the next
+  iteration's ``with tape:``, before its ``backward()``, applying the previous iteration's gradient), or
 * allocated a new ``requires_grad`` array of ``X``'s shape outside any tape block
   (``w = wp.array(w.numpy() - lr * g)``), or
 * changed ``X``'s values with no traced write (a ``.numpy()`` view written on the CPU),
@@ -132,7 +132,8 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
         ``shape_of(owner label) -> tuple or None``: a re-allocation counts only with the owner's shape
         (a loss buffer allocated per window is no new param); None: any shape counts.
     recorded : set, optional
-        Filled in place with the owners whose update was a write inside a tape block (:func:`recorded_update`).
+        Filled in place with the owners whose update was a write inside a tape block (:func:`recorded_update`) that
+        reads their gradient or an array computed from it (:func:`_first_update_write`).
 
     Returns
     -------
@@ -145,23 +146,11 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
     used = {o: s for o, s in used.items() if o not in handed_over(events, start, grads, seed_labels)}
     out = set()
     for o, first in used.items():
-        traced_write = False
-        for ev in events[first:]:
-            dest = ()
-            if ev["kind"] == "launch":
-                dest = ev.get("writes") or ()
-            elif ev["kind"] == "host" and ev.get("dest"):
-                dest = (ev["dest"],)
-            if o in dest:
-                traced_write = True
-                if ev.get("tape") is None and ev.get("active_tape") is None:
-                    out.add(o)
-                    break
-                if recorded_update(events, first, ev):
-                    out.add(o)
-                    if recorded is not None:
-                        recorded.add(o)
-                    break
+        how, traced_write = _first_update_write(events, first, o, grads)
+        if how is not None:
+            out.add(o)
+            if how == "recorded" and recorded is not None:
+                recorded.add(o)
         if o in out:
             continue
         want = shape_of(o) if shape_of is not None else None
@@ -175,6 +164,31 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
         if not traced_write and changed(o):
             out.add(o)
     return out
+
+
+def _first_update_write(events, first: int, owner: str, grads: dict) -> tuple:
+    """``(how, traced_write)`` for ``owner`` after its gradient use at seq ``first``: ``how`` is ``"untaped"`` at its
+    first write outside any tape block, ``"recorded"`` at a write inside a tape block that :func:`recorded_update`
+    takes as an update and that reads the gradient or an array computed from it since ``first`` (the velocity a
+    momentum kernel mixed it into; an intermediate recomputed from other arrays in the next forward is none), else
+    None; ``traced_write``: whether any launch or host call wrote ``owner`` since ``first``."""
+    derived = {g for g, o in grads.items() if o == owner}
+    traced_write = False
+    for ev in events[first:]:
+        reads, dest = (), ()
+        if ev["kind"] == "launch":
+            reads, dest = ev.get("reads") or (), ev.get("writes") or ()
+        elif ev["kind"] == "host" and ev.get("dest"):
+            reads, dest = ((ev["src"],) if ev.get("src") else ()), (ev["dest"],)
+        if owner in dest:
+            traced_write = True
+            if ev.get("tape") is None and ev.get("active_tape") is None:
+                return "untaped", True
+            if derived & set(reads) and recorded_update(events, first, ev):
+                return "recorded", True
+        if derived & set(reads):
+            derived |= set(dest) - {owner}
+    return None, traced_write
 
 
 def recorded_update(events, first: int, ev: dict) -> bool:
