@@ -371,3 +371,56 @@ def test_releases_that_need_an_explicit_init(version, needed):
     from defects4warp.capture.summary import _explicit_init
 
     assert _explicit_init(version) is needed
+
+
+# -- an update launched while the next iteration's tape records ----------------------------------------
+
+
+def test_an_update_inside_a_tape_block_entered_after_its_backward_ends_the_iteration():
+    from defects4warp.capture.iteration import recorded_update, updated_owners
+
+    grads = {"G": "W"}
+    # backward of T0, then the momentum kernel mixes W.grad into V; T1's block records the forward and then
+    # W <- W + V: the previous backward's gradient applied while T1 records
+    ev = [_ev(0, "backward", tape="T0"), _ev(1, "launch", reads=["V", "G"], writes=["V"]),
+          _ev(2, "tape_enter", tape="T1"), _ev(3, "launch", tape="T1", active_tape="T1", reads=["W"], writes=["L"]),
+          _ev(4, "launch", tape="T1", active_tape="T1", reads=["W", "V"], writes=["W"])]
+    rec = set()
+    assert recorded_update(ev, 1, ev[4])
+    assert updated_owners(ev, 0, grads, set(), lambda lab: False, [], None, rec) == {"W"} and rec == {"W"}
+    # the next forward recomputing W from other arrays in that block (an intermediate whose .grad was printed)
+    # reads neither the gradient nor what was computed from it: no update
+    fwd = ev[:4] + [_ev(4, "launch", tape=None, active_tape="T1", reads=["X"], writes=["W"])]
+    assert updated_owners(fwd, 0, grads, set(), lambda lab: False, [], None, set()) == set()
+    # an inner solver's step inside the outer block: the outer tape's block was entered before the inner
+    # backward whose gradient the step applies, so the step stays inside the iteration
+    inner = [_ev(0, "tape_enter", tape="T1"), _ev(1, "launch", tape="T1", active_tape="T1", reads=["Q"], writes=["E"]),
+             _ev(2, "backward", tape="T2"), _ev(3, "launch", tape="T1", active_tape="T1", reads=["Q", "G"], writes=["Q"])]
+    rec = set()
+    assert not recorded_update(inner, 3, inner[3])
+    assert updated_owners(inner, 2, {"G": "Q"}, set(), lambda lab: False, [], None, rec) == set() and rec == set()
+    # no backward before the gradient use, or a write outside any tape block: no recorded update
+    assert not recorded_update(ev[1:], 0, ev[4])
+    assert not recorded_update(ev, 1, _ev(4, "launch", reads=["W", "V"], writes=["W"]))
+
+
+@pytest.mark.slow
+def test_a_momentum_step_recorded_before_the_backward_ends_the_iteration():
+    """momentum_in_tape: v <- 0.5 v - 0.05 g, w <- w + v. --apply inside launches w <- w + v in the next
+    iteration's ``with tape:`` after the forward (the tape's adjoint then reads w moved by v); --apply after
+    launches it outside the tape. Either way each backward is one iteration and w is the param."""
+    g0 = 2 * (W0 * X - Y) * X
+    v1 = -0.05 * g0
+    for where in ("inside", "after"):
+        for k in (1, 2):
+            p = capture_at("momentum_in_tape", k, "--apply", where)
+            assert list(p.params) == ["w"]
+            assert (p.k, p.per_iteration, p.grad_after, p.obj_offsets) == (k, 1, k, [0])
+            # the forward of iteration 2 reads W0 when the step is recorded after it (iteration 1 moved nothing,
+            # v = 0), and W0 + v1 when the step ran after the backward
+            start = W0 + v1 if (where == "after" and k == 2) else W0
+            np.testing.assert_allclose(p.params["w"].numpy(), start, rtol=1e-6)
+            assert p.objective() == pytest.approx(float(np.sum((start * X - Y) ** 2)), rel=1e-6)
+            # inside, iteration 2: the adjoint of residual_sq reads w after the recorded step, v1 away
+            at = start + v1 if (where == "inside" and k == 2) else start
+            np.testing.assert_allclose(p.gradient()["w"], 2 * (at * X - Y) * X, rtol=1e-5, atol=1e-6)

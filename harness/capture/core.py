@@ -241,7 +241,12 @@ def _choose_params(cap, spec, run, tr):
     needed = _reachable(events, sinks, w1, rec_arrays, w0)
     objs = _label_objects(tr, run)
     site_of = {lab: run.site_of.get(id(o)) for lab, o in objs.items()}
-    candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - writes, needed, w1, run, w0)
+    # an array the update writes inside a tape block (a momentum step recorded before backward()) is a param, not
+    # an intermediate the recorded forward computes
+    updated_on_tape = set(getattr(run, "recorded_updates", ()) or ())
+    cap.recorded_updates = updated_on_tape
+    candidates, chosen = _param_candidates(events, rec_arrays, objs, site_of, reads - (writes - updated_on_tape),
+                                           needed, w1, run, w0)
     if spec.params:
         grads = {lab: info["grad_of"] for lab, info in rec_arrays.items() if info.get("grad_of") is not None}
         chosen = _override_params(spec, objs, site_of, reads | writes, k, lambda site: _site_name(cap, run, site),
@@ -255,8 +260,8 @@ def _choose_params(cap, spec, run, tr):
                            f"iteration {spec.iteration} (backward {k}" + (f" to {cap.grad_after}" if cap.grad_after > k
                                                                          else "")
                            + f" and the launches before them since the previous update), written by none of the "
-                           f"launches its tapes recorded, and has its .grad used by the script afterwards "
-                           f"(requires_grad leaves seen: {cands}). Name the params with --param FILE.py:LINE, or "
+                           f"launches its tapes recorded but an update, and has its .grad used by the script "
+                           f"afterwards (requires_grad leaves seen: {cands}). Name the params with --param FILE.py:LINE, or "
                            f"write a make_problem adapter")
     grads = {lab: info["grad_of"] for lab, info in rec_arrays.items() if info.get("grad_of") is not None}
     alloc = {c["label"]: run.alloc_steps[id(c["obj"])] for c in chosen if id(c["obj"]) in run.alloc_steps}
@@ -389,13 +394,18 @@ def _name_params(cap, run, chosen):
 def _written_after_read(events, cap, chosen, b) -> bool:
     """Whether a param is written off the tape (an untaped launch, a host write) between the iteration's first read
     of the params and its first backward ``b``: a momentum step launched after ``with tape:`` and before
-    ``backward()``. The params' values at the backward are then not those the re-runs set at the iteration's start."""
+    ``backward()``; or by a recorded launch when the discovery run saw that param updated inside a tape block
+    (``cap.recorded_updates``: a momentum step launched in ``with tape:`` after the forward). The params' values at
+    the backward are then not those the re-runs set at the iteration's start."""
     first = getattr(cap, "first_read_seq", None)
     if first is None:
         return False
     labels = {c["label"] for c in chosen}
+    on_tape = labels & set(getattr(cap, "recorded_updates", ()) or ())
     for ev in events[first:b["seq"]]:
         if ev.get("tape") is not None:
+            if ev["kind"] == "launch" and on_tape & set(ev.get("writes") or ()):
+                return True
             continue
         if (ev["kind"] == "launch" and labels & set(ev.get("writes") or ())) or (
                 ev["kind"] == "host" and ev.get("dest") in labels):

@@ -544,15 +544,18 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
 
 def _updates_since_last(r, st, events, glabs, seed_labels, n):
     """Labels of the arrays updated since the previous backward that end an iteration; an inner solve's updates
-    (made while another tape still records) mark that backward uncounted and their sites nested instead."""
+    (made while another tape still records) mark that backward uncounted and their sites nested instead. Those
+    updated by a write a tape recorded (:func:`defects4warp.capture.iteration.recorded_update`) are added to
+    ``r.recorded_updates``."""
     upd = set()
     if st is not None and r.marks:
         def changed(lab):
             return r.values.changed(lab, st.by_label.get(lab))
 
+        recorded = set()
         with _quiet(r):
             upd = updated_owners(events, r.marks[-1]["seq"], glabs, seed_labels, changed, r.alloc_seqs,
-                                 lambda lab: getattr(st.by_label.get(lab), "shape", None))
+                                 lambda lab: getattr(st.by_label.get(lab), "shape", None), recorded)
         prev = r.marks[-1]
         inner = {}
         if upd:
@@ -566,6 +569,7 @@ def _updates_since_last(r, st, events, glabs, seed_labels, n):
             # the same arrays' updates made before the outer tape began recording are steps of that solve too
             r.nested |= {_site_key(r, st, lab) for lab in upd}
             upd = set()
+        r.recorded_updates |= recorded & upd
     return upd
 
 

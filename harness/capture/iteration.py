@@ -12,6 +12,9 @@ between two backward calls when the script consumed ``X.grad`` (read the propert
 
 * wrote ``X`` outside any tape block (an update kernel, ``warp.optim``'s step, ``assign``,
   ``wp.copy``), or
+* wrote ``X``, reading its gradient or an array computed from it, inside a tape block entered after the
+  backward whose gradient it consumed (:func:`recorded_update`: a momentum step launched in the next
+  iteration's ``with tape:``, before its ``backward()``, applying the previous iteration's gradient), or
 * allocated a new ``requires_grad`` array of ``X``'s shape outside any tape block
   (``w = wp.array(w.numpy() - lr * g)``), or
 * changed ``X``'s values with no traced write (a ``.numpy()`` view written on the CPU),
@@ -103,7 +106,8 @@ def handed_over(events, start: int, grads: dict, seed_labels) -> set:
     return out | {derived[s] for s in seed_labels if s in derived}
 
 
-def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs, shape_of=None) -> set:
+def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs, shape_of=None,
+                   recorded=None) -> set:
     """Owners updated between the backward call at ``events[start]`` and now (module docstring).
 
     Parameters
@@ -127,6 +131,9 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
     shape_of : callable, optional
         ``shape_of(owner label) -> tuple or None``: a re-allocation counts only with the owner's shape
         (a loss buffer allocated per window is no new param); None: any shape counts.
+    recorded : set, optional
+        Filled in place with the owners whose update was a write inside a tape block (:func:`recorded_update`) that
+        reads their gradient or an array computed from it (:func:`_first_update_write`).
 
     Returns
     -------
@@ -139,18 +146,11 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
     used = {o: s for o, s in used.items() if o not in handed_over(events, start, grads, seed_labels)}
     out = set()
     for o, first in used.items():
-        traced_write = False
-        for ev in events[first:]:
-            dest = ()
-            if ev["kind"] == "launch":
-                dest = ev.get("writes") or ()
-            elif ev["kind"] == "host" and ev.get("dest"):
-                dest = (ev["dest"],)
-            if o in dest:
-                traced_write = True
-                if ev.get("tape") is None and ev.get("active_tape") is None:
-                    out.add(o)
-                    break
+        how, traced_write = _first_update_write(events, first, o, grads)
+        if how is not None:
+            out.add(o)
+            if how == "recorded" and recorded is not None:
+                recorded.add(o)
         if o in out:
             continue
         want = shape_of(o) if shape_of is not None else None
@@ -164,6 +164,59 @@ def updated_owners(events, start: int, grads: dict, seed_labels, changed, allocs
         if not traced_write and changed(o):
             out.add(o)
     return out
+
+
+def _first_update_write(events, first: int, owner: str, grads: dict) -> tuple:
+    """``(how, traced_write)`` for ``owner`` after its gradient use at seq ``first``: ``how`` is ``"untaped"`` at its
+    first write outside any tape block, ``"recorded"`` at a write inside a tape block that :func:`recorded_update`
+    takes as an update and that reads the gradient or an array computed from it since ``first`` (the velocity a
+    momentum kernel mixed it into; an intermediate recomputed from other arrays in the next forward is none), else
+    None; ``traced_write``: whether any launch or host call wrote ``owner`` since ``first``."""
+    derived = {g for g, o in grads.items() if o == owner}
+    traced_write = False
+    for ev in events[first:]:
+        reads, dest = (), ()
+        if ev["kind"] == "launch":
+            reads, dest = ev.get("reads") or (), ev.get("writes") or ()
+        elif ev["kind"] == "host" and ev.get("dest"):
+            reads, dest = ((ev["src"],) if ev.get("src") else ()), (ev["dest"],)
+        if owner in dest:
+            traced_write = True
+            if ev.get("tape") is None and ev.get("active_tape") is None:
+                return "untaped", True
+            if derived & set(reads) and recorded_update(events, first, ev):
+                return "recorded", True
+        if derived & set(reads):
+            derived |= set(dest) - {owner}
+    return None, traced_write
+
+
+def recorded_update(events, first: int, ev: dict) -> bool:
+    """Whether ``ev``, a write made inside a tape block (``active_tape``, else the ``tape`` that recorded it) after
+    a gradient use at seq ``first``, is an update that ends an iteration: that block was entered after the last
+    backward before ``first``, so the gradient consumed comes from the backward of an earlier tape block that had
+    already ended (the previous iteration's gradient, applied by a momentum step launched in the next iteration's
+    ``with tape:`` before its ``backward()``). A write inside a block entered before that backward (an inner
+    solver's step, its own tape's backward run while the outer tape records) stays inside the iteration, as
+    does any write when no backward precedes ``first`` or the block's entry was not traced.
+
+    Parameters
+    ----------
+    events : list of dict
+        The live trace's events (module docstring; ``tape_enter`` events carry ``tape``).
+    first : int
+        Seq of the gradient use (:func:`consumed_owners`).
+    ev : dict
+        The writing event (``seq``, ``tape``, ``active_tape``).
+    """
+    block = ev.get("active_tape") or ev.get("tape")
+    if block is None:
+        return False
+    back = next((i for i in range(min(first, len(events)) - 1, -1, -1) if events[i]["kind"] == "backward"), None)
+    if back is None:
+        return False
+    return any(events[i]["kind"] == "tape_enter" and events[i].get("tape") == block
+               for i in range(back + 1, min(ev["seq"], len(events))))
 
 
 def _fresh_values(events, first: int, src, owner) -> bool:
@@ -279,7 +332,10 @@ def injection_step(events, window_start: int, window_end: int, params, grads: di
     """Where a re-run sets the params of an iteration: the hooked call after the last write of any param
     before its first read in the iteration. A write by the update (a launch that reads a ``.grad``) counts even
     after a read of that param: what read the param between the previous backward and the update that wrote it
-    (``wp.copy(anchor, w)`` before ``step(w, w.grad)``) belongs to the previous iteration.
+    (``wp.copy(anchor, w)`` before ``step(w, w.grad)``) belongs to the previous iteration. A write outside any tape
+    block of a param whose gradient the window already used and that no event of the iteration read yet is the
+    update too, and its own read of the param is none of the iteration's: a momentum step ``params += vel`` after
+    the kernel that mixed the gradient into ``vel``.
 
     Parameters
     ----------
@@ -309,22 +365,27 @@ def injection_step(events, window_start: int, window_end: int, params, grads: di
         if lab in alloc_steps:
             last = max(last, alloc_steps[lab])
     first_read = {}  # label -> (step, seq) of its first read in the iteration
+    used = set()  # params whose gradient the window used so far
     for ev in events[window_start:window_end]:
         k = ev["kind"]
         reads, writes = (), ()
         if k == "launch":
             reads, writes = ev.get("reads") or (), ev.get("writes") or ()
+            used |= {grads[g] for g in reads if g in grads}
         elif k == "host":
             reads = (ev["src"],) if ev.get("src") else ()
             writes = (ev["dest"],) if ev.get("dest") else ()
+            used |= {grads[g] for g in reads if g in grads}
         elif k in ("grad_read", "grad_numpy") and ev.get("array") in pset:
             # the update's gradient use (a .numpy() view written back comes right after)
+            used.add(ev["array"])
             if ev["array"] not in first_read:
                 last = max(last, step_of(step_seqs, ev["seq"]))
             continue
         elif k == "backward":
             reads = ()
-        upd = is_update_event(ev, grads)
+        upd = is_update_event(ev, grads) or (ev.get("tape") is None and ev.get("active_tape") is None and any(
+            lab in used and lab not in first_read for lab in pset & set(writes)))
         for lab in writes:
             if lab in pset and (lab not in first_read or upd):
                 last = max(last, step_of(step_seqs, ev["seq"]))

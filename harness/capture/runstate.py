@@ -204,6 +204,7 @@ class _Run:
         self.iter_start_seq = {}  # discovery: iteration -> seq just after the last backward of the one before
         self.inner_updates = []  # discovery: updates inside an open outer recording (no iteration bound)
         self.nested = set()  # discovery: allocation sites (file, line) of inner-solve iterates (no iteration bound)
+        self.recorded_updates = set()  # discovery: labels of arrays an update wrote inside a tape block
         self.alloc_site_seqs = {}  # discovery: (file, line) -> trace lengths at its requires_grad allocations
         self.stop_state = {}  # discovery: backward n -> state at a provisional first backward of iteration K+1
         self.look_t0 = None  # discovery: when the look past the first provisional stop began
