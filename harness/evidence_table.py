@@ -27,7 +27,8 @@ loaded (:func:`table_schema`), so the taxonomy is written once.
 
 This module reads and checks the table and answers which classes an id's rows
 name (:func:`evidence_classes`); it sits below the measuring code (the source
-rules name their findings' classes with it) and imports only the taxonomy.
+rules name their findings' classes with it) and imports nothing of the package
+but the taxonomy (besides PyYAML, and jsonschema when a table is checked).
 How the engine folds the weights into a ranking is
 :mod:`defects4warp.engines.evidence`.
 """
