@@ -48,7 +48,10 @@ def main(argv=None):
     doc = json.load(open(a.out)) if os.path.exists(a.out) else {"releases": rels, "variants": {}}
     upto_ok = {}
     for p in sorted((Path(default_corpus()).parent / "docs" / "data").glob("*validation*.json")):
-        for c in (json.load(open(p))["releases"].get(rels[-1]) or {}).get("checks", []):
+        releases = json.load(open(p)).get("releases")
+        if not isinstance(releases, dict):
+            continue  # another kind of file (mined-validation.json lists mined checks, not releases)
+        for c in (releases.get(rels[-1]) or {}).get("checks", []):
             if (c.get("oracle") or {}).get("verdict") in ("agrees", "wrong", "unresolved"):
                 upto_ok[(c["case"], c["variant"])] = {"ok": True, "error": None, "seconds": c.get("seconds") or 0.0,
                                                       "from": p.name}
