@@ -100,13 +100,11 @@ def _wall(cmd, cwd, cache_dir, timeout=1200):
     (``WARP_CACHE_PATH``); raises ``RuntimeError`` with the output's tail when it fails."""
     import os
     import subprocess
-    import sys
     import time
 
     env = dict(os.environ, WARP_CACHE_PATH=str(cache_dir))
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                       executable=None if cmd[0] != "python" else sys.executable)
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {(p.stdout + p.stderr)[-800:]}")

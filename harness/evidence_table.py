@@ -35,6 +35,7 @@ How the engine folds the weights into a ranking is
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -42,7 +43,10 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import jsonschema
 import yaml
+
+from .taxonomy import BUG_CLASSES, CLASSES
 
 #: The table the engine reads by default.
 TABLE_PATH = Path(__file__).with_name("engines") / "evidence_table.yaml"
@@ -99,10 +103,6 @@ def table_schema() -> dict:
     """The JSON Schema of an evidence table (``harness/schemas/evidence-table.schema.json``) with
     ``$defs.class_id`` limited to the taxonomy's classes and ``$defs.bug_class_id`` to its bug
     classes (:data:`defects4warp.taxonomy.CLASSES`, sorted)."""
-    import json
-
-    from .taxonomy import BUG_CLASSES, CLASSES
-
     text = resources.files(__name__.split(".")[0]).joinpath("schemas/evidence-table.schema.json").read_text()
     schema = json.loads(text)
     schema["$defs"]["class_id"]["enum"] = sorted(CLASSES)
@@ -173,8 +173,6 @@ def _field(path_parts) -> str:
 def _schema_problems(doc) -> list:
     """Every violation of :func:`table_schema` in ``doc`` as ``"field (row id): message"``, in the order
     of the fields (rows by number)."""
-    import jsonschema
-
     validator = jsonschema.Draft202012Validator(table_schema())
     out = []
     for e in sorted(validator.iter_errors(doc), key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path]):

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from ..case import default_corpus, load_corpus
 from ..engines import engine_names, get_engine
+from ..evidence_table import EvidenceTableError
 from ..progress import DEFAULT_EVERY_S, default_jobs
 from ..scoring import top_class
 
@@ -649,8 +650,6 @@ class MainGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx):
-        from ..evidence_table import EvidenceTableError
-
         try:
             return super().invoke(ctx)
         except EvidenceTableError as exc:  # the engine's data is broken: no verb can interpret anything

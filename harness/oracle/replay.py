@@ -675,7 +675,7 @@ class ReplayProblem:
         point = {k: np.asarray(v, dtype=np.float64) for k, v in self._point().items()}
         ref = self.record["reference"]
         try:
-            got = self._reference({k: v.copy() for k, v in point.items()})
+            got = self._reference(point)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the reference's own failure, named with its line
             lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == ref]
             at = f" (line {lines[-1]})" if lines else ""
