@@ -255,7 +255,7 @@ def _store_fields(store, engine, it: RunItem, warp_version: str, device: str) ->
 def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: str | None = None, on_result=None,
         json_path: str | None = None, meta: dict | None = None, python: str | None = None, store=None,
         fresh: bool = False, executor=None, release: str | None = None, prefilled: dict | None = None,
-        measurements: dict | None = None, started: float | None = None) -> dict:
+        measurements: dict | None = None, started: float | None = None, on_plan=None) -> dict:
     """Diagnose every item and score it.
 
     Parameters
@@ -306,6 +306,10 @@ def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: s
         When the run's work began, a :func:`time.perf_counter` reading (default: now), so
         ``summary["wall_s"]`` counts work done before this call for it (an engine's preflight,
         whose records come in ``prefilled``).
+    on_plan : callable, optional
+        Called once, before any diagnosis starts, as ``on_plan(to_measure, done)``: how many items
+        must be diagnosed and how many were finished without it (reused from the store, prefilled
+        or skipped), so the caller can say what the run will cost before it costs it.
 
     Returns
     -------
@@ -316,6 +320,8 @@ def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: s
     state = _RunState(items, engine, device, warp_version, executor, meta, on_result, json_path,
                       time.perf_counter() if started is None else started)
     pending = _reuse(state, python, store, fresh, prefilled, measurements)
+    if on_plan is not None:
+        on_plan(len(pending), len(items) - len(pending))
     if json_path and not pending:
         write_json_atomic(json_path, state.document())
     if not pending:

@@ -238,3 +238,19 @@ def test_an_interrupted_verb_says_only_what_it_wrote_and_exits_as_the_signal_ask
     assert r.exit_code == 143
     assert _one_line(r.output) == ("defects4warp verb: interrupted by SIGTERM before it finished; nothing was written "
                                    "(d.json is written when it finishes)")
+
+
+def test_validate_prints_a_case_format_error_once_and_counts_it_at_the_end(tmp_path):
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(ROOT / "corpus" / "projectile-launch-fit", corpus / "broken")
+    yml = corpus / "broken" / "case.yaml"
+    yml.write_text(yml.read_text().replace("id: projectile-launch-fit", "id: broken")
+                   .replace("verdict: no_bug", "verdict: nobug"))
+    r = CliRunner().invoke(main, ["validate", "--corpus", str(corpus), "--results", str(tmp_path / "r")])
+    assert r.exit_code == 1, r.output
+    # was printed twice: when the corpus was read, and again in the end's list of problems
+    assert r.output.count("'nobug' is not one of") == 1, r.output
+    assert "1 case folder(s) not validated because of case format errors (listed above)" in r.output
+    assert "problem(s):" not in r.output  # no check ran, so no check failed

@@ -81,6 +81,10 @@ def test_messages_and_progress_in_a_log_file_are_one_line_each(tmp_path):
     head = next(ln for ln in r.output.splitlines() if ln.startswith("engine cmd:"))
     assert len(head) > 120
     assert head.endswith("| 1 cases, 2 runs (0 of them scripts) | 1 jobs")
+    # said before the first diagnosis: the preflight ran one variant, the other is left (an outside
+    # engine: no cost per run is known, so only the counts)
+    assert "1 of 2 run(s) to measure (the others reused from the store, skipped, or run by the engine's " \
+           "preflight)\n" in r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("diagnosing [")]
     assert lines and all(" last: projectile-launch-fit/" in ln for ln in lines)
 
@@ -91,6 +95,24 @@ class FakeClock:
 
     def __call__(self):
         return self.t
+
+
+def test_a_run_says_what_it_will_cost_before_it_starts():
+    from defects4warp.commands.run import CPU_S_PER_RUN, cost_note
+
+    # the README's first command on a fresh machine: the whole bundled corpus, nothing stored
+    full = cost_note(459, 0, 2, cores=2)
+    assert full.startswith("459 of 459 run(s) to measure: about 35 min of CPU time, some 18 min at --jobs 2")
+    assert "--cases GLOB or --split dev|test runs a part" in full
+    assert CPU_S_PER_RUN * 459 / 60 == pytest.approx(35.19, abs=0.01)
+    # more jobs than cores do not make it faster
+    assert "some 18 min at --jobs 8" in cost_note(459, 0, 8, cores=2)
+    # a resumed run: a few seconds, no hint
+    assert cost_note(3, 456, 2, cores=2) == ("3 of 459 run(s) to measure (the others reused from the store, "
+                                             "skipped, or run by the engine's preflight): about 14 s of CPU "
+                                             "time, some 7 s at --jobs 2")
+    assert cost_note(0, 459, 2).endswith(": nothing to measure")
+    assert cost_note(10, 0, 2, reference=False) == "10 of 10 run(s) to measure"
 
 
 def test_the_eta_waits_for_enough_items_after_the_start_up_burst():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -18,6 +19,57 @@ from ._common import (
 )
 from ..case import TIERS
 from ..scoring import is_skipped, nothing_measured
+
+
+#: CPU-seconds one reference diagnosis of a bundled variant costs, on average, on a 2-core x86 CPU with
+#: Warp's kernel cache filled as it goes: Warp 1.16.0, 459 runs in 2,097 CPU-s (4.57 s a run) and 1.18.0,
+#: 451 runs in 2,009 CPU-s (4.45 s), measured 2026-12-04 (docs/scale-out.md, README "How long it takes").
+CPU_S_PER_RUN = 4.6
+
+
+def cost_note(to_measure: int, done: int, jobs: int, reference: bool = True,
+              cpu_s_per_run: float = CPU_S_PER_RUN, cores: int | None = None) -> str:
+    """One line, printed before a run's first diagnosis, saying what the run will cost.
+
+    Parameters
+    ----------
+    to_measure : int
+        Runs that must be diagnosed (not in the result store, not skipped).
+    done : int
+        Runs finished without a diagnosis (reused from the store, skipped by ``requires``, prefilled).
+    jobs : int
+        Runs diagnosed at once (``--jobs``, >= 1).
+    reference : bool
+        Whether the engine is the reference engine, whose cost per run is known
+        (``cpu_s_per_run``); for any other engine only the counts are given.
+    cpu_s_per_run : float
+        Average CPU-seconds of one reference diagnosis (default :data:`CPU_S_PER_RUN`, measured).
+    cores : int, optional
+        Cores this process may use (default ``len(os.sched_getaffinity(0))``): the wall-time estimate
+        divides by ``min(jobs, cores)``.
+
+    Returns
+    -------
+    str
+        e.g. ``"459 of 459 run(s) to measure: about 35 min of CPU time, some 18 min at --jobs 2 (a
+        second run reuses them; --cases GLOB or --split dev|test runs a part)"``.
+    """
+    head = f"{to_measure} of {to_measure + done} run(s) to measure" + (
+        " (the others reused from the store, skipped, or run by the engine's preflight)" if done else "")
+    if to_measure == 0:
+        return head + ": nothing to measure"
+    if not reference:
+        return head
+    cpu_s = to_measure * cpu_s_per_run
+    cores = cores or len(os.sched_getaffinity(0))
+    wall_s = cpu_s / max(1, min(jobs, cores))
+    hint = " (a second run reuses them; --cases GLOB or --split dev|test runs a part)" if wall_s >= 120 else ""
+    return f"{head}: about {_duration(cpu_s)} of CPU time, some {_duration(wall_s)} at --jobs {jobs}" + hint
+
+
+def _duration(seconds: float) -> str:
+    """``"40 s"`` under two minutes, else ``"18 min"`` (rounded)."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60.0:.0f} min"
 
 
 def tier_table(tiers: dict) -> Table:
@@ -113,7 +165,9 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
             with _executor(executor_kind, jobs, scheduler, workers) as ex:
                 doc = run_items(items, engine, device=device, jobs=jobs, warp_version=warp_version, on_result=tick,
                                 json_path=json_path, meta=meta, python=python, store=store, fresh=fresh, executor=ex,
-                                release=warp, prefilled=prefilled, started=started)
+                                release=warp, prefilled=prefilled, started=started,
+                                on_plan=lambda todo, done: err_console.print(
+                                    escape(cost_note(todo, done, jobs, reference=engine.name == "reference"))))
         except (Terminated, KeyboardInterrupt) as exc:
             err_console.print(escape(interrupted_note(exc, finished=len(finished), total=len(items),
                                                       json_path=json_path if finished else None,

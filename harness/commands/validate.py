@@ -83,9 +83,15 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
     if doc["reused"]:
         err_console.print(f"{doc['reused']} check(s) reused from the result store {store.root} (--fresh to measure again)")
     if failed:
-        console.print(f"[red]{len(failed)} problem(s):[/red]")
-        for f in failed:
-            console.print(escape(f"  {f}"))
+        # the case format errors were printed in full when the corpus was read (as `run` does): counted
+        # here, not repeated; the failures of the checks themselves are listed
+        if errors:
+            console.print(f"[red]{len(errors)} case folder(s) not validated because of case format errors "
+                          f"(listed above)[/red]")
+        if doc["failures"]:
+            console.print(f"[red]{len(doc['failures'])} problem(s):[/red]")
+            for f in doc["failures"]:
+                console.print(escape(f"  {f}"))
         sys.exit(1)
     console.print(f"no check of the {len(cases)} cases failed or stayed unresolved on Warp {', '.join(doc['releases'])}")
 
