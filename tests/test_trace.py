@@ -518,3 +518,60 @@ def test_values_are_not_read_while_a_cuda_graph_is_captured():
     assert rec.summary(idle)["sum"] == 3.0 and rec.contents(idle).tolist() == [1.0, 1.0, 1.0] and idle.read == 2
     host = wp.array(np.arange(3, dtype=np.float32), device="cpu")
     assert rec.summary(host)["sum"] == 3.0
+
+
+def test_each_layer_s_state_is_in_force_from_its_patches_to_their_restore():
+    from defects4warp.measure.patches import Patches, active
+
+    class Owner:
+        value = 1
+
+    outer_state, inner_state = object(), object()
+    assert active("trace") is None and active("capture") is None
+    outer = Patches("trace", outer_state)
+    outer.patch(Owner, "value", 2)
+    inner = Patches("capture", inner_state)
+    inner.patch(Owner, "value", 3)
+    nested = Patches("trace", inner_state)  # a second install of a layer: the innermost answers
+    assert (active("trace"), active("capture"), Owner.value) == (inner_state, inner_state, 3)
+    nested.restore()
+    assert active("trace") is outer_state
+    inner.restore()
+    assert (active("capture"), Owner.value) == (None, 2)
+    outer.restore()
+    assert (active("trace"), Owner.value) == (None, 1)
+    Patches().restore()  # without a layer: patches only, nothing put in force
+    assert active("trace") is None
+
+
+def test_a_launch_wrapper_kept_after_the_trace_ended_records_nothing_more():
+    import warp as wp
+
+    from defects4warp.measure.patches import active
+
+    @wp.kernel
+    def _twice(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = 2.0 * x[i]
+
+    x = wp.array([1.0, 2.0], dtype=float)
+    y = wp.zeros(2, dtype=float)
+    kept = []
+
+    def fn():
+        kept.append(wp.launch)  # the program keeps the wrapped launch beyond the trace
+        wp.launch(_twice, dim=2, inputs=[x], outputs=[y])
+        assert active("trace") is not None
+        return None
+
+    from defects4warp.measure.trace import trace_call
+
+    _, doc = trace_call(fn)
+    n = sum(ev["kind"] == "launch" for ev in doc["events"])
+    assert n == 1 and active("trace") is None
+    kept[0](_twice, dim=2, inputs=[y], outputs=[x])  # still launches, through the original
+    assert x.numpy().tolist() == [4.0, 8.0]
+    assert sum(ev["kind"] == "launch" for ev in doc["events"]) == 1
+    # and a new trace is not refused
+    _, doc2 = trace_call(lambda: wp.launch(_twice, dim=2, inputs=[x], outputs=[y]))
+    assert sum(ev["kind"] == "launch" for ev in doc2["events"]) == 1

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import warp as wp
 
-from . import hooks
+from ..measure import trace as _trace
 from .hooks import _install
 from .runstate import (DEFAULT_TIMEOUT_S, MAX_SEED_POINTS, _Limit, _Run, _Stop, _Timeout, _at, _np, _ordinal, _quiet,
-                       _restore, _tb_site, _user_frame)
+                       _tb_site, _user_frame)
 from .spec import CaptureError, ScriptSpec, format_site
 from .targets import module_file
 
@@ -129,7 +129,7 @@ class CapturedProblem:
     # -- running ------------------------------------------------------------------------
     def _execute(self, run: _Run, silent: bool = True):
         """Run the script once with ``run``'s hooks; returns (stdout text or None, stopped how)."""
-        if hooks._ACTIVE_RUN is not None:
+        if _trace.active("capture") is not None:
             raise CaptureError("a capture run is already in progress in this process")
         argv, cwd, path0 = sys.argv[:], os.getcwd(), list(sys.path)
         main_mod = sys.modules.get("__main__")
@@ -144,11 +144,12 @@ class CapturedProblem:
         err_sink = run.err if silent else _Tee(run.err, sys.stderr)
         old_alarm = None
         use_alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
-        saved = []
+        patches = None
         error = None
         try:
-            saved = _install(run)
-            hooks._ACTIVE_RUN = run
+            run.bind_trace(_trace.active("trace"))  # the trace recording this run, if one is
+            patches = _install(run)
+            run.in_force = True
             if use_alarm:
                 def on_alarm(signum, frame):
                     run.hang_at = _user_frame(run, frame)
@@ -179,8 +180,9 @@ class CapturedProblem:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 if old_alarm is not None:
                     signal.signal(signal.SIGALRM, old_alarm)
-            hooks._ACTIVE_RUN = None
-            _restore(saved)
+            run.in_force = False
+            if patches is not None:
+                patches.restore()
             os.chdir(cwd)
             sys.argv = argv
             sys.path[:] = path0

@@ -148,7 +148,8 @@ def capture_problem(folder, spec: ScriptSpec, device: str = "cpu", *, timeout_s:
 
     def go():
         # the trace's label -> array table, kept for mapping labels back to the script's arrays
-        run.by_label = _trace._ACTIVE.by_label if _trace._ACTIVE is not None else {}
+        st = _trace.active("trace")
+        run.by_label = st.by_label if st is not None else {}
         return cap._execute(run, silent=False)
 
     (text, stopped), tr = _trace.trace_call(go, params=None, digests=False)

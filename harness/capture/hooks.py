@@ -19,17 +19,19 @@ from .runstate import (LOOKAHEAD_BACKWARDS, LOOKAHEAD_FRACTION, LOOKAHEAD_MIN_S,
 from .spec import format_site
 
 
-_ACTIVE_RUN = None
-
-
 def _install(run):
-    """Wrap the names this run needs through one :class:`defects4warp.measure.patches.Patches` (the same
-    mechanism the runtime trace installs its wrappers with); returns its restore list
-    (:func:`defects4warp.measure.patches.restore_patches` restores it)."""
-    patches = _trace.Patches()
-    for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_numpy, _hook_init, _hook_limits, _hook_interop):
-        hook(run, patches.patch)
-    return patches.saved
+    """Wrap the names this run needs through one :class:`defects4warp.measure.patches.Patches` of layer
+    ``"capture"`` (the same mechanism the runtime trace installs its wrappers with) and return it
+    (:meth:`~defects4warp.measure.patches.Patches.restore` restores it). Every wrapper closes over ``run``
+    and acts only while ``run.in_force``; the trace recording the run, if any, is ``run.trace``."""
+    patches = _trace.Patches("capture", run)
+    try:
+        for hook in (_hook_arrays, _hook_tape, _hook_calls, _hook_numpy, _hook_init, _hook_limits, _hook_interop):
+            hook(run, patches.patch)
+    except BaseException:
+        patches.restore()
+        raise
+    return patches
 
 
 def _hook_arrays(run, patch):
@@ -40,8 +42,8 @@ def _hook_arrays(run, patch):
     cap = run.cap
 
     def __new__(cls, *args, **kwargs):
-        r = _ACTIVE_RUN
-        st = _trace._ACTIVE
+        r = run if run.in_force else None
+        st = run.trace
         if r is not None and not r.quiet and r.depth == 0 and r.reusing is None and not (st is not None and st.busy):
             r.check_time()
             site = r.site()
@@ -65,7 +67,7 @@ def _hook_arrays(run, patch):
         return object.__new__(cls)
 
     def __init__(self, *args, **kwargs):
-        r = _ACTIVE_RUN
+        r = run if run.in_force else None
         if r is None or r.quiet or r.depth:
             return o_init(self, *args, **kwargs)
         if r.reusing is not None and r.reusing[1] is self:
@@ -84,7 +86,7 @@ def _hook_arrays(run, patch):
             r.step()
             if r.mode == "discover":
                 r.alloc_steps[id(self)] = r.steps - 1
-                st = _trace._ACTIVE
+                st = r.trace
                 # (seq, shape, whether a tape block was open, the label of the array a wp.clone copied or None): an
                 # array made inside `with tape:` is an intermediate of the recorded forward, never the update's new
                 # params; a clone takes its values from its source
@@ -153,7 +155,7 @@ def _hook_tape(run, patch):
     cur_enter, cur_bw = T.__enter__, T.backward
 
     def __enter__(self, *a, **k):
-        r = _ACTIVE_RUN
+        r = run if run.in_force else None
         if r is not None and not r.quiet:
             r.step()
             r.tapes += 1
@@ -166,7 +168,7 @@ def _hook_tape(run, patch):
         return cur_enter(self, *a, **k)
 
     def backward(self, loss=None, grads=None, *a, **k):
-        r = _ACTIVE_RUN
+        r = run if run.in_force else None
         if r is None or r.quiet:
             return cur_bw(self, loss, grads, *a, **k)
         r.step()
@@ -192,8 +194,8 @@ def _hook_calls(run, patch):
         cur = owner.__dict__[fname] if isinstance(owner, type) else getattr(owner, fname)
 
         def call(*args, **kwargs):
-            r = _ACTIVE_RUN
-            st = _trace._ACTIVE
+            r = run if run.in_force else None
+            st = run.trace
             if r is None or r.quiet or r.depth or (st is not None and st.busy):
                 return cur(*args, **kwargs)
             if not r.hook_depth and fname == "launch":
@@ -233,7 +235,7 @@ def _hook_numpy(run, patch):
     notes = run.mode == "gradient" and bool(run.cap.consume)
 
     def numpy(self, *a, **k):
-        r = _ACTIVE_RUN
+        r = run if run.in_force else None
         if r is None:
             return cur(self, *a, **k)
         r.depth += 1
@@ -257,7 +259,7 @@ def _hook_init(run, patch):
     cur = wp.init
 
     def init(*a, **k):
-        r = _ACTIVE_RUN
+        r = run if run.in_force else None
         if r is not None and not r.quiet and r.depth == 0:
             r.script_inits += 1
         return cur(*a, **k)
@@ -269,7 +271,7 @@ def _hook_limits(run, patch):
     """Refusals: CUDA graph capture and child processes started by the script's own files."""
     def limit(msg):
         def refuse(*a, **k):
-            r = _ACTIVE_RUN
+            r = run if run.in_force else None
             if r is not None and not r.quiet and r.depth == 0 and _from_user(r):
                 raise _Limit(msg)
             return None
@@ -331,7 +333,7 @@ def _hook_interop(run, patch):
         orig = getattr(wp, fname)
 
         def interop(*a, __orig=orig, __name=fname, **k):
-            r = _ACTIVE_RUN
+            r = run if run.in_force else None
             if r is None or r.quiet:
                 return __orig(*a, **k)
             r.interop.append((__name, format_site(*r.site())))
@@ -490,7 +492,7 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
     :data:`LOOKAHEAD_MIN_S`) have passed; :func:`finish_discovery` then cuts the run's record back to the first
     backward of iteration K+1. Raises :class:`_Stop` to end the run (or :data:`MAX_EXTRA_BACKWARDS` into the
     modelled iteration)."""
-    st = _trace._ACTIVE
+    st = r.trace
     K = r.cap.iteration
     events = st.events if st is not None else []
     seed_labels = set()
@@ -661,7 +663,7 @@ def finish_discovery(r) -> None:
         raise bad[0]["limit"]
     if itK and r.k is not None and itK[0]["n"] != r.k and itK[0].get("values") is not None:
         # the iteration starts later than first classified: the params' values at its real start
-        st = _trace._ACTIVE
+        st = r.trace
         r.k = itK[0]["n"]
         for lab, v in itK[0]["values"].items():
             obj = r.by_label.get(lab) if getattr(r, "by_label", None) else None

@@ -42,7 +42,7 @@ def _hand_seeds(r, tape, n):
     comes from the runtime trace; a re-run takes the arrays allocated at the sites the discovery run found."""
     arrays = [a for a in _tape_arrays(tape) if getattr(a, "requires_grad", False) and _grad(a) is not None]
     if r.mode == "discover":
-        st = _trace._ACTIVE
+        st = r.trace
         if st is None:
             return []
         written = {lab for ev in st.events if ev["kind"] == "launch" for lab in ev["writes"]}

@@ -93,7 +93,7 @@ def _ordinal(k: int) -> str:
 @contextlib.contextmanager
 def _quiet(run=None):
     """Internal reads and writes: invisible to the runtime trace and to the capture's own hooks."""
-    st = _trace._ACTIVE
+    st = run.trace if run is not None else _trace.active("trace")
     if st is not None:
         st.busy += 1
     if run is not None:
@@ -145,6 +145,8 @@ class _Run:
         self.latest = {}  # (file, line) -> last array constructed there
         self.depth = 0
         self.quiet = 0
+        self.in_force = False  # True while this run's wrappers are installed (CapturedProblem._execute)
+        self._trace_state = None  # the runtime trace recording this run (bind_trace), if one is
         self.reusing = None  # (param name, array) being re-initialised by __init__
         self.next_site = {}  # id(new object) -> its site, from __new__ to __init__
         self.backwards = 0  # backward() calls completed (or reached, for the stop)
@@ -265,7 +267,7 @@ class _Run:
         """``{(file, line): [seq]}``: where the arrays allocated at a site were started afresh in the discovery
         run: each ``requires_grad`` allocation there, and each ``zero_``/``fill_`` of such an array."""
         out = {k: list(v) for k, v in self.alloc_site_seqs.items()}
-        st = _trace._ACTIVE
+        st = self.trace
         if st is None:
             return out
         for ev in events:
@@ -275,6 +277,20 @@ class _Run:
                 if at is not None and getattr(obj, "requires_grad", False):
                     out.setdefault(tuple(at[:2]), []).append(ev["seq"])
         return out
+
+    # -- the trace recording the run ----------------------------------------------
+    def bind_trace(self, st) -> None:
+        """Make ``st`` (a :class:`defects4warp.measure.trace_state._Recorder`, or None) the trace this
+        run reads its events from: the one in force when the run starts
+        (:func:`defects4warp.measure.patches.active`)."""
+        self._trace_state = st
+
+    @property
+    def trace(self):
+        """The bound trace while it is still recording, else None (a trace that ended records nothing
+        more, as when no trace is in force)."""
+        st = self._trace_state
+        return st if st is not None and st.tracing else None
 
     # -- sites ------------------------------------------------------------------
     def site(self):
@@ -300,7 +316,7 @@ class _Run:
         if self.hook_depth:
             return  # inside another hooked call (the copy inside assign, the adjoint launches of a backward)
         if self.mode == "discover":
-            st = _trace._ACTIVE
+            st = self.trace
             self.step_seqs.append(len(st.events) if st is not None else 0)
         elif not self.first_injected and self.steps == (self.inject_step_at if self.inject_step_at is not None
                                                          else self.cap.inject_step):
@@ -378,7 +394,7 @@ class _Run:
                 self.first_injected = True
                 self.stopped = "point"
                 raise _Stop()
-            st = _trace._ACTIVE
+            st = self.trace
             if st is not None and self.mode == "gradient" and self.cap.iteration > 1 and not self.first_injected:
                 # every gradient() call replays iterations 1 .. k-1 first: the trace measures iteration k
                 st.mark_start()
@@ -480,4 +496,3 @@ def _live_grads(st) -> dict:
     return {rec["label"]: rec["grad_of"] for rec in st.arrays.values() if rec.get("grad_of") is not None}
 
 
-_restore = _trace.restore_patches

@@ -3,14 +3,35 @@
 The runtime trace (:mod:`defects4warp.measure.recorder`) and the script capture
 (:mod:`defects4warp.capture.hooks`) both wrap Warp's public API (``wp.launch``,
 ``Tape.backward``, ``wp.array`` construction, ...). Each builds its wrappers, but
-installs them through a :class:`Patches` (state passed explicitly, no module
-global) and restores them with :meth:`Patches.restore` / :func:`restore_patches`,
-so that the two layers nest (a traced call inside a capture run wraps what is
-installed at that moment) and undo in reverse order. Imports only the standard
-library.
+installs them through a :class:`Patches` and restores them with
+:meth:`Patches.restore`, so that the two layers nest (a traced call inside a
+capture run wraps what is installed at that moment) and undo in reverse order.
+
+State is passed explicitly: each layer's wrappers are closures over the state
+object of the install that made them (the recorder's ``_Recorder``, the
+capture's ``_Run``), never a module global of the layer. The one thing a layer
+needs to learn from outside is the state of *another* layer installed around
+it (the capture run labels arrays with the trace that is recording it): a
+:class:`Patches` made with a ``layer`` name and its ``state`` is in force from
+its making until :meth:`Patches.restore`, and :func:`active` answers which
+state of a layer is in force, innermost first. This module is the only place
+that keeps that table. Imports only the standard library.
 """
 
 from __future__ import annotations
+
+
+#: ``[(layer, state)]`` of the :class:`Patches` in force with a layer name, outermost first.
+_IN_FORCE: list = []
+
+
+def active(layer: str):
+    """The ``state`` of the innermost :class:`Patches` of ``layer`` in force (``"trace"``: the
+    recorder's ``_Recorder``; ``"capture"``: the capture's ``_Run``), or None when none is."""
+    for name, state in reversed(_IN_FORCE):
+        if name == layer:
+            return state
+    return None
 
 
 class Patches:
@@ -20,10 +41,23 @@ class Patches:
     and sets ``new``; the original is read from the class ``__dict__`` for a class
     (not an inherited attribute), else with ``getattr``. ``saved`` is that list,
     newest last; :meth:`restore` undoes it newest first.
+
+    Parameters
+    ----------
+    layer : str, optional
+        The instrumentation layer these patches belong to (``"trace"``, ``"capture"``). With a
+        layer, ``state`` is what :func:`active` returns for it from now until :meth:`restore`.
+    state : object, optional
+        The layer's state object for this install (its wrappers close over the same object).
     """
 
-    def __init__(self):
+    def __init__(self, layer: str | None = None, state=None):
         self.saved = []
+        self.layer = layer
+        self._entry = None
+        if layer is not None:
+            self._entry = (layer, state)
+            _IN_FORCE.append(self._entry)
 
     def patch(self, owner, name: str, new) -> None:
         """Replace ``owner.name`` with ``new``, remembering the original."""
@@ -33,9 +67,18 @@ class Patches:
         setattr(owner, name, new)
 
     def restore(self) -> None:
-        """Undo every patch, newest first (:func:`restore_patches`), and forget them."""
-        restore_patches(self.saved)
-        self.saved = []
+        """Undo every patch, newest first (:func:`restore_patches`), forget them, and take the layer's
+        state out of force (:func:`active` no longer returns it)."""
+        try:
+            restore_patches(self.saved)
+        finally:
+            self.saved = []
+            if self._entry is not None:
+                for i in range(len(_IN_FORCE) - 1, -1, -1):
+                    if _IN_FORCE[i] is self._entry:
+                        del _IN_FORCE[i]
+                        break
+                self._entry = None
 
 
 def restore_patches(saved) -> None:

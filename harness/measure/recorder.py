@@ -29,13 +29,12 @@ import numpy as np
 import warp as wp
 
 from . import tape_sessions as _tape_sessions
-from .patches import Patches, restore_patches
+from .patches import Patches, active
 from .trace_state import _is_array, _Recorder
 
 __all__ = ["trace_call"]
 
-_ACTIVE = None  # the _Recorder of the trace in progress
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # held while a trace is taken into force or out of it
 
 
 # ----------------------------------------------------------------------------
@@ -54,9 +53,9 @@ def _bind(names, args, kwargs):
     return out
 
 
-def _wrap_launch(orig, tiled, launch_sig):
+def _wrap_launch(orig, tiled, launch_sig, trace_st):
     def launch(*args, **kwargs):
-        st = _ACTIVE
+        st = trace_st if trace_st.tracing else None
         if st is None or st.busy or st.launch_depth:
             return orig(*args, **kwargs)
         if st.backward_depth or st.host_depth:
@@ -88,9 +87,9 @@ def _wrap_launch(orig, tiled, launch_sig):
     return launch
 
 
-def _host_op(op, orig):
+def _host_op(op, orig, trace_st):
     def wrapper(*args, **kwargs):
-        st = _ACTIVE
+        st = trace_st if trace_st.tracing else None
         if st is None or st.busy or st.host_depth or st.backward_depth or st.launch_depth:
             return orig(*args, **kwargs)
         try:
@@ -156,43 +155,42 @@ def _begin_host(st, op, args, kwargs):
     return ev, dest
 
 
-def _install(st):
-    """Wrap the public API; return a list of (owner, name, original) to restore."""
-    patches = Patches()
+def _install(st, patches):
+    """Wrap the public API for the trace ``st`` through ``patches`` (a :class:`Patches` of layer
+    ``"trace"``); every wrapper closes over ``st`` and records only while ``st.tracing``."""
     patch = patches.patch
 
     orig_launch = wp.launch
     launch_sig = [p for p in inspect.signature(orig_launch).parameters]
-    patch(wp, "launch", _wrap_launch(orig_launch, False, launch_sig))
+    patch(wp, "launch", _wrap_launch(orig_launch, False, launch_sig, st))
     if hasattr(wp, "launch_tiled"):
-        patch(wp, "launch_tiled", _wrap_launch(wp.launch_tiled, True, launch_sig))
-    patch(wp, "copy", _host_op("copy", wp.copy))
-    patch(wp, "clone", _host_op("clone", wp.clone))
+        patch(wp, "launch_tiled", _wrap_launch(wp.launch_tiled, True, launch_sig, st))
+    patch(wp, "copy", _host_op("copy", wp.copy, st))
+    patch(wp, "clone", _host_op("clone", wp.clone, st))
     A = wp.array
     for op in ("zero_", "fill_", "assign"):
         if op in A.__dict__:
-            patch(A, op, _host_op(op, A.__dict__[op]))
+            patch(A, op, _host_op(op, A.__dict__[op], st))
 
     if "numpy" in A.__dict__:
-        patch(A, "numpy", _wrap_numpy(A.__dict__["numpy"]))
+        patch(A, "numpy", _wrap_numpy(A.__dict__["numpy"], st))
 
     prop = A.__dict__.get("grad")
     if isinstance(prop, property) and prop.fget is not None:
         st._grad_get = prop.fget
-        patch(A, "grad", _wrap_grad_property(prop))
+        patch(A, "grad", _wrap_grad_property(prop, st))
     else:
         st._grad_get = lambda a: getattr(a, "grad", None)
 
-    _patch_tape(patch)
-    return patches.saved
+    _patch_tape(patch, st)
 
 
-def _wrap_numpy(o_numpy):
+def _wrap_numpy(o_numpy, trace_st):
     """``wp.array.numpy`` that records a read of a ``.grad`` array's contents. The read is a host operation:
     Warp's own calls inside it (a CUDA array's device-to-host ``wp.clone``/``wp.copy``; a CPU array returns a
     view) are not recorded, so a CUDA trace holds the same events as the CPU trace of the same program."""
     def numpy(self, *a, **k):
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is None:
             return o_numpy(self, *a, **k)
         if not (s.busy or s.host_depth or s.launch_depth or s.backward_depth):
@@ -209,13 +207,13 @@ def _wrap_numpy(o_numpy):
     return numpy
 
 
-def _wrap_grad_property(prop):
+def _wrap_grad_property(prop, trace_st):
     """The ``wp.array.grad`` property, recording reads and assignments of ``.grad``."""
     fget = prop.fget
 
     def grad_get(self):
         g = fget(self)
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is None or s.busy or s.host_depth or s.launch_depth or s.backward_depth or g is None:
             return g
         try:
@@ -230,7 +228,7 @@ def _wrap_grad_property(prop):
 
     def grad_set(self, value):
         fset(self, value)
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is None or s.busy or s.host_depth or s.launch_depth or s.backward_depth or not _is_array(value):
             return
         try:
@@ -243,27 +241,27 @@ def _wrap_grad_property(prop):
     return property(grad_get, grad_set if fset is not None else None, prop.fdel, prop.__doc__)
 
 
-def _patch_tape(patch):
+def _patch_tape(patch, trace_st):
     """Wrap ``wp.Tape``'s methods with ``patch``, every original read before the first is replaced."""
     T = wp.Tape
     o_init, o_enter, o_exit = T.__dict__["__init__"], T.__dict__["__enter__"], T.__dict__["__exit__"]
     o_rl, o_rf = T.__dict__["record_launch"], T.__dict__["record_func"]
     o_bw, o_zero, o_reset = T.__dict__["backward"], T.__dict__["zero"], T.__dict__["reset"]
-    patch(T, "__init__", _wrap_tape_init(o_init))
-    patch(T, "__enter__", _wrap_tape_enter(o_enter))
-    patch(T, "__exit__", _wrap_tape_exit(o_exit))
-    patch(T, "record_launch", _wrap_record_launch(o_rl))
-    patch(T, "record_func", _wrap_record_func(o_rf))
-    patch(T, "backward", _wrap_backward(o_bw))
-    patch(T, "zero", _tape_op("tape_zero", o_zero))
-    patch(T, "reset", _tape_op("tape_reset", o_reset))
+    patch(T, "__init__", _wrap_tape_init(o_init, trace_st))
+    patch(T, "__enter__", _wrap_tape_enter(o_enter, trace_st))
+    patch(T, "__exit__", _wrap_tape_exit(o_exit, trace_st))
+    patch(T, "record_launch", _wrap_record_launch(o_rl, trace_st))
+    patch(T, "record_func", _wrap_record_func(o_rf, trace_st))
+    patch(T, "backward", _wrap_backward(o_bw, trace_st))
+    patch(T, "zero", _tape_op("tape_zero", o_zero, trace_st))
+    patch(T, "reset", _tape_op("tape_reset", o_reset, trace_st))
 
 
-def _wrap_tape_init(o_init):
+def _wrap_tape_init(o_init, trace_st):
     """``wp.Tape.__init__`` that records the tape's creation."""
     def __init__(self, *a, **k):
         o_init(self, *a, **k)
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is not None and not s.busy:
             r = s.tape(self)
             r["created"] = len(s.events)
@@ -272,11 +270,11 @@ def _wrap_tape_init(o_init):
     return __init__
 
 
-def _wrap_tape_enter(o_enter):
+def _wrap_tape_enter(o_enter, trace_st):
     """``wp.Tape.__enter__`` that records the tape becoming active."""
     def __enter__(self, *a, **k):
         res = o_enter(self, *a, **k)
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is not None and not s.busy:
             r = s.tape(self)
             s.active.append(r["label"])
@@ -287,13 +285,13 @@ def _wrap_tape_enter(o_enter):
     return __enter__
 
 
-def _wrap_tape_exit(o_exit):
+def _wrap_tape_exit(o_exit, trace_st):
     """``wp.Tape.__exit__`` that records the tape ending."""
     def __exit__(self, *a, **k):
         try:
             return o_exit(self, *a, **k)
         finally:
-            s = _ACTIVE
+            s = trace_st if trace_st.tracing else None
             if s is not None and not s.busy:
                 r = s.tape(self)
                 if r["label"] in s.active:
@@ -303,10 +301,10 @@ def _wrap_tape_exit(o_exit):
     return __exit__
 
 
-def _wrap_record_launch(o_rl):
+def _wrap_record_launch(o_rl, trace_st):
     """``wp.Tape.record_launch`` that marks the launch or host call in progress as recorded."""
     def record_launch(self, *a, **k):
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is not None and not s.busy and not s.backward_depth:
             r = s.tape(self)
             if s.current_launch is not None:
@@ -326,10 +324,10 @@ def _wrap_record_launch(o_rl):
     return record_launch
 
 
-def _wrap_record_func(o_rf):
+def _wrap_record_func(o_rf, trace_st):
     """``wp.Tape.record_func`` that records the host call a tape keeps."""
     def record_func(self, backward, arrays, *a, **k):
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is not None and not s.busy and not s.backward_depth:
             r = s.tape(self)
             labels = [s.array(x) for x in (arrays or []) if _is_array(x)]
@@ -350,10 +348,10 @@ def _wrap_record_func(o_rf):
     return record_func
 
 
-def _tape_op(kind, orig):
+def _tape_op(kind, orig, trace_st):
     """``wp.Tape.zero``/``reset`` recording the call as a ``kind`` event (a reset starts a new epoch)."""
     def op(self, *a, **k):
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is None or s.busy or s.host_depth or s.backward_depth:
             return orig(self, *a, **k)
         r = s.tape(self)
@@ -373,10 +371,10 @@ def _tape_op(kind, orig):
     return op
 
 
-def _wrap_backward(o_bw):
+def _wrap_backward(o_bw, trace_st):
     """``wp.Tape.backward`` that records the seeds, the state before and the .grad after."""
     def backward(self, loss=None, grads=None, *a, **k):
-        s = _ACTIVE
+        s = trace_st if trace_st.tracing else None
         if s is None or s.busy or s.backward_depth or s.host_depth or s.launch_depth:
             return o_bw(self, loss, grads, *a, **k)
         try:
@@ -626,16 +624,16 @@ class _Coverage:
 
 
 
-def _run_patched(st, fn, coverage_root):
-    """Call ``fn()`` with the API wrapped for ``st``, then unwrap and end the trace: ``(result, exc, error, cov)``."""
-    global _ACTIVE
-    saved = []
+def _run_patched(st, patches, fn, coverage_root):
+    """Call ``fn()`` with the API wrapped for ``st`` through ``patches``, then unwrap and end the trace:
+    ``(result, exc, error, cov)``."""
     cov = None
     error = None
     result = None
     exc = None
     try:
-        saved = _install(st)
+        st.tracing = True
+        _install(st, patches)
         if coverage_root is not None and os.path.isdir(str(coverage_root)):
             cov = _Coverage(coverage_root)
             cov.start()
@@ -648,9 +646,9 @@ def _run_patched(st, fn, coverage_root):
         exc = e
         error = f"{type(e).__name__}: {e}"
     finally:
-        restore_patches(saved)
+        st.tracing = False  # a wrapper the program kept a reference to records nothing from now on
         with _LOCK:
-            _ACTIVE = None
+            patches.restore()
     return result, exc, error, cov
 
 
@@ -707,14 +705,13 @@ def trace_call(fn, *, params=None, digests=True, coverage_root=None, max_digest_
     Exception
         Whatever ``fn`` raised, when ``reraise``.
     """
-    global _ACTIVE
     with _LOCK:
-        if _ACTIVE is not None:
+        if active("trace") is not None:
             raise RuntimeError("trace_call: a trace is already in progress in this process")
         st = _Recorder(params, digests, max_digest_bytes, result_rtol, max_snapshot_bytes)
-        _ACTIVE = st
+        patches = Patches("trace", st)  # in force from here: a second trace_call is refused
     t0 = time.perf_counter()
-    result, exc, error, cov = _run_patched(st, fn, coverage_root)
+    result, exc, error, cov = _run_patched(st, patches, fn, coverage_root)
     wall = time.perf_counter() - t0
     coverage, functions = cov.result() if cov is not None else (None, [])
     doc = st.document(wall, error, result if exc is None else None, coverage, functions)

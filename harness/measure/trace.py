@@ -264,21 +264,10 @@ none), so an array a param-reading launch writes with values from elsewhere is n
 
 from __future__ import annotations
 
-from . import recorder as _recorder
 # the capture reaches measure/ through this module only (tests/test_oracle.py): it sorts and walks events with these
 from .dataflow import _edges, _label_key  # noqa: F401
 from .detectors import DETECTORS, FINDING_IDS, _finding, detector, trace_findings  # noqa: F401
-from .patches import Patches, restore_patches  # noqa: F401
+from .patches import Patches, active, restore_patches  # noqa: F401
 from .recorder import _Coverage, trace_call  # noqa: F401
 
-__all__ = ["trace_call", "trace_findings", "restore_patches", "Patches"]
-
-#: State of the recorder read live (not copied at import): the trace in progress and its lock.
-_RECORDER_STATE = ("_ACTIVE", "_LOCK")
-
-
-def __getattr__(name):
-    """``trace._ACTIVE`` and the recorder's lock: the recorder module's current values."""
-    if name in _RECORDER_STATE:
-        return getattr(_recorder, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["trace_call", "trace_findings", "restore_patches", "Patches", "active"]

@@ -161,6 +161,7 @@ class _Recorder:
         self.pre_grads = {}  # param name -> .grad contents when the call's first backward started
         self.adjoint_launches = 0
         self.params = {}
+        self.tracing = False  # True while its wrappers are installed (measure.recorder._run_patched)
         self.busy = 0
         self.host_depth = 0
         self.launch_depth = 0
