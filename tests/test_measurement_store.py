@@ -273,3 +273,21 @@ def test_non_finite_floats_of_a_measurement_read_back_as_floats(tmp_path):
     g = read_bundle(p)[1][0]["record"]["doc"]["nan_scan"]["gradient"]
     assert math.isnan(g[0]) and g[1:] == [math.inf, -math.inf, 1.5]
     assert b"NaN" not in gzip.decompress(p.read_bytes())  # strict JSON on disk
+
+
+def test_an_error_like_number_is_compared_to_an_absolute_tolerance_only():
+    from defects4warp.engine_matrix import ERROR_ATOL, document_difference
+
+    # measured on two x86 machines with the same code (the neutral check of 2026-12-04)
+    a = {"fd": {"calls": [{"directions": {"relative_error": [6.12785702243937e-09], "value": [6.12785702243937e-09]}}]}}
+    b = {"fd": {"calls": [{"directions": {"relative_error": [6.1266993636638484e-09],
+                                          "value": [6.12785702243937e-09]}}]}}
+    assert document_difference(a, b) is None
+    # the same numbers under a key that is not an error still differ relatively
+    b["fd"]["calls"][0]["directions"]["value"] = [6.1266993636638484e-09]
+    assert document_difference(a, b) == ("/fd/calls[0]/directions/value[0]: 6.12785702243937e-09 != "
+                                          "6.1266993636638484e-09")
+    # an error that moved by more than the tolerance is a difference
+    assert ERROR_ATOL == 1e-10
+    assert document_difference({"noise": 1e-9}, {"noise": 1e-9 + 2e-10}) is not None
+    assert document_difference({"abs_error": 0.5}, {"abs_error": 0.5 + 5e-11}) is None
