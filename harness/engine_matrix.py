@@ -549,14 +549,16 @@ VOLATILE_KEYS = frozenset({"cost", "log_tail", "code", "wall_s", "seconds", "com
                            "traceback", "path", "tmp"})
 
 
-#: Keys whose numbers are themselves errors or noise estimates (``relative_error``, ``abs_error``,
-#: ``noise``, ...): compared to :data:`ERROR_ATOL` absolute, not relatively.
-_ERROR_KEY = re.compile(r"(error|err|noise)$")
+#: Keys whose numbers are themselves errors, noise or uncertainty estimates (``relative_error``,
+#: ``abs_error``, ``noise``, the finite-difference uncertainty ``unc``): compared to
+#: :data:`ERROR_ATOL` absolute, not relatively.
+_ERROR_KEY = re.compile(r"(^unc$|error$|err$|noise$)")
 
 #: Absolute tolerance for an error-like number. The same code on two x86 machines measured a
 #: relative error as 3.4073231737630854e-10 and 3.407323444597677e-10, another as 6.1267e-09 and
 #: 6.1279e-09 (another CPU's rounding in the compiled kernels; 2026-12-04, the neutral check of
-#: nebula-splat-image-fit and tyre-lateral-force-fit on Warp 1.19.0). 1e-10 is five orders below
+#: nebula-splat-image-fit and tyre-lateral-force-fit on Warp 1.19.0), and finite-difference
+#: uncertainties of 1.75e-09 and 1.84e-09 (bearing-vibration-classifier, Warp 1.0.2). 1e-10 is five orders below
 #: the smallest tolerance the engine reads such numbers with (``REPEAT_RTOL`` = 1e-5 in
 #: measure/compare.py), so no decision can move within it.
 ERROR_ATOL = 1e-10
