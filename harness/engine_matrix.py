@@ -568,8 +568,9 @@ def document_difference(a, b, *, rtol: float = 1e-9, where: str = "", error_atol
     """The first place where measurement ``a`` and ``b`` differ, as ``"path: a-value != b-value"``,
     or None when they agree: equal structure, equal strings and booleans, numbers within
     ``rtol`` relative (default 1e-9: the same program measured twice with the same seeds gives
-    the same floats up to summation order), numbers under an error-like key (``..._error``,
-    ``noise``: :data:`_ERROR_KEY`) also within ``error_atol`` absolute (default :data:`ERROR_ATOL`),
+    the same floats up to summation order), numbers under an error-like key anywhere on their path
+    (``..._error``, ``noise/relative``, ``unc``: :data:`_ERROR_KEY`) also within ``error_atol``
+    absolute (default :data:`ERROR_ATOL`),
     paths inside the harness's temporary folders (``.../d4w-xxxx``) taken as equal. Keys of
     :data:`VOLATILE_KEYS` and durations (keys ending in ``_s`` or ``_ms``) are ignored."""
     kw = {"rtol": rtol, "error_atol": error_atol}
@@ -598,8 +599,8 @@ def document_difference(a, b, *, rtol: float = 1e-9, where: str = "", error_atol
         fa, fb = float(a), float(b)
         if fa == fb or (fa != fa and fb != fb) or abs(fa - fb) <= rtol * max(abs(fa), abs(fb)):
             return None
-        key = re.sub(r"(\[\d+\])+$", "", where).rsplit("/", 1)[-1]
-        if _ERROR_KEY.search(key) and abs(fa - fb) <= error_atol:
+        keys = re.sub(r"\[\d+\]", "", where).split("/")
+        if any(_ERROR_KEY.search(k) for k in keys) and abs(fa - fb) <= error_atol:
             return None
         return f"{where}: {a!r} != {b!r}"
     if isinstance(a, str) and isinstance(b, str):

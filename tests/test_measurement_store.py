@@ -294,4 +294,10 @@ def test_an_error_like_number_is_compared_to_an_absolute_tolerance_only():
     # a finite-difference uncertainty (Warp 1.0.2 on two machines), not a key merely ending in "unc"
     assert document_difference({"items": [{"unc": 1.7458244820809953e-09}]},
                                {"items": [{"unc": 1.8377099811378899e-09}]}) is None
-    assert document_difference({"func": 1.0}, {"func": 1.0 + 5e-11}) is not None
+    assert document_difference({"func": 1e-9}, {"func": 1e-9 + 5e-11}) is not None
+    # a number under an error-like key higher on its path (the noise probe's relative noise)
+    assert document_difference({"noise": {"relative": 6.450780550569251e-16}},
+                               {"noise": {"relative": 6.790295316388685e-16}}) is None
+    # a bundle measured on another CPU: finite differences 1.1e-9 apart, the documented --rtol 1e-8
+    fd = ({"fd": -0.012036362171973201}, {"fd": -0.012036362158286192})
+    assert document_difference(*fd) is not None and document_difference(*fd, rtol=1e-8) is None

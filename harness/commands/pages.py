@@ -47,6 +47,11 @@ from ._common import (
 @click.option("--programs", type=click.Choice(["auto", "adapters", "scripts"]), default="auto", show_default=True,
               help="With --neutral-check: which runs' measurements are checked and re-stamped (e.g. adapters "
                    "alone after a change meant to move script measurements only).")
+@click.option("--rtol", "rtol", type=click.FloatRange(min=0.0, max=1e-3), default=1e-9, show_default=True,
+              help="With --neutral-check: relative tolerance of the comparison. The default holds for a bundle "
+                   "measured on this kind of machine; a bundle measured on another CPU differs by its rounding in "
+                   "the compiled kernels (Warp 1.0.2: finite differences 1.1e-9 apart, measured 2026-12-04), for "
+                   "which 1e-8 is the documented setting (docs/scale-out.md).")
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder holding docs/ and docs/data/ (default: this checkout); for trial measurements "
                    "outside the repository.")
@@ -56,7 +61,7 @@ from ._common import (
 @jobs_opt
 @timeout_opt
 @scale_opts
-def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs, root, corpus, cases_glob, device, jobs, timeout_s,
+def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs, rtol, root, corpus, cases_glob, device, jobs, timeout_s,
         results_path, fresh, executor_kind, scheduler, workers):
     """Regenerate every generated page of docs/ (version matrix, release
     matrix, upgrade audits, results, the generated parts of engines.md and
@@ -82,7 +87,7 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs
     if neutral is not None:
         if check or measure or rescore:
             raise click.UsageError("--neutral-check runs alone (then --rescore or the pages)")
-        _neutral(root, releases, corpus, cases_glob, neutral, timeout_s, programs)
+        _neutral(root, releases, corpus, cases_glob, neutral, timeout_s, programs, rtol=rtol)
         return
     if rescore:
         if check or measure:
@@ -226,7 +231,7 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
         sys.exit(1)
 
 
-def _neutral(root, releases, corpus, cases_glob, sample, timeout_s, programs) -> None:
+def _neutral(root, releases, corpus, cases_glob, sample, timeout_s, programs, rtol: float = 1e-9) -> None:
     """``pages --neutral-check N``: see the option's help."""
     from ..engine_matrix import bundle_path, data_path, neutral_check
 
@@ -240,7 +245,7 @@ def _neutral(root, releases, corpus, cases_glob, sample, timeout_s, programs) ->
             continue
         python, _ = _release(rel)
         res = neutral_check(path, cases, sample=sample, timeout_s=timeout_s, python=python, programs=programs,
-                            log=lambda m, r=rel: err_console.print(f"Warp {r}: {m}"))
+                            rtol=rtol, log=lambda m, r=rel: err_console.print(f"Warp {r}: {m}"))
         if not res["candidates"]:
             err_console.print(f"Warp {rel}: no stale measurement")
         elif res["neutral"]:
