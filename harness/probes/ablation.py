@@ -1,0 +1,394 @@
+"""Ablation of hand-written adjoints: the gradient with each ``@wp.func_grad`` taken out, and stopped.
+
+A straight-through estimator (a hand-written adjoint on ``sign``, ``round``, a threshold) in a
+loss that also has a smooth term of the same params is a correct program that finite differences
+cannot judge: they see the smooth term only, autodiff sees the smooth term plus the surrogate, and
+the step sweep confirms the disagreement. What tells it from a wrong adjoint is measured here, in
+the worker, on the program itself: for every user function ``f`` (defined in the variant folder)
+whose ``custom_grad_func`` is set,
+
+``native``
+    the gradient with every hand-written adjoint removed (Warp generates ``f``'s own adjoint);
+``zero``
+    the gradient with every hand-written adjoint replaced by one that adds nothing (a
+    stop-gradient through ``f``; generated into a temporary ``.py`` file, since Warp reads an
+    adjoint's source);
+
+each after forcing Warp to rebuild (every user module unloaded and its hash cleared), then the
+hand-written adjoints are restored, the modules rebuilt again and the program's own gradient
+measured once more: it must be bit-identical to the one before (recorded as
+``restored.identical``; when it is not, the assessment ignores the ablation).
+
+Reading (:func:`read`, on the items the step sweep confirmed): ``native`` agreeing with finite
+differences there and equal to ``zero`` means ``f`` is flat where it is evaluated and the whole
+disagreement is the hand-written adjoint's surrogate (``surrogate``); ``native`` agreeing but
+differing from ``zero`` means ``f`` is smooth there and its hand-written adjoint is not its
+derivative (``adjoint_not_derivative``); ``native`` disagreeing too means something else is wrong
+(``elsewhere``), and the ablation says nothing about the hand-written adjoint.
+
+The measuring half runs only when the step sweep asks for it (:mod:`defects4warp.probes.sweep`:
+a ``confirmed`` item and a folder that mentions ``func_grad``), after the worker's probe list; it
+is on no probe list (:attr:`defects4warp.probes.Entry.requested_by`), so a program without a
+hand-written adjoint or without a confirmed disagreement gets the same document as before.
+Releases whose Warp objects lack what it needs are recorded as ``not measured`` with the reason;
+the probe never raises.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..measure import compare
+from . import AssessContext, Assessment, assessor, probe
+from .context import finite_or_str
+from .fd import ad_values
+
+#: The readings of :func:`read`.
+READINGS = ("surrogate", "adjoint_not_derivative", "elsewhere")
+
+
+# -- worker side ------------------------------------------------------------------------------
+
+
+def _warp_context():
+    """Warp's ``context`` module (``warp._src.context`` from 1.10, ``warp.context`` before)."""
+    import importlib
+
+    for name in ("warp._src.context", "warp.context"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError("neither warp._src.context nor warp.context")
+
+
+def _under(fn, root: Path) -> bool:
+    try:
+        return Path(inspect.getsourcefile(fn)).resolve().is_relative_to(root)
+    except (TypeError, OSError):
+        return False
+
+
+def _candidates(root: Path) -> list:
+    """Warp Functions a user function with a hand-written adjoint can be reached from: the globals of
+    every Python module loaded from under ``root`` (the name ``@wp.func`` bound), and every Warp
+    module's ``functions`` (from Warp 1.10 the entry of a function with a hand-written adjoint is the
+    adjoint itself, registered under the same key)."""
+    out = []
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        try:
+            if f and Path(f).resolve().is_relative_to(root):
+                out += [v for v in list(vars(mod).values()) if hasattr(v, "custom_grad_func") and hasattr(v, "adj")]
+        except (OSError, ValueError):
+            continue
+    for module in list(_warp_context().user_modules.values()):
+        out += list(module.functions.values())
+    return out
+
+
+def custom_adjoints(folder: str) -> list:
+    """The user functions with a hand-written adjoint: ``[(top, overload), ...]``, where ``overload``
+    is a ``warp.Function`` whose ``custom_grad_func`` is set and whose Python source lies under
+    ``folder``, and ``top`` the Function that holds it among its ``user_overloads`` (or is it), found
+    from :func:`_candidates`. Functions that are themselves someone's adjoint (Warp 1.0-1.9 list them
+    among the forward's overloads) are left out.
+
+    Raises
+    ------
+    ImportError, AttributeError
+        When this Warp release has no ``user_modules`` registry (the caller records it).
+    """
+    root = Path(folder).resolve()
+    cands = _candidates(root)
+    groups = [(top, [top, *getattr(top, "user_overloads", {}).values()]) for top in cands]
+    grads = {id(o.custom_grad_func) for _, g in groups for o in g if getattr(o, "custom_grad_func", None) is not None}
+    found, seen = [], set()
+    for top, group in groups:
+        for ovl in group:
+            if (getattr(ovl, "custom_grad_func", None) is None or id(ovl) in seen or id(ovl) in grads
+                    or not _under(getattr(ovl, "func", None), root)):
+                continue
+            seen.add(id(ovl))
+            found.append((top, ovl))
+    return found
+
+
+def _invalidate() -> None:
+    """Make Warp rebuild every user module on its next launch: ``unload()`` (every release) and, where
+    it exists, ``mark_modified()`` (clears the cached hashes; Warp 1.10+). A module whose hash did not
+    change loads again from the kernel cache."""
+    for module in list(_warp_context().user_modules.values()):
+        module.unload()
+        if hasattr(module, "mark_modified"):
+            module.mark_modified()
+
+
+class _Adjoints:
+    """The hand-written adjoints of ``targets`` (from :func:`custom_adjoints`): a snapshot of what
+    ``@wp.func_grad`` set (each overload's ``custom_grad_func`` and ``adj.skip_reverse_codegen``, each
+    top Function's ``user_overloads``, each Warp module's ``functions``), and the three states :meth:`native`, :meth:`zero`, :meth:`restore`."""
+
+    def __init__(self, targets: list, tmp: str):
+        self.targets, self.tmp = targets, tmp
+        self.saved = [(ovl, ovl.custom_grad_func, ovl.adj.skip_reverse_codegen) for _, ovl in targets]
+        self.overloads = {id(top): (top, dict(top.user_overloads)) for top, _ in targets
+                          if hasattr(top, "user_overloads")}
+        self.functions = {id(ovl.module): (ovl.module, dict(ovl.module.functions)) for _, ovl in targets}
+
+    def restore(self) -> None:
+        """Put every hand-written adjoint back as ``@wp.func_grad`` left it."""
+        for module, functions in self.functions.values():
+            module.functions.clear()
+            module.functions.update(functions)
+        for top, ovls in self.overloads.values():
+            top.user_overloads.clear()
+            top.user_overloads.update(ovls)
+        for ovl, grad, skip in self.saved:
+            ovl.custom_grad_func, ovl.adj.skip_reverse_codegen = grad, skip
+        _invalidate()
+
+    def native(self) -> None:
+        """No hand-written adjoint: Warp generates each function's own adjoint."""
+        grads = {id(g) for _, g, _ in self.saved}
+        for top, _ in self.overloads.values():
+            for key in [k for k, v in top.user_overloads.items() if id(v) in grads]:
+                del top.user_overloads[key]  # Warp 1.0-1.x lists the adjoint among the overloads
+        for ovl, _, _ in self.saved:
+            ovl.custom_grad_func, ovl.adj.skip_reverse_codegen = None, False
+        _invalidate()
+
+    def zero(self) -> None:
+        """Each hand-written adjoint replaced by one with its signature that adds nothing."""
+        import warp as wp
+
+        self.native()
+        for n, ((top, _), (_, grad, _)) in enumerate(zip(self.targets, self.saved)):
+            wp.func_grad(top)(self._zero_like(grad.func, n))
+        _invalidate()
+
+    def _zero_like(self, fn, n: int):
+        """A Python function with ``fn``'s parameters and annotations and the body ``pass``, written to a
+        file of ``self.tmp`` (Warp parses an adjoint's source) and run in a copy of ``fn``'s globals
+        (so that string annotations resolve as they do for ``fn``)."""
+        spec = inspect.getfullargspec(fn)
+        name = f"zero_adjoint_{n}"
+        src = f"def {name}({', '.join(spec.args)}):\n    pass\n"
+        path = os.path.join(self.tmp, f"{name}.py")
+        with open(path, "w") as f:
+            f.write(src)
+        scope = dict(fn.__globals__)
+        exec(compile(src, path, "exec"), scope)  # noqa: S102 - two generated lines, no user input
+        out = scope[name]
+        out.__annotations__ = dict(fn.__annotations__)
+        return out
+
+
+def _gradients(ctx, points: dict) -> dict:
+    """``{point: flat gradient (n,) float64}`` at each point's params (params left at the last one)."""
+    out = {}
+    for name, (x, _g, _items) in points.items():
+        ctx.flat.set(x)
+        out[name] = ctx.gradient()
+    return out
+
+
+def _project(grads: dict, points: dict) -> dict:
+    """Each point's gradient projected on that point's FD items (:func:`defects4warp.probes.fd.ad_values`)."""
+    return {k: [finite_or_str(v) for v in ad_values(g, points[k][2])] for k, g in grads.items()}
+
+
+def _same_bits(a: dict, b: dict) -> bool:
+    return all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+
+@probe("ablation")
+def measure(ctx) -> dict | None:
+    """Gradients with the hand-written adjoints taken out (``native``) and stopped (``zero``).
+
+    Reads ``ctx.requested["ablation"]["points"]`` (from the step sweep: ``{point: (x (n,) float64,
+    program gradient (n,) float64, FD items)}``) and writes ``doc["ablation"]``: ``functions``
+    (``[{"name", "file", "line"}]``), ``status`` (``measured`` or ``not measured``), ``reason`` (when not
+    measured), ``points`` (per point: ``program``, ``native``, ``zero``: the gradient projected on that
+    point's FD items, in objective units per unit param, the order of ``doc["fd"]`` items), ``errors``
+    (a mode that could not be built: its error), ``restored`` (``identical``: the program's gradient
+    after restoring equals the one before bit for bit; ``max_abs_diff``) and ``seconds``. Writes
+    nothing when no function of the folder has a hand-written adjoint.
+    """
+    points = (ctx.requested.get("ablation") or {}).get("points") or {}
+    out = {"status": "not measured", "functions": []}
+    try:
+        targets = custom_adjoints(ctx.path)
+    except (ImportError, AttributeError) as exc:
+        out["reason"] = f"this Warp release's registry of user functions is not readable: {type(exc).__name__}: {exc}"
+        targets = None
+    if targets == []:
+        return None
+    t0 = time.perf_counter()
+    if targets:
+        out["functions"] = [{"name": ovl.key, "file": os.path.relpath(inspect.getsourcefile(ovl.func), ctx.path),
+                             "line": inspect.getsourcelines(ovl.func)[1]} for _, ovl in targets]
+    if targets and points:
+        ctx.stage("ablation")
+        x_home = ctx.flat.get()
+        try:
+            _measure(ctx, targets, points, out)
+        finally:
+            ctx.flat.set(x_home)
+            ctx.stage(None)
+    elif targets:
+        out["reason"] = "no point to measure at (the step sweep handed over none)"
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    ctx.doc["ablation"] = out
+    ctx.save()
+    return out
+
+
+def _measure(ctx, targets: list, points: dict, out: dict) -> None:
+    """:func:`measure`'s three states of the adjoints, each gradient projected on the FD items; the
+    hand-written adjoints are always restored (and the restore checked) before it returns."""
+    tmp = tempfile.mkdtemp(prefix="d4w-ablation-")
+    try:
+        adj = _Adjoints(targets, tmp)
+    except AttributeError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        out["reason"] = f"this Warp release's Function lacks what the ablation swaps: {exc}"
+        return
+    before = _gradients(ctx, points)
+    proj = {"program": _project(before, points)}
+    out["errors"] = {}
+    try:
+        for mode in ("native", "zero"):
+            try:
+                getattr(adj, mode)()
+                proj[mode] = _project(_gradients(ctx, points), points)
+            except Exception as exc:  # noqa: BLE001 - a mode Warp cannot build is recorded, not raised
+                out["errors"][mode] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    finally:
+        adj.restore()
+        shutil.rmtree(tmp, ignore_errors=True)
+    after = _gradients(ctx, points)
+    diff = max((float(np.nanmax(np.abs(before[k] - after[k]))) if before[k].size else 0.0) for k in before)
+    out["restored"] = {"identical": _same_bits(before, after), "max_abs_diff": finite_or_str(diff)}
+    out["points"] = {k: {mode: proj[mode][k] for mode in proj} for k in points}
+    out["status"] = "measured" if not out["errors"] else "not measured"
+    if out["errors"]:
+        out["reason"] = "a state of the adjoints could not be built: " + "; ".join(
+            f"{m}: {e}" for m, e in out["errors"].items())
+
+
+# -- interpretation side ----------------------------------------------------------------------
+
+
+def _fd_items(doc: dict, point: str) -> list:
+    fd = doc.get("fd") or {}
+    return list((fd.get("perturbed") or {}).get("items") or []) if point == "perturbed" else list(fd.get("items") or [])
+
+
+def read(doc: dict) -> dict:
+    """What the ablation says about the disagreements the step sweep confirmed (pure, no Warp).
+
+    On each ``confirmed`` sweep item at the given or perturbed point (``doc["sweep"]["items"]``), the
+    ``native`` value is compared with the item's central difference ``fd`` by the FD probe's own test
+    (:func:`defects4warp.measure.compare.mismatch`: ``|native - fd| <= rtol max|fd| + rtol |fd| + unc``,
+    ``rtol`` and ``max|fd|`` over the items of the same kind at that point as the sweep takes them),
+    and ``native`` with ``zero`` by :func:`defects4warp.measure.compare.calls_identical` (relative
+    :data:`defects4warp.measure.compare.REPEAT_RTOL`, the tolerance for two gradients being one).
+
+    Returns
+    -------
+    dict
+        ``reading`` (one of :data:`READINGS`, or None: not measured, not restored bit for bit, or a
+        confirmed item it did not cover), ``why`` (when None), ``functions``, ``items`` (per confirmed
+        item: ``point``, ``item``, ``where``, ``program``, ``native``, ``zero``, ``fd``, ``native_agrees``).
+    """
+    abl = doc.get("ablation") or {}
+    out = {"reading": None, "functions": [f["name"] for f in abl.get("functions", [])], "items": []}
+    if abl.get("status") != "measured":
+        out["why"] = f"not measured: {abl.get('reason', 'no ablation in the document')}"
+        return out
+    if not (abl.get("restored") or {}).get("identical"):
+        out["why"] = "the program's gradient after restoring its adjoints is not bit-identical to the one before"
+        return out
+    confirmed = [r for r in (doc.get("sweep") or {}).get("items", []) if r.get("verdict") == "confirmed"]
+    rtol = float((doc.get("fd") or {}).get("rtol", compare.RTOL["float32"]))
+    for r in confirmed:
+        pt, j = r.get("point"), r.get("item")
+        vals, items = (abl.get("points") or {}).get(pt), _fd_items(doc, pt)
+        if vals is None or j is None or j >= len(items):
+            out["why"] = f"a confirmed item ({pt} point) the ablation did not measure"
+            return out
+        same = [i for i, it in enumerate(items) if it["kind"] == items[j]["kind"]]
+        fd = np.array([items[i]["fd"] for i in same], dtype=float)
+        unc = np.array([items[i]["unc"] for i in same], dtype=float)
+        native = np.array([float(vals["native"][i]) for i in same])
+        k = same.index(j)
+        agrees = not bool(compare.mismatch(native, fd, rtol, None, unc)[k])
+        out["items"].append({"point": pt, "item": j, "where": _where(items[j]), "program": float(vals["program"][j]),
+                             "native": float(vals["native"][j]), "zero": float(vals["zero"][j]),
+                             "fd": float(items[j]["fd"]), "native_agrees": agrees})
+    if not out["items"]:
+        out["why"] = "no confirmed disagreement"
+        return out
+    native = np.array([i["native"] for i in out["items"]])
+    zero = np.array([i["zero"] for i in out["items"]])
+    if not all(i["native_agrees"] for i in out["items"]):
+        out["reading"] = "elsewhere"
+    else:
+        out["reading"] = "surrogate" if compare.calls_identical(native, zero) else "adjoint_not_derivative"
+    return out
+
+
+def _where(it: dict) -> str:
+    return f"{it['param']}[{it['index']}]" if it.get("kind") == "coord" else "a random direction"
+
+
+_SENTENCES = {
+    "surrogate": "without the hand-written adjoint(s) the gradient agrees with finite differences on every confirmed "
+                 "disagreement, and equals the gradient with them stopped: the function(s) are flat where evaluated "
+                 "(their own derivative adds nothing), so the disagreement is the hand-written surrogate's",
+    "adjoint_not_derivative": "without the hand-written adjoint(s) the gradient agrees with finite differences on "
+                              "every confirmed disagreement, but differs from the gradient with them stopped: the "
+                              "function(s) are smooth where evaluated and their hand-written adjoint is not their "
+                              "derivative",
+    "elsewhere": "without the hand-written adjoint(s) the gradient still disagrees with finite differences: something "
+                 "other than the hand-written adjoint is wrong (the ablation says nothing about it)",
+}
+
+
+@assessor("ablation", cites=("ablation:adjoint_not_derivative",))
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
+    """Evidence entry of the ablation (none when it did not run). Facts: :func:`read`'s result
+    (``reading``, ``items``, ``functions``, ``why``)."""
+    a = Assessment()
+    if "ablation" not in doc:
+        return a
+    r = read(doc)
+    a.facts.update(r)
+    names = ", ".join(r["functions"]) or "none found"
+    if r["reading"] is None:
+        a.add("ablation", True, f"ablation of the hand-written adjoint(s) ({names}): {r['why']}", None)
+        return a
+    nums = "; ".join(f"{i['where']} ({i['point']}): program {i['program']:.4g}, without {i['native']:.4g}, stopped "
+                     f"{i['zero']:.4g}, finite differences {i['fd']:.4g}" for i in r["items"])
+    a.add("ablation", r["reading"] != "adjoint_not_derivative",
+          f"ablation of the hand-written adjoint(s) of {names}: {_SENTENCES[r['reading']]} ({nums})", r["items"])
+    return a
+
+
+def bug_evidence(doc: dict, ctx: AssessContext) -> Assessment:
+    """``ablation:adjoint_not_derivative`` when the ablation read it (see :func:`read`)."""
+    a = Assessment()
+    facts = ctx.facts("ablation")
+    if facts.get("reading") == "adjoint_not_derivative":
+        a.cite("ablation:adjoint_not_derivative", "ablation", data={"functions": facts["functions"],
+                                                                    "items": len(facts["items"])})
+    return a
