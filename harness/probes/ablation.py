@@ -39,7 +39,6 @@ from __future__ import annotations
 import inspect
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -70,6 +69,13 @@ def _warp_context():
     raise ImportError("neither warp._src.context nor warp.context")
 
 
+def _line(fn) -> int:
+    try:
+        return inspect.getsourcelines(fn)[1]
+    except (TypeError, OSError):
+        return 0
+
+
 def _under(fn, root: Path) -> bool:
     try:
         return Path(inspect.getsourcefile(fn)).resolve().is_relative_to(root)
@@ -77,49 +83,45 @@ def _under(fn, root: Path) -> bool:
         return False
 
 
-def _candidates(root: Path) -> list:
-    """Warp Functions a user function with a hand-written adjoint can be reached from: the globals of
-    every Python module loaded from under ``root`` (the name ``@wp.func`` bound), and every Warp
-    module's ``functions`` (from Warp 1.10 the entry of a function with a hand-written adjoint is the
-    adjoint itself, registered under the same key)."""
-    out = []
-    for mod in list(sys.modules.values()):
-        f = getattr(mod, "__file__", None)
-        try:
-            if f and Path(f).resolve().is_relative_to(root):
-                out += [v for v in list(vars(mod).values()) if hasattr(v, "custom_grad_func") and hasattr(v, "adj")]
-        except (OSError, ValueError):
-            continue
-    for module in list(_warp_context().user_modules.values()):
-        out += list(module.functions.values())
-    return out
+def _functions() -> list:
+    """Every live ``warp.Function`` of this process (the garbage collector's objects): a function
+    defined in a script that ran as ``__main__`` (the capture), in a closure or a class is reachable
+    from its kernels only, and from Warp 1.10 a Warp module's ``functions`` entry of a function with a
+    hand-written adjoint is the adjoint itself, so neither module globals nor Warp's registries
+    find every one."""
+    import gc
+
+    cls = _warp_context().Function
+    return [o for o in gc.get_objects() if isinstance(o, cls)]
 
 
 def custom_adjoints(folder: str) -> list:
     """The user functions with a hand-written adjoint: ``[(top, overload), ...]``, where ``overload``
     is a ``warp.Function`` whose ``custom_grad_func`` is set and whose Python source lies under
-    ``folder``, and ``top`` the Function that holds it among its ``user_overloads`` (or is it), found
-    from :func:`_candidates`. Functions that are themselves someone's adjoint (Warp 1.0-1.9 list them
-    among the forward's overloads) are left out.
+    ``folder``, and ``top`` the Function ``@wp.func_grad`` is given to reach it (``overload`` itself
+    when it lists itself among its ``user_overloads``, else one that lists it). Functions that are
+    themselves someone's adjoint (Warp 1.0-1.9 list them among the forward's overloads) are left out.
 
     Raises
     ------
     ImportError, AttributeError
-        When this Warp release has no ``user_modules`` registry (the caller records it).
+        When this Warp release has no ``Function`` class where expected (the caller records it).
     """
     root = Path(folder).resolve()
-    cands = _candidates(root)
-    groups = [(top, [top, *getattr(top, "user_overloads", {}).values()]) for top in cands]
-    grads = {id(o.custom_grad_func) for _, g in groups for o in g if getattr(o, "custom_grad_func", None) is not None}
-    found, seen = [], set()
-    for top, group in groups:
-        for ovl in group:
-            if (getattr(ovl, "custom_grad_func", None) is None or id(ovl) in seen or id(ovl) in grads
-                    or not _under(getattr(ovl, "func", None), root)):
-                continue
-            seen.add(id(ovl))
-            found.append((top, ovl))
-    return found
+    funcs = _functions()
+    grads = {id(f.custom_grad_func) for f in funcs if getattr(f, "custom_grad_func", None) is not None}
+    holders = {}
+    for f in funcs:
+        for o in getattr(f, "user_overloads", {}).values():
+            holders.setdefault(id(o), []).append(f)
+    found = []
+    for ovl in funcs:
+        if (getattr(ovl, "custom_grad_func", None) is None or id(ovl) in grads
+                or not _under(getattr(ovl, "func", None), root)):
+            continue
+        held = holders.get(id(ovl), [])
+        found.append((ovl if any(h is ovl for h in held) or not held else held[0], ovl))
+    return sorted(found, key=lambda t: (t[1].key, _line(t[1].func)))
 
 
 def _invalidate() -> None:
@@ -228,19 +230,25 @@ def measure(ctx) -> dict | None:
     try:
         targets = custom_adjoints(ctx.path)
     except (ImportError, AttributeError) as exc:
-        out["reason"] = f"this Warp release's registry of user functions is not readable: {type(exc).__name__}: {exc}"
+        out["reason"] = f"this Warp release's Function class is not where the ablation looks: {type(exc).__name__}: {exc}"
         targets = None
     if targets == []:
         return None
     t0 = time.perf_counter()
     if targets:
         out["functions"] = [{"name": ovl.key, "file": os.path.relpath(inspect.getsourcefile(ovl.func), ctx.path),
-                             "line": inspect.getsourcelines(ovl.func)[1]} for _, ovl in targets]
-    if targets and points:
+                             "line": _line(ovl.func)} for _, ovl in targets]
+    repeatable = (ctx.doc.get("determinism") or {}).get("calls_identical", True)
+    if targets and not repeatable:
+        out["reason"] = ("gradient() is not repeatable at the same point (the determinism probe's calls differ): "
+                         "a gradient with the adjoints changed could not be told from the next call")
+    elif targets and points:
         ctx.stage("ablation")
         x_home = ctx.flat.get()
         try:
             _measure(ctx, targets, points, out)
+        except Exception as exc:  # noqa: BLE001 - the probe never raises: what failed is recorded
+            out.update(status="not measured", reason=f"the ablation failed: {type(exc).__name__}: {str(exc)[:300]}")
         finally:
             ctx.flat.set(x_home)
             ctx.stage(None)
