@@ -135,6 +135,9 @@ def test_straight_through_with_weight_decay_reads_surrogate(measured):
         # without the adjoint: the decay term alone, which finite differences see; sign's own adjoint adds 0
         assert it["native"] == it["zero"] and it["native_agrees"]
         assert abs(it["program"] - it["fd"]) > 5 * abs(it["fd"]) * 1e-2
+    # every weight lies in the straight-through window |w| <= 1, where sign is flat: all 16 change, none smooth
+    c = facts["coordinates"]
+    assert c["n"] % 16 == 0 and c["changed"] == c["changed_where_flat"] == c["n"] and c["changed_where_smooth"] == 0
     assert diag["verdict"] == "no_bug" and diag["classes"][0]["id"] == "surrogate_gradient"
     assert [c["id"] for c in diag["cited"]] == ["ablation:surrogate"]
 
@@ -146,6 +149,8 @@ def test_smooth_function_with_doubled_adjoint_is_a_custom_adjoint_error(measured
     assert facts["reading"] == "adjoint_not_derivative"
     for it in facts["items"]:
         assert it["native_agrees"] and it["native"] != it["zero"]
+    c = facts["coordinates"]
+    assert c["changed"] == c["changed_where_smooth"] == c["n"] and c["changed_where_flat"] == 0
     assert diag["verdict"] == "bug" and diag["classes"][0]["id"] == "custom_adjoint_error"
     assert "ablation:adjoint_not_derivative" in [c["id"] for c in diag["cited"]]
 
@@ -178,28 +183,49 @@ def test_program_without_custom_adjoint_gets_no_ablation(measured):
 # -- the assessment half on synthetic documents -------------------------------------------------------
 
 
-def _doc(native, zero, *, program=(5.0, -3.0), fd=(0.5, -0.3), restored=True, status="measured", point="given"):
-    """Two coordinate FD items at the given point, both swept and confirmed, and an ablation of them."""
+def _doc(native, zero, *, program=(5.0, -3.0), fd=(0.5, -0.3), restored=True, status="measured", point="given",
+         flat=2, smooth=0):
+    """Two coordinate FD items at the given point, both swept and confirmed, and an ablation of them
+    whose coordinate comparison counts ``flat`` and ``smooth`` changed coordinates."""
     items = [{"kind": "coord", "param": "w", "index": i, "fd": f, "unc": 1e-6} for i, f in enumerate(fd)]
     sweep = [{"kind": "coord", "param": "w", "index": i, "point": point, "item": i, "verdict": "confirmed",
               "autodiff": program[i], "forward": [fd[i]], "backward": [fd[i]], "central": [fd[i]] * 3}
              for i in range(2)]
+    coords = {"n": 2, "changed": flat + smooth, "changed_where_flat": flat, "changed_where_smooth": smooth,
+              "examples": []}
     abl = {"status": status, "functions": [{"name": "q", "file": "problem.py", "line": 3}],
            "restored": {"identical": restored, "max_abs_diff": 0.0 if restored else 1e-3},
-           "points": {"given": {"program": list(program), "native": list(native), "zero": list(zero)}}}
+           "points": {"given": {"program": list(program), "native": list(native), "zero": list(zero),
+                                "coordinates": coords}}}
     if status != "measured":
         abl["reason"] = "synthetic"
     return {"fd": {"rtol": 1e-2, "items": items}, "sweep": {"items": sweep}, "ablation": abl}
 
 
-@pytest.mark.parametrize("native, zero, reading", [
-    ((0.5, -0.3), (0.5, -0.3), "surrogate"),
-    ((0.501, -0.3), (0.501, -0.3), "surrogate"),          # within rtol 1e-2 of finite differences
-    ((0.5, -0.3), (0.1, -0.3), "adjoint_not_derivative"),  # f's own derivative adds 0.4 at w[0]
-    ((0.9, -0.3), (0.9, -0.3), "elsewhere"),              # still 80 % off finite differences
+@pytest.mark.parametrize("native, zero, kw, reading", [
+    ((0.5, -0.3), (0.5, -0.3), {}, "surrogate"),
+    ((0.501, -0.3), (0.501, -0.3), {}, "surrogate"),                    # within rtol 1e-2 of finite differences
+    ((0.5, -0.3), (0.1, -0.3), {"flat": 1, "smooth": 1}, "adjoint_not_derivative"),  # f adds 0.4 at w[0]
+    ((0.5, -0.3), (0.5, -0.3), {"flat": 0, "smooth": 1}, "adjoint_not_derivative"),  # smooth elsewhere in a direction
+    ((0.9, -0.3), (0.9, -0.3), {}, "elsewhere"),                        # still 80 % off finite differences
+    ((0.5, -0.3), (0.5, -0.3), {"flat": 0}, None),                      # the adjoints change nothing
 ])
-def test_read_on_synthetic_documents(native, zero, reading):
-    assert ablation.read(_doc(native, zero))["reading"] == reading
+def test_read_on_synthetic_documents(native, zero, kw, reading):
+    assert ablation.read(_doc(native, zero, **kw))["reading"] == reading
+
+
+def test_coordinates_count_where_the_adjoint_changes_a_flat_or_a_smooth_function():
+    """A clamp with a straight-through adjoint beside a smooth term: coordinates 0-1 saturated (the clamp is flat,
+    removing its adjoint equals stopping it), 2 inside (the adjoint is the derivative: no change), 3 a wrong adjoint
+    of a smooth piece (removing differs from stopping)."""
+    program = np.array([1.1, -0.9, 0.7, 3.0])
+    native = np.array([0.1, 0.1, 0.7, 1.5])
+    zero = np.array([0.1, 0.1, 0.2, 0.2])
+    c = ablation.coordinates(program, native, zero)
+    assert (c["n"], c["changed"], c["changed_where_flat"], c["changed_where_smooth"]) == (4, 3, 2, 1)
+    assert [e["index"] for e in c["examples"]] == [3, 0, 1]
+    # REPEAT_RTOL (1e-5 of the largest magnitude): a last-bit difference is no change
+    assert ablation.coordinates(program, program * (1 + 1e-9), program)["changed"] == 0
 
 
 @pytest.mark.parametrize("kw, why", [
@@ -215,9 +241,8 @@ def test_read_refuses_what_it_cannot_vouch_for(kw, why):
 def test_assess_is_silent_without_an_ablation_and_cites_only_a_wrong_adjoint():
     assert ablation.assess({}, None).evidence == [] and ablation.assess({}, None).facts == {}
     ctx = AssessContext(table=load_table())
-    for native, zero, cited in (((0.5, -0.3), (0.5, -0.3), []),
-                                ((0.5, -0.3), (0.1, -0.3), ["ablation:adjoint_not_derivative"])):
-        ctx.assessed["ablation"] = ablation.assess(_doc(native, zero), ctx)
+    for smooth, cited in ((0, []), (1, ["ablation:adjoint_not_derivative"])):
+        ctx.assessed["ablation"] = ablation.assess(_doc((0.5, -0.3), (0.5, -0.3), flat=2 - smooth, smooth=smooth), ctx)
         assert [e.id for e in ablation.bug_evidence({}, ctx).cited] == cited
 
 
@@ -240,7 +265,7 @@ def test_verdict_rule_reads_the_ablation():
     verdict, sig, ev = reference._surrogate_ablated(_measured(doc))
     assert (verdict, sig, [e.id for e in ev]) == ("no_bug", "agrees", ["ablation:surrogate"])
     assert reference._surrogate_ablated(_measured(doc, rules=("custom_adjoint", "func_grad_assign"))) is None
-    assert reference._surrogate_ablated(_measured(_doc((0.5, -0.3), (0.1, -0.3)))) is None
+    assert reference._surrogate_ablated(_measured(_doc((0.5, -0.3), (0.1, -0.3), flat=1, smooth=1))) is None
     m = _measured(doc)
     m.confirmed += 1  # e.g. a confirmed item after train(), which the ablation did not measure
     assert reference._surrogate_ablated(m) is None

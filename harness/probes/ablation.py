@@ -236,8 +236,9 @@ def measure(ctx) -> dict | None:
         return None
     t0 = time.perf_counter()
     if targets:
-        out["functions"] = [{"name": ovl.key, "file": os.path.relpath(inspect.getsourcefile(ovl.func), ctx.path),
-                             "line": _line(ovl.func)} for _, ovl in targets]
+        listed = [{"name": ovl.key, "file": os.path.relpath(inspect.getsourcefile(ovl.func), ctx.path),
+                   "line": _line(ovl.func)} for _, ovl in targets]
+        out["functions"] = [f for i, f in enumerate(listed) if f not in listed[:i]]  # one per definition
     repeatable = (ctx.doc.get("determinism") or {}).get("calls_identical", True)
     if targets and not repeatable:
         out["reason"] = ("gradient() is not repeatable at the same point (the determinism probe's calls differ): "
@@ -261,8 +262,9 @@ def measure(ctx) -> dict | None:
 
 
 def _measure(ctx, targets: list, points: dict, out: dict) -> None:
-    """:func:`measure`'s three states of the adjoints, each gradient projected on the FD items; the
-    hand-written adjoints are always restored (and the restore checked) before it returns."""
+    """:func:`measure`'s three states of the adjoints, each gradient projected on the FD items and
+    compared coordinate by coordinate (:func:`coordinates`); the hand-written adjoints are always
+    restored (and the restore checked) before it returns."""
     tmp = tempfile.mkdtemp(prefix="d4w-ablation-")
     try:
         adj = _Adjoints(targets, tmp)
@@ -270,27 +272,85 @@ def _measure(ctx, targets: list, points: dict, out: dict) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
         out["reason"] = f"this Warp release's Function lacks what the ablation swaps: {exc}"
         return
-    before = _gradients(ctx, points)
-    proj = {"program": _project(before, points)}
+    grads = {"program": _gradients(ctx, points)}
     out["errors"] = {}
     try:
         for mode in ("native", "zero"):
             try:
                 getattr(adj, mode)()
-                proj[mode] = _project(_gradients(ctx, points), points)
+                grads[mode] = _gradients(ctx, points)
             except Exception as exc:  # noqa: BLE001 - a mode Warp cannot build is recorded, not raised
                 out["errors"][mode] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            if mode == "native" and _defined_anew(ctx.path, targets):
+                out["errors"][mode] = ("gradient() defined the functions anew (e.g. a script run again per call): "
+                                       "the ablation cannot reach the ones it uses")
+                break
     finally:
         adj.restore()
         shutil.rmtree(tmp, ignore_errors=True)
-    after = _gradients(ctx, points)
+    before, after = grads["program"], _gradients(ctx, points)
     diff = max((float(np.nanmax(np.abs(before[k] - after[k]))) if before[k].size else 0.0) for k in before)
     out["restored"] = {"identical": _same_bits(before, after), "max_abs_diff": finite_or_str(diff)}
+    proj = {mode: _project(g, points) for mode, g in grads.items()}
     out["points"] = {k: {mode: proj[mode][k] for mode in proj} for k in points}
     out["status"] = "measured" if not out["errors"] else "not measured"
     if out["errors"]:
         out["reason"] = "a state of the adjoints could not be built: " + "; ".join(
             f"{m}: {e}" for m, e in out["errors"].items())
+        return
+    for k in points:
+        out["points"][k]["coordinates"] = coordinates(grads["program"][k], grads["native"][k], grads["zero"][k],
+                                                      ctx.flat)
+
+
+def _defined_anew(folder: str, targets: list) -> bool:
+    """Whether a function of ``folder`` with a hand-written adjoint exists that is none of ``targets``
+    (called while their adjoints are removed: one that still has one was created since)."""
+    ids = {id(ovl) for _, ovl in targets}
+    return any(id(ovl) not in ids for _, ovl in custom_adjoints(folder))
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise ``|a - b| <= REPEAT_RTOL * max(|a|, |b|)`` over the whole vectors (the tolerance of
+    :func:`defects4warp.measure.compare.calls_identical`, two gradients being one); NaN equals NaN."""
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    scale = max([float(np.max(np.abs(v[f]))) for v, f in ((a, fa), (b, fb)) if np.any(f)] + [1e-300])
+    with np.errstate(invalid="ignore"):
+        close = np.abs(a - b) <= compare.REPEAT_RTOL * scale
+    return np.where(fa & fb, close, (np.isnan(a) & np.isnan(b)) | (a == b))
+
+
+def coordinates(program: np.ndarray, native: np.ndarray, zero: np.ndarray, flat=None, examples: int = 4) -> dict:
+    """Where the hand-written adjoints change the gradient, and whether the functions are flat there.
+
+    Parameters
+    ----------
+    program, native, zero : ndarray, shape (n,), float64
+        The program's gradient, the one with the hand-written adjoints removed, and the one with them
+        stopped, at one point (objective units per unit param).
+    flat : FlatParams, optional
+        Names the coordinates of ``examples`` (``param``, ``index``); flat indexes without it.
+    examples : int
+        Changed coordinates listed, those where the function is smooth first.
+
+    Returns
+    -------
+    dict
+        ``n``; ``changed`` (coordinates where ``program`` and ``native`` differ: what the hand-written
+        adjoints change); ``changed_where_flat`` (of those, where ``native`` equals ``zero``: the
+        functions' own derivative adds nothing there) and ``changed_where_smooth`` (the rest);
+        ``examples``. Equality is :func:`_equal` (relative :data:`defects4warp.measure.compare.REPEAT_RTOL`).
+    """
+    changed = ~_equal(program, native)
+    smooth = changed & ~_equal(native, zero)
+    order = [*np.flatnonzero(smooth), *np.flatnonzero(changed & ~smooth)][:examples]
+    ex = []
+    for i in order:
+        name, j = flat.owner(int(i)) if flat is not None else (None, int(i))
+        ex.append({"param": name, "index": j, "program": finite_or_str(program[i]), "native": finite_or_str(native[i]),
+                   "zero": finite_or_str(zero[i])})
+    return {"n": int(program.size), "changed": int(changed.sum()), "changed_where_flat": int((changed & ~smooth).sum()),
+            "changed_where_smooth": int(smooth.sum()), "examples": ex}
 
 
 # -- interpretation side ----------------------------------------------------------------------
@@ -305,18 +365,25 @@ def read(doc: dict) -> dict:
     """What the ablation says about the disagreements the step sweep confirmed (pure, no Warp).
 
     On each ``confirmed`` sweep item at the given or perturbed point (``doc["sweep"]["items"]``), the
-    ``native`` value is compared with the item's central difference ``fd`` by the FD probe's own test
-    (:func:`defects4warp.measure.compare.mismatch`: ``|native - fd| <= rtol max|fd| + rtol |fd| + unc``,
-    ``rtol`` and ``max|fd|`` over the items of the same kind at that point as the sweep takes them),
-    and ``native`` with ``zero`` by :func:`defects4warp.measure.compare.calls_identical` (relative
-    :data:`defects4warp.measure.compare.REPEAT_RTOL`, the tolerance for two gradients being one).
+    ``native`` value (hand-written adjoints removed) is compared with the item's central difference
+    ``fd`` by the FD probe's own test (:func:`defects4warp.measure.compare.mismatch`: ``|native - fd| <=
+    rtol max|fd| + rtol |fd| + unc``, ``rtol`` and ``max|fd|`` over the items of the same kind at that
+    point, as the sweep takes them). Then, over the coordinates of those points (:func:`coordinates`):
+    where the hand-written adjoints change the gradient, is the function flat (removing its adjoint
+    equals stopping it) or smooth?
+
+    ``elsewhere``: ``native`` disagrees on a confirmed item. ``adjoint_not_derivative``: it agrees on
+    every one, and the hand-written adjoints change the gradient on a coordinate where the function's
+    own derivative is not zero. ``surrogate``: it agrees on every one, and they change it only where
+    that derivative is zero.
 
     Returns
     -------
     dict
-        ``reading`` (one of :data:`READINGS`, or None: not measured, not restored bit for bit, or a
-        confirmed item it did not cover), ``why`` (when None), ``functions``, ``items`` (per confirmed
-        item: ``point``, ``item``, ``where``, ``program``, ``native``, ``zero``, ``fd``, ``native_agrees``).
+        ``reading`` (one of :data:`READINGS`, or None: not measured, not restored bit for bit, a
+        confirmed item it did not cover, or nothing changed), ``why`` (when None), ``functions``,
+        ``items`` (per confirmed item: ``point``, ``item``, ``where``, ``program``, ``native``, ``zero``,
+        ``fd``, ``native_agrees``), ``coordinates`` (the sums of :func:`coordinates` over those points).
     """
     abl = doc.get("ablation") or {}
     out = {"reading": None, "functions": [f["name"] for f in abl.get("functions", [])], "items": []}
@@ -326,33 +393,45 @@ def read(doc: dict) -> dict:
     if not (abl.get("restored") or {}).get("identical"):
         out["why"] = "the program's gradient after restoring its adjoints is not bit-identical to the one before"
         return out
-    confirmed = [r for r in (doc.get("sweep") or {}).get("items", []) if r.get("verdict") == "confirmed"]
     rtol = float((doc.get("fd") or {}).get("rtol", compare.RTOL["float32"]))
-    for r in confirmed:
-        pt, j = r.get("point"), r.get("item")
-        vals, items = (abl.get("points") or {}).get(pt), _fd_items(doc, pt)
-        if vals is None or j is None or j >= len(items):
-            out["why"] = f"a confirmed item ({pt} point) the ablation did not measure"
+    for r in [r for r in (doc.get("sweep") or {}).get("items", []) if r.get("verdict") == "confirmed"]:
+        item = _item(abl, _fd_items(doc, r.get("point")), r.get("point"), r.get("item"), rtol)
+        if item is None:
+            out["why"] = f"a confirmed item ({r.get('point')} point) the ablation did not measure"
             return out
-        same = [i for i, it in enumerate(items) if it["kind"] == items[j]["kind"]]
-        fd = np.array([items[i]["fd"] for i in same], dtype=float)
-        unc = np.array([items[i]["unc"] for i in same], dtype=float)
-        native = np.array([float(vals["native"][i]) for i in same])
-        k = same.index(j)
-        agrees = not bool(compare.mismatch(native, fd, rtol, None, unc)[k])
-        out["items"].append({"point": pt, "item": j, "where": _where(items[j]), "program": float(vals["program"][j]),
-                             "native": float(vals["native"][j]), "zero": float(vals["zero"][j]),
-                             "fd": float(items[j]["fd"]), "native_agrees": agrees})
-    if not out["items"]:
-        out["why"] = "no confirmed disagreement"
+        out["items"].append(item)
+    keys = ("n", "changed", "changed_where_flat", "changed_where_smooth")
+    coords = [abl["points"][p].get("coordinates") for p in sorted({i["point"] for i in out["items"]})]
+    if not out["items"] or None in coords:
+        out["why"] = "no confirmed disagreement" if not out["items"] else "no coordinate comparison measured"
         return out
-    native = np.array([i["native"] for i in out["items"]])
-    zero = np.array([i["zero"] for i in out["items"]])
-    if not all(i["native_agrees"] for i in out["items"]):
+    out["coordinates"] = {k: sum(c[k] for c in coords) for k in keys}
+    out["examples"] = [e for c in coords for e in c.get("examples", [])][:4]
+    if not out["coordinates"]["changed"]:
+        out["why"] = "the hand-written adjoints change no coordinate of the gradient"
+    elif not all(i["native_agrees"] for i in out["items"]):
         out["reading"] = "elsewhere"
+    elif out["coordinates"]["changed_where_smooth"]:
+        out["reading"] = "adjoint_not_derivative"
     else:
-        out["reading"] = "surrogate" if compare.calls_identical(native, zero) else "adjoint_not_derivative"
+        out["reading"] = "surrogate"
     return out
+
+
+def _item(abl: dict, items: list, pt, j, rtol: float) -> dict | None:
+    """One confirmed sweep item (FD item ``j`` at point ``pt``) with the ablation's values; None when
+    the ablation did not measure it."""
+    vals = (abl.get("points") or {}).get(pt)
+    if vals is None or j is None or j >= len(items) or "native" not in vals:
+        return None
+    same = [i for i, it in enumerate(items) if it["kind"] == items[j]["kind"]]
+    fd = np.array([items[i]["fd"] for i in same], dtype=float)
+    unc = np.array([items[i]["unc"] for i in same], dtype=float)
+    native = np.array([float(vals["native"][i]) for i in same])
+    agrees = not bool(compare.mismatch(native, fd, rtol, None, unc)[same.index(j)])
+    return {"point": pt, "item": j, "where": _where(items[j]), "program": float(vals["program"][j]),
+            "native": float(vals["native"][j]), "zero": float(vals["zero"][j]), "fd": float(items[j]["fd"]),
+            "native_agrees": agrees}
 
 
 def _where(it: dict) -> str:
@@ -361,12 +440,12 @@ def _where(it: dict) -> str:
 
 _SENTENCES = {
     "surrogate": "without the hand-written adjoint(s) the gradient agrees with finite differences on every confirmed "
-                 "disagreement, and equals the gradient with them stopped: the function(s) are flat where evaluated "
-                 "(their own derivative adds nothing), so the disagreement is the hand-written surrogate's",
+                 "disagreement, and they change it only where removing them equals stopping them: the function(s) are "
+                 "flat there (their own derivative adds nothing), so the disagreement is the hand-written surrogate's",
     "adjoint_not_derivative": "without the hand-written adjoint(s) the gradient agrees with finite differences on "
-                              "every confirmed disagreement, but differs from the gradient with them stopped: the "
-                              "function(s) are smooth where evaluated and their hand-written adjoint is not their "
-                              "derivative",
+                              "every confirmed disagreement, and they change it where removing them differs from "
+                              "stopping them: the function(s) are smooth there and their hand-written adjoint is not "
+                              "their derivative",
     "elsewhere": "without the hand-written adjoint(s) the gradient still disagrees with finite differences: something "
                  "other than the hand-written adjoint is wrong (the ablation says nothing about it)",
 }
@@ -385,8 +464,11 @@ def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
     if r["reading"] is None:
         a.add("ablation", True, f"ablation of the hand-written adjoint(s) ({names}): {r['why']}", None)
         return a
+    c = r["coordinates"]
     nums = "; ".join(f"{i['where']} ({i['point']}): program {i['program']:.4g}, without {i['native']:.4g}, stopped "
                      f"{i['zero']:.4g}, finite differences {i['fd']:.4g}" for i in r["items"])
+    nums += (f"; of {c['n']} coordinates the adjoint(s) change {c['changed']}, {c['changed_where_flat']} where the "
+             f"function is flat, {c['changed_where_smooth']} where it is smooth")
     a.add("ablation", r["reading"] != "adjoint_not_derivative",
           f"ablation of the hand-written adjoint(s) of {names}: {_SENTENCES[r['reading']]} ({nums})", r["items"])
     return a
