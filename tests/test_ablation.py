@@ -52,6 +52,17 @@ def adj_binarize(x: float, adj_ret: float):
     wp.adjoint[x] += 2.0 * adj_ret / (1.0 + wp.exp(-x))
 """
 
+_CLAMP_STE = """
+@wp.func
+def binarize(x: float):
+    return wp.clamp(x, -0.5, 0.5)
+
+
+@wp.func_grad(binarize)
+def adj_binarize(x: float, adj_ret: float):
+    wp.adjoint[x] += adj_ret
+"""
+
 _KERNELS = """
 @wp.kernel
 def square(w: wp.array(dtype=float), sq: wp.array(dtype=float)):
@@ -113,7 +124,7 @@ def _write(folder, func_src: str, sq_grad: bool = True):
 def measured(tmp_path_factory):
     """name -> (record, diagnosis) of the reference engine on each program (no release differential)."""
     programs = {"ste_decay": (_STE, True), "soft_twice": (_SOFT_TWICE, True), "ste_no_requires_grad": (_STE, False),
-                "plain_no_requires_grad": (_PLAIN, False)}
+                "plain_no_requires_grad": (_PLAIN, False), "clamp_ste_decay": (_CLAMP_STE, True)}
     eng = reference.ReferenceEngine(timeout_s=240, differential=False)
     out = {}
     for name, (src, sq_grad) in programs.items():
@@ -140,6 +151,18 @@ def test_straight_through_with_weight_decay_reads_surrogate(measured):
     assert c["n"] % 16 == 0 and c["changed"] == c["changed_where_flat"] == c["n"] and c["changed_where_smooth"] == 0
     assert diag["verdict"] == "no_bug" and diag["classes"][0]["id"] == "surrogate_gradient"
     assert [c["id"] for c in diag["cited"]] == ["ablation:surrogate"]
+
+
+def test_clamp_straight_through_reads_surrogate_where_only_saturated_weights_change(measured):
+    """A clamp with a straight-through adjoint: inside the limits the adjoint is the derivative (no change),
+    beyond them the clamp is flat and the adjoint a surrogate. Random directions mix both kinds of weight,
+    so the reading is made per coordinate: every changed one is flat."""
+    rec, diag = measured["clamp_ste_decay"]
+    facts = ablation.read(rec["doc"])
+    c = facts["coordinates"]
+    assert facts["reading"] == "surrogate"
+    assert 0 < c["changed"] == c["changed_where_flat"] < c["n"] and c["changed_where_smooth"] == 0
+    assert diag["verdict"] == "no_bug" and diag["classes"][0]["id"] == "surrogate_gradient"
 
 
 def test_smooth_function_with_doubled_adjoint_is_a_custom_adjoint_error(measured):
@@ -180,16 +203,87 @@ def test_program_without_custom_adjoint_gets_no_ablation(measured):
                                                          "warp_version", "protocol", "running", "log_tail", "code"}
 
 
+_RELOADED = """
+import importlib
+
+import numpy as np
+import warp as wp
+
+import quant
+
+
+class Problem:
+    def __init__(self, device):
+        self.device = device
+        rng = np.random.default_rng(3)
+        w = rng.uniform(0.2, 0.9, 8) * rng.choice([-1.0, 1.0], 8)
+        self.w = wp.array(w, dtype=float, requires_grad=True, device=device)
+        self.params = {"w": self.w}
+
+    def _run(self):
+        out = wp.zeros(1, dtype=float, requires_grad=True, device=self.device)
+        wp.launch(quant.loss_kernel, dim=8, inputs=[self.w], outputs=[out], device=self.device)
+        return out
+
+    def objective(self):
+        return float(self._run().numpy()[0])
+
+    def gradient(self):
+        importlib.reload(quant)  # the functions are defined anew on every call
+        tape = wp.Tape()
+        with tape:
+            out = self._run()
+        tape.backward(out)
+        g = {"w": self.w.grad.numpy().copy()}
+        tape.zero()
+        return g
+
+
+def make_problem(device, scale="small"):
+    return Problem(device)
+"""
+
+_QUANT_KERNEL = """
+
+@wp.kernel
+def loss_kernel(w: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    r = binarize(w[i]) - 0.3
+    wp.atomic_add(out, 0, r * r + 0.5 * w[i] * w[i])
+"""
+
+
+@pytest.mark.parametrize("spelling", ["wp.func_grad", "func_grad"])
+def test_functions_defined_anew_per_call(tmp_path, spelling):
+    """A program whose gradient() defines its functions anew (a module reloaded, as a captured script run
+    again per call does). Through ``wp.func_grad`` the ablation's stand-in decorator reaches them (read
+    as the surrogate it is); through a name bound to Warp's own decorator it cannot, and says so."""
+    ste = _STE if spelling == "wp.func_grad" else _STE.replace("@wp.func_grad", "@func_grad")
+    head = _HEAD + ("" if spelling == "wp.func_grad" else "from warp._src.context import func_grad\n")
+    (tmp_path / "problem.py").write_text(_RELOADED)
+    (tmp_path / "quant.py").write_text(head + ste + _QUANT_KERNEL)
+    rec = reference.ReferenceEngine(timeout_s=240, differential=False).measure(str(tmp_path), "cpu", "small")
+    abl = rec["doc"]["ablation"]
+    if spelling == "wp.func_grad":
+        assert abl["status"] == "measured" and abl["restored"]["identical"]
+        assert ablation.read(rec["doc"])["reading"] == "surrogate"
+    else:
+        assert abl["status"] == "not measured" and "defined the functions anew" in abl["reason"]
+        assert ablation.read(rec["doc"])["reading"] is None
+
+
 # -- the assessment half on synthetic documents -------------------------------------------------------
 
 
 def _doc(native, zero, *, program=(5.0, -3.0), fd=(0.5, -0.3), restored=True, status="measured", point="given",
-         flat=2, smooth=0):
+         flat=2, smooth=0, kink=None):
     """Two coordinate FD items at the given point, both swept and confirmed, and an ablation of them
-    whose coordinate comparison counts ``flat`` and ``smooth`` changed coordinates."""
+    whose coordinate comparison counts ``flat`` and ``smooth`` changed coordinates; ``kink``: the one-sided
+    and central differences of item 0 at the sweep's smallest step (a corner within the base step)."""
     items = [{"kind": "coord", "param": "w", "index": i, "fd": f, "unc": 1e-6} for i, f in enumerate(fd)]
     sweep = [{"kind": "coord", "param": "w", "index": i, "point": point, "item": i, "verdict": "confirmed",
-              "autodiff": program[i], "forward": [fd[i]], "backward": [fd[i]], "central": [fd[i]] * 3}
+              "autodiff": program[i], "steps": [0.1, 1.0, 10.0], "forward": [fd[i]] * 2, "backward": [fd[i]] * 2,
+              "central": [fd[i]] * 3}
              for i in range(2)]
     coords = {"n": 2, "changed": flat + smooth, "changed_where_flat": flat, "changed_where_smooth": smooth,
               "examples": []}
@@ -199,6 +293,8 @@ def _doc(native, zero, *, program=(5.0, -3.0), fd=(0.5, -0.3), restored=True, st
                                 "coordinates": coords}}}
     if status != "measured":
         abl["reason"] = "synthetic"
+    if kink is not None:
+        sweep[0].update(forward=[kink, fd[0]], backward=[kink, fd[0]], central=[kink, fd[0], fd[0]])
     return {"fd": {"rtol": 1e-2, "items": items}, "sweep": {"items": sweep}, "ablation": abl}
 
 
@@ -208,6 +304,7 @@ def _doc(native, zero, *, program=(5.0, -3.0), fd=(0.5, -0.3), restored=True, st
     ((0.5, -0.3), (0.1, -0.3), {"flat": 1, "smooth": 1}, "adjoint_not_derivative"),  # f adds 0.4 at w[0]
     ((0.5, -0.3), (0.5, -0.3), {"flat": 0, "smooth": 1}, "adjoint_not_derivative"),  # smooth elsewhere in a direction
     ((0.9, -0.3), (0.9, -0.3), {}, "elsewhere"),                        # still 80 % off finite differences
+    ((0.9, -0.3), (0.9, -0.3), {"kink": 0.9}, "surrogate"),             # ... but one-sided at 0.1x explain it
     ((0.5, -0.3), (0.5, -0.3), {"flat": 0}, None),                      # the adjoints change nothing
 ])
 def test_read_on_synthetic_documents(native, zero, kw, reading):

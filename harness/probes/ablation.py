@@ -135,19 +135,30 @@ def _invalidate() -> None:
 
 
 class _Adjoints:
-    """The hand-written adjoints of ``targets`` (from :func:`custom_adjoints`): a snapshot of what
-    ``@wp.func_grad`` set (each overload's ``custom_grad_func`` and ``adj.skip_reverse_codegen``, each
-    top Function's ``user_overloads``, each Warp module's ``functions``), and the three states :meth:`native`, :meth:`zero`, :meth:`restore`."""
+    """The hand-written adjoints of ``targets`` (from :func:`custom_adjoints`) and of any function of
+    ``folder`` defined while a state holds, in three states: :meth:`native`, :meth:`zero`,
+    :meth:`restore`. Kept: a snapshot of what ``@wp.func_grad`` set on the live functions (each
+    overload's ``custom_grad_func`` and ``adj.skip_reverse_codegen``, each top Function's
+    ``user_overloads``, each Warp module's ``functions``), and ``warp.func_grad`` itself, which the
+    states replace with a decorator that registers nothing (:meth:`native`) or a zero adjoint
+    (:meth:`zero`) for an adjoint written under ``folder``, so that a program that defines its
+    functions anew on every call (a captured script run again) gets the state too."""
 
-    def __init__(self, targets: list, tmp: str):
-        self.targets, self.tmp = targets, tmp
+    def __init__(self, targets: list, tmp: str, folder: str):
+        import warp
+
+        self.targets, self.tmp, self.root = targets, tmp, Path(folder).resolve()
+        self.decorator, self.made = warp.func_grad, 0
         self.saved = [(ovl, ovl.custom_grad_func, ovl.adj.skip_reverse_codegen) for _, ovl in targets]
         self.overloads = {id(top): (top, dict(top.user_overloads)) for top, _ in targets
                           if hasattr(top, "user_overloads")}
         self.functions = {id(ovl.module): (ovl.module, dict(ovl.module.functions)) for _, ovl in targets}
 
     def restore(self) -> None:
-        """Put every hand-written adjoint back as ``@wp.func_grad`` left it."""
+        """Put every hand-written adjoint back as ``@wp.func_grad`` left it, and ``warp.func_grad``."""
+        import warp
+
+        warp.func_grad = self.decorator
         for module, functions in self.functions.values():
             module.functions.clear()
             module.functions.update(functions)
@@ -160,29 +171,51 @@ class _Adjoints:
 
     def native(self) -> None:
         """No hand-written adjoint: Warp generates each function's own adjoint."""
+        import warp
+
         grads = {id(g) for _, g, _ in self.saved}
         for top, _ in self.overloads.values():
             for key in [k for k, v in top.user_overloads.items() if id(v) in grads]:
                 del top.user_overloads[key]  # Warp 1.0-1.x lists the adjoint among the overloads
         for ovl, _, _ in self.saved:
             ovl.custom_grad_func, ovl.adj.skip_reverse_codegen = None, False
+        warp.func_grad = self._decorator(zero=False)
         _invalidate()
 
     def zero(self) -> None:
         """Each hand-written adjoint replaced by one with its signature that adds nothing."""
-        import warp as wp
+        import warp
 
         self.native()
-        for n, ((top, _), (_, grad, _)) in enumerate(zip(self.targets, self.saved)):
-            wp.func_grad(top)(self._zero_like(grad.func, n))
+        for (top, _), (_, grad, _) in zip(self.targets, self.saved):
+            self.decorator(top)(self._zero_like(grad.func))
+        warp.func_grad = self._decorator(zero=True)
         _invalidate()
 
-    def _zero_like(self, fn, n: int):
+    def _decorator(self, zero: bool):
+        """A ``warp.func_grad`` that registers nothing (or, with ``zero``, a zero adjoint) for an adjoint
+        whose source lies under the folder, and defers to Warp's for any other."""
+        original, root = self.decorator, self.root
+
+        def func_grad(forward_fn):
+            def wrapper(grad_fn):
+                if not _under(grad_fn, root):
+                    return original(forward_fn)(grad_fn)
+                if zero:
+                    original(forward_fn)(self._zero_like(grad_fn))
+                return grad_fn
+
+            return wrapper
+
+        return func_grad
+
+    def _zero_like(self, fn):
         """A Python function with ``fn``'s parameters and annotations and the body ``pass``, written to a
         file of ``self.tmp`` (Warp parses an adjoint's source) and run in a copy of ``fn``'s globals
         (so that string annotations resolve as they do for ``fn``)."""
         spec = inspect.getfullargspec(fn)
-        name = f"zero_adjoint_{n}"
+        name = f"zero_adjoint_{self.made}"
+        self.made += 1
         src = f"def {name}({', '.join(spec.args)}):\n    pass\n"
         path = os.path.join(self.tmp, f"{name}.py")
         with open(path, "w") as f:
@@ -265,14 +298,15 @@ def _measure(ctx, targets: list, points: dict, out: dict) -> None:
     """:func:`measure`'s three states of the adjoints, each gradient projected on the FD items and
     compared coordinate by coordinate (:func:`coordinates`); the hand-written adjoints are always
     restored (and the restore checked) before it returns."""
+    grads = {"program": _gradients(ctx, points)}
+    targets = custom_adjoints(ctx.path)  # again: a program that defines its functions per call made new ones
     tmp = tempfile.mkdtemp(prefix="d4w-ablation-")
     try:
-        adj = _Adjoints(targets, tmp)
+        adj = _Adjoints(targets, tmp, ctx.path)
     except AttributeError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         out["reason"] = f"this Warp release's Function lacks what the ablation swaps: {exc}"
         return
-    grads = {"program": _gradients(ctx, points)}
     out["errors"] = {}
     try:
         for mode in ("native", "zero"):
@@ -395,7 +429,7 @@ def read(doc: dict) -> dict:
         return out
     rtol = float((doc.get("fd") or {}).get("rtol", compare.RTOL["float32"]))
     for r in [r for r in (doc.get("sweep") or {}).get("items", []) if r.get("verdict") == "confirmed"]:
-        item = _item(abl, _fd_items(doc, r.get("point")), r.get("point"), r.get("item"), rtol)
+        item = _item(abl, _fd_items(doc, r.get("point")), r, rtol, (doc.get("fd") or {}).get("resolution_factor", 4.0))
         if item is None:
             out["why"] = f"a confirmed item ({r.get('point')} point) the ablation did not measure"
             return out
@@ -418,9 +452,16 @@ def read(doc: dict) -> dict:
     return out
 
 
-def _item(abl: dict, items: list, pt, j, rtol: float) -> dict | None:
-    """One confirmed sweep item (FD item ``j`` at point ``pt``) with the ablation's values; None when
-    the ablation did not measure it."""
+def _item(abl: dict, items: list, rec: dict, rtol: float, resolution_factor: float) -> dict | None:
+    """One confirmed sweep item (``rec``: FD item ``rec["item"]`` at point ``rec["point"]``) with the
+    ablation's values; None when the ablation did not measure it.
+
+    ``native_agrees``: the value with the hand-written adjoints removed passes the FD probe's test at the
+    base step, or the step sweep's own reading of the item's differences
+    (:func:`defects4warp.measure.compare.sweep_verdict`, with the noise of each difference rebuilt from the
+    item's ``unc`` = ``resolution_factor`` sigma / (sqrt(2) s)) explains it as a kink, a staircase or
+    round-off, as it would explain an autodiff value (a weight within the base step of a clamp's corner)."""
+    pt, j = rec.get("point"), rec.get("item")
     vals = (abl.get("points") or {}).get(pt)
     if vals is None or j is None or j >= len(items) or "native" not in vals:
         return None
@@ -429,6 +470,11 @@ def _item(abl: dict, items: list, pt, j, rtol: float) -> dict | None:
     unc = np.array([items[i]["unc"] for i in same], dtype=float)
     native = np.array([float(vals["native"][i]) for i in same])
     agrees = not bool(compare.mismatch(native, fd, rtol, None, unc)[same.index(j)])
+    if not agrees and rec.get("forward") and rec.get("central"):
+        uc = [items[j]["unc"] / (resolution_factor * t) for t in rec["steps"]]
+        verdict = compare.sweep_verdict(native[same.index(j)], rec["forward"], rec["backward"], rec["central"],
+                                        [2.0 * u for u in uc[:len(rec["forward"])]], uc, rtol)
+        agrees = verdict in ("kink", "kink_nearby", "staircase", "precision")
     return {"point": pt, "item": j, "where": _where(items[j]), "program": float(vals["program"][j]),
             "native": float(vals["native"][j]), "zero": float(vals["zero"][j]), "fd": float(items[j]["fd"]),
             "native_agrees": agrees}
