@@ -14,16 +14,22 @@ whose ``custom_grad_func`` is set,
     stop-gradient through ``f``; generated into a temporary ``.py`` file, since Warp reads an
     adjoint's source);
 
-each after forcing Warp to rebuild (every user module unloaded and its hash cleared), then the
-hand-written adjoints are restored, the modules rebuilt again and the program's own gradient
-measured once more: it must be bit-identical to the one before (recorded as
-``restored.identical``; when it is not, the assessment ignores the ablation).
+each after forcing Warp to rebuild (every user module unloaded and its hash cleared). A program
+that defines its functions anew on every call (a captured script run again) is reached through a
+stand-in for ``warp.func_grad`` that registers nothing, or the zero adjoint, while a state holds;
+one it cannot reach (its functions come back with their adjoint) is recorded as not measured.
+Then the hand-written adjoints (and ``warp.func_grad``) are restored, the modules rebuilt again and
+the program's own gradient measured once more: it must be bit-identical to the one before
+(``restored.identical``; when it is not, or when ``gradient()`` is not repeatable at all, the
+assessment ignores the ablation). Tested on Warp 1.0.2, 1.12.1 and 1.19.0.
 
-Reading (:func:`read`, on the items the step sweep confirmed): ``native`` agreeing with finite
-differences there and equal to ``zero`` means ``f`` is flat where it is evaluated and the whole
-disagreement is the hand-written adjoint's surrogate (``surrogate``); ``native`` agreeing but
-differing from ``zero`` means ``f`` is smooth there and its hand-written adjoint is not its
-derivative (``adjoint_not_derivative``); ``native`` disagreeing too means something else is wrong
+Reading (:func:`read`): on the items the step sweep confirmed, does ``native`` agree with finite
+differences (the FD probe's test, or the sweep's own reading of the item's differences)? And on the
+coordinates of those points (:func:`coordinates`), where the hand-written adjoints change the
+gradient, does removing them equal stopping them (``f`` flat there) or not (``f`` smooth there)?
+Agreeing, and changing only where ``f`` is flat: the whole disagreement is the hand-written
+surrogate's (``surrogate``). Agreeing, and changing where ``f`` is smooth: its hand-written
+adjoint is not its derivative (``adjoint_not_derivative``). Not agreeing: something else is wrong
 (``elsewhere``), and the ablation says nothing about the hand-written adjoint.
 
 The measuring half runs only when the step sweep asks for it (:mod:`defects4warp.probes.sweep`:
