@@ -16,7 +16,9 @@ an explicit probe list (:data:`PROBES`; each probe is a module of
    (``nonsmooth_tie``, ``piecewise_constant``), and so do confirmed disagreements
    only where the forward is bit-constant within the smallest step while a
    hand-written adjoint ran (:func:`flat_forward`: the adjoint is a deliberate
-   surrogate, ``surrogate_gradient``). ``inconclusive`` when the
+   surrogate, ``surrogate_gradient``), and so do confirmed disagreements that the ablation of the
+   hand-written adjoints (:mod:`defects4warp.probes.ablation`) reads as their surrogate over a function
+   that is flat where evaluated, beside a smooth term the finite differences do see. ``inconclusive`` when the
    forward is stochastic and the seed cannot be pinned, the objective is not
    finite, or nothing was resolved; ``refused`` when the release refuses to
    build or run the program; ``error`` when it could not be measured.
@@ -311,7 +313,8 @@ def _surrogate_on_flat_forward(m: _Measured):
 def _surrogate_ablated(m: _Measured):
     """The ablation of the hand-written adjoints (:func:`defects4warp.probes.ablation.read`) reads every
     confirmed disagreement as their surrogate over a forward that is flat where evaluated: without them
-    the gradient agrees with finite differences there and equals the gradient with them stopped. No
+    the gradient agrees with finite differences there, and they change it only on coordinates where
+    removing them equals stopping them (the function's own derivative is zero there). No
     bug, unless a direct signature (NaN/inf, growth) says otherwise, the source rule ``func_grad_assign``
     (an adjoint assigned instead of accumulated) fired in code that ran, or a confirmed item lies
     outside what the ablation measured (after ``train()``: the reading then does not cover it)."""

@@ -259,7 +259,8 @@ def measure(ctx) -> dict | None:
     program gradient (n,) float64, FD items)}``) and writes ``doc["ablation"]``: ``functions``
     (``[{"name", "file", "line"}]``), ``status`` (``measured`` or ``not measured``), ``reason`` (when not
     measured), ``points`` (per point: ``program``, ``native``, ``zero``: the gradient projected on that
-    point's FD items, in objective units per unit param, the order of ``doc["fd"]`` items), ``errors``
+    point's FD items, in objective units per unit param, the order of ``doc["fd"]`` items; and
+    ``coordinates``: :func:`coordinates` of the three full gradients), ``errors``
     (a mode that could not be built: its error), ``restored`` (``identical``: the program's gradient
     after restoring equals the one before bit for bit; ``max_abs_diff``) and ``seconds``. Writes
     nothing when no function of the folder has a hand-written adjoint.
