@@ -83,8 +83,12 @@ def _line(fn) -> int:
 
 
 def _under(fn, root: Path) -> bool:
+    """Whether Python function ``fn`` was written in a program file under ``root``
+    (:func:`defects4warp.paths.is_program_file`: not in an installed package or environment there)."""
+    from ..paths import is_program_file
+
     try:
-        return Path(inspect.getsourcefile(fn)).resolve().is_relative_to(root)
+        return is_program_file(Path(inspect.getsourcefile(fn)).resolve(), root)
     except (TypeError, OSError):
         return False
 

@@ -162,19 +162,17 @@ def measure(ctx, *, max_items: int = 4, steps=SWEEP_STEPS, big: float = BIG_STEP
 
 
 def _defines_custom_adjoint(folder: str) -> bool:
-    """Whether a Python file of ``folder`` (recursively) mentions ``func_grad`` (a hand-written adjoint,
+    """Whether a program file of ``folder`` (:func:`defects4warp.paths.program_files`: installed packages
+    and environments beside it left out) mentions ``func_grad`` (a hand-written adjoint,
     ``@wp.func_grad``): the cheap test before the ablation probe is imported at all."""
-    import os
+    from ..paths import program_files
 
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            if name.endswith(".py"):
-                try:
-                    with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
-                        if "func_grad" in f.read():
-                            return True
-                except OSError:
-                    continue
+    for path in program_files(folder):
+        try:
+            if "func_grad" in path.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
     return False
 
 
