@@ -74,7 +74,7 @@ EXCEPTIONS = {}
 
 
 #: Modules a measured process starts from: the measurement worker and the probes it loads by name
-#: (``probes.MODULES``), the capture and trace it runs, the capture's replay-record writer, the oracle's
+#: (``probes.MODULES``, and ``probes.REQUESTED`` when a probe asks for one), the capture and trace it runs, the capture's replay-record writer, the oracle's
 #: worker and its replay, the builtins worker and the program audit's child.
 WORKER_ENTRIES = ("probes.worker", "capture.core", "capture.record", "measure.trace", "oracle.worker",
                   "oracle.replay", "builtins.worker", "program_gradient")
@@ -293,12 +293,12 @@ def test_the_worker_side_imports_only_the_standard_library_numpy_and_warp():
     """What a measured process imports when it starts (module level, transitively from
     :data:`WORKER_ENTRIES` and every probe module) lies in the worker layer or below and
     needs no third-party package but NumPy and Warp (no PyYAML, no packaging, no click)."""
-    from defects4warp.probes import MODULES
+    from defects4warp.probes import MODULES, REQUESTED
 
     mods = _modules()
     rank = _layer_of()
     worker = next(i for i, (name, _) in enumerate(LAYERS) if name == "worker")
-    seen, todo, bad = set(), [*WORKER_ENTRIES, *(f"probes.{m}" for m in MODULES)], []
+    seen, todo, bad = set(), [*WORKER_ENTRIES, *(f"probes.{m}" for m in (*MODULES, *REQUESTED))], []
     while todo:
         m = todo.pop()
         if m in seen:
@@ -309,7 +309,7 @@ def test_the_worker_side_imports_only_the_standard_library_numpy_and_warp():
         bad += [f"{m} imports {h} ({unit(h)} lies above the worker layer)" for h in sorted(harness)
                 if rank[unit(h)] > worker]
         todo += sorted(harness)
-    assert {"measure.recorder", "kernel_access", "probes.launches", "oracle.numerics"} <= seen
+    assert {"measure.recorder", "kernel_access", "probes.launches", "oracle.numerics", "probes.ablation"} <= seen
     assert bad == []
     # the reader sees a third-party import where there is one: the source assessor (parent side,
     # never loaded by the worker) needs packaging

@@ -16,7 +16,7 @@ def test_the_engine_lists_are_the_catalogues():
     assert probes.DEFAULT_PROBES == ("determinism", "noise", "fd", "sweep", "reference", "nan_scan", "tracker",
                                      "horizon", "train", "launches")
     assert probes.ASSESSED == ("determinism", "noise", "nan_scan", "fd", "sweep", "tracker", "horizon", "train",
-                               "launches", "trace", "source", "builtins", "release")
+                               "launches", "trace", "source", "builtins", "release", "ablation")
     assert release.DIFFERENTIAL_PROBES["probes"] == ["determinism", "noise", "fd"]
     assert reference.ReferenceEngine.options["probes"] == list(reference.PROBES)
 
@@ -26,7 +26,7 @@ def test_catalogue_entry_is_registered(entry):
     """Every measured catalogue entry is a registered probe, and an assessed one has an assessor."""
     probes.load()
     if entry.measured:
-        assert probes.REGISTRY[entry.name].name == entry.name
+        assert probes.get(entry.name).name == entry.name
     else:
         assert entry.name not in probes.REGISTRY and entry.name not in probes.MODULES
     if entry.assessed is not None:
@@ -35,8 +35,17 @@ def test_catalogue_entry_is_registered(entry):
 
 def test_every_registered_probe_is_in_the_catalogue():
     """No probe registers itself outside the one list."""
-    assert set(probes.load()) == set(probes.MODULES) == {e.name for e in probes.CATALOGUE if e.measured}
-    assert len(set(probes.MODULES)) == len(probes.MODULES)
+    assert set(probes.load()) - set(probes.REQUESTED) == set(probes.MODULES)
+    assert set(probes.MODULES) | set(probes.REQUESTED) == {e.name for e in probes.CATALOGUE if e.measured}
+    assert len(set(probes.MODULES)) == len(probes.MODULES) and not set(probes.MODULES) & set(probes.REQUESTED)
+
+
+def test_a_requested_probe_is_on_no_list_and_asked_for_by_a_listed_one():
+    """A requested probe (the ablation) runs only when a listed probe asks: on no list, not imported by load()."""
+    assert probes.REQUESTED == ("ablation",)
+    for e in probes.CATALOGUE:
+        if e.requested_by:
+            assert not (e.engine or e.worker or e.differential) and e.requested_by in probes.ENGINE_PROBES
     assert sorted(e.assessed for e in probes.CATALOGUE if e.assessed) == list(range(1, len(probes.ASSESSED) + 1))
 
 

@@ -16,7 +16,9 @@ an explicit probe list (:data:`PROBES`; each probe is a module of
    (``nonsmooth_tie``, ``piecewise_constant``), and so do confirmed disagreements
    only where the forward is bit-constant within the smallest step while a
    hand-written adjoint ran (:func:`flat_forward`: the adjoint is a deliberate
-   surrogate, ``surrogate_gradient``). ``inconclusive`` when the
+   surrogate, ``surrogate_gradient``), and so do confirmed disagreements that the ablation of the
+   hand-written adjoints (:mod:`defects4warp.probes.ablation`) reads as their surrogate over a function
+   that is flat where evaluated, beside a smooth term the finite differences do see. ``inconclusive`` when the
    forward is stochastic and the seed cannot be pinned, the objective is not
    finite, or nothing was resolved; ``refused`` when the release refuses to
    build or run the program; ``error`` when it could not be measured.
@@ -53,6 +55,7 @@ from ..measure.judge import signature_of
 from ..probes import ASSESSED, ASSESSORS, ENGINE_PROBES, AssessContext, Assessment, Evidence, declare_cites
 from ..probes import load as _load_probes
 from ..probes import source as _source  # noqa: F401 - registers the source's assessor
+from ..probes import ablation as ablation_probe
 from ..probes import fd as fd_probe
 from ..probes import launches as launches_probe
 from ..probes.fd import factor_evidence
@@ -100,6 +103,7 @@ declare_cites("verdict", {
     "reference": ("fd_disagrees_with_reference", "reference_explains:*", "reference_unexplained"),
     "source": ("flat_params:piecewise_source", "launch_staircase:piecewise_source", "reference_vs_custom_adjoint"),
     "launches": ("launch_staircase",),
+    "ablation": ("ablation:surrogate",),
 })
 
 def _rank(weights: dict) -> list:
@@ -153,7 +157,8 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     # -- verdict ---------------------------------------------------------
     fd = ctx.facts("fd")
     verdict, sig, nobug_ev = _verdict(doc, fd["comparisons"], ctx.facts("sweep")["sweeps"], doc.get("reference") or {},
-                                      fd["fd_vs_reference"], evidence, ctx.assessed["source"], table)
+                                      fd["fd_vs_reference"], evidence, ctx.assessed["source"], table,
+                                      ablation=ctx.facts("ablation"))
     if verdict != "bug":
         weights, support = fold_nobug(nobug_ev, table)
         classes = rank(weights, "normalised")
@@ -193,9 +198,11 @@ def flat_forward(record: dict) -> bool:
     return f0 == 0.0 and b0 == 0.0 and ad != 0.0 and ad == ad and abs(ad) != float("inf")
 
 
-def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
+def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table, *, ablation=None) -> tuple:
     """The verdict from measurement only, the signature, and (for a verdict other
     than bug) the evidence of its classes. Appends its sentences to ``evidence``.
+    ``ablation``: the facts of the ablation's assessment (:func:`defects4warp.probes.ablation.read`;
+    None or {} when it did not run).
 
     The rules are tried in order, the first that applies decides: the gates of
     :data:`_VERDICT_GATES` on the document, then the rules of :data:`_VERDICT_RULES`
@@ -209,7 +216,7 @@ def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table) -> tuple:
         out = gate(doc, comps, evidence)
         if out is not None:
             return out
-    m = _Measured(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table)
+    m = _Measured(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table, ablation)
     for rule in _VERDICT_RULES:
         out = rule(m)
         if out is not None:
@@ -247,12 +254,13 @@ _VERDICT_GATES = (_nothing_compared, _objective_not_finite, _stochastic_unpinned
 class _Measured:
     """What the verdict rules read once the gates have passed: the arguments of :func:`_verdict`, the
     signature (:func:`signature_of`), whether it is direct (NaN/Inf, growth, iteration), the step sweep's
-    confirmed and artefact items, the disagreeing and the agreeing comparisons, and whether the
-    disagreements count (:meth:`_counted`, which says so in ``evidence`` when a planned sweep is missing)."""
+    confirmed and artefact items, the disagreeing and the agreeing comparisons, whether the
+    disagreements count (:meth:`_counted`, which says so in ``evidence`` when a planned sweep is missing),
+    and the ablation's facts (``ablation``, {} when it did not run)."""
 
-    def __init__(self, doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table):
+    def __init__(self, doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table, ablation=None):
         self.doc, self.comps, self.sweeps, self.ref, self.fd_vs_ref = doc, comps, sweeps, ref, fd_vs_ref
-        self.evidence, self.src, self.table = evidence, src, table
+        self.evidence, self.src, self.table, self.ablation = evidence, src, table, ablation or {}
         self.det = doc.get("determinism", {})
         self.sig = signature_of(doc)
         self.direct = self.sig in ("nan_inf", "growth", "iteration") or bool(
@@ -302,6 +310,27 @@ def _surrogate_on_flat_forward(m: _Measured):
     return None
 
 
+def _surrogate_ablated(m: _Measured):
+    """The ablation of the hand-written adjoints (:func:`defects4warp.probes.ablation.read`) reads every
+    confirmed disagreement as their surrogate over a forward that is flat where evaluated: without them
+    the gradient agrees with finite differences there, and they change it only on coordinates where
+    removing them equals stopping them (the function's own derivative is zero there). No
+    bug, unless a direct signature (NaN/inf, growth) says otherwise, the source rule ``func_grad_assign``
+    (an adjoint assigned instead of accumulated) fired in code that ran, or a confirmed item lies
+    outside what the ablation measured (after ``train()``: the reading then does not cover it)."""
+    a = m.ablation
+    covered = len(a.get("items") or ()) == m.confirmed
+    assigned = m.src is not None and "func_grad_assign" in m.src.facts.get("rules", [])
+    if (a.get("reading") != "surrogate" or m.ref or m.direct or not m.counted or not covered or assigned):
+        return None
+    m.evidence.append(_ev("ablation", True, f"every confirmed disagreement ({m.confirmed}) is the surrogate of the "
+                          "hand-written adjoint(s) of " + ", ".join(a["functions"]) + " over a forward that is flat "
+                          "where evaluated (the ablation): finite differences of the forward cannot judge a surrogate "
+                          "(check it against the one you intend)", {"items": a["items"]}))
+    return "no_bug", "agrees", [Evidence("ablation:surrogate", "ablation",
+                                         data={"functions": a["functions"], "items": len(a["items"])})]
+
+
 def _bug(m: _Measured):
     """A direct signature, or disagreements that count: a bug."""
     if m.direct or m.counted:
@@ -345,7 +374,7 @@ def _below_resolution(m: _Measured):
 
 
 #: The verdict's rules after the gates, in order: each ``(_Measured) -> (verdict, signature, evidence) | None``.
-_VERDICT_RULES = (_surrogate_on_flat_forward, _bug, _artefact, _unresolved, _below_resolution)
+_VERDICT_RULES = (_surrogate_on_flat_forward, _surrogate_ablated, _bug, _artefact, _unresolved, _below_resolution)
 
 
 def _agrees(m: _Measured) -> tuple:
@@ -431,12 +460,12 @@ def _first_call_differs(doc: dict, ctx: AssessContext) -> Assessment:
 #: The bug-evidence halves, each ``(doc, ctx) -> Assessment`` (its ``cited`` folded, its ``evidence``
 #: appended to the diagnosis), in the order v3 added their weights: the signature's rows, repeated
 #: calls, the tracker, a pinned seed, the size of an exact factor, a first call that differs, params
-#: with a zero gradient, the trace, the source rules, the per-launch check, builtins and the release
-#: differential.
+#: with a zero gradient, the trace, the source rules, the per-launch check, builtins, the release
+#: differential and the ablation of hand-written adjoints.
 BUG_EVIDENCE = (_signature_rows, _cited_by("determinism"), _cited_by("noise"), tracker_probe.bug_evidence,
                 _stochastic_pinned, fd_probe.factor_bug_evidence, _first_call_differs,
                 fd_probe.zero_params_bug_evidence, trace_probe.bug_evidence, _cited_by("source"),
-                launches_probe.bug_evidence, _cited_by("builtins"), _cited_by("release"))
+                launches_probe.bug_evidence, _cited_by("builtins"), _cited_by("release"), ablation_probe.bug_evidence)
 
 
 class ReferenceEngine(WorkerEngine):

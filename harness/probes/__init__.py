@@ -192,6 +192,11 @@ class Entry:
     assessed : int or None
         Its assessor's place among :data:`ASSESSED` (the order of its evidence entries in a
         diagnosis); None when the engine reads its data elsewhere (``reference``) or not at all.
+    requested_by : str or None
+        A worker-side probe on no list: the listed probe that asks for it
+        (:meth:`defects4warp.probes.context.Context.request`) when what it measured calls for it; the
+        worker runs it after its list, and imports its module only then, so the document (and the
+        ``code`` provenance) of a program that never asks for it is what it was without it.
     """
 
     name: str
@@ -200,6 +205,7 @@ class Entry:
     worker: bool = False
     differential: bool = False
     assessed: int | None = None
+    requested_by: str | None = None
 
 
 #: The probe list, written once, in the order the worker runs them; every other list of probe
@@ -207,7 +213,8 @@ class Entry:
 #: :data:`ASSESSED`) is derived from it. The overwrite tracker is off the engine's list (the
 #: runtime trace sees write-after-read directly, and the tracker makes Warp skip its kernel cache)
 #: but is the worker's default and still assessed; ``gradcheck`` (Warp's own check) is measured
-#: only when asked for.
+#: only when asked for; ``ablation`` (hand-written adjoints taken out) only when the step sweep
+#: confirmed a disagreement in a program whose folder defines one (:attr:`Entry.requested_by`).
 CATALOGUE = (
     Entry("determinism", engine=True, worker=True, differential=True, assessed=1),
     Entry("trace", engine=True, assessed=10),
@@ -224,10 +231,14 @@ CATALOGUE = (
     Entry("source", measured=False, assessed=11),
     Entry("builtins", measured=False, assessed=12),
     Entry("release", measured=False, assessed=13),
+    Entry("ablation", requested_by="sweep", assessed=14),
 )
 
 #: Probe modules, imported on first use of the registry.
-MODULES = tuple(e.name for e in CATALOGUE if e.measured)
+MODULES = tuple(e.name for e in CATALOGUE if e.measured and not e.requested_by)
+
+#: Probes run only when a listed probe asks for them (:attr:`Entry.requested_by`), imported only then.
+REQUESTED = tuple(e.name for e in CATALOGUE if e.requested_by)
 
 #: The worker's probes when its options name none, in the order they run.
 DEFAULT_PROBES = tuple(e.name for e in CATALOGUE if e.worker)
@@ -311,20 +322,22 @@ def declared(eid: str, probe: str) -> list:
 
 
 def load() -> dict:
-    """Import every probe module and return :data:`REGISTRY`."""
+    """Import every probe module of :data:`MODULES` (not those of :data:`REQUESTED`) and return :data:`REGISTRY`."""
     for m in MODULES:
         importlib.import_module(f"{__name__}.{m}")
     return REGISTRY
 
 
 def get(name: str) -> Probe:
-    """The probe called ``name``.
+    """The probe called ``name`` (a probe of :data:`REQUESTED` has its module imported now).
 
     Raises
     ------
     KeyError
         Naming the known probes.
     """
+    if name in REQUESTED:
+        importlib.import_module(f"{__name__}.{name}")
     reg = load()
     if name not in reg:
         raise KeyError(f"unknown probe {name!r}; known: {', '.join(sorted(reg))}")

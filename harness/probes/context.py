@@ -97,6 +97,12 @@ class Context:
         self.launches: list = []    # launches recorded on any tape during call 1
         self.noise: float | None = None  # estimated computational noise of objective(), absolute
         self.f0: float | None = None     # objective at the given point
+        self.requested: dict = {}        # probe name -> what the probe that asked for it handed over
+
+    def request(self, name: str, **data) -> None:
+        """Ask the worker to run probe ``name`` (one of :data:`defects4warp.probes.REQUESTED`) after its
+        list, handing it ``data`` (read back as ``ctx.requested[name]``); a second request replaces it."""
+        self.requested[name] = data
 
     # -- evaluation ----------------------------------------------------
     def objective(self) -> float:

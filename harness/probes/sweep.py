@@ -11,6 +11,10 @@ base step was below resolution) or ``unclear``. Items are swept worst first
 (largest excess over their tolerance); at most ``max_items`` (each costs
 2 * (len(steps) + 1) objective evaluations, plus one for f at the perturbed
 point). Unswept disagreements are reported, never counted.
+
+When an item is ``confirmed`` and the variant folder defines a hand-written adjoint, the sweep
+asks for the ablation probe (:mod:`defects4warp.probes.ablation`), which the worker runs after its
+list; otherwise nothing of it is imported or written.
 """
 
 from __future__ import annotations
@@ -149,7 +153,27 @@ def measure(ctx, *, max_items: int = 4, steps=SWEEP_STEPS, big: float = BIG_STEP
         ctx.stage(None)
     ctx.doc["sweep"] = out
     ctx.save()
+    confirmed = sorted({r["point"] for r in out["items"] if r["verdict"] == "confirmed"})
+    if confirmed and _defines_custom_adjoint(ctx.path):
+        # a hand-written adjoint may be where the confirmed disagreement comes from: the ablation probe
+        # (probes/ablation.py) measures the gradient without it, after the worker's list
+        ctx.request("ablation", points={name: points[name][:3] for name in confirmed})
     return out
+
+
+def _defines_custom_adjoint(folder: str) -> bool:
+    """Whether a program file of ``folder`` (:func:`defects4warp.paths.program_files`: installed packages
+    and environments beside it left out) mentions ``func_grad`` (a hand-written adjoint,
+    ``@wp.func_grad``): the cheap test before the ablation probe is imported at all."""
+    from ..paths import program_files
+
+    for path in program_files(folder):
+        try:
+            if "func_grad" in path.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 @assessor("sweep")

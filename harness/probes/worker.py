@@ -9,7 +9,8 @@ user's training script (:func:`defects4warp.capture.capture_problem`; the captur
 summary is kept under ``capture`` and its findings join the trace's),
 checks the Problem protocol, then runs the probes named in
 ``options["probes"]`` (default :data:`defects4warp.probes.DEFAULT_PROBES`), in
-that order, on one shared :class:`defects4warp.probes.context.Context`. Each probe
+that order, on one shared :class:`defects4warp.probes.context.Context`, then the
+probes a listed one asked for (:data:`defects4warp.probes.REQUESTED`). Each probe
 is a module of :mod:`defects4warp.probes`; ``options["knobs"]`` overrides their
 keyword defaults per probe, e.g. ``{"knobs": {"fd": {"coords": 8}}}``.
 
@@ -47,7 +48,7 @@ import warnings
 
 from ..kernel_cache import private_kernel_cache
 from ..provenance import loaded_modules
-from . import DEFAULT_PROBES, get
+from . import DEFAULT_PROBES, REQUESTED, get
 from .context import Context, atomic_write
 
 COMPILE_PATTERN = re.compile(r"Module (?P<module>\S+) \S+ load on device '(?P<device>[^']+)' took (?P<ms>[\d.]+) ms\s+\((?P<how>compiled|cached)\)")
@@ -150,6 +151,22 @@ def _load(path, device, scale, out, opt, script, names, knobs, doc, cap, t0):
     return probes, ctx, kcache
 
 
+def _run_probe(ctx, pr) -> bool:
+    """Run probe ``pr`` with its knobs, recording its seconds under ``cost.probe_s`` and a failure
+    under ``errors``; False when it failed."""
+    t_probe = time.perf_counter()
+    try:
+        pr.measure(ctx, **ctx.knobs_for(pr.name, pr.knobs))
+        return True
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a program calling sys.exit is recorded too
+        ctx.doc["errors"].append({"probe": pr.name, "error": f"{type(exc).__name__}: {exc}",
+                                  "traceback": traceback.format_exc(limit=8)})
+        ctx.stage(None)
+        return False
+    finally:
+        ctx.doc["cost"]["probe_s"][pr.name] = round(time.perf_counter() - t_probe, 4)
+
+
 def run(path: str, device: str, scale: str, out: str, options: dict | None = None, script=None) -> dict:
     """Measure the variant at ``path``; write and return the result document.
 
@@ -176,17 +193,10 @@ def run(path: str, device: str, scale: str, out: str, options: dict | None = Non
             ev0 = _device_start(ctx)
             doc["cost"]["probe_s"] = {}
             for pr in probes:
-                t_probe = time.perf_counter()
-                try:
-                    pr.measure(ctx, **ctx.knobs_for(pr.name, pr.knobs))
-                except (Exception, SystemExit) as exc:  # noqa: BLE001 - a program calling sys.exit is recorded too
-                    doc["errors"].append({"probe": pr.name, "error": f"{type(exc).__name__}: {exc}",
-                                          "traceback": traceback.format_exc(limit=8)})
-                    ctx.stage(None)
-                    if pr.name in ESSENTIAL:
-                        break
-                finally:
-                    doc["cost"]["probe_s"][pr.name] = round(time.perf_counter() - t_probe, 4)
+                if not _run_probe(ctx, pr) and pr.name in ESSENTIAL:
+                    break
+            for name in [n for n in REQUESTED if n in ctx.requested]:  # asked for by a listed probe, after them
+                _run_probe(ctx, get(name))
             doc["running"] = None
             _merge_capture_findings(doc)
             _device_stop(ctx, ev0)

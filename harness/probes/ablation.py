@@ -1,0 +1,541 @@
+"""Ablation of hand-written adjoints: the gradient with each ``@wp.func_grad`` taken out, and stopped.
+
+A straight-through estimator (a hand-written adjoint on ``sign``, ``round``, a threshold) in a
+loss that also has a smooth term of the same params is a correct program that finite differences
+cannot judge: they see the smooth term only, autodiff sees the smooth term plus the surrogate, and
+the step sweep confirms the disagreement. What tells it from a wrong adjoint is measured here, in
+the worker, on the program itself: for every user function ``f`` (defined in the variant folder)
+whose ``custom_grad_func`` is set,
+
+``native``
+    the gradient with every hand-written adjoint removed (Warp generates ``f``'s own adjoint);
+``zero``
+    the gradient with every hand-written adjoint replaced by one that adds nothing (a
+    stop-gradient through ``f``; generated into a temporary ``.py`` file, since Warp reads an
+    adjoint's source);
+
+each after forcing Warp to rebuild (every user module unloaded and its hash cleared). A program
+that defines its functions anew on every call (a captured script run again) is reached through a
+stand-in for ``warp.func_grad`` that registers nothing, or the zero adjoint, while a state holds;
+one it cannot reach (its functions come back with their adjoint) is recorded as not measured.
+Then the hand-written adjoints (and ``warp.func_grad``) are restored, the modules rebuilt again and
+the program's own gradient measured once more: it must be bit-identical to the one before
+(``restored.identical``; when it is not, or when ``gradient()`` is not repeatable at all, the
+assessment ignores the ablation). Tested on Warp 1.0.2, 1.12.1 and 1.19.0.
+
+Reading (:func:`read`): on the items the step sweep confirmed, does ``native`` agree with finite
+differences (the FD probe's test, or the sweep's own reading of the item's differences)? And on the
+coordinates of those points (:func:`coordinates`), where the hand-written adjoints change the
+gradient, does removing them equal stopping them (``f`` flat there) or not (``f`` smooth there)?
+Agreeing, and changing only where ``f`` is flat: the whole disagreement is the hand-written
+surrogate's (``surrogate``). Agreeing, and changing where ``f`` is smooth: its hand-written
+adjoint is not its derivative (``adjoint_not_derivative``). Not agreeing: something else is wrong
+(``elsewhere``), and the ablation says nothing about the hand-written adjoint.
+
+The measuring half runs only when the step sweep asks for it (:mod:`defects4warp.probes.sweep`:
+a ``confirmed`` item and a folder that mentions ``func_grad``), after the worker's probe list; it
+is on no probe list (:attr:`defects4warp.probes.Entry.requested_by`), so a program without a
+hand-written adjoint or without a confirmed disagreement gets the same document as before.
+Releases whose Warp objects lack what it needs are recorded as ``not measured`` with the reason;
+the probe never raises.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..measure import compare
+from . import AssessContext, Assessment, assessor, probe
+from .context import finite_or_str
+from .fd import ad_values
+
+#: The readings of :func:`read`.
+READINGS = ("surrogate", "adjoint_not_derivative", "elsewhere")
+
+
+# -- worker side ------------------------------------------------------------------------------
+
+
+def _warp_context():
+    """Warp's ``context`` module (``warp._src.context`` from 1.10, ``warp.context`` before)."""
+    import importlib
+
+    for name in ("warp._src.context", "warp.context"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError("neither warp._src.context nor warp.context")
+
+
+def _line(fn) -> int:
+    try:
+        return inspect.getsourcelines(fn)[1]
+    except (TypeError, OSError):
+        return 0
+
+
+def _under(fn, root: Path) -> bool:
+    """Whether Python function ``fn`` was written in a program file under ``root``
+    (:func:`defects4warp.paths.is_program_file`: not in an installed package or environment there)."""
+    from ..paths import is_program_file
+
+    try:
+        return is_program_file(Path(inspect.getsourcefile(fn)).resolve(), root)
+    except (TypeError, OSError):
+        return False
+
+
+def _functions() -> list:
+    """Every live ``warp.Function`` of this process (the garbage collector's objects): a function
+    defined in a script that ran as ``__main__`` (the capture), in a closure or a class is reachable
+    from its kernels only, and from Warp 1.10 a Warp module's ``functions`` entry of a function with a
+    hand-written adjoint is the adjoint itself, so neither module globals nor Warp's registries
+    find every one."""
+    import gc
+
+    cls = _warp_context().Function
+    return [o for o in gc.get_objects() if isinstance(o, cls)]
+
+
+def custom_adjoints(folder: str) -> list:
+    """The user functions with a hand-written adjoint: ``[(top, overload), ...]``, where ``overload``
+    is a ``warp.Function`` whose ``custom_grad_func`` is set and whose Python source lies under
+    ``folder``, and ``top`` the Function ``@wp.func_grad`` is given to reach it (``overload`` itself
+    when it lists itself among its ``user_overloads``, else one that lists it). Functions that are
+    themselves someone's adjoint (Warp 1.0-1.9 list them among the forward's overloads) are left out.
+
+    Raises
+    ------
+    ImportError, AttributeError
+        When this Warp release has no ``Function`` class where expected (the caller records it).
+    """
+    root = Path(folder).resolve()
+    funcs = _functions()
+    grads = {id(f.custom_grad_func) for f in funcs if getattr(f, "custom_grad_func", None) is not None}
+    holders = {}
+    for f in funcs:
+        for o in getattr(f, "user_overloads", {}).values():
+            holders.setdefault(id(o), []).append(f)
+    found = []
+    for ovl in funcs:
+        if (getattr(ovl, "custom_grad_func", None) is None or id(ovl) in grads
+                or not _under(getattr(ovl, "func", None), root)):
+            continue
+        held = holders.get(id(ovl), [])
+        found.append((ovl if any(h is ovl for h in held) or not held else held[0], ovl))
+    return sorted(found, key=lambda t: (t[1].key, _line(t[1].func)))
+
+
+def _invalidate() -> None:
+    """Make Warp rebuild every user module on its next launch: ``unload()`` (every release) and, where
+    it exists, ``mark_modified()`` (clears the cached hashes; Warp 1.10+). A module whose hash did not
+    change loads again from the kernel cache."""
+    for module in list(_warp_context().user_modules.values()):
+        module.unload()
+        if hasattr(module, "mark_modified"):
+            module.mark_modified()
+
+
+class _Adjoints:
+    """The hand-written adjoints of ``targets`` (from :func:`custom_adjoints`) and of any function of
+    ``folder`` defined while a state holds, in three states: :meth:`native`, :meth:`zero`,
+    :meth:`restore`. Kept: a snapshot of what ``@wp.func_grad`` set on the live functions (each
+    overload's ``custom_grad_func`` and ``adj.skip_reverse_codegen``, each top Function's
+    ``user_overloads``, each Warp module's ``functions``), and ``warp.func_grad`` itself, which the
+    states replace with a decorator that registers nothing (:meth:`native`) or a zero adjoint
+    (:meth:`zero`) for an adjoint written under ``folder``, so that a program that defines its
+    functions anew on every call (a captured script run again) gets the state too."""
+
+    def __init__(self, targets: list, tmp: str, folder: str):
+        import warp
+
+        self.targets, self.tmp, self.root = targets, tmp, Path(folder).resolve()
+        self.decorator, self.made = warp.func_grad, 0
+        self.saved = [(ovl, ovl.custom_grad_func, ovl.adj.skip_reverse_codegen) for _, ovl in targets]
+        self.overloads = {id(top): (top, dict(top.user_overloads)) for top, _ in targets
+                          if hasattr(top, "user_overloads")}
+        self.functions = {id(ovl.module): (ovl.module, dict(ovl.module.functions)) for _, ovl in targets}
+
+    def restore(self) -> None:
+        """Put every hand-written adjoint back as ``@wp.func_grad`` left it, and ``warp.func_grad``."""
+        import warp
+
+        warp.func_grad = self.decorator
+        for module, functions in self.functions.values():
+            module.functions.clear()
+            module.functions.update(functions)
+        for top, ovls in self.overloads.values():
+            top.user_overloads.clear()
+            top.user_overloads.update(ovls)
+        for ovl, grad, skip in self.saved:
+            ovl.custom_grad_func, ovl.adj.skip_reverse_codegen = grad, skip
+        _invalidate()
+
+    def native(self) -> None:
+        """No hand-written adjoint: Warp generates each function's own adjoint."""
+        import warp
+
+        grads = {id(g) for _, g, _ in self.saved}
+        for top, _ in self.overloads.values():
+            for key in [k for k, v in top.user_overloads.items() if id(v) in grads]:
+                del top.user_overloads[key]  # Warp 1.0-1.x lists the adjoint among the overloads
+        for ovl, _, _ in self.saved:
+            ovl.custom_grad_func, ovl.adj.skip_reverse_codegen = None, False
+        warp.func_grad = self._decorator(zero=False)
+        _invalidate()
+
+    def zero(self) -> None:
+        """Each hand-written adjoint replaced by one with its signature that adds nothing."""
+        import warp
+
+        self.native()
+        for (top, _), (_, grad, _) in zip(self.targets, self.saved):
+            self.decorator(top)(self._zero_like(grad.func))
+        warp.func_grad = self._decorator(zero=True)
+        _invalidate()
+
+    def _decorator(self, zero: bool):
+        """A ``warp.func_grad`` that registers nothing (or, with ``zero``, a zero adjoint) for an adjoint
+        whose source lies under the folder, and defers to Warp's for any other."""
+        original, root = self.decorator, self.root
+
+        def func_grad(forward_fn):
+            def wrapper(grad_fn):
+                if not _under(grad_fn, root):
+                    return original(forward_fn)(grad_fn)
+                if zero:
+                    original(forward_fn)(self._zero_like(grad_fn))
+                return grad_fn
+
+            return wrapper
+
+        return func_grad
+
+    def _zero_like(self, fn):
+        """A Python function with ``fn``'s parameters and annotations and the body ``pass``, written to a
+        file of ``self.tmp`` (Warp parses an adjoint's source) and run in a copy of ``fn``'s globals
+        (so that string annotations resolve as they do for ``fn``)."""
+        spec = inspect.getfullargspec(fn)
+        name = f"zero_adjoint_{self.made}"
+        self.made += 1
+        src = f"def {name}({', '.join(spec.args)}):\n    pass\n"
+        path = os.path.join(self.tmp, f"{name}.py")
+        with open(path, "w") as f:
+            f.write(src)
+        scope = dict(fn.__globals__)
+        exec(compile(src, path, "exec"), scope)  # noqa: S102 - two generated lines, no user input
+        out = scope[name]
+        out.__annotations__ = dict(fn.__annotations__)
+        return out
+
+
+def _gradients(ctx, points: dict) -> dict:
+    """``{point: flat gradient (n,) float64}`` at each point's params (params left at the last one)."""
+    out = {}
+    for name, (x, _g, _items) in points.items():
+        ctx.flat.set(x)
+        out[name] = ctx.gradient()
+    return out
+
+
+def _project(grads: dict, points: dict) -> dict:
+    """Each point's gradient projected on that point's FD items (:func:`defects4warp.probes.fd.ad_values`)."""
+    return {k: [finite_or_str(v) for v in ad_values(g, points[k][2])] for k, g in grads.items()}
+
+
+def _same_bits(a: dict, b: dict) -> bool:
+    return all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+
+@probe("ablation")
+def measure(ctx) -> dict | None:
+    """Gradients with the hand-written adjoints taken out (``native``) and stopped (``zero``).
+
+    Reads ``ctx.requested["ablation"]["points"]`` (from the step sweep: ``{point: (x (n,) float64,
+    program gradient (n,) float64, FD items)}``) and writes ``doc["ablation"]``: ``functions``
+    (``[{"name", "file", "line"}]``), ``status`` (``measured`` or ``not measured``), ``reason`` (when not
+    measured), ``points`` (per point: ``program``, ``native``, ``zero``: the gradient projected on that
+    point's FD items, in objective units per unit param, the order of ``doc["fd"]`` items; and
+    ``coordinates``: :func:`coordinates` of the three full gradients), ``errors``
+    (a mode that could not be built: its error), ``restored`` (``identical``: the program's gradient
+    after restoring equals the one before bit for bit; ``max_abs_diff``) and ``seconds``. Writes
+    nothing when no function of the folder has a hand-written adjoint.
+    """
+    points = (ctx.requested.get("ablation") or {}).get("points") or {}
+    out = {"status": "not measured", "functions": []}
+    try:
+        targets = custom_adjoints(ctx.path)
+    except (ImportError, AttributeError) as exc:
+        out["reason"] = f"this Warp release's Function class is not where the ablation looks: {type(exc).__name__}: {exc}"
+        targets = None
+    if targets == []:
+        return None
+    t0 = time.perf_counter()
+    if targets:
+        listed = [{"name": ovl.key, "file": os.path.relpath(inspect.getsourcefile(ovl.func), ctx.path),
+                   "line": _line(ovl.func)} for _, ovl in targets]
+        out["functions"] = [f for i, f in enumerate(listed) if f not in listed[:i]]  # one per definition
+    repeatable = (ctx.doc.get("determinism") or {}).get("calls_identical", True)
+    if targets and not repeatable:
+        out["reason"] = ("gradient() is not repeatable at the same point (the determinism probe's calls differ): "
+                         "a gradient with the adjoints changed could not be told from the next call")
+    elif targets and points:
+        ctx.stage("ablation")
+        x_home = ctx.flat.get()
+        try:
+            _measure(ctx, targets, points, out)
+        except Exception as exc:  # noqa: BLE001 - the probe never raises: what failed is recorded
+            out.update(status="not measured", reason=f"the ablation failed: {type(exc).__name__}: {str(exc)[:300]}")
+        finally:
+            ctx.flat.set(x_home)
+            ctx.stage(None)
+    elif targets:
+        out["reason"] = "no point to measure at (the step sweep handed over none)"
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    ctx.doc["ablation"] = out
+    ctx.save()
+    return out
+
+
+def _measure(ctx, targets: list, points: dict, out: dict) -> None:
+    """:func:`measure`'s three states of the adjoints, each gradient projected on the FD items and
+    compared coordinate by coordinate (:func:`coordinates`); the hand-written adjoints are always
+    restored (and the restore checked) before it returns."""
+    grads = {"program": _gradients(ctx, points)}
+    targets = custom_adjoints(ctx.path)  # again: a program that defines its functions per call made new ones
+    tmp = tempfile.mkdtemp(prefix="d4w-ablation-")
+    try:
+        adj = _Adjoints(targets, tmp, ctx.path)
+    except AttributeError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        out["reason"] = f"this Warp release's Function lacks what the ablation swaps: {exc}"
+        return
+    out["errors"] = {}
+    try:
+        for mode in ("native", "zero"):
+            try:
+                getattr(adj, mode)()
+                grads[mode] = _gradients(ctx, points)
+            except Exception as exc:  # noqa: BLE001 - a mode Warp cannot build is recorded, not raised
+                out["errors"][mode] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            if mode == "native" and _defined_anew(ctx.path, targets):
+                out["errors"][mode] = ("gradient() defined the functions anew (e.g. a script run again per call): "
+                                       "the ablation cannot reach the ones it uses")
+                break
+    finally:
+        adj.restore()
+        shutil.rmtree(tmp, ignore_errors=True)
+    before, after = grads["program"], _gradients(ctx, points)
+    diff = max((float(np.nanmax(np.abs(before[k] - after[k]))) if before[k].size else 0.0) for k in before)
+    out["restored"] = {"identical": _same_bits(before, after), "max_abs_diff": finite_or_str(diff)}
+    proj = {mode: _project(g, points) for mode, g in grads.items()}
+    out["points"] = {k: {mode: proj[mode][k] for mode in proj} for k in points}
+    out["status"] = "measured" if not out["errors"] else "not measured"
+    if out["errors"]:
+        out["reason"] = "a state of the adjoints could not be built: " + "; ".join(
+            f"{m}: {e}" for m, e in out["errors"].items())
+        return
+    for k in points:
+        out["points"][k]["coordinates"] = coordinates(grads["program"][k], grads["native"][k], grads["zero"][k],
+                                                      ctx.flat)
+
+
+def _defined_anew(folder: str, targets: list) -> bool:
+    """Whether a function of ``folder`` with a hand-written adjoint exists that is none of ``targets``
+    (called while their adjoints are removed: one that still has one was created since)."""
+    ids = {id(ovl) for _, ovl in targets}
+    return any(id(ovl) not in ids for _, ovl in custom_adjoints(folder))
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise ``|a - b| <= REPEAT_RTOL * max(|a|, |b|)`` over the whole vectors (the tolerance of
+    :func:`defects4warp.measure.compare.calls_identical`, two gradients being one); NaN equals NaN."""
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    scale = max([float(np.max(np.abs(v[f]))) for v, f in ((a, fa), (b, fb)) if np.any(f)] + [1e-300])
+    with np.errstate(invalid="ignore"):
+        close = np.abs(a - b) <= compare.REPEAT_RTOL * scale
+    return np.where(fa & fb, close, (np.isnan(a) & np.isnan(b)) | (a == b))
+
+
+def coordinates(program: np.ndarray, native: np.ndarray, zero: np.ndarray, flat=None, examples: int = 4) -> dict:
+    """Where the hand-written adjoints change the gradient, and whether the functions are flat there.
+
+    Parameters
+    ----------
+    program, native, zero : ndarray, shape (n,), float64
+        The program's gradient, the one with the hand-written adjoints removed, and the one with them
+        stopped, at one point (objective units per unit param).
+    flat : FlatParams, optional
+        Names the coordinates of ``examples`` (``param``, ``index``); flat indexes without it.
+    examples : int
+        Changed coordinates listed, those where the function is smooth first.
+
+    Returns
+    -------
+    dict
+        ``n``; ``changed`` (coordinates where ``program`` and ``native`` differ: what the hand-written
+        adjoints change); ``changed_where_flat`` (of those, where ``native`` equals ``zero``: the
+        functions' own derivative adds nothing there) and ``changed_where_smooth`` (the rest);
+        ``examples``. Equality is :func:`_equal` (relative :data:`defects4warp.measure.compare.REPEAT_RTOL`).
+    """
+    changed = ~_equal(program, native)
+    smooth = changed & ~_equal(native, zero)
+    order = [*np.flatnonzero(smooth), *np.flatnonzero(changed & ~smooth)][:examples]
+    ex = []
+    for i in order:
+        name, j = flat.owner(int(i)) if flat is not None else (None, int(i))
+        ex.append({"param": name, "index": j, "program": finite_or_str(program[i]), "native": finite_or_str(native[i]),
+                   "zero": finite_or_str(zero[i])})
+    return {"n": int(program.size), "changed": int(changed.sum()), "changed_where_flat": int((changed & ~smooth).sum()),
+            "changed_where_smooth": int(smooth.sum()), "examples": ex}
+
+
+# -- interpretation side ----------------------------------------------------------------------
+
+
+def _fd_items(doc: dict, point: str) -> list:
+    fd = doc.get("fd") or {}
+    return list((fd.get("perturbed") or {}).get("items") or []) if point == "perturbed" else list(fd.get("items") or [])
+
+
+def read(doc: dict) -> dict:
+    """What the ablation says about the disagreements the step sweep confirmed (pure, no Warp).
+
+    On each ``confirmed`` sweep item at the given or perturbed point (``doc["sweep"]["items"]``), the
+    ``native`` value (hand-written adjoints removed) is compared with the item's central difference
+    ``fd`` by the FD probe's own test (:func:`defects4warp.measure.compare.mismatch`: ``|native - fd| <=
+    rtol max|fd| + rtol |fd| + unc``, ``rtol`` and ``max|fd|`` over the items of the same kind at that
+    point, as the sweep takes them). Then, over the coordinates of those points (:func:`coordinates`):
+    where the hand-written adjoints change the gradient, is the function flat (removing its adjoint
+    equals stopping it) or smooth?
+
+    ``elsewhere``: ``native`` disagrees on a confirmed item. ``adjoint_not_derivative``: it agrees on
+    every one, and the hand-written adjoints change the gradient on a coordinate where the function's
+    own derivative is not zero. ``surrogate``: it agrees on every one, and they change it only where
+    that derivative is zero.
+
+    Returns
+    -------
+    dict
+        ``reading`` (one of :data:`READINGS`, or None: not measured, not restored bit for bit, a
+        confirmed item it did not cover, or nothing changed), ``why`` (when None), ``functions``,
+        ``items`` (per confirmed item: ``point``, ``item``, ``where``, ``program``, ``native``, ``zero``,
+        ``fd``, ``native_agrees``), ``coordinates`` (the sums of :func:`coordinates` over those points).
+    """
+    abl = doc.get("ablation") or {}
+    out = {"reading": None, "functions": [f["name"] for f in abl.get("functions", [])], "items": []}
+    if abl.get("status") != "measured":
+        out["why"] = f"not measured: {abl.get('reason', 'no ablation in the document')}"
+        return out
+    if not (abl.get("restored") or {}).get("identical"):
+        out["why"] = "the program's gradient after restoring its adjoints is not bit-identical to the one before"
+        return out
+    rtol = float((doc.get("fd") or {}).get("rtol", compare.RTOL["float32"]))
+    for r in [r for r in (doc.get("sweep") or {}).get("items", []) if r.get("verdict") == "confirmed"]:
+        item = _item(abl, _fd_items(doc, r.get("point")), r, rtol, (doc.get("fd") or {}).get("resolution_factor", 4.0))
+        if item is None:
+            out["why"] = f"a confirmed item ({r.get('point')} point) the ablation did not measure"
+            return out
+        out["items"].append(item)
+    keys = ("n", "changed", "changed_where_flat", "changed_where_smooth")
+    coords = [abl["points"][p].get("coordinates") for p in sorted({i["point"] for i in out["items"]})]
+    if not out["items"] or None in coords:
+        out["why"] = "no confirmed disagreement" if not out["items"] else "no coordinate comparison measured"
+        return out
+    out["coordinates"] = {k: sum(c[k] for c in coords) for k in keys}
+    out["examples"] = [e for c in coords for e in c.get("examples", [])][:4]
+    if not out["coordinates"]["changed"]:
+        out["why"] = "the hand-written adjoints change no coordinate of the gradient"
+    elif not all(i["native_agrees"] for i in out["items"]):
+        out["reading"] = "elsewhere"
+    elif out["coordinates"]["changed_where_smooth"]:
+        out["reading"] = "adjoint_not_derivative"
+    else:
+        out["reading"] = "surrogate"
+    return out
+
+
+def _item(abl: dict, items: list, rec: dict, rtol: float, resolution_factor: float) -> dict | None:
+    """One confirmed sweep item (``rec``: FD item ``rec["item"]`` at point ``rec["point"]``) with the
+    ablation's values; None when the ablation did not measure it.
+
+    ``native_agrees``: the value with the hand-written adjoints removed passes the FD probe's test at the
+    base step, or the step sweep's own reading of the item's differences
+    (:func:`defects4warp.measure.compare.sweep_verdict`, with the noise of each difference rebuilt from the
+    item's ``unc`` = ``resolution_factor`` sigma / (sqrt(2) s)) explains it as a kink, a staircase or
+    round-off, as it would explain an autodiff value (a weight within the base step of a clamp's corner)."""
+    pt, j = rec.get("point"), rec.get("item")
+    vals = (abl.get("points") or {}).get(pt)
+    if vals is None or j is None or j >= len(items) or "native" not in vals:
+        return None
+    same = [i for i, it in enumerate(items) if it["kind"] == items[j]["kind"]]
+    fd = np.array([items[i]["fd"] for i in same], dtype=float)
+    unc = np.array([items[i]["unc"] for i in same], dtype=float)
+    native = np.array([float(vals["native"][i]) for i in same])
+    agrees = not bool(compare.mismatch(native, fd, rtol, None, unc)[same.index(j)])
+    if not agrees and rec.get("forward") and rec.get("central"):
+        uc = [items[j]["unc"] / (resolution_factor * t) for t in rec["steps"]]
+        verdict = compare.sweep_verdict(native[same.index(j)], rec["forward"], rec["backward"], rec["central"],
+                                        [2.0 * u for u in uc[:len(rec["forward"])]], uc, rtol)
+        agrees = verdict in ("kink", "kink_nearby", "staircase", "precision")
+    return {"point": pt, "item": j, "where": _where(items[j]), "program": float(vals["program"][j]),
+            "native": float(vals["native"][j]), "zero": float(vals["zero"][j]), "fd": float(items[j]["fd"]),
+            "native_agrees": agrees}
+
+
+def _where(it: dict) -> str:
+    return f"{it['param']}[{it['index']}]" if it.get("kind") == "coord" else "a random direction"
+
+
+_SENTENCES = {
+    "surrogate": "without the hand-written adjoint(s) the gradient agrees with finite differences on every confirmed "
+                 "disagreement, and they change it only where removing them equals stopping them: the function(s) are "
+                 "flat there (their own derivative adds nothing), so the disagreement is the hand-written surrogate's",
+    "adjoint_not_derivative": "without the hand-written adjoint(s) the gradient agrees with finite differences on "
+                              "every confirmed disagreement, and they change it where removing them differs from "
+                              "stopping them: the function(s) are smooth there and their hand-written adjoint is not "
+                              "their derivative",
+    "elsewhere": "without the hand-written adjoint(s) the gradient still disagrees with finite differences: something "
+                 "other than the hand-written adjoint is wrong (the ablation says nothing about it)",
+}
+
+
+@assessor("ablation", cites=("ablation:adjoint_not_derivative",))
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
+    """Evidence entry of the ablation (none when it did not run). Facts: :func:`read`'s result
+    (``reading``, ``items``, ``functions``, ``why``)."""
+    a = Assessment()
+    if "ablation" not in doc:
+        return a
+    r = read(doc)
+    a.facts.update(r)
+    names = ", ".join(r["functions"]) or "none found"
+    if r["reading"] is None:
+        a.add("ablation", True, f"ablation of the hand-written adjoint(s) ({names}): {r['why']}", None)
+        return a
+    c = r["coordinates"]
+    nums = "; ".join(f"{i['where']} ({i['point']}): program {i['program']:.4g}, without {i['native']:.4g}, stopped "
+                     f"{i['zero']:.4g}, finite differences {i['fd']:.4g}" for i in r["items"])
+    nums += (f"; of {c['n']} coordinates the adjoint(s) change {c['changed']}, {c['changed_where_flat']} where the "
+             f"function is flat, {c['changed_where_smooth']} where it is smooth")
+    a.add("ablation", r["reading"] != "adjoint_not_derivative",
+          f"ablation of the hand-written adjoint(s) of {names}: {_SENTENCES[r['reading']]} ({nums})", r["items"])
+    return a
+
+
+def bug_evidence(doc: dict, ctx: AssessContext) -> Assessment:
+    """``ablation:adjoint_not_derivative`` when the ablation read it (see :func:`read`)."""
+    a = Assessment()
+    facts = ctx.facts("ablation")
+    if facts.get("reading") == "adjoint_not_derivative":
+        a.cite("ablation:adjoint_not_derivative", "ablation", data={"functions": facts["functions"],
+                                                                    "items": len(facts["items"])})
+    return a
