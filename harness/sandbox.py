@@ -21,7 +21,9 @@ Standard library only.
 
 from __future__ import annotations
 
+import math
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -185,6 +187,33 @@ def _tail(path: str, n: int) -> str:
         return ""
 
 
+def _wait(proc, timeout_s: float) -> int:
+    """``proc.wait(timeout=timeout_s)``, returning as soon as the process ends.
+
+    ``Popen.wait`` with a timeout polls, sleeping up to 50 ms between looks, so the caller learnt of
+    the end 25 ms late on average; a pidfd (Linux 5.3, Python 3.9) becomes readable when the process
+    exits. Where there is none, ``Popen.wait`` as before.
+
+    Raises
+    ------
+    subprocess.TimeoutExpired
+        When the process is still running after ``timeout_s`` seconds.
+    """
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return proc.wait(timeout=timeout_s)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        ms = None if timeout_s is None or not timeout_s < 1e9 else max(0, math.ceil(timeout_s * 1000))
+        if not poller.poll(ms):
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    finally:
+        os.close(fd)
+    return proc.wait()
+
+
 def run(argv: list, *, timeout_s: float, env: dict | None = None, cwd: str | None = None,
         memory_bytes: int | None = None, file_bytes: int | None = None, merge_output: bool = False,
         tail_bytes: int = TAIL_BYTES, token: str | None = None, output_dir: str | None = None) -> Outcome:
@@ -241,7 +270,7 @@ def run(argv: list, *, timeout_s: float, env: dict | None = None, cwd: str | Non
                 _LIVE[proc] = token
             timed_out, leftovers = False, 0
             try:
-                proc.wait(timeout=timeout_s)
+                _wait(proc, timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 leftovers += _kill(proc, token)

@@ -1140,3 +1140,35 @@ def test_param_override_by_variable_name():
     assert p.capture_summary()["params"][0]["chosen_by"] == "--param"
     with pytest.raises(CaptureError, match="--param nope: the script allocates no requires_grad array named nope"):
         capture("script_two_params", params=["nope"])
+
+
+def test_purge_forgets_the_folders_modules_only(tmp_path, monkeypatch):
+    """A re-run forgets the modules of the script's folder (and of folders captured before in this process),
+    not installed packages under it, not a sibling folder whose name starts with the folder's, and nothing
+    elsewhere (the prefix test in front of is_program_file keeps its answers)."""
+    import types
+
+    from defects4warp.capture import captured
+    from defects4warp.paths import is_program_file
+
+    folder = tmp_path / "prog"
+    (folder / "env").mkdir(parents=True)
+    (folder / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    files = {
+        "d4w_t_helper": folder / "helper.py",
+        "d4w_t_sub": folder / "pkg" / "sub.py",
+        "d4w_t_hidden": folder / ".venv" / "lib" / "numpy.py",
+        "d4w_t_env": folder / "env" / "lib" / "site.py",
+        "d4w_t_sitepkg": folder / "site-packages" / "x.py",
+        "d4w_t_sibling": tmp_path / "prog2" / "helper.py",
+        "d4w_t_dotted": folder / "pkg" / ".." / ".." / "prog2" / "y.py",
+        "d4w_t_elsewhere": tmp_path / "other" / "z.py",
+    }
+    for name, f in files.items():
+        mod = types.ModuleType(name)
+        mod.__file__ = str(f)
+        monkeypatch.setitem(sys.modules, name, mod)
+    monkeypatch.setattr(captured, "_FOLDERS", set())
+    expected = {n for n, f in files.items() if is_program_file(f, folder)}
+    captured.CapturedProblem._purge(types.SimpleNamespace(folder=folder))
+    assert {n for n in files if n not in sys.modules} == expected == {"d4w_t_helper", "d4w_t_sub"}

@@ -74,3 +74,20 @@ def test_audit_from_to_are_documented_as_the_same_as_warp():
     out = " ".join(r.output.split())
     assert r.exit_code == 0
     assert "--from FROM With --to: same as --warp FROM,TO" in out and "--to TO With --from: same as --warp FROM,TO" in out
+
+
+def test_a_verb_imports_no_other_verbs_module():
+    """Looking a verb up imports its own module only (defects4warp.cli.VERBS): ``diagnose`` does not pay for
+    ``audit``'s or ``matrix``'s imports; every verb is still listed and found."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from defects4warp.cli import main; main.get_command(None, 'diagnose'); "
+            "print(len(main.commands), ' '.join(sorted(m for m in sys.modules if m.startswith('defects4warp.commands.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    n, mods = out.split(" ", 1)
+    assert int(n) == len(USER_VERBS | {"maint"})
+    assert "defects4warp.commands.diagnose" in mods.split()
+    for other in ("audit", "matrix", "run", "validate", "maint", "pages", "mutate"):
+        assert f"defects4warp.commands.{other}" not in mods.split(), other
+    assert all(main.commands[v].name for v in USER_VERBS | {"maint"})

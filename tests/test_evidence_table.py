@@ -2,6 +2,7 @@
 interpretation that used to be constants in code: refusals and the releases' changelog entries."""
 
 import copy
+import json
 import re
 
 import pytest
@@ -178,3 +179,11 @@ def test_a_broken_table_is_one_line_and_exit_status_2_on_the_command_line(tmp_pa
                                      "(harness/taxonomy.py) nor '*'"]
     assert CliRunner().invoke(main, ["--version"]).exit_code == 0
     assert CliRunner().invoke(main, ["list"]).exit_code == 0
+
+
+def test_the_table_reads_as_the_pure_python_loader_reads_it():
+    """_read uses PyYAML's C loader where there is one: the live table is the same document as
+    yaml.safe_load (pure Python) makes of it."""
+    from defects4warp.evidence_table import _read
+
+    assert _read(str(TABLE_PATH)) == LIVE and json.dumps(_read(str(TABLE_PATH))) == json.dumps(LIVE)

@@ -1,6 +1,7 @@
 """The sandbox every process of the harness starts in (defects4warp.sandbox)."""
 
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -54,3 +55,37 @@ def test_tail_is_capped_and_output_can_be_kept(tmp_path):
     res = sandbox.run(_py("print('a' * 100000)"), timeout_s=30, tail_bytes=100, output_dir=str(tmp_path))
     assert len(res.stdout) == 100
     assert os.path.getsize(tmp_path / "stdout") == 100001
+
+
+def test_the_wait_ends_with_the_process_without_polling(monkeypatch):
+    """sandbox._wait returns the exit status when the process ends and raises TimeoutExpired when it
+    does not end in time; with a pidfd it never falls back on Popen.wait's 50 ms polling (a wait with
+    a timeout)."""
+    if not hasattr(os, "pidfd_open"):
+        import pytest
+
+        pytest.skip("no pidfd_open on this system")
+    calls = []
+    real = subprocess.Popen.wait
+
+    def wait(self, timeout=None):
+        calls.append(timeout)
+        return real(self, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", wait)
+    proc = subprocess.Popen(_py("import sys, time; time.sleep(0.3); sys.exit(5)"))
+    t0 = time.perf_counter()
+    assert sandbox._wait(proc, 30) == 5
+    assert 0.25 < time.perf_counter() - t0 < 10 and calls == [None]
+    proc = subprocess.Popen(_py("import time; time.sleep(60)"))
+    try:
+        t0 = time.perf_counter()
+        try:
+            sandbox._wait(proc, 0.5)
+            raise AssertionError("no TimeoutExpired")
+        except subprocess.TimeoutExpired as exc:
+            assert exc.timeout == 0.5 and 0.45 < time.perf_counter() - t0 < 10
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import MutableMapping
 
 import click
 from rich.console import Console
@@ -630,6 +631,53 @@ __all__ += ["MOVED_TO_MAINT", "Terminated", "on_sigterm", "interrupted_note", "o
 #: verbs that moved under ``defects4warp maint`` (issue 31): the old top-level spelling is no alias,
 #: it fails as a usage error (exit 2) naming the new spelling
 MOVED_TO_MAINT = ("builtins", "capture-table", "fit-weights", "index", "mutate", "new-case", "pages")
+
+
+class LazyCommands(MutableMapping):
+    """A group's commands by name, each the click command ``cmd`` of a module of this package
+    (:mod:`defects4warp.commands`), imported when the name is first looked up: ``get`` (click's
+    ``get_command``), ``[]``, ``items``, ``values``. Names, ``in`` and ``len`` import nothing; a command
+    set with ``[]=`` (click's ``add_command``) is kept as given.
+
+    Parameters
+    ----------
+    modules : dict
+        ``{name: module}``, the module's name relative to this package (``{"list": "list_cases"}``).
+
+    Raises
+    ------
+    KeyError
+        On a name it does not hold.
+    """
+
+    def __init__(self, modules: dict):
+        self._modules = dict(modules)
+        self._loaded = {}
+
+    def __getitem__(self, name):
+        if name not in self._loaded:
+            import importlib
+
+            module = self._modules[name]  # KeyError for an unknown name
+            self._loaded[name] = importlib.import_module(f".{module}", __package__).cmd
+        return self._loaded[name]
+
+    def __setitem__(self, name, cmd):
+        self._modules.setdefault(name, None)
+        self._loaded[name] = cmd
+
+    def __delitem__(self, name):
+        del self._modules[name]
+        self._loaded.pop(name, None)
+
+    def __contains__(self, name):
+        return name in self._modules
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __len__(self):
+        return len(self._modules)
 
 
 class MainGroup(click.Group):
