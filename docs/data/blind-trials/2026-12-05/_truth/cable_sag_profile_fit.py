@@ -27,5 +27,5 @@ if __name__ == "__main__":
     common.install(update_kernels={"descend": (0, [1, 2])})
     common.run_script(SCRIPT)
     ev = common.EVENTS
-    its = [(k + 1, ev[k]["params"], ev[k]["grad"]) for k in (0, 1, 2, 9, len(ev) - 1)]
+    its = [(k + 1, ev[k]["params"], ev[k]["grad"]) for k in (0, 1, 2, 3, 7, 9, len(ev) - 1)]
     common.compare("cable_sag_profile_fit", its, f, note=f"{len(ev)} updates recorded (descend reads y.grad + the energy gradient)")
