@@ -366,3 +366,27 @@ def test_verdict_rule_reads_the_ablation():
     m = _measured(doc)
     m.confirmed += 1  # e.g. a confirmed item after train(), which the ablation did not measure
     assert reference._surrogate_ablated(m) is None
+
+
+def test_one_zero_adjoint_is_registered_per_module_key_and_signature():
+    """A captured script run again leaves one live copy of each function per run; Warp 1.0-1.9 refuse a
+    second adjoint overload with the same signature on the module's current function ("Duplicate
+    function overload quantize", measured on 1.0.2 before this), so the zero state registers one."""
+    from types import SimpleNamespace
+
+    from defects4warp.probes.ablation import _Adjoints
+
+    module = SimpleNamespace(functions={})
+    old, current, other = (SimpleNamespace(key=k, module=module, input_types={"x": float, "s": float})
+                           for k in ("quantize", "quantize", "clip"))
+    module.functions["quantize"] = current
+    grads = [SimpleNamespace(func=None) for _ in range(3)]
+    adj = _Adjoints.__new__(_Adjoints)  # only the bookkeeping is exercised (no Warp state is touched)
+    adj.targets = [(old, old), (current, current), (other, other)]
+    adj.saved = [(t, g, False) for (t, _), g in zip(adj.targets, grads)]
+    picked = adj._one_per_signature()
+    assert [(t.key, g) for t, g in picked] == [("quantize", grads[1]), ("clip", grads[2])]
+    assert picked[0][0] is current  # the one a rebuild reads, not the stale copy
+    # same key, another signature (a real overload): both kept
+    old.input_types = {"x": int, "s": float}
+    assert len(adj._one_per_signature()) == 3

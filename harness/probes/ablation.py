@@ -197,10 +197,28 @@ class _Adjoints:
         import warp
 
         self.native()
-        for (top, _), (_, grad, _) in zip(self.targets, self.saved):
+        for top, grad in self._one_per_signature():
             self.decorator(top)(self._zero_like(grad.func))
         warp.func_grad = self._decorator(zero=True)
         _invalidate()
+
+    def _one_per_signature(self) -> list:
+        """``[(top, hand-written adjoint)]``, one per (Warp module, function key, input types): a script
+        run again leaves a live copy of each of its functions per run, all found by
+        :func:`custom_adjoints`, while a rebuild reads the one its module holds now; Warp 1.0-1.9 list an
+        adjoint among the overloads of that one, so a second zero adjoint with the same signature is
+        refused ("Duplicate function overload", measured on 1.0.2 with a captured script). The module's
+        current function comes first where it is among the copies."""
+        out, seen = [], set()
+        pairs = [(top, grad) for (top, _), (_, grad, _) in zip(self.targets, self.saved)]
+        current = {id(getattr(getattr(top, "module", None), "functions", {}).get(top.key)) for top, _ in pairs}
+        for top, grad in sorted(pairs, key=lambda p: id(p[0]) not in current):
+            sig = (id(getattr(top, "module", None)), top.key,
+                   tuple(str(t) for t in getattr(top, "input_types", {}).values()))
+            if sig not in seen:
+                seen.add(sig)
+                out.append((top, grad))
+        return out
 
     def _decorator(self, zero: bool):
         """A ``warp.func_grad`` that registers nothing (or, with ``zero``, a zero adjoint) for an adjoint
