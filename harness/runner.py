@@ -225,7 +225,7 @@ def _diagnose_work(engine, item: RunItem, device: str, warp_version: str, python
 #: reproducibility.
 TIMING_KEYS = frozenset({"wall_s", "seconds", "compile_s", "median_wall_s_per_run", "total_diagnosis_s", "date",
                          "machine", "load_s", "gradient_call_s", "total_compile_s", "device_s", "total_device_s",
-                         "median_device_s", "reused", "reused_measured", "executor", "compiles"})
+                         "median_device_s", "reused", "reused_measured", "executor", "compiles", "total_compiles"})
 
 
 def without_timing(x):

@@ -60,6 +60,10 @@ def fires_trace(d):
     return any(e["data"]["id"] == "write_after_read" and "reset" in e["finding"] for e in ev(d, "trace", False))
 
 
+def fires_ablation(d):
+    return any("surrogate of the hand-written adjoint(s) of binarize" in e["finding"] for e in ev(d, "ablation", True))
+
+
 def fires_determinism_clean(d):
     return any("identical across calls" in e["finding"] for e in ev(d, "determinism", True))
 
@@ -76,10 +80,11 @@ CHECKS = {
     "train": ("warmup_flag", "warmup_flag_fixed", fires_train),
     "launches": ("nan_sqrt", "factor_two", fires_launches),
     "trace": ("trace_war", "trace_war_fixed", fires_trace),
+    "ablation": ("ablation_ste_decay", "cubic", fires_ablation),
 }
 
 #: Verdicts the firing and non-firing programs must get.
-VERDICTS = {"wide_float32": "no_bug", "ref_right": "no_bug", "horizon_reuse_fixed": "no_bug",
+VERDICTS = {"ablation_ste_decay": "no_bug", "wide_float32": "no_bug", "ref_right": "no_bug", "horizon_reuse_fixed": "no_bug",
             "warmup_flag_fixed": "no_bug", "trace_war_fixed": "no_bug", "cubic": "no_bug", "kink": "no_bug",
             "growth": "bug", "factor_two": "bug", "ref_wrong": "bug", "nan_sqrt": "bug", "horizon_reuse": "bug",
             "warmup_flag": "bug", "trace_war": "bug"}
