@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -656,8 +657,6 @@ class LazyCommands(MutableMapping):
 
     def __getitem__(self, name):
         if name not in self._loaded:
-            import importlib
-
             module = self._modules[name]  # KeyError for an unknown name
             self._loaded[name] = importlib.import_module(f".{module}", __package__).cmd
         return self._loaded[name]
