@@ -160,7 +160,9 @@ def test_every_evidence_id_has_a_row():
              "flat_params:piecewise_source", "launch_staircase", "launch_staircase:piecewise_source",
              "trace:offtape_write_after_read:inside_tape", "trace:inplace_read_write:not_inplace",
              # findings of the script capture, merged into the trace's (harness/capture/core.py)
-             "trace:grad_carried", "trace:seed_objective_mismatch", "trace:seed_buffer_reused"}
+             "trace:grad_carried", "trace:seed_objective_mismatch", "trace:seed_buffer_reused",
+             # a gradient the update consumes from an earlier iteration (reference._cached_gradient)
+             "trace:cached_gradient_reused"}
     assert sorted(want - set(t.rows)) == []
     rows = yaml.safe_load(TABLE_PATH.read_text())["rows"]
     assert all(r["source"].startswith(("hand-set v3", "fitted")) for r in rows)
@@ -275,3 +277,41 @@ def test_the_release_differential_is_part_of_the_measurement_record(monkeypatch,
     verdict["now"] = "bug"  # a later interpretation reads the same measurement as a bug
     d = eng.interpret_measurement(rec2, str(tmp_path))
     assert d["verdict"] == "bug" and d["evidence"][-1]["finding"].startswith("release differential not measured")
+
+
+# -- a gradient cached from an earlier iteration -------------------------------------------------------
+
+
+def test_a_gradient_from_an_earlier_iteration_is_cited_and_withdraws_the_taped_loss():
+    """The capture's external backwards of an earlier iteration cite stale_gradient_read and withdraw the
+    taped-loss comparison (the objective adds those backwards' losses); none without them."""
+    doc = {"capture": {"iteration": 3, "first_backward": 4, "objective": {"external_backwards": [1]}}}
+    a = ref._cached_gradient(doc, None)
+    assert [(e.id, e.data) for e in a.cited] == [("trace:cached_gradient_reused",
+                                                  {"external_backwards": [1], "iteration": 3})]
+    assert a.facts["withdrawn"] == ("trace:taped_loss_not_objective",)
+    assert ref.load_table().rows["trace:cached_gradient_reused"] == {"stale_gradient_read": 9.6}
+    for cap in ({}, {"iteration": 1, "first_backward": 1, "objective": {"external_backwards": []}}):
+        none = ref._cached_gradient({"capture": cap}, None)
+        assert none.cited == [] and "withdrawn" not in none.facts
+    entry = {"probe": "trace", "clean": False, "finding": "trace: x", "data": {"id": "taped_loss_not_objective"}}
+    assert ref._entry_id(entry) == "trace:taped_loss_not_objective"
+    assert ref._withdrawn_entry(entry)["data"] == {"id": "taped_loss_not_objective", "counted": False}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prior, verdict", [("once", "bug"), ("each", "no_bug")])
+def test_a_prior_gradient_cached_before_the_loop_is_read_as_stale_at_iteration_2(prior, verdict):
+    """tests/data/capture_trials/cached_prior: a ridge prior's gradient computed once before the loop and added
+    by every update is right at iteration 1 and stale from iteration 2 (a stale gradient read, not a seed that
+    mismatches the objective); recomputed in every iteration it is correct."""
+    from defects4warp.capture import ScriptSpec
+
+    folder = Path(__file__).resolve().parent / "data" / "capture_trials" / "cached_prior"
+    d = ref.ReferenceEngine(differential=False).diagnose(
+        str(folder), "cpu", "small", script=ScriptSpec("train.py", ["--prior", prior, "--iters", "3"], 2))
+    assert d["verdict"] == verdict
+    if verdict == "bug":
+        assert d["classes"][0]["id"] == "stale_gradient_read" and d["classes"][0]["score"] > 0.9
+        taped = [e for e in d["evidence"] if (e.get("data") or {}).get("id") == "taped_loss_not_objective"]
+        assert all(e["data"]["counted"] is False for e in taped)

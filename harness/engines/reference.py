@@ -166,14 +166,32 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
 
     # -- classes of a bug: a fold over the structured evidence -------------
     ctx.signature = sig
-    cited = []
+    cited, withdrawn = [], set()
     for half in BUG_EVIDENCE:
         a = half(doc, ctx)
         cited += a.cited
         evidence += a.evidence
+        withdrawn |= set(a.facts.get("withdrawn") or ())
+    cited = [e for e in cited if e.id not in withdrawn]
+    evidence = [_withdrawn_entry(e) if _entry_id(e) in withdrawn else e for e in evidence]
     allowed = [c for c in sorted(BUG_CLASSES) if sig in CLASSES[c].signatures]
     weights, support = fold(cited, table, allowed, restrict=set(BUG_CLASSES))
     return _diagnosis("bug", rank(weights, table.scores), sig, evidence, cited, support, table)
+
+
+def _entry_id(e: dict) -> str | None:
+    """The evidence-table id of a trace evidence entry (``trace:<finding id>``), else None."""
+    data = e.get("data")
+    if e.get("probe") != "trace" or not isinstance(data, dict) or not data.get("id"):
+        return None
+    return f"trace:{data['id']}"
+
+
+def _withdrawn_entry(e: dict) -> dict:
+    """An evidence entry another half's facts withdrew: reported, not counted (``data["counted"]`` False)."""
+    return dict(e, finding=e["finding"] + " (not counted: the objective adds the losses of backwards of earlier "
+                                          "iterations whose gradient the update consumes, so the taped loss is one "
+                                          "of its terms)", data=dict(e["data"], counted=False))
 
 
 def _diagnosis(verdict, classes, sig, evidence, cited, support, table) -> dict:
@@ -457,15 +475,53 @@ def _first_call_differs(doc: dict, ctx: AssessContext) -> Assessment:
     return Assessment(cited=[Evidence("first_call_differs", "determinism")] if first else [])
 
 
+#: Trace findings that compare the taped loss with objective(): when the captured objective adds the losses of
+#: backwards from earlier iterations (:func:`_cached_gradient`), the taped loss is one term of it by construction.
+TAPED_LOSS_FINDINGS = ("trace:taped_loss_not_objective",)
+
+
+def _cached_gradient(doc: dict, ctx: AssessContext) -> Assessment:
+    """``trace:cached_gradient_reused``: the update of the modelled iteration consumes a gradient that a backward
+    of an *earlier* iteration computed and the script kept in a buffer (the capture's
+    ``objective.external_backwards``, :mod:`defects4warp.capture.core`).
+
+    Iterations are bounded by the script's updates, so that backward ran at params the script has updated
+    since: its gradient is the gradient of its loss at an older point, the mechanism of
+    ``stale_gradient_read`` (a gradient buffer from an earlier iteration read again). It is no finding on a
+    correct program: a loss whose gradient does not depend on the params (a linear prior) gives the same
+    gradient at every point, the check against finite differences agrees, and no bug evidence is read at all.
+    The capture's objective adds those backwards' losses at the current params (the function whose gradient
+    the update takes the buffer for), so the taped loss of the iteration's own backward is one term of the
+    objective, not another function: :data:`TAPED_LOSS_FINDINGS` are not cited then (``withdrawn``). The id is of
+    the ``trace:*`` family the trace's assessor declares (:func:`defects4warp.probes.declare_cites`)."""
+    cap = doc.get("capture") or {}
+    ext = [int(n) for n in ((cap.get("objective") or {}).get("external_backwards") or [])]
+    first = cap.get("first_backward")
+    earlier = [n for n in ext if first is None or n < int(first)]
+    a = Assessment()
+    if not earlier:
+        return a
+    it = cap.get("iteration")
+    a.cite("trace:cached_gradient_reused", "trace",
+           f"the update of iteration {it} consumes the gradient of backward {', '.join(map(str, earlier))}, computed "
+           f"in an earlier iteration at params the script has updated since and not recomputed",
+           {"external_backwards": earlier, "iteration": it})
+    a.add("trace", False, a.cited[0].sentence, a.cited[0].data)
+    a.facts["withdrawn"] = TAPED_LOSS_FINDINGS
+    return a
+
+
 #: The bug-evidence halves, each ``(doc, ctx) -> Assessment`` (its ``cited`` folded, its ``evidence``
 #: appended to the diagnosis), in the order v3 added their weights: the signature's rows, repeated
 #: calls, the tracker, a pinned seed, the size of an exact factor, a first call that differs, params
 #: with a zero gradient, the trace, the source rules, the per-launch check, builtins, the release
-#: differential and the ablation of hand-written adjoints.
+#: differential, the ablation of hand-written adjoints and a gradient cached from an earlier iteration (which
+#: withdraws the taped-loss comparison).
 BUG_EVIDENCE = (_signature_rows, _cited_by("determinism"), _cited_by("noise"), tracker_probe.bug_evidence,
                 _stochastic_pinned, fd_probe.factor_bug_evidence, _first_call_differs,
                 fd_probe.zero_params_bug_evidence, trace_probe.bug_evidence, _cited_by("source"),
-                launches_probe.bug_evidence, _cited_by("builtins"), _cited_by("release"), ablation_probe.bug_evidence)
+                launches_probe.bug_evidence, _cited_by("builtins"), _cited_by("release"), ablation_probe.bug_evidence,
+                _cached_gradient)
 
 
 class ReferenceEngine(WorkerEngine):
