@@ -9,6 +9,8 @@ hand-written adjoint (the worker document must not change).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -18,22 +20,12 @@ from defects4warp.probes import AssessContext, ablation
 
 # -- programs -----------------------------------------------------------------------------------
 
-_HEAD = """
-import numpy as np
-import warp as wp
-"""
-
-_STE = """
-@wp.func
-def binarize(x: float):
-    return wp.sign(x)
-
-
-@wp.func_grad(binarize)
-def adj_binarize(x: float, adj_ret: float):
-    if wp.abs(x) <= 1.0:
-        wp.adjoint[x] += adj_ret
-"""
+#: The correct straight-through program (also the probe-units pair's member); the others are derived from it by
+#: replacing its hand-written function, or the decay's intermediate array's requires_grad.
+_BASE = (Path(__file__).resolve().parent / "programs" / "ablation_ste_decay" / "problem.py").read_text()
+_STE = _BASE[_BASE.index("@wp.func\n"):_BASE.index("@wp.kernel\n")]
+_HEAD = _BASE[:_BASE.index("@wp.func\n")]
+_SQ_ALLOC = "sq = wp.zeros(self.w.shape[0], dtype=float, requires_grad=True"
 
 _PLAIN = """
 @wp.func
@@ -63,60 +55,12 @@ def adj_binarize(x: float, adj_ret: float):
     wp.adjoint[x] += adj_ret
 """
 
-_KERNELS = """
-@wp.kernel
-def square(w: wp.array(dtype=float), sq: wp.array(dtype=float)):
-    i = wp.tid()
-    sq[i] = w[i] * w[i]
-
-
-@wp.kernel
-def loss_kernel(w: wp.array(dtype=float), sq: wp.array(dtype=float), a: wp.array(dtype=float),
-                t: wp.array(dtype=float), lam: float, out: wp.array(dtype=float)):
-    i = wp.tid()
-    r = binarize(w[i]) * a[i] - t[i]
-    wp.atomic_add(out, 0, r * r + lam * sq[i])
-
-
-class Problem:
-    def __init__(self, device):
-        self.device = device
-        rng = np.random.default_rng(3)
-        n = 16
-        w = rng.uniform(0.2, 0.9, n) * rng.choice([-1.0, 1.0], n)
-        self.w = wp.array(w, dtype=float, requires_grad=True, device=device)
-        self.a = wp.array(rng.uniform(0.5, 1.5, n), dtype=float, device=device)
-        self.t = wp.array(rng.uniform(-1.0, 1.0, n), dtype=float, device=device)
-        self.params = {"w": self.w}
-
-    def forward(self):
-        sq = wp.zeros(self.w.shape[0], dtype=float, requires_grad=SQ_GRAD, device=self.device)
-        out = wp.zeros(1, dtype=float, requires_grad=True, device=self.device)
-        wp.launch(square, dim=self.w.shape[0], inputs=[self.w], outputs=[sq], device=self.device)
-        wp.launch(loss_kernel, dim=self.w.shape[0], inputs=[self.w, sq, self.a, self.t, 0.5], outputs=[out],
-                  device=self.device)
-        return out
-
-    def objective(self):
-        return float(self.forward().numpy()[0])
-
-    def gradient(self):
-        tape = wp.Tape()
-        with tape:
-            out = self.forward()
-        tape.backward(out)
-        g = {"w": self.w.grad.numpy().copy()}
-        tape.zero()
-        return g
-
-
-def make_problem(device, scale="small"):
-    return Problem(device)
-"""
-
 
 def _write(folder, func_src: str, sq_grad: bool = True):
-    (folder / "problem.py").write_text(_HEAD + func_src + _KERNELS.replace("SQ_GRAD", str(sq_grad)))
+    src = _BASE.replace(_STE, func_src.strip("\n") + "\n\n")
+    src = src.replace(_SQ_ALLOC, _SQ_ALLOC.replace("True", str(sq_grad)))
+    assert (func_src == _STE or src != _BASE) and src.count(_SQ_ALLOC.replace("True", str(sq_grad))) == 1
+    (folder / "problem.py").write_text(src)
     return str(folder)
 
 
