@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from defects4warp.capture import ScriptSpec
-from defects4warp.capture.iteration import consumption_point, nested_sites, pending_recordings
+from defects4warp.capture.iteration import consumption_point, nested_sites, pending_recordings, restarted_alone
 
 TRIALS = Path(__file__).resolve().parent / "data" / "capture_trials"
 
@@ -84,6 +84,28 @@ def test_pending_recordings_and_nested_sites():
     assert nested_sites(marks, {("t.py", 5): [5, 35]}) == set()  # updated together: two params of one update
 
 
+def test_restarted_alone():
+    """Only solves the script restarted were updated so far (their outer update still to come)."""
+    marks = [{"seq": 10, "updated_sites": []}, {"seq": 20, "updated_sites": [("t.py", 5)]},
+             {"seq": 30, "updated_sites": [("t.py", 5)]}]
+    assert restarted_alone(marks, {("t.py", 5): [5, 25]})  # allocated afresh after its first update (seq 20)
+    assert not restarted_alone(marks, {("t.py", 5): [5, 15]})  # allocated before its first update only
+    assert not restarted_alone(marks, {})
+    assert not restarted_alone(marks[:1], {("t.py", 5): [5, 25]})  # nothing updated yet
+    marks.append({"seq": 40, "updated_sites": [("t.py", 9)]})  # a site never restarted: a training loop's params
+    assert not restarted_alone(marks, {("t.py", 5): [5, 25], ("t.py", 9): [1]})
+    assert restarted_alone(marks, {("t.py", 5): [5, 25], ("t.py", 9): [1, 45]})
+
+
+def test_uncounted_backwards_are_named_in_ranges():
+    from defects4warp.capture.discovery import _grouped_backwards
+
+    pairs = [(1, "inner"), (2, "inner"), (3, "inner"), (5, "inner"), (6, "repeat"), (7, "inner")]
+    assert _grouped_backwards(pairs) == ["backwards 1 to 3 (inner)", "backward 5 (inner)", "backward 6 (repeat)",
+                                         "backward 7 (inner)"]
+    assert _grouped_backwards([]) == []
+
+
 # -- scripts ------------------------------------------------------------------------------------------
 
 
@@ -124,6 +146,40 @@ def test_an_inner_solve_is_inside_the_iteration(shape, param):
         assert p.per_iteration == 5
         assert p.objective() == pytest.approx(float(np.sum((th * u - t) ** 2)), rel=1e-5)
         np.testing.assert_allclose(p.gradient()["th"], 2 * (th * u - t) * u, rtol=1e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("iteration", [1, 2])
+def test_an_inner_solve_longer_than_the_usual_look_ahead(iteration):
+    """Each outer iteration settles twice (a state and an adjoint-like solve) for more steps in all than the look
+    ahead's usual bound; the second settle starts its iterate afresh, so the look goes on to the outer update
+    and the params are the outer ones. (One settle per iteration longer than the bound is still taken for the
+    optimisation iteration: nothing tells it from a training loop before the outer update.)"""
+    from defects4warp.capture.runstate import LOOKAHEAD_BACKWARDS
+
+    n_inner = LOOKAHEAD_BACKWARDS // 2 + 22
+    per = 2 * n_inner + 1
+    p = capture_at("inner_solve", iteration, "--shape", "before", "--inner", str(n_inner), "--solves", "2")
+    assert list(p.params) == ["th"] and p.per_iteration == per
+    assert p.k == 1 + (iteration - 1) * per and p.obj_offsets == [per - 1]
+    th, t, f = np.array([1.5, 0.5, -1.0]), np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, -1.0])
+    u = f / 1.5  # the settle's fixed point (q = f / (1 + mu)), reached to float32 rounding in 150 steps
+    if iteration == 2:
+        th = th - 0.05 * 2 * (th * u - t) * u
+    np.testing.assert_allclose(p.params["th"].numpy(), th, rtol=1e-5)
+    np.testing.assert_allclose(p.gradient()["th"], 2 * (th * u - t) * u, rtol=1e-4)
+
+
+def test_the_loop_length_counts_iterations_of_the_next_iteration_s_backwards():
+    """A gradient taken once before the loop is one more backward of iteration 1 only: the loop's length is
+    counted with the backwards of iteration 2 (one), not iteration 1's (two)."""
+    from defects4warp.capture.core import _count_iterations
+
+    once = capture_at("cached_prior", 1, "--prior", "once", "--iters", "5")
+    assert once.per_iteration == 2 and once.per_next == 1
+    assert _count_iterations(once, 60.0) == (5, True)  # 6 backwards: 2 + 4 x 1 (was 6 // 2 = 3)
+    each = capture_at("cached_prior", 1, "--prior", "each", "--iters", "5")
+    assert each.per_iteration == each.per_next == 2 and _count_iterations(each, 60.0) == (5, True)
 
 
 # -- params kept in two buffers swapped at each update ------------------------------------------------

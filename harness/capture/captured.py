@@ -95,6 +95,7 @@ class CapturedProblem:
         # param name -> where the update consumes its gradient (core._consume_spec): gradient() reads it there
         self.consume = {}
         self.per_iteration = 1  # backwards per iteration of the script (grad_after - k + 1)
+        self.per_next = None  # backwards of iteration K+1 when the discovery run saw it whole (loop length)
         self.carried = []  # params whose .grad the script carries into its next iteration (never zeroed)
         self.chain = None  # (point, calls so far) of consecutive gradient() calls at one point, when carried
         self.chain_short = None  # calls the script's own iterations could serve, when it ended first

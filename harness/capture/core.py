@@ -229,6 +229,7 @@ def _choose_params(cap, spec, run, tr):
     itK = [m for m in run.marks if m["iteration"] == spec.iteration]
     k = cap.k = itK[0]["n"]
     cap.grad_after, cap.per_iteration = itK[-1]["n"], len(itK)
+    cap.per_next = getattr(run, "per_next", None)  # backwards of the next iteration, when the look saw it whole
     cap.obj_offsets = [m["n"] - k for m in itK if m["counted"]] or [0]
     cap.iteration_marks = itK
     if len(backs) < cap.grad_after:
@@ -552,7 +553,10 @@ SCREEN_BUDGET_FRACTION = 0.5
 
 def _count_iterations(cap, budget_s):
     """Length of the script's loop in iterations: one untraced run to its end (within ``budget_s``) counting
-    backward calls, divided by the backwards per iteration; a lower bound when the budget ends the run."""
+    backward calls; the modelled iteration K and those before it end at its last backward, and the backwards
+    after it make iterations of as many backwards as the next one had (``cap.per_next``, when the discovery run
+    saw it whole; else as many as iteration K: a gradient taken once before the loop belongs to iteration 1
+    only). A lower bound when the budget ends the run."""
     run = _Run(cap, "count")
     saved = cap.timeout_s
     x0 = {k: _np(a) for k, a in cap.params.items()}  # the script's own updates move the params in this run
@@ -565,7 +569,11 @@ def _count_iterations(cap, budget_s):
     finally:
         cap.timeout_s = saved
         cap._restore(x0)
-    n = run.backwards // max(1, cap.per_iteration)
+    per = getattr(cap, "per_next", None)
+    if per and run.backwards >= cap.grad_after:
+        n = cap.iteration + (run.backwards - cap.grad_after) // per
+    else:
+        n = run.backwards // max(1, cap.per_iteration)
     return n, ended
 
 
@@ -588,7 +596,7 @@ def _screened(cap, folder, spec, device, timeout_s):
     if chosen is not cap:
         chosen.stochastic = cap.stochastic
         chosen.summary["assumptions"].append(
-            f"iteration {cap.iteration}'s gradient agrees with a central difference and iteration {chosen.iteration}'s "
-            f"does not (iterations that disagree: {', '.join(map(str, bad))}): the problem is iteration "
+            f"iteration {cap.iteration}'s gradient shows no disagreement with a central difference and iteration "
+            f"{chosen.iteration}'s does (iterations that disagree: {', '.join(map(str, bad))}): the problem is iteration "
             f"{chosen.iteration} of the script's own loop")
     return chosen

@@ -141,12 +141,24 @@ def _iteration_assumptions(cap) -> list:
                    + " (params not named here: the .grad right after the iteration's last backward)")
     if cap.per_iteration > 1:
         marks = getattr(cap, "iteration_marks", None) or []
-        skipped = [f"backward {m['n']} ({m['why']})" for m in marks if not m["counted"]]
+        skipped = _grouped_backwards([(m["n"], m["why"]) for m in marks if not m["counted"]])
         out.append(f"iteration {K} calls backward {cap.per_iteration} times (backward {k} to {last}): gradient() "
                    f"is what the script's update consumes after the last of them (the .grad they accumulated, or the "
                    f"buffer the script summed them into), and the objective is the sum of the losses of backward " + ", ".join(str(k + o) for o in cap.obj_offsets)
                    + (f"; not counted in it: {', '.join(skipped)}" if skipped else ""))
     return out
+
+
+def _grouped_backwards(pairs) -> list:
+    """``[(n, why), ...]`` (backward numbers in order) in words, consecutive backwards with one reason as one
+    range: ``["backwards 1 to 150 (why)", "backward 152 (other)"]``."""
+    runs = []
+    for n, why in pairs:
+        if runs and runs[-1][2] == why and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n, why])
+    return [(f"backward {a}" if a == b else f"backwards {a} to {b}") + f" ({why})" for a, b, why in runs]
 
 
 def _iteration_reads_writes(events, bK, w0, w1):

@@ -11,9 +11,10 @@ import numpy as np
 import warp as wp
 
 from ..measure import trace as _trace
-from .iteration import handed_over, nested_sites, pending_recordings, updated_owners
+from .iteration import handed_over, nested_sites, pending_recordings, restarted_alone, updated_owners
 from .objective import _objective_at
-from .runstate import (LOOKAHEAD_BACKWARDS, LOOKAHEAD_FRACTION, LOOKAHEAD_MIN_S, MAX_EXTRA_BACKWARDS, _INTEROP,
+from .runstate import (LOOKAHEAD_BACKWARDS, LOOKAHEAD_FRACTION, LOOKAHEAD_MIN_S, LOOKAHEAD_RESTARTED_BACKWARDS,
+                       LOOKAHEAD_RESTARTED_MIN_S, MAX_EXTRA_BACKWARDS, _INTEROP,
                        _Limit, _Stop, _dtype, _from_user, _grad, _live_grads, _nested,
                        _np, _quiet)
 from .spec import format_site
@@ -489,7 +490,9 @@ def _discover_backward(r, tape, loss, grads, n) -> None:
     Nesting shows only once the outer update has happened, so the run goes on past the first backward of the
     next iteration as first classified (a *provisional* stop, whose state is kept) until nesting is seen or
     :data:`LOOKAHEAD_BACKWARDS` backwards (or :data:`LOOKAHEAD_FRACTION` of the run's time so far, at least
-    :data:`LOOKAHEAD_MIN_S`) have passed; :func:`finish_discovery` then cuts the run's record back to the first
+    :data:`LOOKAHEAD_MIN_S`) have passed (:data:`LOOKAHEAD_RESTARTED_BACKWARDS`, at least
+    :data:`LOOKAHEAD_RESTARTED_MIN_S`, while every update seen was of a solve the script restarted:
+    :func:`defects4warp.capture.iteration.restarted_alone`); :func:`finish_discovery` then cuts the run's record back to the first
     backward of iteration K+1. Raises :class:`_Stop` to end the run (or :data:`MAX_EXTRA_BACKWARDS` into the
     modelled iteration)."""
     st = r.trace
@@ -581,18 +584,30 @@ def _stop_when_seen_enough(r, mark, loss, grads, n, tape, seed_labels, K):
     if first_next is not None:
         t0 = r.look_t0 if r.look_t0 is not None else time.perf_counter()
         spent = time.perf_counter() - t0
-        budget = max(LOOKAHEAD_MIN_S, LOOKAHEAD_FRACTION * (t0 - r.t0))
-        if r.nested or n - first_next["n"] >= LOOKAHEAD_BACKWARDS or spent > budget:
-            if not r.nested and n - first_next["n"] < LOOKAHEAD_BACKWARDS:
+        count, floor = LOOKAHEAD_BACKWARDS, LOOKAHEAD_MIN_S
+        if not r.nested and (n - first_next["n"] >= count or spent > floor):
+            if r.restarted is None and r.trace is not None:  # read once, where the usual bound ends the look
+                r.restarted = restarted_alone(r.marks, r.site_resets(r.trace.events))
+            if r.restarted:  # only restarted solves so far: their outer update is still to come
+                count, floor = LOOKAHEAD_RESTARTED_BACKWARDS, LOOKAHEAD_RESTARTED_MIN_S
+        budget = max(floor, LOOKAHEAD_FRACTION * (t0 - r.t0))
+        if r.nested or n - first_next["n"] >= count or spent > budget:
+            if not r.nested and n - first_next["n"] < count:
                 r.look_cut = {"backwards": n - first_next["n"], "seconds": round(spent, 2)}
             r.stopped = "next iteration's backward"
             raise _Stop()
-    elif r.k is not None and n > r.k + MAX_EXTRA_BACKWARDS + sum(
+    elif r.k is not None and _start_of(r, K) is not None and n > _start_of(r, K) + MAX_EXTRA_BACKWARDS + sum(
             1 for m in r.marks if m["iteration"] == K and (m["why"] or "").startswith("an inner solve")):
         _keep_stop_state(r, mark, loss, grads, n, tape, seed_labels)
         r.cut_at = n
         r.stopped = "next iteration's backward"
         raise _Stop()
+
+
+def _start_of(r, K) -> int | None:
+    """The first backward of iteration ``K`` as the marks are classified now (an inner solve found later moves it
+    past the provisional start ``r.k``); None when no mark is in iteration ``K`` (any more: it is still to come)."""
+    return next((m["n"] for m in r.marks if m["iteration"] == K), None)
 
 
 def _site_key(r, st, lab):
@@ -645,6 +660,8 @@ def finish_discovery(r) -> None:
     the params' values at the start of iteration K when the classification moved it."""
     K = r.cap.iteration
     first_next = next((m for m in r.marks if m["iteration"] == K + 1), None)
+    if first_next is not None and any(m["iteration"] >= K + 2 for m in r.marks):
+        r.per_next = sum(1 for m in r.marks if m["iteration"] == K + 1)  # the look saw iteration K+1 whole
     cut = first_next["n"] if first_next is not None else r.cut_at
     if cut is not None:
         keep = r.stop_state.get(cut)

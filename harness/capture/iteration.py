@@ -656,3 +656,27 @@ def nested_sites(marks, resets) -> set:
                     out.add(S)
         seen |= here
     return out
+
+
+def restarted_alone(marks, resets) -> bool:
+    """Whether every allocation site updated so far was started afresh after its first update and no site was
+    updated without that: the updates seen are all steps of solves the script restarts (an inner settle, an
+    adjoint solve), and the outer update that would make them nested (:func:`nested_sites`) is still to come.
+
+    Parameters
+    ----------
+    marks : list of dict
+        The discovery run's backward marks in order (``{"seq", "updated_sites"}``).
+    resets : dict
+        ``{(file, line): [seq, ...]}``, as for :func:`nested_sites`.
+
+    Returns
+    -------
+    bool
+        False when no site was updated.
+    """
+    first = {}
+    for m in marks:
+        for S in m.get("updated_sites") or ():
+            first.setdefault(S, m["seq"])
+    return bool(first) and all(any(q > at for q in resets.get(S, ())) for S, at in first.items())

@@ -68,6 +68,17 @@ LOOKAHEAD_FRACTION = 0.5
 LOOKAHEAD_MIN_S = 10.0
 
 
+#: Bounds of the look ahead while every array updated so far was started afresh after its updates and no other
+#: array was updated (:func:`defects4warp.capture.iteration.restarted_alone`): the look so far has seen only an
+#: inner solve (one per outer iteration, or two: a state and an adjoint solve), whose outer update is still to
+#: come. A training loop never restarts its params, so it never pays for these. Measured 2026-12-05: an
+#: identification script with two 150-step settles per outer iteration (301 backwards) took each settle's
+#: iterate for the params under the 256-backward bound. One settle per iteration longer than the usual bound
+#: shows no restart before the outer update and is still taken for the optimisation iteration.
+LOOKAHEAD_RESTARTED_BACKWARDS = 4096
+LOOKAHEAD_RESTARTED_MIN_S = 60.0
+
+
 #: User frames above the allocating one kept per allocation site in the discovery run, to name a param made by a
 #: helper after the variable its caller assigns (a helper of a helper is two).
 CALLER_DEPTH = 3
@@ -211,6 +222,8 @@ class _Run:
         self.stop_state = {}  # discovery: backward n -> state at a provisional first backward of iteration K+1
         self.look_t0 = None  # discovery: when the look past the first provisional stop began
         self.look_cut = None  # discovery: backwards looked past it when the time bound (not the count) ended it
+        self.restarted = None  # discovery: restarted_alone() where the usual look-ahead bound was reached
+        self.per_next = None  # discovery: backwards of iteration K+1, when the look saw iteration K+2 begin
         self.script_inits = 0  # discovery: the script's own wp.init() calls
         self.t0 = time.perf_counter()
         self.cut_at = None  # discovery: the backward where the run's record ends (set when no iteration K+1)

@@ -2,7 +2,8 @@
 the solve's iterate updated by a kernel). --shape per_step: the inner solve runs at every step of the outer
 rollout, between the outer tape's recordings; --shape before: it settles a displacement before the outer
 forward. --variant bug: the outer loss reads the inner solution, whose dependence on the params the outer
-tape does not see."""
+tape does not see. --inner: steps of each inner solve and --solves: solves per
+iteration (of --shape before; the last one's iterate is used)."""
 import argparse
 
 import numpy as np
@@ -70,6 +71,8 @@ def main():
     ap.add_argument("--shape", default="per_step")
     ap.add_argument("--variant", default="ok")
     ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--inner", type=int, default=4)
+    ap.add_argument("--solves", type=int, default=1)
     args = ap.parse_args()
     n, T, dt = 3, 3, 0.1
     target = wp.array(np.array([0.3, -0.2, 0.5], dtype=np.float32))
@@ -93,7 +96,8 @@ def main():
             wp.launch(sgd, dim=n, inputs=[v, v.grad, 0.05])
             tape.zero()
         else:
-            u = settle(th if args.variant == "bug" else f, 0.5)
+            for _ in range(args.solves):
+                u = settle(th if args.variant == "bug" else f, 0.5, args.inner)
             with tape:
                 wp.launch(scaled_misfit, dim=n, inputs=[th, u, target, loss])
             tape.backward(loss)
