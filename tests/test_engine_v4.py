@@ -315,3 +315,28 @@ def test_a_prior_gradient_cached_before_the_loop_is_read_as_stale_at_iteration_2
         assert d["classes"][0]["id"] == "stale_gradient_read" and d["classes"][0]["score"] > 0.9
         taped = [e for e in d["evidence"] if (e.get("data") or {}).get("id") == "taped_loss_not_objective"]
         assert all(e["data"]["counted"] is False for e in taped)
+
+
+def test_a_zero_adjoint_block_in_a_rounding_kernel_reads_as_a_staircase():
+    """A kernel whose launch check found an exactly-zero adjoint block (``zero``) while its differences move,
+    with round/floor/sign/int counted in it, is a staircase on a gradient the program check finds right;
+    without the source finding in that kernel, or with the block not zero, it is not."""
+    from types import SimpleNamespace
+
+    kernels = [{"kernel": "heat", "ok": False, "worst": {"input": "duty", "output": "t", "signature": "zero"}},
+               {"kernel": "misfit", "ok": False, "worst": {"signature": "subtly_wrong"}},
+               {"kernel": "comfort", "ok": True, "worst": None}]
+    m = SimpleNamespace(doc={"launches": {"kernels": kernels}},
+                        src=SimpleNamespace(facts={"piecewise_scopes": ["heat", "misfit", "comfort"]}), evidence=[])
+    assert ref._zero_block_staircases(m) == ["heat"]
+    m.src.facts["piecewise_scopes"] = ["misfit"]
+    assert ref._zero_block_staircases(m) == []
+    m.src = None
+    assert ref._zero_block_staircases(m) == []
+    ev = ref._staircase_evidence(m, ["heat"])
+    assert [e.id for e in ev] == ["launch_staircase", "launch_staircase:piecewise_source"]
+    assert ev[0].data == {"kernels": ["heat"]} and m.evidence[0]["data"] == {"kernels": ["heat"]}
+    t = ref.load_table()
+    # with the pair, piecewise_constant (0.6 + 0.6) outweighs a kink's 0.8 on the same no_bug verdict
+    assert t.rows["launch_staircase"]["piecewise_constant"] + t.rows["launch_staircase:piecewise_source"][
+        "piecewise_constant"] > t.rows["sweep_artefact:kink_nearby"]["nonsmooth_tie"]

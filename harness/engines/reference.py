@@ -356,8 +356,33 @@ def _bug(m: _Measured):
     return None
 
 
+def _zero_block_staircases(m: _Measured) -> list:
+    """Kernels whose per-launch check found an adjoint block exactly zero where the launch's central differences
+    move (the ``zero`` signature), in a kernel where a counted source finding saw round/floor/sign/int
+    (``piecewise_scopes``), sorted. On a gradient the program-level check does not find wrong, that is a
+    staircase the launch check's step crossed: zero almost everywhere, the true derivative where measured
+    (the flat-and-moving reading of :func:`defects4warp.probes.launches.staircase_pairs`, whose base step
+    did not cross a level)."""
+    scopes = set(m.src.facts.get("piecewise_scopes", [])) if m.src is not None else set()
+    return sorted(k["kernel"] for k in (m.doc.get("launches") or {}).get("kernels", [])
+                  if k.get("ok") is False and (k.get("worst") or {}).get("signature") == "zero"
+                  and k.get("kernel") in scopes)
+
+
+def _staircase_evidence(m: _Measured, kernels: list) -> list:
+    """``launch_staircase`` and ``launch_staircase:piecewise_source`` for ``kernels``, with their sentence."""
+    m.evidence.append(_ev("launches", False, "kernel(s) " + ", ".join(kernels) + " flat in an input where "
+                          "measured (an autodiff block exactly zero) and not constant over a wider step, with "
+                          "round/floor/sign/int in the source: that part of the objective is piecewise constant, "
+                          "and its true gradient is zero", {"kernels": kernels}))
+    return [Evidence("launch_staircase", "launches", data={"kernels": kernels}),
+            Evidence("launch_staircase:piecewise_source", "source")]
+
+
 def _artefact(m: _Measured):
-    """Disagreements the step sweep reads as finite-difference artefacts, none confirmed: no bug."""
+    """Disagreements the step sweep reads as finite-difference artefacts, none confirmed: no bug (with the
+    staircase evidence of :func:`_zero_block_staircases` when a kernel on the path is one: a level crossed
+    near the point reads as a kink)."""
     if not (m.disagree and m.artefacts and not m.confirmed):
         return None
     readings = {}
@@ -371,6 +396,10 @@ def _artefact(m: _Measured):
         for c in m.table.classes_of(f"sweep_artefact:{v}")[:1]:
             by_kind.setdefault(c, v)
     ev = [Evidence(f"sweep_artefact:{v}", "sweep", strength=1.0 / len(by_kind)) for v in by_kind.values()]
+    piecewise = m.src is not None and "piecewise_constant_op" in m.src.facts.get("rules", [])
+    stair = (launches_probe.staircase_kernels(m.doc) if piecewise else []) or _zero_block_staircases(m)
+    if stair and "piecewise_constant" not in by_kind:
+        ev += _staircase_evidence(m, stair)
     return "no_bug", "agrees", ev + [Evidence("disagreement_is_artefact", "sweep")]
 
 
@@ -411,16 +440,11 @@ def _agrees(m: _Measured) -> tuple:
             ev.append(Evidence("flat_params:piecewise_source", "source"))
         m.evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for "
                               + ", ".join(flat) + ": the objective is locally flat in them", {"params": flat}))
-    stair = launches_probe.staircase_kernels(m.doc)
+    stair = launches_probe.staircase_kernels(m.doc) or _zero_block_staircases(m)
     if stair and piecewise and not ev[1:]:
-        # part of the path is a staircase: a kernel's output is flat in an input where measured (autodiff and
-        # central differences exactly zero) and moves over a wide step, and its source rounds or truncates
-        ev += [Evidence("launch_staircase", "launches", data={"kernels": stair}),
-               Evidence("launch_staircase:piecewise_source", "source")]
-        m.evidence.append(_ev("launches", False, "kernel(s) " + ", ".join(stair) + " flat in an input where "
-                              "measured (autodiff and central differences exactly zero) and not constant over a wide "
-                              "step, with round/floor/sign/int in the source: that part of the objective is piecewise "
-                              "constant, and its true gradient is zero", {"kernels": stair}))
+        # part of the path is a staircase: a kernel's output is flat in an input where measured (its autodiff
+        # block exactly zero) and moves over a wider step, and its source rounds or truncates
+        ev += _staircase_evidence(m, stair)
     for v in set(m.artefacts):
         ev.append(Evidence(f"sweep_artefact_minor:{v}", "sweep"))
     if m.det.get("stochastic") and m.det.get("seed_pinned"):
