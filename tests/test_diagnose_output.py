@@ -179,3 +179,16 @@ def test_the_printed_capture_says_the_iteration_its_backwards_and_the_checks(cap
     assert ("iterations checked (3 of the script's 30): 1 agrees (gradient vs central difference "
             "0.0001 relative); 2 agrees") in out
     assert "3 disagrees (gradient vs central difference 0.064 relative); diagnosed: iteration 3" in out
+
+
+def test_the_objective_line_says_what_its_value_sums():
+    """Several backwards of the iteration and a cached earlier backward are named beside the first array."""
+    from defects4warp.commands.diagnose import _objective_terms
+
+    assert _objective_terms({"objective_backwards": [3], "objective": {}}) == ""
+    assert _objective_terms({"objective_backwards": [1, 2], "objective": {}}) == " (the sum of the losses of backwards 1, 2)"
+    assert _objective_terms({"objective_backwards": [3], "objective": {"external_backwards": [1]}}) == (
+        " (the sum of the loss of this iteration's backward plus the loss of backward 1 of an earlier iteration "
+        "(its cached gradient is in the update))")
+    both = _objective_terms({"objective_backwards": [4, 5], "objective": {"external_backwards": [1]}})
+    assert both.startswith(" (the sum of the losses of backwards 4, 5 plus the loss of backward 1")

@@ -57,6 +57,7 @@ def print_capture(cap: dict, spec, assumed) -> None:
     ob = cap.get("objective") or {}
     where = ob.get("produced_at")
     console.print(escape(f"objective: {ob.get('description')}; value {ob.get('value'):.9g}"
+                         + _objective_terms(cap)
                          + (f"; produced by {ob.get('kernel')} launched at {where}" if where else "")))
     rr = cap.get("rerun_s")
     console.print(escape(f"tapes {cap.get('tapes')}, launches {cap.get('launches')} up to backward "
@@ -231,6 +232,21 @@ _KERNEL_AT = re.compile(r"\b(\w+) \(([\w.\-]+\.py:\d+)\)")
 #: The words harness/probes/source.py adds to a source finding not counted because the runtime
 #: trace observes the same taping behaviour.
 _OBSERVED = " (taping behaviour: the runtime trace observes it instead)"
+
+
+def _objective_terms(cap: dict) -> str:
+    """What the objective's value sums when it is more than the named array: the losses of several backwards of
+    the iteration, and those of backwards of earlier iterations whose gradient the update consumes (the capture
+    summary's ``objective_backwards`` and ``objective.external_backwards``); "" for one backward's loss."""
+    own = [int(n) for n in cap.get("objective_backwards") or []]
+    ext = [int(n) for n in (cap.get("objective") or {}).get("external_backwards") or []]
+    parts = []
+    if len(own) > 1:
+        parts.append("the losses of backwards " + ", ".join(map(str, own)))
+    if ext:
+        parts.append(("plus " if parts else "the loss of this iteration's backward plus ") + "the loss of backward "
+                     + ", ".join(map(str, ext)) + " of an earlier iteration (its cached gradient is in the update)")
+    return f" (the sum of {' '.join(parts)})" if parts else ""
 
 
 def evidence_lines(d: dict, engine_name: str = "reference") -> tuple:
