@@ -176,9 +176,28 @@ def test_the_printed_capture_says_the_iteration_its_backwards_and_the_checks(cap
     print_capture(cap, ScriptSpec(entry="train.py"), [])
     out = " ".join(capsys.readouterr().out.split())
     assert "(iteration 3: backward 5 to 6)" in out
-    assert ("iterations checked (3 of the script's 30): 1 agrees (gradient vs central difference "
-            "0.0001 relative); 2 agrees") in out
-    assert "3 disagrees (gradient vs central difference 0.064 relative); diagnosed: iteration 3" in out
+    assert ("iterations checked (3 of the script's 30; relative: |central difference - gradient.v| / the larger "
+            "of the two, along random directions v, the largest of the directions read): 1 agrees 0.0001; "
+            "2 agrees 0.01; 3 disagrees 0.064; diagnosed: iteration 3") in out
+
+
+def test_the_first_iteration_assumption_is_restated_when_another_iteration_is_diagnosed(capsys, tmp_path):
+    """resolve_target assumes iteration 1; when the look along the loop diagnoses iteration 2 the printed
+    assumptions do not also say the problem is the first iteration."""
+    from defects4warp.capture.targets import resolve_target
+    from defects4warp.commands.diagnose import FIRST_ITERATION_ASSUMED, _assumed_lines
+
+    (tmp_path / "train.py").write_text("print(1)\n")
+    _folder, _spec, assumed = resolve_target(str(tmp_path / "train.py"), (), None, None)
+    first = [a for a in assumed if a.startswith(FIRST_ITERATION_ASSUMED)]
+    assert len(first) == 1
+    assert _assumed_lines(assumed, 1, 1) == assumed
+    assert _assumed_lines(assumed, None, 1) == assumed
+    moved = _assumed_lines(assumed, 2, 1)
+    assert not any(a.startswith(FIRST_ITERATION_ASSUMED) for a in moved)
+    assert "the script's optimisation iteration 1 was modelled first and checked against later ones of its own loop " \
+           "(--iteration K for another)" in moved
+    assert len(moved) == len(assumed)
 
 
 def test_the_objective_line_says_what_its_value_sums():

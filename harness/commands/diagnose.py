@@ -39,14 +39,7 @@ def print_capture(cap: dict, spec, assumed) -> None:
             "what the update consumes"))
     its = cap.get("iterations") or {}
     if its.get("checked"):
-        loop = its.get("loop_iterations")
-        console.print(escape(
-            f"iterations checked ({len(its['checked'])} of the script's "
-            + ("" if its.get("loop_length_known", True) else "at least ") + f"{loop if loop else '?'}): " + "; ".join(
-                f"{r['iteration']} {r['status']}" + (f" (gradient vs central difference {r['rel']:.2g} relative)"
-                                                     if r.get("rel") is not None else "")
-                + (f" ({r['why']})" if r.get("why") else "") for r in its["checked"])
-            + f"; diagnosed: iteration {its.get('diagnosed')}"))
+        console.print(escape(iterations_line(its)))
     t = Table(title="params")
     for col in ("name", "allocated at", "dtype", "shape", "chosen by", ".grad used by the script"):
         t.add_column(col)
@@ -72,8 +65,48 @@ def print_capture(cap: dict, spec, assumed) -> None:
     for f in cap.get("findings") or []:
         console.print(escape(f"  [!] capture: {f.get('detail')}"))
     console.print("[bold]assumed[/bold]")
-    for a in list(assumed) + list(cap.get("assumptions") or []):
+    for a in _assumed_lines(assumed, its.get("diagnosed"), spec.iteration) + list(cap.get("assumptions") or []):
         console.print(escape(f"  - {a}"))
+
+
+#: Where each relative number of the look along the loop comes from, said once in its line (the evidence's
+#: ``relative error`` is another measure: ``||gradient - differences|| / ||differences||`` over the items a
+#: finite-difference check read, :func:`defects4warp.measure.compare.relative_error`).
+ITERATION_MEASURE = ("|central difference - gradient.v| / the larger of the two, along random directions v, "
+                     "the largest of the directions read")
+
+
+def iterations_line(its: dict) -> str:
+    """The summary line of the look along the script's loop: each checked iteration's status and relative
+    disagreement (:data:`ITERATION_MEASURE`: in [0, 2]; 1 when one side is zero, over 1 when the two have
+    opposite signs), and the iteration diagnosed.
+
+    ``its`` is the capture summary's ``iterations``: ``{"checked": [{"iteration", "status", "rel" (float or
+    None), "why" (optional)}], "loop_iterations": int or None, "loop_length_known": bool, "diagnosed": int}``
+    (:mod:`defects4warp.capture.screen`)."""
+    loop = its.get("loop_iterations")
+    return (f"iterations checked ({len(its['checked'])} of the script's "
+            + ("" if its.get("loop_length_known", True) else "at least ") + f"{loop if loop else '?'}; relative: "
+            + ITERATION_MEASURE + "): " + "; ".join(
+                f"{r['iteration']} {r['status']}" + (f" {r['rel']:.2g}" if r.get("rel") is not None else "")
+                + (f" ({r['why']})" if r.get("why") else "") for r in its["checked"])
+            + f"; diagnosed: iteration {its.get('diagnosed')}")
+
+
+#: The start of the assumption :func:`defects4warp.capture.targets.resolve_target` makes when no
+#: ``--iteration`` was given (tests/test_diagnose_output.py checks the two stay in step).
+FIRST_ITERATION_ASSUMED = "the problem is the script's first optimisation iteration"
+
+
+def _assumed_lines(assumed, diagnosed, asked) -> list:
+    """The target's assumptions, with the first-iteration one restated when the look along the loop
+    diagnosed another iteration (``diagnosed``, from the capture summary) than the one asked for
+    (``asked``, the spec's): the capture's own assumption that follows says why."""
+    if diagnosed in (None, asked):
+        return list(assumed)
+    return [f"the script's optimisation iteration {asked} was modelled first and checked against later ones of "
+            "its own loop (--iteration K for another)" if str(a).startswith(FIRST_ITERATION_ASSUMED) else a
+            for a in assumed]
 
 
 def not_a_param_lines(candidates) -> list:
