@@ -274,7 +274,8 @@ class _Measured:
     signature (:func:`signature_of`), whether it is direct (NaN/Inf, growth, iteration), the step sweep's
     confirmed and artefact items, the disagreeing and the agreeing comparisons, whether the
     disagreements count (:meth:`_counted`, which says so in ``evidence`` when a planned sweep is missing),
-    and the ablation's facts (``ablation``, {} when it did not run)."""
+    the ablation's facts (``ablation``, {} when it did not run) and whether a rounding is counted in the source
+    (``piecewise``: source rule ``piecewise_constant_op`` in code that ran)."""
 
     def __init__(self, doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table, ablation=None):
         self.doc, self.comps, self.sweeps, self.ref, self.fd_vs_ref = doc, comps, sweeps, ref, fd_vs_ref
@@ -289,6 +290,8 @@ class _Measured:
         self.disagree = [c for _, c in comps if c["signature"] not in ("agrees", "unresolved")]
         self.counted = self._counted()
         self.resolved_agree = [c for _, c in comps if c["signature"] == "agrees"]
+        # a rounding or truncation (round/floor/sign/int, source rule piecewise_constant_op) counted in code that ran
+        self.piecewise = src is not None and "piecewise_constant_op" in src.facts.get("rules", [])
 
     def _counted(self) -> bool:
         """Whether the disagreements count towards a bug."""
@@ -396,8 +399,7 @@ def _artefact(m: _Measured):
         for c in m.table.classes_of(f"sweep_artefact:{v}")[:1]:
             by_kind.setdefault(c, v)
     ev = [Evidence(f"sweep_artefact:{v}", "sweep", strength=1.0 / len(by_kind)) for v in by_kind.values()]
-    piecewise = m.src is not None and "piecewise_constant_op" in m.src.facts.get("rules", [])
-    stair = (launches_probe.staircase_kernels(m.doc) if piecewise else []) or _zero_block_staircases(m)
+    stair = (launches_probe.staircase_kernels(m.doc) if m.piecewise else []) or _zero_block_staircases(m)
     if stair and "piecewise_constant" not in by_kind:
         ev += _staircase_evidence(m, stair)
     return "no_bug", "agrees", ev + [Evidence("disagreement_is_artefact", "sweep")]
@@ -433,15 +435,14 @@ def _agrees(m: _Measured) -> tuple:
     ev = [Evidence("agrees", "fd")]
     flat = fd_probe.flat_params(m.doc)
     n_params = len(m.doc.get("protocol", {}).get("params", {})) or 1
-    piecewise = m.src is not None and "piecewise_constant_op" in m.src.facts.get("rules", [])
-    if flat and (piecewise or len(flat) == n_params):
+    if flat and (m.piecewise or len(flat) == n_params):
         ev.append(Evidence("flat_params", "fd", data={"params": flat}))
-        if piecewise:
+        if m.piecewise:
             ev.append(Evidence("flat_params:piecewise_source", "source"))
         m.evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for "
                               + ", ".join(flat) + ": the objective is locally flat in them", {"params": flat}))
     stair = launches_probe.staircase_kernels(m.doc) or _zero_block_staircases(m)
-    if stair and piecewise and not ev[1:]:
+    if stair and m.piecewise and not ev[1:]:
         # part of the path is a staircase: a kernel's output is flat in an input where measured (its autodiff
         # block exactly zero) and moves over a wider step, and its source rounds or truncates
         ev += _staircase_evidence(m, stair)
