@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..measure import compare
+from ..paths import is_program_file
 from . import probe
 from .context import finite_or_str
 from .fd import ad_values
@@ -73,8 +74,6 @@ def _line(fn) -> int:
 def _under(fn, root: Path) -> bool:
     """Whether Python function ``fn`` was written in a program file under ``root``
     (:func:`defects4warp.paths.is_program_file`: not in an installed package or environment there)."""
-    from ..paths import is_program_file
-
     try:
         return is_program_file(Path(inspect.getsourcefile(fn)).resolve(), root)
     except (TypeError, OSError):

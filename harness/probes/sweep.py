@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..measure import compare
+from ..paths import program_files
 from . import probe
 from .fd import ad_values
 
@@ -165,8 +166,6 @@ def _defines_custom_adjoint(folder: str) -> bool:
     """Whether a program file of ``folder`` (:func:`defects4warp.paths.program_files`: installed packages
     and environments beside it left out) mentions ``func_grad`` (a hand-written adjoint,
     ``@wp.func_grad``): the cheap test before the ablation probe is imported at all."""
-    from ..paths import program_files
-
     for path in program_files(folder):
         try:
             if "func_grad" in path.read_text(encoding="utf-8", errors="replace"):
