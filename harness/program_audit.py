@@ -20,7 +20,7 @@ else the release differential's bisection
 (:func:`defects4warp.engines.release.differential`, the engine's own) over the
 supported releases in between. For that interval it names the builtins and
 access patterns the program's launched kernels use (transitively through
-``@wp.func``s, :func:`defects4warp.probes.source.ran_functions`) whose
+``@wp.func``s, :func:`defects4warp.engines.assess.source.ran_functions`) whose
 measured adjoint changed state there (the builtins conformance data,
 ``harness/data/builtins``, :func:`defects4warp.builtins_page.changes`), the
 changelog entries of the releases in the interval
@@ -61,8 +61,8 @@ from .jsonio import _strict
 from .machine import describe
 from .paths import child_pythonpath, module
 from .engines import release as release_probe
-from .engines.release import access_patterns, is_warp_function
-from .probes.source import _norm_kernel, called_names, function_defs, ran_functions
+from .engines.assess.builtins import access_patterns, is_warp_function
+from .engines.assess.source import _norm_kernel, called_names, function_defs, ran_functions
 from .probes.worker import COMPILE_PATTERN
 from .program_audit_report import gradient_wrong, ticket_line
 
@@ -340,7 +340,7 @@ def prepared_releases() -> list:
 def used_names(folder, kernels) -> dict:
     """``{name: [functions using it]}``: the builtins a launched kernel (or a ``@wp.func`` it reaches)
     calls, and the access patterns of the conformance suite it uses
-    (:func:`defects4warp.engines.release.access_patterns`), found in the program's own files."""
+    (:func:`defects4warp.engines.assess.builtins.access_patterns`), found in the program's own files."""
     defs = function_defs(folder)
     names = {_norm_kernel(k) for k in kernels} | {str(k).split("__")[-1] for k in kernels}
     out = {}

@@ -1,4 +1,5 @@
-"""The ablation of hand-written adjoints (harness/probes/ablation.py) and the verdict rule that reads it.
+"""The ablation of hand-written adjoints (harness/probes/ablation.py, read by harness/engines/assess/ablation.py) and
+the verdict rule that reads it.
 
 Programs measured here are written for this test (none copied from the corpus): a straight-through
 estimator with L2 weight decay on the same weights (correct), a smooth function whose hand-written
@@ -15,8 +16,9 @@ import numpy as np
 import pytest
 
 from defects4warp.engines import reference
+from defects4warp.engines.assess import AssessContext, ablation as ablation_assess
 from defects4warp.evidence_table import load_table
-from defects4warp.probes import AssessContext, ablation
+from defects4warp.probes import ablation
 
 # -- programs -----------------------------------------------------------------------------------
 
@@ -84,7 +86,7 @@ def test_straight_through_with_weight_decay_reads_surrogate(measured):
     abl = rec["doc"]["ablation"]
     assert abl["status"] == "measured" and abl["restored"] == {"identical": True, "max_abs_diff": 0.0}
     assert [f["name"] for f in abl["functions"]] == ["binarize"]
-    facts = ablation.read(rec["doc"])
+    facts = ablation_assess.read(rec["doc"])
     assert facts["reading"] == "surrogate" and facts["items"]
     for it in facts["items"]:
         # without the adjoint: the decay term alone, which finite differences see; sign's own adjoint adds 0
@@ -102,7 +104,7 @@ def test_clamp_straight_through_reads_surrogate_where_only_saturated_weights_cha
     beyond them the clamp is flat and the adjoint a surrogate. Random directions mix both kinds of weight,
     so the reading is made per coordinate: every changed one is flat."""
     rec, diag = measured["clamp_ste_decay"]
-    facts = ablation.read(rec["doc"])
+    facts = ablation_assess.read(rec["doc"])
     c = facts["coordinates"]
     assert facts["reading"] == "surrogate"
     assert 0 < c["changed"] == c["changed_where_flat"] < c["n"] and c["changed_where_smooth"] == 0
@@ -112,7 +114,7 @@ def test_clamp_straight_through_reads_surrogate_where_only_saturated_weights_cha
 def test_smooth_function_with_doubled_adjoint_is_a_custom_adjoint_error(measured):
     """(b) softplus with a hand-written adjoint twice its derivative, plus decay: adjoint_not_derivative."""
     rec, diag = measured["soft_twice"]
-    facts = ablation.read(rec["doc"])
+    facts = ablation_assess.read(rec["doc"])
     assert facts["reading"] == "adjoint_not_derivative"
     for it in facts["items"]:
         assert it["native_agrees"] and it["native"] != it["zero"]
@@ -126,7 +128,7 @@ def test_straight_through_with_a_real_bug_elsewhere_stays_a_bug(measured):
     """(c) The straight-through estimator with the decay's intermediate array lacking requires_grad:
     without the adjoint the gradient still disagrees, so the ablation says nothing and the bug stands."""
     rec, diag = measured["ste_no_requires_grad"]
-    facts = ablation.read(rec["doc"])
+    facts = ablation_assess.read(rec["doc"])
     assert facts["reading"] == "elsewhere"
     assert not all(it["native_agrees"] for it in facts["items"])
     assert diag["verdict"] == "bug"
@@ -210,10 +212,10 @@ def test_functions_defined_anew_per_call(tmp_path, spelling):
     abl = rec["doc"]["ablation"]
     if spelling == "wp.func_grad":
         assert abl["status"] == "measured" and abl["restored"]["identical"]
-        assert ablation.read(rec["doc"])["reading"] == "surrogate"
+        assert ablation_assess.read(rec["doc"])["reading"] == "surrogate"
     else:
         assert abl["status"] == "not measured" and "defined the functions anew" in abl["reason"]
-        assert ablation.read(rec["doc"])["reading"] is None
+        assert ablation_assess.read(rec["doc"])["reading"] is None
 
 
 # -- the assessment half on synthetic documents -------------------------------------------------------
@@ -252,7 +254,7 @@ def _doc(native, zero, *, program=(5.0, -3.0), fd=(0.5, -0.3), restored=True, st
     ((0.5, -0.3), (0.5, -0.3), {"flat": 0}, None),                      # the adjoints change nothing
 ])
 def test_read_on_synthetic_documents(native, zero, kw, reading):
-    assert ablation.read(_doc(native, zero, **kw))["reading"] == reading
+    assert ablation_assess.read(_doc(native, zero, **kw))["reading"] == reading
 
 
 def test_coordinates_count_where_the_adjoint_changes_a_flat_or_a_smooth_function():
@@ -275,16 +277,17 @@ def test_coordinates_count_where_the_adjoint_changes_a_flat_or_a_smooth_function
     ({"point": "perturbed"}, "did not measure"),
 ])
 def test_read_refuses_what_it_cannot_vouch_for(kw, why):
-    r = ablation.read(_doc((0.5, -0.3), (0.5, -0.3), **kw))
+    r = ablation_assess.read(_doc((0.5, -0.3), (0.5, -0.3), **kw))
     assert r["reading"] is None and why in r["why"]
 
 
 def test_assess_is_silent_without_an_ablation_and_cites_only_a_wrong_adjoint():
-    assert ablation.assess({}, None).evidence == [] and ablation.assess({}, None).facts == {}
+    assert ablation_assess.assess({}, None).evidence == [] and ablation_assess.assess({}, None).facts == {}
     ctx = AssessContext(table=load_table())
     for smooth, cited in ((0, []), (1, ["ablation:adjoint_not_derivative"])):
-        ctx.assessed["ablation"] = ablation.assess(_doc((0.5, -0.3), (0.5, -0.3), flat=2 - smooth, smooth=smooth), ctx)
-        assert [e.id for e in ablation.bug_evidence({}, ctx).cited] == cited
+        doc = _doc((0.5, -0.3), (0.5, -0.3), flat=2 - smooth, smooth=smooth)
+        ctx.assessed["ablation"] = ablation_assess.assess(doc, ctx)
+        assert [e.id for e in ablation_assess.bug_evidence({}, ctx).cited] == cited
 
 
 class _Src:
@@ -296,7 +299,7 @@ def _measured(doc, rules=("custom_adjoint",)):
     sweeps = doc["sweep"]["items"]
     comps = [("finite differences", {"signature": "subtly_wrong"})]
     return reference._Measured(doc, comps, sweeps, {}, None, [], _Src(list(rules)), load_table(),
-                               ablation.read(doc))
+                               ablation_assess.read(doc))
 
 
 def test_verdict_rule_reads_the_ablation():

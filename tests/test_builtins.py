@@ -127,19 +127,19 @@ def test_lookup_returns_the_defective_overloads_of_the_release(data):
 
 
 def test_release_probe_reads_the_measured_data(data, tmp_path):
-    from defects4warp.engines import release
+    from defects4warp.engines.assess import builtins as builtins_assess
 
     (tmp_path / "problem.py").write_text(
         "import warp as wp\n\n"
         "@wp.func\ndef field(p: wp.vec3):\n    return wp.sign(p)\n\n"
         "@wp.kernel\ndef advect(x: wp.array(dtype=wp.vec3), y: wp.array(dtype=wp.vec3)):\n"
         "    i = wp.tid()\n    y[i] = field(x[i])\n    y[i].x += x[i].y\n")
-    a = release.builtin_findings(tmp_path, ["advect"], "1.12.1")
+    a = builtins_assess.builtin_findings(tmp_path, ["advect"], "1.12.1")
     assert [e["data"]["evidence"] for e in a.evidence] == ["builtin_adjoint_defect"]
     f = a.evidence[0]["finding"]
     assert "kernel code field uses wp.sign" in f and "sign(vec3f) wrong (relative error 2)" in f
-    assert release.builtin_findings(tmp_path, ["advect"], "1.19.0").evidence == []
-    assert release.builtin_findings(tmp_path, [], "1.12.1").evidence == []
+    assert builtins_assess.builtin_findings(tmp_path, ["advect"], "1.19.0").evidence == []
+    assert builtins_assess.builtin_findings(tmp_path, [], "1.12.1").evidence == []
 
 
 def test_audit_section_lists_the_changed_builtins(data):
@@ -151,7 +151,7 @@ def test_audit_section_lists_the_changed_builtins(data):
 
 
 def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
-    from defects4warp.engines import release
+    from defects4warp.engines.assess import builtins as builtins_assess
 
     (tmp_path / "problem.py").write_text(
         "import warp as wp\n\n@wp.kernel\ndef scale(p: wp.array(dtype=wp.vec3), s: wp.array(dtype=float)):\n"
@@ -163,7 +163,7 @@ def test_component_multiply_is_evidence_for_inplace_math(tmp_path):
 
     from defects4warp.evidence_table import evidence_classes
 
-    a = release.builtin_findings(tmp_path, ["scale"], "1.12.1", lookup=fake)
+    a = builtins_assess.builtin_findings(tmp_path, ["scale"], "1.12.1", lookup=fake)
     assert [e["data"]["evidence"] for e in a.evidence] == ["builtin_component_mul_defect"]
     assert evidence_classes("builtin_component_mul_defect") == ("inplace_math",)
     assert "the access pattern [component_mul]" in a.evidence[0]["finding"]

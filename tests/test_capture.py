@@ -498,7 +498,7 @@ def test_no_backward_within_time_limit(tmp_path):
 
 def test_source_evidence_only_from_the_files_the_script_ran(tmp_path):
     from defects4warp.capture.core import capture_problem
-    from defects4warp.probes.source import scan
+    from defects4warp.engines.assess.source import scan
 
     (tmp_path / "train.py").write_text((PROGRAMS / "script_assign" / "train.py").read_text())
     draw = "import numpy as np\n\n\ndef noise():\n    return np.random.normal(size=3)\n"

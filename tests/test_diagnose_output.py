@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_uncounted_findings_are_not_marked_like_counted_ones(monkeypatch, tmp_path):
     import defects4warp.engines.base as base
-    from defects4warp.probes import Assessment
+    from defects4warp.engines.assess import Assessment
 
-    a = Assessment()  # the entries exactly as harness/probes/source.py's assess() writes them
+    a = Assessment()  # the entries exactly as harness/engines/assess/source.py's assess() writes them
     a.add("source", False, "train.py:12: .grad read before backward() (not in code that ran during gradient())",
           {"rule": "grad_read_before_backward", "classes": ["stale_gradient_read"], "counted": False})
     a.add("source", False, "train.py:30: x *= 2 on an array", {"rule": "inplace_array_op",
@@ -90,10 +90,11 @@ def test_a_site_is_printed_as_written_not_as_an_emoji(capsys):
 
 
 def _overwrite_evidence():
-    """A trace finding of a write-after-read (its entry as harness/probes/trace.py's assessor makes it, classes
-    from the evidence table), the buffer swap behind it (not counted: the trace observes it) and an agreeing fd."""
-    from defects4warp.probes import Assessment
-    from defects4warp.probes.trace import assess
+    """A trace finding of a write-after-read (its entry as harness/engines/assess/trace.py's assessor makes it,
+    classes from the evidence table), the buffer swap behind it (not counted: the trace observes it) and an agreeing
+    fd."""
+    from defects4warp.engines.assess import Assessment
+    from defects4warp.engines.assess.trace import assess
 
     detail = ("state read by step (model.py:12) on tape T1 is written by a later recorded launch of step "
               "before backward")

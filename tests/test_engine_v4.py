@@ -89,7 +89,8 @@ def test_no_import_cycle(a, b):
 @pytest.mark.parametrize("module", ["defects4warp.runner", "defects4warp.store", "defects4warp.probes.worker", "defects4warp.measure.judge",
                                     "defects4warp.kernel_access", "defects4warp.evidence_table", "defects4warp.engines.release",
                                     "defects4warp.builtins_page", "defects4warp.preflight",
-                                    "defects4warp.probes", "defects4warp.engines.reference"])
+                                    "defects4warp.probes", "defects4warp.engines.reference",
+                                    "defects4warp.engines.assess.builtins"])
 def test_imports_alone(module):
     """Each module imports in a fresh interpreter by itself."""
     import subprocess
@@ -172,7 +173,7 @@ def test_fold_modes():
     """add creates a class, lift only raises candidates, late comes after the lifts."""
     from defects4warp.evidence_table import EvidenceTable
     from defects4warp.engines.evidence import fold, rank
-    from defects4warp.probes import Evidence
+    from defects4warp.engines.assess import Evidence
 
     t = EvidenceTable(rows={"a": {"x": 1.0}, "l": {"x": 0.5, "y": 0.5}, "z": {"y": 2.0}},
                       modes={"a": "add", "l": "lift", "z": "late"})

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from defects4warp.engines.base import refusal_of
-from defects4warp.engines.release import assess_differential
+from defects4warp.engines.assess.release import assess_differential
 from defects4warp.evidence_table import TABLE_PATH, EvidenceTableError, load_table, table_schema
 from defects4warp.program_audit import refusal
 from defects4warp.taxonomy import BUG_CLASSES, CLASSES

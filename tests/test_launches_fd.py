@@ -115,8 +115,8 @@ def test_the_float64_launch_is_checked_on_warp_1_9_1(tmp_path):
 
 
 def test_a_check_that_did_not_run_is_reported_uncounted_not_clean():
-    from defects4warp.probes import AssessContext
-    from defects4warp.probes.launches import assess, bug_evidence
+    from defects4warp.engines.assess import AssessContext
+    from defects4warp.engines.assess.launches import assess, bug_evidence
 
     skipped = {"kernel": "advance", "launches": 1, "ok": None, "worst": None,
                "skipped": "Jacobian failed: RuntimeError: Error launching kernel 'compute_fd_kernel'"}

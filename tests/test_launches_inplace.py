@@ -240,8 +240,8 @@ def test_repeatable_restores_and_compares_integer_arrays():
 
 
 def test_the_time_budget_reports_kernels_unchecked():
-    from defects4warp.probes import AssessContext
-    from defects4warp.probes.launches import assess, bug_evidence
+    from defects4warp.engines.assess import AssessContext
+    from defects4warp.engines.assess.launches import assess, bug_evidence
 
     x = wp.array(np.linspace(1.0, 2.0, 8), dtype=wp.float64, requires_grad=True)
     loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)

@@ -20,7 +20,8 @@ The layers (the code's own rooms; docs/engines.md, "Layers", says the same):
                 oracle, the builtins conformance suite
 ``program``     cases, stored results and where they run: case, history, store,
                 environments, isolation, executors
-``engines``     interpretation: engines, the evidence fold, the release differential
+``engines``     interpretation: engines, the probes' assessors (``engines/assess``), the
+                evidence fold, the release differential
 ``runs``        runner, validation, matrices, scoring, the engine preflight
 ``reports``     generated pages and reports
 ``commands``    the command line
@@ -218,7 +219,7 @@ def test_the_graph_is_read_from_every_import(edges):
     the tree: these edges exist, so an empty edge list cannot pass the tests below)."""
     got = {(a, b) for a, b, _ in edges}
     assert ("engines.reference", "engines.release") in got  # from . import release as release_probe
-    assert ("probes.trace", "evidence_table") in got  # function-local
+    assert ("probes.trace", "measure.trace") in got  # function-local
     assert ("rules.unit", "kernel_access") in got  # from ..kernel_access import ...
     assert ("cli", "commands._common") in got  # from .commands._common import ... (the verbs: cli.VERBS, by name)
     assert ("oracle.worker", "oracle.replay") in got  # function-local, inside the package
@@ -313,7 +314,8 @@ def test_the_worker_side_imports_only_the_standard_library_numpy_and_warp():
     assert bad == []
     # the reader sees a third-party import where there is one: the source assessor (parent side,
     # never loaded by the worker) needs packaging
-    assert "probes.source" not in seen and _module_level_imports(mods, "probes.source")[1] == {"packaging"}
+    assert "engines.assess.source" not in seen
+    assert _module_level_imports(mods, "engines.assess.source")[1] == {"packaging"}
 
 
 #: The house issue's size targets for harness/: a module a reader can hold, a function that fits a screen.

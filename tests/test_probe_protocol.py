@@ -1,4 +1,5 @@
-"""The probe protocol: the probe list written once (:data:`defects4warp.probes.CATALOGUE`)."""
+"""The probe protocol: the probe list written once (:data:`defects4warp.probes.CATALOGUE`), its measuring halves
+registered in :mod:`defects4warp.probes` and its interpretation halves in :mod:`defects4warp.engines.assess`."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 
 from defects4warp import probes
-from defects4warp.engines import reference, release
+from defects4warp.engines import assess, reference, release
 
 
 def test_the_engine_lists_are_the_catalogues():
@@ -23,14 +24,17 @@ def test_the_engine_lists_are_the_catalogues():
 
 @pytest.mark.parametrize("entry", probes.CATALOGUE, ids=lambda e: e.name)
 def test_catalogue_entry_is_registered(entry):
-    """Every measured catalogue entry is a registered probe, and an assessed one has an assessor."""
+    """Every measured catalogue entry is a registered probe, and an assessed one has an assessor (the module of
+    its name in :mod:`defects4warp.engines.assess`)."""
     probes.load()
+    assess.load()
     if entry.measured:
         assert probes.get(entry.name).name == entry.name
     else:
         assert entry.name not in probes.REGISTRY and entry.name not in probes.MODULES
     if entry.assessed is not None:
-        assert entry.name in probes.ASSESSORS, f"{entry.name} is assessed but registers no @assessor"
+        assert entry.name in assess.ASSESSORS, f"{entry.name} is assessed but registers no @assessor"
+        assert assess.ASSESSORS[entry.name].__module__ == f"{assess.__name__}.{entry.name}"
 
 
 def test_every_registered_probe_is_in_the_catalogue():
@@ -55,28 +59,28 @@ import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from defects4warp.evidence_table import load_table  # noqa: E402
-from defects4warp.probes import source  # noqa: E402,F401 - declares the source's citations
 
 probes.load()
+assess.load()  # every assessor declares its citations
 TABLE = load_table()
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ("1.19.0", "1.12.1")
-LABELS = sorted({label for by in probes.CITES.values() for label in by})
+LABELS = sorted({label for by in assess.CITES.values() for label in by})
 
 
-@pytest.mark.parametrize("party", sorted(probes.CITES))
+@pytest.mark.parametrize("party", sorted(assess.CITES))
 def test_check_declared_ids_exist_in_the_table(party):
     """Every id (or family ``prefix:*``) a party declares has a row in the evidence table."""
-    missing = [(label, p) for label, ids in probes.CITES[party].items() for p in ids
-               if not any(probes.id_matches(eid, p) for eid in TABLE.rows)]
+    missing = [(label, p) for label, ids in assess.CITES[party].items() for p in ids
+               if not any(assess.id_matches(eid, p) for eid in TABLE.rows)]
     assert not missing, f"{party} declares evidence the table has no row for: {missing}"
 
 
 @pytest.mark.parametrize("eid", sorted(TABLE.rows))
 def test_check_table_row_declared_by_exactly_one_party(eid):
     """Every evidence-table row is declared by exactly one citing party, under one probe."""
-    owners = [(party, label) for party, by in probes.CITES.items() for label, ids in by.items()
-              if any(probes.id_matches(eid, p) for p in ids)]
+    owners = [(party, label) for party, by in assess.CITES.items() for label, ids in by.items()
+              if any(assess.id_matches(eid, p) for p in ids)]
     assert len(owners) == 1, f"evidence table row {eid} is declared by {owners or 'no party'}"
 
 
@@ -113,7 +117,7 @@ def bundle_citations() -> dict:
 def test_check_bundle_citations_are_declared(label, bundle_citations):
     """Every id cited under probe ``label`` when the committed bundles are re-interpreted is one it declared."""
     cited = bundle_citations.get(label, {})
-    undeclared = {eid: n for eid, n in cited.items() if not probes.declared(eid, label)}
+    undeclared = {eid: n for eid, n in cited.items() if not assess.declared(eid, label)}
     assert not undeclared, f"probe {label} cites evidence it does not declare: {json.dumps(undeclared)}"
 
 
@@ -132,14 +136,14 @@ def test_check_assessor_takes_doc_and_context(name):
     empty context it says something or nothing, but never fails."""
     import inspect
 
-    fn = probes.ASSESSORS[name]
+    fn = assess.ASSESSORS[name]
     params = list(inspect.signature(fn).parameters.values())
     assert [p.name for p in params[:2]] == ["doc", "ctx"], f"{name}: {fn.__qualname__}{inspect.signature(fn)}"
     assert all(p.kind is p.KEYWORD_ONLY for p in params[2:]), f"{name}: knobs are keyword-only"
-    ctx = probes.AssessContext(table=TABLE)
+    ctx = assess.AssessContext(table=TABLE)
     for prev in probes.ASSESSED[: probes.ASSESSED.index(name)]:
-        ctx.assessed[prev] = probes.ASSESSORS[prev]({}, ctx)
-    assert isinstance(fn({}, ctx), probes.Assessment)
+        ctx.assessed[prev] = assess.ASSESSORS[prev]({}, ctx)
+    assert isinstance(fn({}, ctx), assess.Assessment)
 
 
 @pytest.mark.parametrize("half", reference.BUG_EVIDENCE, ids=lambda f: f.__name__)
@@ -150,9 +154,9 @@ def test_check_bug_evidence_half_takes_doc_and_context(half):
 
     assert [p.name for p in inspect.signature(half).parameters.values()] == ["doc", "ctx"]
     for sig in reference.SIGNATURE_ROWS:
-        ctx = probes.AssessContext(table=TABLE, signature=sig)
+        ctx = assess.AssessContext(table=TABLE, signature=sig)
         for name in probes.ASSESSED:
-            ctx.assessed[name] = probes.ASSESSORS[name]({}, ctx)
+            ctx.assessed[name] = assess.ASSESSORS[name]({}, ctx)
         a = half({}, ctx)
-        assert isinstance(a, probes.Assessment)
-        assert all(probes.declared(e.id, e.probe) for e in a.cited), [e.id for e in a.cited]
+        assert isinstance(a, assess.Assessment)
+        assert all(assess.declared(e.id, e.probe) for e in a.cited), [e.id for e in a.cited]

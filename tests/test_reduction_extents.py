@@ -6,7 +6,7 @@ a hand-written adjoint multiplying by a scalar argument 20 is not a mean over 20
 import numpy as np
 import pytest
 
-from defects4warp.probes.fd import factor_evidence
+from defects4warp.engines.assess.fd import factor_evidence
 from defects4warp.probes.trace import element_counts
 
 

@@ -1,6 +1,9 @@
-"""The release probe on synthetic measurements and sources (no Warp run)."""
+"""The release probe on synthetic measurements and sources (no Warp run): the differential
+(harness/engines/release.py) and its assessments (harness/engines/assess/release.py, builtins.py)."""
 
 from defects4warp.engines import release
+from defects4warp.engines.assess.builtins import access_patterns, agreeing_kernels, builtin_findings, is_warp_function
+from defects4warp.engines.assess.release import assess_differential
 
 
 def doc(fd, ad, unc=0.0, sig="subtly_wrong"):
@@ -24,23 +27,23 @@ def test_differential_names_the_first_release_and_its_classes():
                                     "relative_change": 1.0}}}
     from defects4warp.evidence_table import evidence_classes
 
-    a = release.assess_differential(diff, copies=2)
+    a = assess_differential(diff, copies=2)
     assert [e.id for e in a.cited] == ["release_first_change:1.17.0"]
     assert evidence_classes("release_first_change:1.17.0") == ("copy_adjoint", "warp_adjoint_bug")
     assert "first release where it changes: 1.17.0" in a.evidence[0]["finding"]
     # no copy in the traced call: the copy-adjoint entry of 1.17.0 cannot explain it
-    assert [e.id for e in release.assess_differential(diff, copies=0).cited] == ["release_first_change:1.17.0:no_copies"]
+    assert [e.id for e in assess_differential(diff, copies=0).cited] == ["release_first_change:1.17.0:no_copies"]
     assert evidence_classes("release_first_change:1.17.0:no_copies") == ("warp_adjoint_bug",)
     # 1.15.0's entry is about copy adjoints and local struct field assignments: without a copy in the
     # traced call only the latter (Warp's own adjoint) can explain the change
-    assert [e.id for e in release.assess_differential(dict(diff, first_change="1.15.0"), copies=0).cited] == [
+    assert [e.id for e in assess_differential(dict(diff, first_change="1.15.0"), copies=0).cited] == [
         "release_first_change:1.15.0:no_copies"]
     assert evidence_classes("release_first_change:1.15.0:no_copies") == ("warp_adjoint_bug",)
-    assert [e.id for e in release.assess_differential(dict(diff, first_change="1.15.0"), copies=1).cited] == [
+    assert [e.id for e in assess_differential(dict(diff, first_change="1.15.0"), copies=1).cited] == [
         "release_first_change:1.15.0"]
-    assert [e.id for e in release.assess_differential(dict(diff, first_change=None)).cited] == ["release_changed"]
+    assert [e.id for e in assess_differential(dict(diff, first_change=None)).cited] == ["release_changed"]
     same = dict(diff, compared={"1.19.0": dict(diff["compared"]["1.19.0"], gradient_changed=False)})
-    assert release.assess_differential(same).cited == [] and release.assess_differential(same).evidence[0]["clean"]
+    assert assess_differential(same).cited == [] and assess_differential(same).evidence[0]["clean"]
 
 
 def _fake_lookup(release_, device, names):
@@ -55,12 +58,12 @@ def test_builtin_measured_defective_in_a_launched_kernel(tmp_path):
         "@wp.func\ndef field(p: wp.vec3):\n    return wp.curlnoise(wp.uint32(1), p)\n\n"
         "@wp.kernel\ndef advect(x: wp.array(dtype=wp.vec3)):\n    i = wp.tid()\n    x[i] = x[i] + field(x[i])\n\n"
         "@wp.kernel\ndef unused(x: wp.array(dtype=wp.vec3)):\n    i = wp.tid()\n    x[i] = wp.curlnoise(wp.uint32(1), x[i])\n")
-    a = release.builtin_findings(tmp_path, ["advect"], "1.13.0", lookup=_fake_lookup)
+    a = builtin_findings(tmp_path, ["advect"], "1.13.0", lookup=_fake_lookup)
     assert [e["data"]["evidence"] for e in a.evidence] == ["builtin_adjoint_defect"]
     assert "kernel code field uses wp.curlnoise" in a.evidence[0]["finding"]
     assert "curlnoise(uint32,vec3f,uint32,float32,float32) zero" in a.evidence[0]["finding"]
-    assert release.builtin_findings(tmp_path, ["advect"], "1.14.0", lookup=_fake_lookup).evidence == []
-    assert release.builtin_findings(tmp_path, [], "1.13.0", lookup=_fake_lookup).evidence == []
+    assert builtin_findings(tmp_path, ["advect"], "1.14.0", lookup=_fake_lookup).evidence == []
+    assert builtin_findings(tmp_path, [], "1.13.0", lookup=_fake_lookup).evidence == []
 
 
 
@@ -126,7 +129,7 @@ def test_differential_measures_as_many_calls_as_differed_and_compares_them(monke
     out = release.differential("x", "cpu", "small", "1.9.1", base_doc=base)
     assert seen == [3] and out["other"] == "1.19.0" and out["first_change"] is None
     assert out["repeated"] == {"calls": 3, "current": [1.0, 3.0, 6.0], "other": [1.0, 2.0, 3.0], "same": False}
-    a = release.assess_differential(out)
+    a = assess_differential(out)
     (e,) = a.evidence
     assert not e["clean"] and a.cited == []
     assert ("autodiff of gradient() call 1 is the same on Warp 1.9.1 and 1.19.0, but repeated calls are not: "
@@ -135,13 +138,13 @@ def test_differential_measures_as_many_calls_as_differed_and_compares_them(monke
     # the same growth on both releases: the same over the three calls
     base2 = _calls(doc([1.0, 2.0], [2.0, 4.0]), [5.0, 10.0, 15.0])
     out2 = release.differential("x", "cpu", "small", "1.9.1", base_doc=base2)
-    (e2,) = release.assess_differential(out2).evidence
+    (e2,) = assess_differential(out2).evidence
     assert e2["clean"] and "the same on Warp 1.9.1 and 1.19.0 over 3 gradient() calls" in e2["finding"]
     # identical calls on the release under test: one call on the other, and the claim is about call 1
     seen.clear()
     out3 = release.differential("x", "cpu", "small", "1.9.1", base_doc=_calls(doc([1.0, 2.0], [2.0, 4.0]), [5.0] * 3))
     assert seen == [1] and out3["repeated"] is None
-    (e3,) = release.assess_differential(out3).evidence
+    (e3,) = assess_differential(out3).evidence
     assert e3["clean"] and e3["finding"] == ("autodiff of gradient() call 1 is the same on Warp 1.9.1 and 1.19.0 "
                                              "(repeated calls are identical on 1.9.1, so only call 1 was compared)")
 
@@ -171,7 +174,7 @@ def test_a_gradient_wrong_on_both_releases_is_no_evidence_of_a_warp_fix():
     classes (1.13.0: written arrays' adjoints consumed) is still cited."""
     from defects4warp.evidence_table import evidence_classes, load_table
 
-    a = release.assess_differential(_diff_other_wrong(None), copies=0)
+    a = assess_differential(_diff_other_wrong(None), copies=0)
     (e,) = a.evidence
     assert a.cited == [] and not e["clean"]
     assert "changes between 1.0.2 and 1.12.1 (not every release in between could be measured)" in e["finding"]
@@ -180,13 +183,13 @@ def test_a_gradient_wrong_on_both_releases_is_no_evidence_of_a_warp_fix():
     assert evidence_classes("release_changed") == ("warp_adjoint_bug",)
     for first in ("1.14.0", "1.16.0", "1.17.0", "1.18.0", "1.19.0"):
         assert "warp_adjoint_bug" in load_table().weights(f"release_first_change:{first}")
-        assert release.assess_differential(_diff_other_wrong(first), copies=2).cited == []
-    assert [x.id for x in release.assess_differential(_diff_other_wrong("1.13.0"), copies=2).cited] == [
+        assert assess_differential(_diff_other_wrong(first), copies=2).cited == []
+    assert [x.id for x in assess_differential(_diff_other_wrong("1.13.0"), copies=2).cited] == [
         "release_first_change:1.13.0"]
     # the same change with the other release agreeing with FD is the Warp-defect evidence
     ok = _diff_other_wrong(None)
     ok["compared"]["1.19.0"]["b_agrees"] = True
-    assert [x.id for x in release.assess_differential(ok).cited] == ["release_changed"]
+    assert [x.id for x in assess_differential(ok).cited] == ["release_changed"]
 
 
 def _fake_releases(monkeypatch, grad_of):
@@ -226,7 +229,7 @@ def test_bisection_finds_the_release_that_agrees_not_an_earlier_wrong_change(mon
     out = release.differential("x", "cpu", "small", "1.0.2", base_doc=doc([1.0, 2.0], [0.0, 0.0], sig="zero"))
     assert out["first_change"] == "1.19.0" and out["bracket"] == ["1.18.0", "1.19.0"]
     assert out["bisected_against"] == "1.19.0"
-    assert [e.id for e in release.assess_differential(out, copies=0).cited] == ["release_first_change:1.19.0"]
+    assert [e.id for e in assess_differential(out, copies=0).cited] == ["release_first_change:1.19.0"]
 
 
 def test_a_change_among_old_releases_is_pinned(monkeypatch):
@@ -239,7 +242,7 @@ def test_a_change_among_old_releases_is_pinned(monkeypatch):
     out = release.differential("x", "cpu", "small", "1.0.2", base_doc=doc([1.0, 2.0], [0.0, 0.0], sig="zero"))
     assert out["first_change"] == "1.12.1" and out["bracket"] == ["1.11.1", "1.12.1"]
     assert "1.0.2" not in measured and "1.11.1" in measured
-    a = release.assess_differential(out)
+    a = assess_differential(out)
     assert [e.id for e in a.cited] == ["release_changed"]
     assert "first release where it changes: 1.12.1" in a.evidence[0]["finding"]
     assert release._adjacent("1.11.1", "1.12.1") and not release._adjacent("1.0.2", "1.12.1")
@@ -261,16 +264,16 @@ def test_a_gradient_wrong_on_both_ends_and_right_in_between_is_no_evidence_of_a_
     out = release.differential("x", "cpu", "small", "1.3.3", base_doc=doc([1.0, 2.0], [0.0, 0.0], sig="zero"))
     assert out["bisected_against"] == "1.3.3" and out["first_change"] == "1.4.2"
     assert out["compared"]["1.19.0"]["relative_change"] == 1.0
-    a = release.assess_differential(out)
+    a = assess_differential(out)
     assert a.cited == [] and "disagrees with finite differences on 1.19.0 too" in a.evidence[0]["finding"]
     # under test on 1.7.2 (component reassignment): 1.19.0 computes the same gradient, no release evidence
     out = release.differential("x", "cpu", "small", "1.7.2", base_doc=doc([1.0, 2.0], [4.0, 1.0]))
-    assert not out["compared"]["1.19.0"]["gradient_changed"] and release.assess_differential(out).cited == []
+    assert not out["compared"]["1.19.0"]["gradient_changed"] and assess_differential(out).cited == []
     # a taping bug wrong on every release, whose wrong gradient changes at 1.13.0: only 1.13.0's entry
     _fake_releases(monkeypatch, lambda rel: [0.5, 1.0] if Version(rel) < Version("1.13.0") else [2.0, 4.0])
     out = release.differential("x", "cpu", "small", "1.9.1", base_doc=doc([1.0, 2.0], [0.5, 1.0]))
     assert out["first_change"] == "1.13.0"
-    assert [e.id for e in release.assess_differential(out, copies=0).cited] == ["release_first_change:1.13.0:no_copies"]
+    assert [e.id for e in assess_differential(out, copies=0).cited] == ["release_first_change:1.13.0:no_copies"]
 
 
 def test_an_open_bracket_shares_the_evidence_among_its_releases():
@@ -280,17 +283,17 @@ def test_an_open_bracket_shares_the_evidence_among_its_releases():
             "bracket": ["1.16.0", "1.18.0"],
             "compared": {"1.19.0": {"objective_same": True, "gradient_changed": True, "b_agrees": True,
                                     "relative_change": 0.5}}}
-    a = release.assess_differential(diff, copies=0)
+    a = assess_differential(diff, copies=0)
     assert [(e.id, e.strength) for e in a.cited] == [("release_first_change:1.17.0:no_copies", 0.5),
                                                       ("release_first_change:1.18.0", 0.5)]
     assert "not every release in between could be measured" in a.evidence[0]["finding"]
     # an open bracket among releases without a changelog entry: release_changed in full
     old = dict(diff, bracket=["1.2.2", "1.5.1"])
-    assert [(e.id, e.strength) for e in release.assess_differential(old).cited] == [("release_changed", 1.0)]
+    assert [(e.id, e.strength) for e in assess_differential(old).cited] == [("release_changed", 1.0)]
     # wrong on both: only the taping entries keep their share
     both = dict(diff, bracket=["1.12.1", "1.14.0"],
                 compared={"1.19.0": dict(diff["compared"]["1.19.0"], b_agrees=False)})
-    assert [(e.id, e.strength) for e in release.assess_differential(both, copies=0).cited] == [
+    assert [(e.id, e.strength) for e in assess_differential(both, copies=0).cited] == [
         ("release_first_change:1.13.0:no_copies", 0.5)]
 
 
@@ -305,26 +308,26 @@ def test_access_patterns_tell_local_components_from_array_stores_and_struct_fiel
            "    v = wp.vec3()\n    v[1] = x[i]\n    v.z = x[i]\n    v.x += 1.0\n    y[i] = v\n"
            "    x[i] += 1.0\n    y[i].x = 2.0\n    s.a = 1.0\n    q = S()\n    q.mass = 2.0\n")
     node = ast.parse(src).body[0]
-    assert release.access_patterns(node) == {"[component_write]", "[local_attribute_write]", "[local_component_add]",
+    assert access_patterns(node) == {"[component_write]", "[local_attribute_write]", "[local_component_add]",
                                              "[local_component_write]", "[local_matrix_add]", "[local_matrix_write]",
                                              "[element_write_add]"}
     only_arrays = ast.parse("def k(x: wp.array(dtype=float)):\n    i = wp.tid()\n    x[i] = 1.0\n    x[i] = x[i] * 2.0\n")
-    assert release.access_patterns(only_arrays.body[0]) == set()
+    assert access_patterns(only_arrays.body[0]) == set()
     # an in-place add on an element of a user-defined vector type, a local copied from a local, a
     # conditional expression with a plain array load as a branch; a built-in element type is not custom
     src3 = ("def k(x: wp.array(dtype=vec9), y: wp.array(dtype=wp.vec3d), f: bool):\n    i = wp.tid()\n"
             "    x[i] += x[i]\n    y[i] -= y[i]\n    u = 1.0\n    w = u\n    z = x\n    y[i] = y[i] if f else y[i] * 2.0\n")
-    assert release.access_patterns(ast.parse(src3).body[0]) == {"[element_write_add]", "[vec9_element_add_twice]",
+    assert access_patterns(ast.parse(src3).body[0]) == {"[element_write_add]", "[vec9_element_add_twice]",
                                                                 "[local_alias]", "[ternary_load]"}
     # a name bound to an array parameter is a view of it; a vector parameter is passed by value (a local);
     # -= is an add
     src2 = ("def f(out: wp.array(dtype=float), v: wp.vec3, m: wp.mat22):\n    a = out\n    b = a\n"
             "    b[0] = 1.0\n    v[0] = 2.0\n    m[0, 1] -= 1.0\n    return v\n")
-    assert release.access_patterns(ast.parse(src2).body[0]) == {"[local_component_write]", "[local_matrix_add]"}
+    assert access_patterns(ast.parse(src2).body[0]) == {"[local_component_write]", "[local_matrix_add]"}
     # host code is not kernel code: only decorated functions are looked up
     host, kern = ast.parse("def host(t):\n    t[0] = 1.0\n\n@wp.kernel\ndef k(y: wp.array(dtype=float)):\n    pass\n"
                            "\n@wp.func_grad(f)\ndef g(x: float):\n    pass\n").body[0:2]
-    assert not release.is_warp_function(host) and release.is_warp_function(kern)
+    assert not is_warp_function(host) and is_warp_function(kern)
 
 
 def test_a_local_component_write_cites_the_release_where_it_has_no_adjoint(tmp_path):
@@ -334,13 +337,13 @@ def test_a_local_component_write_cites_the_release_where_it_has_no_adjoint(tmp_p
     (tmp_path / "problem.py").write_text(
         "import warp as wp\n\n@wp.kernel\ndef cov(w: wp.array(dtype=float), out: wp.array(dtype=wp.mat22)):\n"
         "    p = wp.tid()\n    c = wp.mat22()\n    for k in range(4):\n        c[0, 0] += w[p]\n    out[p] = c\n")
-    a = release.builtin_findings(tmp_path, ["cov"], "1.3.3")
+    a = builtin_findings(tmp_path, ["cov"], "1.3.3")
     (e,) = a.evidence
     assert e["data"]["builtin"] == "[local_matrix_add]" and e["data"]["evidence"] == "builtin_adjoint_defect"
     assert "[local_matrix_add](mat22f) zero" in e["finding"]
-    assert release.builtin_findings(tmp_path, ["cov"], "1.4.2").evidence == []
+    assert builtin_findings(tmp_path, ["cov"], "1.4.2").evidence == []
     # the kernel agrees with finite differences in isolation: the defect does not move its adjoint
-    (e,) = release.builtin_findings(tmp_path, ["cov"], "1.3.3", agreeing=["cov"]).evidence
+    (e,) = builtin_findings(tmp_path, ["cov"], "1.3.3", agreeing=["cov"]).evidence
     assert e["data"]["counted"] is False and "so it is not counted" in e["finding"]
 
 
@@ -348,7 +351,7 @@ def test_agreeing_kernels_match_both_names_and_never_excuse_a_failing_namesake()
     recs = [{"kernel": "make__locals__inner", "ok": True}, {"kernel": "integrate", "ok": True},
             {"kernel": "step", "ok": False}, {"kernel": "other__step", "ok": True},
             {"kernel": "spring", "skipped": "budget"}]
-    assert release.agreeing_kernels(recs) == {"make__locals__inner", "inner", "integrate", "other__step"}
+    assert agreeing_kernels(recs) == {"make__locals__inner", "inner", "integrate", "other__step"}
 
 
 def test_a_module_level_option_counts_where_its_module_kernels_ran(tmp_path):
@@ -359,7 +362,7 @@ def test_a_module_level_option_counts_where_its_module_kernels_ran(tmp_path):
     enable_backward=True (unless, before 1.18, that kernel calls a function: the option then still
     reaches the function, canoe-sprint-stroke-profile's mechanism), and a `wp.config` assignment
     only above the file's first definition."""
-    from defects4warp.probes import source
+    from defects4warp.engines.assess import source
 
     (tmp_path / "boat.py").write_text(
         "import warp as wp\nimport hull\n\nwp.set_module_options({'enable_backward': False})\n\n"

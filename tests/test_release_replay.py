@@ -46,7 +46,7 @@ def test_the_1_13_entry_supports_replay_side_effect_in_both_tables():
 
 def test_the_1_13_entry_names_copy_adjoint_only_where_the_call_made_a_copy():
     from defects4warp.evidence_table import evidence_classes
-    from defects4warp.engines import release
+    from defects4warp.engines.assess import release
 
     assert "copy_adjoint" in evidence_classes("release_first_change:1.13.0")
     assert evidence_classes("release_first_change:1.13.0:no_copies") == (
@@ -61,7 +61,7 @@ def test_the_1_13_entry_names_copy_adjoint_only_where_the_call_made_a_copy():
 def test_a_copy_on_the_tape_with_a_change_at_1_13_ranks_copy_adjoint_first():
     from defects4warp.evidence_table import load_table
     from defects4warp.engines.evidence import fold, rank
-    from defects4warp.probes import Evidence
+    from defects4warp.engines.assess import Evidence
 
     table = load_table()
     classes = ["overwrite", "double_count", "stale_gradient_read", "copy_adjoint", "replay_side_effect"]
@@ -76,7 +76,7 @@ def test_a_copy_on_the_tape_with_a_change_at_1_13_ranks_copy_adjoint_first():
 def test_a_counter_index_with_a_change_at_1_13_ranks_replay_side_effect_first():
     from defects4warp.evidence_table import load_table
     from defects4warp.engines.evidence import fold, rank
-    from defects4warp.probes import Evidence
+    from defects4warp.engines.assess import Evidence
 
     table = load_table()
     classes = ["overwrite", "double_count", "stale_gradient_read", "replay_side_effect", "dynamic_loop"]

@@ -615,7 +615,7 @@ def test_unparsable_file_is_skipped(tmp_path):
 
 
 def test_registry_tables_and_release_gates():
-    from defects4warp.probes import source as probe
+    from defects4warp.engines.assess import source as probe
 
     assert registry.classes_of() == {n: r.classes for n, r in registry.REGISTRY.items()}
     spec = registry.specificities()
@@ -826,7 +826,7 @@ def test_a_kernel_header_covered_at_import_did_not_run(tmp_path):
     """A finding on a kernel's decorator line (enable_backward=False) counts only if the kernel was launched
     during gradient(): Python covers the header whenever the module loads (Warp's example_spring_cage.py: an
     update kernel launched after the backward, outside the tape)."""
-    from defects4warp.probes import source as probe
+    from defects4warp.engines.assess import source as probe
 
     src = ("import warp as wp\n\n\n"
            "@wp.kernel(enable_backward=False)\n"
@@ -898,7 +898,7 @@ def test_a_host_write_after_read_names_the_call_as_written_and_the_read_nearest_
 def test_a_captured_script_s_kernels_are_not_matched_with_a_sibling_script_s(tmp_path):
     """Two scripts in one folder define a kernel of the same name; only the one that ran (the
     capture's files) says which helpers and hand-written adjoints ran."""
-    from defects4warp.probes.source import function_defs, ran_functions
+    from defects4warp.engines.assess.source import function_defs, ran_functions
 
     (tmp_path / "a.py").write_text("def fwd(x):\n    return soft(x)\n\ndef soft(x):\n    return x\n")
     (tmp_path / "b.py").write_text("def fwd(x):\n    return quant(x)\n\ndef quant(x):\n    return x\n")

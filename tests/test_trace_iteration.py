@@ -66,7 +66,8 @@ def test_the_trace_probe_counts_only_the_measured_iteration(monkeypatch, copies)
     from two on) covers the measured iteration: 1 tape at --iteration 3, where it said 3."""
     from types import SimpleNamespace
 
-    from defects4warp.probes import AssessContext
+    from defects4warp.engines.assess import AssessContext
+    from defects4warp.engines.assess import trace as trace_assess
     from defects4warp.probes import trace as trace_probe
 
     _, _, trace, _ = _traced("fixed", 3, copies)
@@ -74,7 +75,7 @@ def test_the_trace_probe_counts_only_the_measured_iteration(monkeypatch, copies)
     out = trace_probe.measure(ctx)
     assert out["summary"]["backward"] == 1 and out["summary"]["backward_tapes"] == 1
     assert out["findings"] == []
-    a = trace_probe.bug_evidence({"trace": out}, AssessContext())
+    a = trace_assess.bug_evidence({"trace": out}, AssessContext())
     assert a.cited == [] and a.evidence == []
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import warp as wp
 
 from ..measure import trace as _trace
+from ..paths import is_program_file
 from .hooks import _install
 from .runstate import (DEFAULT_TIMEOUT_S, MAX_SEED_POINTS, _Limit, _Run, _Stop, _Timeout, _at, _np, _ordinal, _quiet,
                        _tb_site, _user_frame)
@@ -234,8 +235,6 @@ class CapturedProblem:
         is then as in a fresh run; their kernels are found in the kernel cache), and those of every folder
         captured before in this process, so that a script importing ``model`` does not get another
         variant's ``model`` (two captures in one process: tests, a survey over a corpus)."""
-        from ..paths import is_program_file
-
         _FOLDERS.add(self.folder)
         # is_program_file needs the file under the folder: a prefix test of the absolute paths rules out the few
         # hundred other modules (Warp's, NumPy's, this package's) first; calling it on each of them took about

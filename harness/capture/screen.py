@@ -151,11 +151,11 @@ def check_iteration(problem, seed: int = 0, *, directions: int = 1) -> dict:
     smooth = _smooth(d1, d2, f0)
     rels = [abs(d - t) / max(abs(d), abs(t)) if max(abs(d), abs(t)) > 0 else 0.0 for d, t in zip(halves, dots)]
     # a further direction along which the two steps differ (truncation where g.s nearly cancels) is not read
-    read = [(d, t) for i, (d, t) in enumerate(zip(halves, dots)) if i == 0 or _smooth(fulls[i], d, f0)]
+    kept = [i for i in range(len(halves)) if i == 0 or _smooth(fulls[i], halves[i], f0)]
+    read = [(halves[i], dots[i]) for i in kept]
     out["rel"] = rels[0]
     if directions > 1:
-        out.update(directions=len(halves), rels=rels, read=len(read),
-                   rel=max(r for i, r in enumerate(rels) if i == 0 or _smooth(fulls[i], halves[i], f0)))
+        out.update(directions=len(halves), rels=rels, read=len(read), rel=max(rels[i] for i in kept))
     if not smooth:
         out["status"] = "unresolved"
     elif any(_disagrees(d, t, f0) for d, t in read):

@@ -20,7 +20,7 @@ import time
 
 from .. import __version__, rules
 from ..measure.judge import signature_of
-from ..probes.tracker import TRACKER_STAGES
+from .assess.tracker import TRACKER_STAGES
 from ..taxonomy import BUG_CLASSES
 from .base import WorkerEngine
 from .base import ev as _ev

@@ -2,7 +2,7 @@
 
 The declared table (``harness/engines/evidence_table.yaml``, read and checked
 by :mod:`defects4warp.evidence_table`) maps every evidence id a probe can cite
-(:class:`defects4warp.probes.Evidence`) to class weights, one row per
+(:class:`defects4warp.engines.assess.Evidence`) to class weights, one row per
 (evidence id, class), with a ``mode`` saying how it is folded (below).
 
 Modes, in the order :func:`fold` applies them (the order engine v3 added its
@@ -55,7 +55,7 @@ def fold(evidence: list, table: EvidenceTable, allowed: list, *, restrict: set |
 
     Parameters
     ----------
-    evidence : list[defects4warp.probes.Evidence]
+    evidence : list[defects4warp.engines.assess.Evidence]
     table : EvidenceTable
     allowed : list[str]
         Classes the taxonomy allows under the measured signature (the ``*`` class of a row).

@@ -9,7 +9,7 @@ What a Warp user would run by hand on a program whose gradient they doubt:
 * the overwrite tracker, ``wp.config.verify_autograd_array_access = True``
   during the run (:mod:`defects4warp.probes.tracker`; warnings raised while the
   program loads, evaluates its objective or computes its first gradient
-  count, :data:`defects4warp.probes.tracker.TRACKER_STAGES`).
+  count, :data:`defects4warp.engines.assess.tracker.TRACKER_STAGES`).
 
 Detection only: verdict ``bug`` when a checked tape fails gradcheck or the
 tracker warns; ``no_bug`` when at least one tape with kernel launches was
@@ -24,7 +24,7 @@ accuracy is 0 by construction; compare detection and false-positive rates).
 from __future__ import annotations
 
 from .. import __version__
-from ..probes.tracker import TRACKER_STAGES
+from .assess.tracker import TRACKER_STAGES
 from .base import WorkerEngine
 from .base import ev as _ev
 
@@ -38,7 +38,7 @@ def judge_gradcheck(doc: dict, stages: tuple | None = None) -> dict:
         Worker document with the ``gradcheck`` and ``tracker`` probes' data.
     stages : tuple[str], optional
         Tracker stages whose warnings count (default
-        :data:`defects4warp.probes.tracker.TRACKER_STAGES`).
+        :data:`defects4warp.engines.assess.tracker.TRACKER_STAGES`).
 
     Returns
     -------

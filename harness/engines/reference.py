@@ -24,7 +24,7 @@ an explicit probe list (:data:`PROBES`; each probe is a module of
    build or run the program; ``error`` when it could not be measured.
 2. the **signature** of the error (:func:`defects4warp.measure.judge.signature_of`);
 3. ranked **classes**: each probe cites structured evidence
-   (:class:`defects4warp.probes.Evidence`: an id, the probe, the measured fields,
+   (:class:`defects4warp.engines.assess.Evidence`: an id, the probe, the measured fields,
    a sentence) and ONE declared table, ``harness/engines/evidence_table.yaml``
    (:mod:`defects4warp.engines.evidence`), says which classes each evidence id
    supports and by how much; the classes are a fold of the cited evidence
@@ -52,17 +52,17 @@ from __future__ import annotations
 from .. import __version__
 from ..evidence_table import EvidenceTable, load_table
 from ..measure.judge import signature_of
-from ..probes import ASSESSED, ASSESSORS, ENGINE_PROBES, AssessContext, Assessment, Evidence, declare_cites
-from ..probes import load as _load_probes
-from ..probes import source as _source  # noqa: F401 - registers the source's assessor
-from ..probes import ablation as ablation_probe
-from ..probes import fd as fd_probe
-from ..probes import launches as launches_probe
-from ..probes.fd import factor_evidence
-from ..probes import trace as trace_probe
-from ..probes import tracker as tracker_probe
+from ..probes import ASSESSED, ENGINE_PROBES
 from ..taxonomy import BUG_CLASSES, CLASSES
 from ..provenance import digests, merge
+from .assess import ASSESSORS, AssessContext, Assessment, Evidence, declare_cites
+from .assess import load as _load_assessors
+from .assess import ablation as ablation_assess
+from .assess import fd as fd_assess
+from .assess import launches as launches_assess
+from .assess import trace as trace_assess
+from .assess import tracker as tracker_assess
+from .assess.fd import factor_evidence
 from .base import WorkerEngine, ev as _ev
 from . import release as release_probe
 from .evidence import explain, fold, fold_nobug, rank
@@ -141,12 +141,12 @@ def interpret(doc: dict, findings=None, *, path=None, differential: dict | None 
     dict
         ``verdict``, ``classes``, ``signature``, ``evidence`` as in
         :mod:`defects4warp.engines.base`, plus ``cited`` (the structured evidence
-        folded, :class:`defects4warp.probes.Evidence` as dicts) and ``explanation``
+        folded, :class:`defects4warp.engines.assess.Evidence` as dicts) and ``explanation``
         (per top class: the evidence that raised it and the table's evidence
         for it that was not measured).
     """
     table = table or load_table()
-    _load_probes()
+    _load_assessors()
     ctx = AssessContext(table=table, warp_version=doc.get("warp_version"), path=path, findings=findings,
                         differential=differential)
     # what each probe's data says, in words and as facts (the assessors, in the catalogue's order)
@@ -219,7 +219,7 @@ def flat_forward(record: dict) -> bool:
 def _verdict(doc, comps, sweeps, ref, fd_vs_ref, evidence, src, table, *, ablation=None) -> tuple:
     """The verdict from measurement only, the signature, and (for a verdict other
     than bug) the evidence of its classes. Appends its sentences to ``evidence``.
-    ``ablation``: the facts of the ablation's assessment (:func:`defects4warp.probes.ablation.read`;
+    ``ablation``: the facts of the ablation's assessment (:func:`defects4warp.engines.assess.ablation.read`;
     None or {} when it did not run).
 
     The rules are tried in order, the first that applies decides: the gates of
@@ -332,7 +332,7 @@ def _surrogate_on_flat_forward(m: _Measured):
 
 
 def _surrogate_ablated(m: _Measured):
-    """The ablation of the hand-written adjoints (:func:`defects4warp.probes.ablation.read`) reads every
+    """The ablation of the hand-written adjoints (:func:`defects4warp.engines.assess.ablation.read`) reads every
     confirmed disagreement as their surrogate over a forward that is flat where evaluated: without them
     the gradient agrees with finite differences there, and they change it only on coordinates where
     removing them equals stopping them (the function's own derivative is zero there). No
@@ -399,7 +399,7 @@ def _artefact(m: _Measured):
         for c in m.table.classes_of(f"sweep_artefact:{v}")[:1]:
             by_kind.setdefault(c, v)
     ev = [Evidence(f"sweep_artefact:{v}", "sweep", strength=1.0 / len(by_kind)) for v in by_kind.values()]
-    stair = (launches_probe.staircase_kernels(m.doc) if m.piecewise else []) or _zero_block_staircases(m)
+    stair = (launches_assess.staircase_kernels(m.doc) if m.piecewise else []) or _zero_block_staircases(m)
     if stair and "piecewise_constant" not in by_kind:
         ev += _staircase_evidence(m, stair)
     return "no_bug", "agrees", ev + [Evidence("disagreement_is_artefact", "sweep")]
@@ -433,7 +433,7 @@ def _agrees(m: _Measured) -> tuple:
         m.evidence.append(_ev("sweep", True, "disagreements did not survive the step sweep (unresolved at the base "
                               "step): not counted", None))
     ev = [Evidence("agrees", "fd")]
-    flat = fd_probe.flat_params(m.doc)
+    flat = fd_assess.flat_params(m.doc)
     n_params = len(m.doc.get("protocol", {}).get("params", {})) or 1
     if flat and (m.piecewise or len(flat) == n_params):
         ev.append(Evidence("flat_params", "fd", data={"params": flat}))
@@ -441,7 +441,7 @@ def _agrees(m: _Measured) -> tuple:
             ev.append(Evidence("flat_params:piecewise_source", "source"))
         m.evidence.append(_ev("fd", False, "gradient and finite differences are both exactly zero for "
                               + ", ".join(flat) + ": the objective is locally flat in them", {"params": flat}))
-    stair = launches_probe.staircase_kernels(m.doc) or _zero_block_staircases(m)
+    stair = launches_assess.staircase_kernels(m.doc) or _zero_block_staircases(m)
     if stair and m.piecewise and not ev[1:]:
         # part of the path is a staircase: a kernel's output is flat in an input where measured (its autodiff
         # block exactly zero) and moves over a wider step, and its source rounds or truncates
@@ -518,7 +518,7 @@ def _cached_gradient(doc: dict, ctx: AssessContext) -> Assessment:
     The capture's objective adds those backwards' losses at the current params (the function whose gradient
     the update takes the buffer for), so the taped loss of the iteration's own backward is one term of the
     objective, not another function: :data:`TAPED_LOSS_FINDINGS` are not cited then (``withdrawn``). The id is of
-    the ``trace:*`` family the trace's assessor declares (:func:`defects4warp.probes.declare_cites`)."""
+    the ``trace:*`` family the trace's assessor declares (:func:`defects4warp.engines.assess.declare_cites`)."""
     cap = doc.get("capture") or {}
     ext = [int(n) for n in ((cap.get("objective") or {}).get("external_backwards") or [])]
     first = cap.get("first_backward")
@@ -542,10 +542,10 @@ def _cached_gradient(doc: dict, ctx: AssessContext) -> Assessment:
 #: with a zero gradient, the trace, the source rules, the per-launch check, builtins, the release
 #: differential, the ablation of hand-written adjoints and a gradient cached from an earlier iteration (which
 #: withdraws the taped-loss comparison).
-BUG_EVIDENCE = (_signature_rows, _cited_by("determinism"), _cited_by("noise"), tracker_probe.bug_evidence,
-                _stochastic_pinned, fd_probe.factor_bug_evidence, _first_call_differs,
-                fd_probe.zero_params_bug_evidence, trace_probe.bug_evidence, _cited_by("source"),
-                launches_probe.bug_evidence, _cited_by("builtins"), _cited_by("release"), ablation_probe.bug_evidence,
+BUG_EVIDENCE = (_signature_rows, _cited_by("determinism"), _cited_by("noise"), tracker_assess.bug_evidence,
+                _stochastic_pinned, fd_assess.factor_bug_evidence, _first_call_differs,
+                fd_assess.zero_params_bug_evidence, trace_assess.bug_evidence, _cited_by("source"),
+                launches_assess.bug_evidence, _cited_by("builtins"), _cited_by("release"), ablation_assess.bug_evidence,
                 _cached_gradient)
 
 

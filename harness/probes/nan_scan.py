@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import AssessContext, Assessment, assessor, probe
+from . import probe
 
 
 @probe("nan_scan")
@@ -23,19 +23,3 @@ def measure(ctx) -> dict:
     ctx.doc["nan_scan"] = out
     ctx.save()
     return out
-
-
-@assessor("nan_scan")
-def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
-    """Evidence entries of the NaN scan: the params whose gradient holds NaN/inf
-    (and whether the objective is finite there), or a finite gradient."""
-    a = Assessment()
-    nan = doc.get("nan_scan", {})
-    if nan:
-        bad = nan.get("gradient_nonfinite") or {}
-        if bad:
-            a.add("nan_scan", False, "NaN/inf in the gradient of " + ", ".join(sorted(bad)) +
-                  (" while the objective is finite" if nan.get("objective_finite") else ""), bad)
-        else:
-            a.add("nan_scan", True, "gradient is finite", None)
-    return a

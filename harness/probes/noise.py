@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from . import AssessContext, Assessment, assessor, probe
+from . import probe
 
 
 @probe("noise", points=3, order=3, delta=0.1, ulp_floor=2.0)
@@ -76,14 +76,3 @@ def measure(ctx, *, points: int = 3, order: int = 3, delta: float = 0.1, ulp_flo
     ctx.doc["noise"] = out
     ctx.save()
     return out
-
-
-@assessor("noise")
-def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
-    """One evidence line: the noise level the FD resolution is built on."""
-    a = Assessment()
-    n = doc.get("noise")
-    if n:
-        a.add("noise", True, f"objective noise sigma_f = {n['sigma']:.3g} ({n['relative']:.2g} relative; "
-              f"ECnoise order {n['order']} from {n['points']} evaluations)", {k: n[k] for k in ("sigma", "ecnoise", "floor")})
-    return a

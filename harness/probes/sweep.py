@@ -24,7 +24,8 @@ import math
 import numpy as np
 
 from ..measure import compare
-from . import AssessContext, Assessment, assessor, probe
+from ..paths import program_files
+from . import probe
 from .fd import ad_values
 
 #: Small step factors (fractions of the base step), smallest first.
@@ -165,8 +166,6 @@ def _defines_custom_adjoint(folder: str) -> bool:
     """Whether a program file of ``folder`` (:func:`defects4warp.paths.program_files`: installed packages
     and environments beside it left out) mentions ``func_grad`` (a hand-written adjoint,
     ``@wp.func_grad``): the cheap test before the ablation probe is imported at all."""
-    from ..paths import program_files
-
     for path in program_files(folder):
         try:
             if "func_grad" in path.read_text(encoding="utf-8", errors="replace"):
@@ -174,25 +173,3 @@ def _defines_custom_adjoint(folder: str) -> bool:
         except OSError:
             continue
     return False
-
-
-@assessor("sweep")
-def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
-    """Evidence entries of the step sweep: one per swept item (at the given point,
-    and after ``train()`` where the train probe swept), and the disagreeing items
-    left unswept by the budget. Facts: ``sweeps`` (the swept items, those after
-    train() with ``point`` "after train()")."""
-    a = Assessment()
-    sweeps = list((doc.get("sweep") or {}).get("items", [])) + [dict(r, point="after train()") for r in
-                                                             (doc.get("train") or {}).get("sweep", [])]
-    for r in sweeps:
-        where = f"{r['param']}[{r['index']}]" if r.get("kind") == "coord" else "a random direction"
-        a.add("sweep", r["verdict"] != "confirmed",
-              f"step sweep at {where} ({r['point']} point): autodiff {r['autodiff']:.4g}, one-sided "
-              f"{r['forward'][0]:.4g} / {r['backward'][0]:.4g} at the smallest step, central "
-              + ", ".join(f"{c:.4g}" for c in r["central"]) + f": {r['verdict']}", r)
-    unswept = (doc.get("sweep") or {}).get("unswept", 0)
-    if unswept:
-        a.add("sweep", True, f"{unswept} further disagreeing item(s) not swept (budget): not counted", None)
-    a.facts["sweeps"] = sweeps
-    return a

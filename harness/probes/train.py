@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import AssessContext, Assessment, assessor, probe
+from . import probe
 from .fd import RESOLUTION_FACTOR, _public, compare_items, measure_items
 from .sweep import sweep_item
 
@@ -78,18 +78,3 @@ def measure(ctx, *, iterations: int = 3, coords: int = 0, dirs: int = 1, sweep_i
     ctx.doc["train"] = out
     ctx.save()
     return out
-
-
-@assessor("train")
-def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
-    """Evidence entry of the re-measurement after ``train()``: clean unless a
-    comparison there (elements or directions) disagrees."""
-    a = Assessment()
-    tr = doc.get("train")
-    if tr:
-        a.add("train", "comparison" not in tr or all(
-            (tr["comparison"].get(k) or {}).get("signature", "agrees") in ("agrees", "unresolved")
-            for k in ("elements", "directions")),
-            f"re-measured after {tr['iterations']} iterations of train() (params moved {tr.get('moved', 0):.3g} "
-            "relative)", None)
-    return a

@@ -31,7 +31,8 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .. import rules
+from ... import rules
+from ...paths import program_files
 from . import AssessContext, Assessment, assessor
 
 #: Source rules that only point at a class on some Warp releases, read from
@@ -123,8 +124,6 @@ def function_defs(path, files=None) -> dict:
     captured script's kernels are not matched with same-named functions of sibling scripts in its
     folder that never ran (default None: all)."""
     out = {}
-    from ..paths import program_files
-
     keep = None if files is None else {str(Path(f)) for f in files}
     for f in program_files(path):
         if keep is not None and os.path.relpath(f, path) not in keep and f.name not in keep:

@@ -1,0 +1,20 @@
+"""The train probe's assessment: the comparison after the program's own iterations (:mod:`defects4warp.probes.train` measures it)."""
+
+from __future__ import annotations
+
+from . import AssessContext, Assessment, assessor
+
+
+@assessor("train")
+def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
+    """Evidence entry of the re-measurement after ``train()``: clean unless a
+    comparison there (elements or directions) disagrees."""
+    a = Assessment()
+    tr = doc.get("train")
+    if tr:
+        a.add("train", "comparison" not in tr or all(
+            (tr["comparison"].get(k) or {}).get("signature", "agrees") in ("agrees", "unresolved")
+            for k in ("elements", "directions")),
+            f"re-measured after {tr['iterations']} iterations of train() (params moved {tr.get('moved', 0):.3g} "
+            "relative)", None)
+    return a
