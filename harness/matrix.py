@@ -8,7 +8,7 @@ truth that appeared or disappeared, bugs present on both releases whose
 measured gradient error changes size, engine verdicts or classes that change
 (judged right or wrong on both releases), overwrite-tracker warnings that
 appear, disappear or gain call sites, and cost that moved by more than the
-run-to-run noise. The page docs/upgrade-audit.md (:mod:`defects4warp.pages`)
+run-to-run noise. The page docs/upgrade-audit.md (:mod:`defects4warp.report.pages`)
 renders the same sections with the same titles and line formats
 (:data:`SECTIONS`, :func:`section_lines`).
 """
@@ -273,7 +273,7 @@ MIN_COST_CHANGE_S = 0.5
 ERROR_SIZE_FACTOR = 10.0
 
 #: Section titles of an upgrade audit, shared by ``defects4warp audit`` (:func:`audit_markdown`) and
-#: docs/upgrade-audit.md (:func:`defects4warp.pages.upgrade_audit.render_upgrade_audit`), so the two read alike.
+#: docs/upgrade-audit.md (:func:`defects4warp.report.pages.upgrade_audit.render_upgrade_audit`), so the two read alike.
 SECTIONS = {
     "truth_changes": "Ground truth that changes",
     "error_size_changes": "Bugs on both releases whose gradient error changes size",

@@ -301,7 +301,7 @@ def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: s
         Filled with ``{item index: measurement record}`` of every item an
         engine that measures apart (:func:`defects4warp.store.measures_apart`)
         measured or reused from the store (the committed measurement bundles
-        of :mod:`defects4warp.engine_matrix` are made from it).
+        of :mod:`defects4warp.report.engine_matrix` are made from it).
     started : float, optional
         When the run's work began, a :func:`time.perf_counter` reading (default: now), so
         ``summary["wall_s"]`` counts work done before this call for it (an engine's preflight,

@@ -2,12 +2,16 @@
 
 Every import statement of every module under ``harness/`` counts, at any depth
 of the file (a function-local import is an edge like any other), with relative
-imports resolved. Modules are grouped into top-level units (``defects4warp.X``:
-a subpackage or a top-level module; ``__init__`` is the package itself), and
-each unit sits in one layer of :data:`LAYERS`, lowest first. A unit may import
-units of its own layer or of lower ones; an edge into a higher layer fails, and
-so does any cycle between units (also inside one layer). A new top-level
-module must be given a layer here.
+imports resolved. Modules are grouped into units: a top-level module or
+subpackage (``defects4warp.X``; ``__init__`` is the package itself), except in
+the rooms of :data:`ROOMS` (``corpus``, ``run``, ``report``: folders that group
+modules by what they are about), where each module or subpackage is a unit of
+its own (``report.html``, ``report.pages``; the room's ``__init__``, a
+docstring, is the unit ``report``). Each unit sits in one layer of
+:data:`LAYERS`, lowest first. A unit may import units of its own layer or of
+lower ones; an edge into a higher layer fails, and so does any cycle between
+units (also inside one layer or one room). A new module at the top or in a
+room must be given a layer here.
 
 The layers (the code's own rooms; docs/engines.md, "Layers", says the same):
 
@@ -49,17 +53,21 @@ import defects4warp
 ROOT = Path(defects4warp.__file__).resolve().parent
 PKG = "defects4warp"
 
+#: Folders whose modules (and subpackages) are units of their own: a room groups what belongs together
+#: (the corpus kept, the runs, the rendered results), a layer says what may import what.
+ROOMS = ("report",)
+
 #: (layer, units) from the lowest layer to the highest.
 LAYERS = (
     ("base", {"__init__", "paths", "jsonio", "provenance", "taxonomy", "machine", "progress", "sandbox",
-              "kernel_cache", "blind", "evidence_table"}),
+              "kernel_cache", "blind", "evidence_table", *ROOMS}),
     ("kernel_ast", {"kernel_access", "rules"}),
     ("worker", {"problem", "measure", "capture", "probes", "oracle", "builtins", "program_gradient"}),
     ("program", {"case", "history", "store", "envs", "isolation", "executors", "support", "scaffold"}),
     ("engines", {"engines"}),
     ("runs", {"runner", "validate", "matrix", "scoring", "preflight", "conversion", "mutate"}),
-    ("reports", {"pages", "report", "html_report", "engine_matrix", "builtins_page", "export", "index",
-                 "capture_table", "program_audit", "program_audit_report"}),
+    ("reports", {"report.pages", "report.markdown", "report.html", "report.engine_matrix", "report.builtins_page",
+                 "report.export", "index", "report.capture_table", "program_audit", "report.program_audit_report"}),
     ("commands", {"commands", "cli", "__main__"}),
 )
 
@@ -132,8 +140,13 @@ def import_edges(root: Path = ROOT) -> list:
 
 
 def unit(module: str) -> str:
-    """The top-level unit of a module (``measure.trace`` -> ``measure``; the package -> ``__init__``)."""
-    return module.split(".")[0] if module else "__init__"
+    """The unit of a module: its top-level module or subpackage (``measure.trace`` -> ``measure``; the package
+    -> ``__init__``), in a room of :data:`ROOMS` its module or subpackage there (``report.pages.prose`` ->
+    ``report.pages``; the room's ``__init__`` -> ``report``)."""
+    if not module:
+        return "__init__"
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in ROOMS else parts[0]
 
 
 def _layer_of() -> dict:

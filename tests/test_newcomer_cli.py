@@ -52,7 +52,7 @@ def _fake_builtins(monkeypatch):
     """Replace the measurement and the data writers of `builtins` by recorders."""
     from defects4warp.builtins import conformance
     import defects4warp.builtins as b
-    import defects4warp.builtins_page as builtins_page
+    import defects4warp.report.builtins_page as builtins_page
     import defects4warp.envs as envs
 
     seen = {"measured": [], "data": 0, "page": 0}

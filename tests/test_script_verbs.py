@@ -23,7 +23,7 @@ def _cli(*args, timeout=900):
 
 
 def test_export_ships_only_the_users_files(tmp_path):
-    from defects4warp.export import export_skill_evals
+    from defects4warp.report.export import export_skill_evals
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     cases, errors = load_corpus(corpus)
@@ -48,7 +48,7 @@ def test_export_ships_only_the_users_files(tmp_path):
 
 
 def test_export_of_a_converted_case_drops_the_adapter_for_the_script_task(tmp_path):
-    from defects4warp.export import export_skill_evals
+    from defects4warp.report.export import export_skill_evals
 
     corpus = make_tiny_corpus(tmp_path / "corpus", ["tiny-cubic"])
     d = corpus / "tiny-cubic"
@@ -269,7 +269,7 @@ def test_capture_table_from_conversions_and_a_run(tmp_path):
     """capture-table renders one row per script variant: captured or why not,
     params by site, seconds per capture and re-run from the capture summary,
     seconds per diagnosis and the verdict from the run's script records."""
-    from defects4warp.capture_table import add_diagnoses, add_validation, document, from_conversions, markdown
+    from defects4warp.report.capture_table import add_diagnoses, add_validation, document, from_conversions, markdown
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     cases, _ = load_corpus(corpus)

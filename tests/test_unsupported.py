@@ -10,7 +10,7 @@ import yaml
 from defects4warp import validate as V
 from defects4warp.case import CaseFormatError, load_case
 from defects4warp.matrix import oracle_cell
-from defects4warp.report import version_matrix_markdown
+from defects4warp.report.markdown import version_matrix_markdown
 from defects4warp.runner import RunItem, skipped_record
 
 from test_case_format import VALID, make_case

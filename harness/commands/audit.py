@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from ..capture.targets import TargetError, resolve_module, resolve_target
 from ..program_audit import audit_program
-from ..program_audit_report import audit_program_markdown
+from ..report.program_audit_report import audit_program_markdown
 from ..scoring import nothing_measured
 from ._common import (
     ProgramPath, _preflight_releases,
@@ -169,7 +169,7 @@ def _report_corpus(doc: dict, from_, to, device, error_factor, matrix_json, mark
         raise click.ClickException(f"no run got a verdict on Warp {', '.join(empty)}: every variant that ran there "
                                    "ended in an error, so the two releases cannot be compared")
     rep = compare_releases(doc, from_, to, error_factor=ERROR_SIZE_FACTOR if error_factor is None else error_factor)
-    from ..builtins_page import audit_section
+    from ..report.builtins_page import audit_section
 
     rep["builtins"], extra = audit_section(from_, to, device)
     text = audit_markdown(rep) + extra

@@ -49,7 +49,7 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
     _check_writable(markdown_path)
     cases, errors = _load(corpus, cases_glob)
     doc = {"engine": engine_name, "device": device, "machine": describe(), "releases": {}}
-    from ..report import merge_validations
+    from ..report.markdown import merge_validations
 
     truth = merge_validations([_read_json(p, "releases", "`validate --json`") for p in validation_json]) \
         if validation_json else {"releases": {}}

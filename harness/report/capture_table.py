@@ -71,7 +71,7 @@ def measure(cases: list, *, device: str = "cpu", timeout_s: float = 300.0, pytho
     list[dict]
         One record per script variant (see the module docstring).
     """
-    from .conversion import _side
+    from ..conversion import _side
 
     out = []
     for c, v in script_variants(cases):

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from .builtins import load, measured_releases
-from .case import default_corpus, load_corpus
-from .matrix import SECTIONS
+from ..builtins import load, measured_releases
+from ..case import default_corpus, load_corpus
+from ..matrix import SECTIONS
+from ..paths import PACKAGE_DIR
 
 #: Markers delimiting the generated part of docs/builtins.md (hand-written text outside them is kept).
 START, END = "<!-- generated:start -->", "<!-- generated:end -->"
@@ -256,7 +257,7 @@ def corpus_builtins(corpus=None) -> dict:
 
 def write_page(path=None) -> Path:
     """Regenerate ``docs/builtins.md`` from the committed data; returns its path."""
-    path = Path(path) if path else Path(__file__).resolve().parents[1] / "docs" / "builtins.md"
+    path = Path(path) if path else PACKAGE_DIR.parent / "docs" / "builtins.md"
     docs = {r: load.__wrapped__(r, "cpu") for r in measured_releases("cpu")}
     text = splice(path.read_text() if path.is_file() else None, page_markdown(docs, cases=corpus_builtins()))
     tmp = path.with_suffix(".md.part")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from ..envs import RELEASES
-from ..report import merge_validations, version_matrix_markdown
+from ...envs import RELEASES
+from ..markdown import merge_validations, version_matrix_markdown
 from .prose import PageSourceError, _wrapped
 from .sources import (BOUNDARIES_JSON, MIN_WARP_JSON, ROOT, VALIDATION_GLOBS, _read, validated_releases,
                       validation_files)

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..jsonio import normal_mode
+from ...jsonio import normal_mode
 from .builtins_page import render_builtins
 from .engines_page import render_engines
 from .release_matrix import render_release_matrix

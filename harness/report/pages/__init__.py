@@ -1,20 +1,20 @@
 """Every generated page of docs/, rendered from the committed data it is made of.
 
-One table, :data:`defects4warp.pages.registry.PAGES`, says for each generated
+One table, :data:`defects4warp.report.pages.registry.PAGES`, says for each generated
 page (or generated block of a page with hand-written sections) which committed
 files it is rendered from and by which function. ``defects4warp maint pages``
 rewrites the pages from those files (nothing is measured), ``--check`` only
 compares (CI: the committed pages are what the committed data renders to), and
 ``--measure`` first fills in what is missing, one release at a time
-(:func:`defects4warp.pages.measuring.measure`): the ground truth
+(:func:`defects4warp.report.pages.measuring.measure`): the ground truth
 (``docs/data/validation-<release>.json``, the independent oracle) where no
 committed validation covers the release, and the engine's answers
-(``docs/data/engine-<release>.json``, :mod:`defects4warp.engine_matrix`) where
+(``docs/data/engine-<release>.json``, :mod:`defects4warp.report.engine_matrix`) where
 no current engine file exists; the result store is reused, so an interrupted
 measurement resumes.
 
 Parts of pages whose sources are not committed are listed in
-:data:`defects4warp.pages.registry.NOT_GENERATED` with the reason.
+:data:`defects4warp.report.pages.registry.NOT_GENERATED` with the reason.
 
 The modules, lowest first (each imports only those above it):
 

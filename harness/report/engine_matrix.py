@@ -3,7 +3,7 @@
 ``docs/data/engine-<release>.json`` holds one engine's answers on the whole
 corpus on one Warp release, small enough to commit (about 300 bytes a run)
 and to render the release matrix, the upgrade audits and the results page
-from (:mod:`defects4warp.pages`). Ground truth is not copied in: the pages
+from (:mod:`defects4warp.report.pages`). Ground truth is not copied in: the pages
 join each run with the committed validation JSON of its release at render
 time, so a validation that lands later needs no new engine run.
 
@@ -49,16 +49,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .blind import neutral_copy
-from .engines import get_engine
-from .envs import _installed_or_none, python_for
-from .jsonio import _strict, lossless, restore, write_atomic
-from .machine import describe
-from .provenance import changed_modules, digests
-from .runner import interpret_item, plan, run
-from .scoring import judge
-from .store import engine_identity as store_identity
-from .store import measurement_fields, measures_apart, tree_digest
+from ..blind import neutral_copy
+from ..engines import get_engine
+from ..envs import _installed_or_none, python_for
+from ..jsonio import _strict, lossless, restore, write_atomic
+from ..machine import describe
+from ..paths import PACKAGE_DIR
+from ..provenance import changed_modules, digests
+from ..runner import interpret_item, plan, run
+from ..scoring import judge
+from ..store import engine_identity as store_identity
+from ..store import measurement_fields, measures_apart, tree_digest
 
 #: Format tag of an engine-release file.
 FORMAT = "defects4warp-engine-release/1"
@@ -81,7 +82,7 @@ def data_path(root: Path, release: str) -> Path:
 
 def compact_record(rec: dict) -> dict:
     """The compact form of one result record of :func:`defects4warp.runner.run` (see the module docstring)."""
-    from .matrix import _tracker
+    from ..matrix import _tracker
 
     d = rec.get("diagnosis") or {}
     cost = d.get("cost") or {}
@@ -218,7 +219,7 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     s = doc["summary"]
     return {
         "format": FORMAT, "release": release, "warp_version": version, "engine": engine_identity(engine),
-        "commit": git_commit(Path(__file__).resolve().parent.parent), "device": device,
+        "commit": git_commit(PACKAGE_DIR.parent), "device": device,
         "machine": describe(), "measured_on": datetime.date.today().isoformat(), "jobs": jobs,
         "wall_s": round(time.perf_counter() - t0, 1), "cpu_s": round(_cpu_s() - c0, 1),
         "measured": len(doc["results"]) - int(s.get("reused") or 0)
@@ -538,7 +539,7 @@ def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", 
         for (n, _it, _rec), res in zip(work, pool.map(lambda w: interpret_item(engine, w[1], w[2], version), work)):
             runs[n] = compact_record(res)
     doc = dict(old, engine=engine_identity(engine), runs=runs,
-               interpreted={"commit": git_commit(Path(__file__).resolve().parent.parent),
+               interpreted={"commit": git_commit(PACKAGE_DIR.parent),
                             "on": datetime.date.today().isoformat(), "wall_s": round(time.perf_counter() - t0, 1)})
     return doc, []
 

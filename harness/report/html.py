@@ -17,7 +17,7 @@ import base64
 import html
 import io
 
-from .machine import one_line
+from ..machine import one_line
 
 
 def _png(fig) -> str:
@@ -94,7 +94,7 @@ def figures(doc: dict, others: list | None = None, *, top_cases: int = TOP_CASES
 
 def _class_order(c):
     """Sort key of a class id: its taxonomy family, then the id (an id outside the taxonomy last)."""
-    from .taxonomy import CLASSES
+    from ..taxonomy import CLASSES
 
     return (CLASSES[c].family if c in CLASSES else "~", c)
 
@@ -198,8 +198,8 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
     release, corpus, date, wall time, run counts with skips), the metrics, the
     figures of :func:`figures`, the runs whose class missed, and the skipped
     runs with their reason."""
-    from .history import n_cases
-    from .report import skipped_runs
+    from ..history import n_cases
+    from .markdown import skipped_runs
 
     s = doc["summary"]
     figs = figures(doc, others)
@@ -273,7 +273,7 @@ def reliability(results: list, *, bins: int = 10) -> dict:
         d, exp = r.get("diagnosis") or {}, r.get("expected") or {}
         if exp.get("verdict") == "bug" and d.get("verdict") == "bug" and d.get("classes"):
             preds.append(({c["id"]: c["score"] for c in d["classes"]}, list(exp.get("classes") or [])))
-    from .engines.fit import metrics
+    from ..engines.fit import metrics
 
     m = metrics(preds, bins=bins)
     return {"runs": m["runs"], "brier": m.get("brier"), "bins": m.get("reliability", [])}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from ..builtins import load
+from ...builtins import load
 from ..builtins_page import cell_text, changes
-from ..matrix import (
+from ...matrix import (
     ERROR_SIZE_FACTOR, SECTIONS, answer_changes, contradictions, error_size_changes, error_size_intro,
     expected_text, noise_sentence, section_lines, truth_changes,
 )

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from ..engine_matrix import (bundle_path, corpus_digest, data_path, engine_identity, measure_release, read,
                              read_bundle, stale_reason, write, write_bundle)
-from ..engines import get_engine
-from ..envs import ENGINE_MIN_RELEASE, RELEASES
-from ..machine import describe
-from ..runner import plan
-from ..store import code_digest
-from ..validate import validate_releases
+from ...engines import get_engine
+from ...envs import ENGINE_MIN_RELEASE, RELEASES
+from ...machine import describe
+from ...runner import plan
+from ...store import code_digest
+from ...validate import validate_releases
 from .sources import BASELINE_ENGINES, BASELINE_RELEASE, ROOT, _vkey, baseline_path, engine_docs, validated_releases
 
 
@@ -57,7 +57,7 @@ def measure(cases: list, releases: list, root: Path = ROOT, *, engine_name: str 
     For each release (in the order given): when no committed validation
     covers it and ``validate`` is true, validate ``cases`` with the oracle
     (``docs/data/validation-<release>.json``); then, when its engine file is
-    missing or stale (:func:`defects4warp.engine_matrix.stale_reason`), run the
+    missing or stale (:func:`defects4warp.report.engine_matrix.stale_reason`), run the
     engine and write ``docs/data/engine-<release>.json``. Each file is written
     atomically once its release is complete, so a killed measurement keeps
     whole releases; results in ``store`` are reused (a killed release resumes).
@@ -93,7 +93,7 @@ def _measure_file(path: Path, rel: str, cases: list, ident: dict, digest: str, *
                   jobs: int, timeout_s: float, store, fresh: bool, executor, programs: str, selection: str,
                   on_result, on_start, log) -> bool:
     """Measure one engine-release file at ``path`` when it is missing or stale
-    (:func:`defects4warp.engine_matrix.stale_reason`) or ``fresh``; True when written."""
+    (:func:`defects4warp.report.engine_matrix.stale_reason`) or ``fresh``; True when written."""
     try:
         old = read(path) if path.is_file() else None
     except Exception as exc:  # noqa: BLE001 - an unreadable file is measured again, saying why

@@ -1,5 +1,5 @@
 """The committed data pages are rendered from: validation JSON (ground truth), engine files and baseline
-files (the engine's answers, :mod:`defects4warp.engine_matrix`), rescored against the corpus labels now."""
+files (the engine's answers, :mod:`defects4warp.report.engine_matrix`), rescored against the corpus labels now."""
 
 from __future__ import annotations
 
@@ -10,16 +10,17 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from ..case import load_corpus
+from ...case import load_corpus
 from ..engine_matrix import EngineFileError, read, read_all, rescore
-from ..envs import RELEASES
-from ..matrix import _key
-from ..report import merge_validations
+from ...envs import RELEASES
+from ...matrix import _key
+from ...paths import PACKAGE_DIR
+from ..markdown import merge_validations
 from .prose import PageSourceError
 
 
 #: Repository root (pages and data are relative to it).
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = PACKAGE_DIR.parent
 
 
 #: Validation JSON files the version matrix merges (per-release files written by ``pages --measure``
@@ -58,7 +59,7 @@ BOUNDARIES_JSON = "docs/data/release-boundaries.json"
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The engine across releases (docs/data/engine-<release>.json, :mod:`defects4warp.engine_matrix`)
+# The engine across releases (docs/data/engine-<release>.json, :mod:`defects4warp.report.engine_matrix`)
 
 
 def _vkey(r: str):
@@ -69,9 +70,9 @@ def _vkey(r: str):
 
 
 def engine_docs(root: Path = ROOT) -> dict:
-    """``{release: engine-release document}`` committed under ``root`` (see :mod:`defects4warp.engine_matrix`),
+    """``{release: engine-release document}`` committed under ``root`` (see :mod:`defects4warp.report.engine_matrix`),
     each rescored against the case labels and ``min_warp`` of ``root``'s corpus now
-    (:func:`defects4warp.engine_matrix.rescore`).
+    (:func:`defects4warp.report.engine_matrix.rescore`).
 
     Raises
     ------
@@ -87,7 +88,7 @@ def engine_docs(root: Path = ROOT) -> dict:
 
 def _rescored(docs: dict, root: Path) -> dict:
     """``docs`` (``{key: engine-release document}``) each rescored against the labels of ``root``'s corpus
-    now (:func:`defects4warp.engine_matrix.rescore`); as they are when ``root`` has no corpus."""
+    now (:func:`defects4warp.report.engine_matrix.rescore`); as they are when ``root`` has no corpus."""
     cases = corpus_cases(root)
     return {k: rescore(d, cases) for k, d in docs.items()} if cases else docs
 
@@ -104,7 +105,7 @@ BASELINE_RELEASE = "1.19.0"
 
 def baseline_path(root: Path, engine: str, release: str) -> Path:
     """``<root>/docs/data/baselines/<engine>-<release>.json``: one baseline engine's answers on the whole
-    corpus, in the engine-release format (:mod:`defects4warp.engine_matrix`)."""
+    corpus, in the engine-release format (:mod:`defects4warp.report.engine_matrix`)."""
     return Path(root) / "docs" / "data" / "baselines" / f"{engine}-{release}.json"
 
 

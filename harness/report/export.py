@@ -44,8 +44,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .jsonio import normal_mode
-from .taxonomy import CLASSES, class_guide
+from ..jsonio import normal_mode
+from ..taxonomy import CLASSES, class_guide
 
 FORMAT = "defects4warp-skill-evals"
 
@@ -154,7 +154,7 @@ def effective_releases(exps, i: int) -> tuple:
         ``warp`` a specifier text (``""``: every release; None when no release
         is left); ``scales`` the scales where the row applies.
     """
-    from .case import SCALES
+    from ..case import SCALES
 
     e = exps[i]
     scales = [s for s in ((e.scale,) if e.scale else SCALES)
@@ -169,7 +169,7 @@ def effective_releases(exps, i: int) -> tuple:
 
 
 def _caveat(case, variant) -> str | None:
-    from .case import SCALES
+    from ..case import SCALES
 
     exps = variant.expectations
     if len({(e.verdict, e.classes) for e in exps}) < 2:
