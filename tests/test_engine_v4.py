@@ -88,7 +88,7 @@ def test_no_import_cycle(a, b):
 
 @pytest.mark.parametrize("module", ["defects4warp.runner", "defects4warp.store", "defects4warp.probes.worker", "defects4warp.measure.judge",
                                     "defects4warp.kernel_access", "defects4warp.evidence_table", "defects4warp.engines.release",
-                                    "defects4warp.report.builtins_page", "defects4warp.preflight",
+                                    "defects4warp.report.builtins_page", "defects4warp.run.preflight",
                                     "defects4warp.probes", "defects4warp.engines.reference"])
 def test_imports_alone(module):
     """Each module imports in a fresh interpreter by itself."""

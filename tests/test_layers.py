@@ -55,7 +55,7 @@ PKG = "defects4warp"
 
 #: Folders whose modules (and subpackages) are units of their own: a room groups what belongs together
 #: (the corpus kept, the runs, the rendered results), a layer says what may import what.
-ROOMS = ("report",)
+ROOMS = ("run", "report")
 
 #: (layer, units) from the lowest layer to the highest.
 LAYERS = (
@@ -63,9 +63,9 @@ LAYERS = (
               "kernel_cache", "blind", "evidence_table", *ROOMS}),
     ("kernel_ast", {"kernel_access", "rules"}),
     ("worker", {"problem", "measure", "capture", "probes", "oracle", "builtins", "program_gradient"}),
-    ("program", {"case", "history", "store", "envs", "isolation", "executors", "support", "scaffold"}),
+    ("program", {"case", "run.history", "store", "envs", "isolation", "executors", "support", "scaffold"}),
     ("engines", {"engines"}),
-    ("runs", {"runner", "validate", "matrix", "scoring", "preflight", "conversion", "mutate"}),
+    ("runs", {"runner", "validate", "run.matrix", "run.scoring", "run.preflight", "conversion", "mutate"}),
     ("reports", {"report.pages", "report.markdown", "report.html", "report.engine_matrix", "report.builtins_page",
                  "report.export", "index", "report.capture_table", "program_audit", "report.program_audit_report"}),
     ("commands", {"commands", "cli", "__main__"}),

@@ -89,13 +89,13 @@ def test_old_releases_page_from_its_json(tmp_path):
 # The engine across releases: docs/data/engine-<release>.json -> release matrix, audits, results block
 
 from defects4warp.report import engine_matrix  # noqa: E402
-from defects4warp.matrix import answer_changes, noise_sentence  # noqa: E402
+from defects4warp.run.matrix import answer_changes, noise_sentence  # noqa: E402
 
 
 def _rec(case, variant, expected, verdict, classes, *, split="dev", wall=1.0, evals=10, error=None,
          tracker=None, unsupported=False):
-    """A result record as defects4warp.runner.run makes it (scored with defects4warp.scoring.judge)."""
-    from defects4warp.scoring import judge
+    """A result record as defects4warp.runner.run makes it (scored with defects4warp.run.scoring.judge)."""
+    from defects4warp.run.scoring import judge
 
     diag = {"verdict": verdict, "classes": [{"id": c, "score": s} for c, s in classes], "signature": None,
             "evidence": [], "cost": {"wall_s": wall, "objective_evals": evals}}
@@ -304,7 +304,7 @@ def _validated_pair(root):
 def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
     """The newcomer's findings on the page: bugs whose error changes size, the scale and script labels on every
     line, the same section titles as the audit verb, and the measured cost where data is missing."""
-    from defects4warp.matrix import SECTIONS
+    from defects4warp.run.matrix import SECTIONS
 
     monkeypatch.setattr(upgrade_audit, "COST_MIN_MEASURED", 1)  # the fixture's files measure 3 to 4 runs
 

@@ -265,7 +265,7 @@ def test_history_compare_and_leaderboard(tmp_path):
     args = ["--results", str(tmp_path), "--cases", "ball-drag-identification,puck-launch-fit"]
     for e in ("always-bug", "always-no-bug"):
         assert r.invoke(main, ["run", "--engine", e] + args).exit_code == 0
-    from defects4warp.history import compare, leaderboard, list_runs
+    from defects4warp.run.history import compare, leaderboard, list_runs
 
     runs = list_runs(str(tmp_path))
     assert [x["engine"] for x in runs] == ["always-no-bug", "always-bug"]

@@ -237,7 +237,7 @@ def test_admission_of_a_script_mutant(tmp_path):
 def test_matrix_and_audit_keep_script_rows_apart():
     """A converted variant's adapter and script rows are separate rows of the
     matrix and of an audit (labelled ``variant (script)``)."""
-    from defects4warp.matrix import audit, matrix_markdown
+    from defects4warp.run.matrix import audit, matrix_markdown
 
     def rec(program, verdict):
         return {"case": "c", "variant": "buggy", "scale": "small", "program": program,

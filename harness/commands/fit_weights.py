@@ -33,7 +33,7 @@ def evaluate(paths: list, table_path=None) -> dict:
     """
     from ..engines import fit as F
     from ..evidence_table import load_table
-    from ..scoring import judge
+    from ..run.scoring import judge
 
     hand = load_table(F.HANDSET_PATH) if F.HANDSET_PATH.exists() else load_table()
     new = load_table(table_path)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..scoring import nothing_measured
+from ..run.scoring import nothing_measured
 from ._common import (
     _preflight_releases,
     WRITTEN_AS_IT_GOES, _refuse_dash, on_interrupt,
@@ -41,7 +41,7 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
     to the executor at once (with --executor dask they fan out over the
     cluster); results in the result store are reused unless --fresh."""
     from ..machine import describe
-    from ..matrix import matrix_markdown, measure_releases
+    from ..run.matrix import matrix_markdown, measure_releases
     from ..runner import write_json_atomic
 
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from ..builtins import load, measured_releases
 from ..case import default_corpus, load_corpus
-from ..matrix import SECTIONS
+from ..run.matrix import SECTIONS
 from ..paths import PACKAGE_DIR
 
 #: Markers delimiting the generated part of docs/builtins.md (hand-written text outside them is kept).

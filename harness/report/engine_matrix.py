@@ -57,7 +57,7 @@ from ..machine import describe
 from ..paths import PACKAGE_DIR
 from ..provenance import changed_modules, digests
 from ..runner import interpret_item, plan, run
-from ..scoring import judge
+from ..run.scoring import judge
 from ..store import engine_identity as store_identity
 from ..store import measurement_fields, measures_apart, tree_digest
 
@@ -82,7 +82,7 @@ def data_path(root: Path, release: str) -> Path:
 
 def compact_record(rec: dict) -> dict:
     """The compact form of one result record of :func:`defects4warp.runner.run` (see the module docstring)."""
-    from ..matrix import _tracker
+    from ..run.matrix import _tracker
 
     d = rec.get("diagnosis") or {}
     cost = d.get("cost") or {}
@@ -114,7 +114,7 @@ def compact_record(rec: dict) -> dict:
 
 
 def full_record(run: dict) -> dict:
-    """A result record (the shape :func:`defects4warp.scoring.summarize` reads) from a compact run."""
+    """A result record (the shape :func:`defects4warp.run.scoring.summarize` reads) from a compact run."""
     rec = {"case": run["case"], "variant": run["variant"], "scale": run.get("scale", "small"),
            "program": run.get("program", "adapter"), "split": run.get("split"), "expected": run.get("expected"),
            "correct": run.get("correct"),

@@ -198,7 +198,7 @@ def html_report(doc: dict, others: list | None = None, title: str = "defects4war
     release, corpus, date, wall time, run counts with skips), the metrics, the
     figures of :func:`figures`, the runs whose class missed, and the skipped
     runs with their reason."""
-    from ..history import n_cases
+    from ..run.history import n_cases
     from .markdown import skipped_runs
 
     s = doc["summary"]

@@ -8,7 +8,7 @@ from ..machine import one_line
 
 def _cell(check: dict) -> str:
     if check.get("oracle") or check.get("status"):
-        from ..matrix import oracle_cell
+        from ..run.matrix import oracle_cell
 
         bad = check.get("status") == "failed" or (check.get("status") is None and not check.get("ok"))
         return oracle_cell(check) + (" **(contradicts tags)**" if bad else "")
@@ -303,7 +303,7 @@ def skipped_runs(doc: dict) -> list:
     """``[{"case", "variant", "scale", "reason"}]`` of the runs of ``doc`` that
     were skipped (a case ``requires`` a missing module), from the summary's
     ``skipped_runs`` when present, else from the records."""
-    from ..scoring import is_skipped
+    from ..run.scoring import is_skipped
 
     s = doc["summary"]
     if s.get("skipped_runs") is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..engine_matrix import EngineFileError, data_path, full_record, read
 from ...machine import one_line
 from ...rules import BEGIN, END, registry_table
-from ...scoring import summarize_groups
+from ...run.scoring import summarize_groups
 from ...store import code_digest
 from ...taxonomy import FAMILIES
 from .prose import PageSourceError, _existing, _f, _splice, _wrapped, measure_command

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ..engine_matrix import full_record
 from ...machine import one_line
-from ...matrix import oracle_cell
-from ...scoring import summarize
+from ...run.matrix import oracle_cell
+from ...run.scoring import summarize
 from ...store import code_digest
 from .prose import _f, _wrapped, measure_command
 from .sources import ROOT, _label, _rkey, engine_docs, page_releases, truth_by_release

@@ -11,7 +11,7 @@ from ...case import TIERS, provenance_tier
 from ...jsonio import load_yaml
 from ..engine_matrix import full_record
 from ..markdown import run_markdown
-from ...scoring import summarize
+from ...run.scoring import summarize
 from ...store import code_digest
 from .prose import _existing, _f, _splice, _wrapped, measure_command, wrap_prose
 from .sources import ROOT, _vkey, engine_docs

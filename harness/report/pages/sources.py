@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 from ...case import load_corpus
 from ..engine_matrix import EngineFileError, read, read_all, rescore
 from ...envs import RELEASES
-from ...matrix import _key
+from ...run.matrix import _key
 from ...paths import PACKAGE_DIR
 from ..markdown import merge_validations
 from .prose import PageSourceError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...builtins import load
 from ..builtins_page import cell_text, changes
-from ...matrix import (
+from ...run.matrix import (
     ERROR_SIZE_FACTOR, SECTIONS, answer_changes, contradictions, error_size_changes, error_size_intro,
     expected_text, noise_sentence, section_lines, truth_changes,
 )
@@ -17,7 +17,7 @@ from .sources import ROOT, _read, _rkey, _vkey, engine_docs, page_releases, trut
 
 
 def _answers(doc: dict) -> dict:
-    """:func:`defects4warp.matrix.answer_changes` input from an engine-release document."""
+    """:func:`defects4warp.run.matrix.answer_changes` input from an engine-release document."""
     out = {}
     for x in doc["runs"]:
         if x.get("unsupported") or x.get("skipped"):
@@ -164,7 +164,7 @@ def render_upgrade_audit(root: Path = ROOT) -> str:
     truth that changes and the bugs whose gradient error changes size
     (validation JSON), the engine's answers that change (engine files) and the
     builtin adjoints that change (builtins data). Section titles and line
-    formats are those of ``defects4warp audit`` (:data:`defects4warp.matrix.SECTIONS`)."""
+    formats are those of ``defects4warp audit`` (:data:`defects4warp.run.matrix.SECTIONS`)."""
     docs = engine_docs(root)
     truth = truth_by_release(root)
     rels = page_releases(root, docs)

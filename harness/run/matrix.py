@@ -19,8 +19,8 @@ import math
 import statistics
 import time
 
-from .envs import python_for
-from .validate import validate_cases
+from ..envs import python_for
+from ..validate import validate_cases
 
 
 def measure_release(release: str, cases: list, engine_factory, device: str = "cpu", jobs: int = 1,
@@ -44,7 +44,7 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
         ``{"warp_version", "validation": [check dicts], "run": run document,
         "wall_s"}``.
     """
-    from .runner import plan, run
+    from ..runner import plan, run
 
     t0 = time.perf_counter()
     python, version = python_for(release)
@@ -174,7 +174,7 @@ def _top(d: dict) -> str:
 def matrix_markdown(doc: dict) -> str:
     """Case x release table: ground truth, then the engine's verdict and top
     class (a trailing ``x`` marks a wrong top-1 class, ``!`` a wrong verdict)."""
-    from .machine import one_line
+    from ..machine import one_line
 
     rels = list(doc["releases"])
     rows = {}

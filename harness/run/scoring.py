@@ -142,7 +142,7 @@ def summarize_groups(results: list, key: str) -> dict:
     ``split`` (fields of each result) or ``family`` (the taxonomy family of
     the first expected class). Groups are sorted by name; unscored results
     are left out of ``family`` grouping."""
-    from .taxonomy import CLASSES
+    from ..taxonomy import CLASSES
 
     groups = {}
     for r in results:

@@ -23,6 +23,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+from ..paths import PACKAGE_DIR
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -116,7 +118,7 @@ def corpus_info(root, cases: list, selection: str = "*", split: str | None = Non
         (True when ``--cases`` or ``--split`` chose part of the corpus) and
         ``selection`` (the globs and split, when a subset).
     """
-    from .case import default_corpus
+    from ..case import default_corpus
 
     root = Path(root).resolve()
     try:
@@ -151,7 +153,7 @@ def corpus_label(run: dict, bundled: str | None = None) -> str:
 def bundled_digest() -> str | None:
     """The :func:`corpus_digest` of the whole bundled corpus (what the
     leaderboard ranks by default), or None when it is not installed."""
-    from .case import default_corpus, load_corpus
+    from ..case import default_corpus, load_corpus
 
     try:
         cases, _ = load_corpus(default_corpus())
@@ -162,7 +164,7 @@ def bundled_digest() -> str | None:
 
 def project_commit() -> str | None:
     """The git commit of this checkout (with ``-dirty`` when it has changes), or None."""
-    root = Path(__file__).resolve().parent.parent
+    root = PACKAGE_DIR.parent
     if not (root / ".git").exists():
         return None  # an installed package: site-packages is no checkout of this project
     try:

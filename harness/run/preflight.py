@@ -10,8 +10,8 @@ engine records (:func:`defects4warp.engines.command.contract_failure`).
 
 from __future__ import annotations
 
-from .engines.command import CommandEngine, EngineContractError, contract_failure
-from .runner import diagnose_item, skipped_record
+from ..engines.command import CommandEngine, EngineContractError, contract_failure
+from ..runner import diagnose_item, skipped_record
 
 
 def preflight(engine, items: list, device: str = "cpu", warp_version: str | None = None, python=None):
