@@ -16,17 +16,23 @@ room must be given a layer here.
 The layers (the code's own rooms; docs/engines.md, "Layers", says the same):
 
 ``base``        utilities every layer uses: paths, JSON, provenance digests,
-                the taxonomy, the process sandbox, the evidence table's reader
+                the taxonomy, the process sandbox, the evidence table's reader;
+                the rooms' ``__init__`` (a docstring each)
 ``kernel_ast``  static analysis of kernel and program source (the kernel access
                 analysis, the source rules)
 ``worker``      what runs inside a measured process or measures: the Problem
                 protocol, the runtime trace, the capture, the probes, the
                 oracle, the builtins conformance suite
-``program``     cases, stored results and where they run: case, history, store,
-                environments, isolation, executors
+``program``     cases, stored results and where they run: case, store,
+                environments, isolation, executors, ``run.history``, and the
+                corpus's keeping that runs no engine (``corpus.support``,
+                ``corpus.scaffold``)
 ``engines``     interpretation: engines, the evidence fold, the release differential
-``runs``        runner, validation, matrices, scoring, the engine preflight
-``reports``     generated pages and reports
+``runs``        runner, validation, ``run.matrix``, ``run.scoring``,
+                ``run.preflight``; ``corpus.conversion`` and ``corpus.mutate``
+                (they run the capture, the oracle or the runner)
+``reports``     ``report.*``, the program audit, ``corpus.index`` (renders
+                corpus/INDEX.md)
 ``commands``    the command line
 
 Code that runs inside a measured process (:data:`WORKER_ENTRIES` and what they
@@ -55,7 +61,7 @@ PKG = "defects4warp"
 
 #: Folders whose modules (and subpackages) are units of their own: a room groups what belongs together
 #: (the corpus kept, the runs, the rendered results), a layer says what may import what.
-ROOMS = ("run", "report")
+ROOMS = ("corpus", "run", "report")
 
 #: (layer, units) from the lowest layer to the highest.
 LAYERS = (
@@ -63,11 +69,14 @@ LAYERS = (
               "kernel_cache", "blind", "evidence_table", *ROOMS}),
     ("kernel_ast", {"kernel_access", "rules"}),
     ("worker", {"problem", "measure", "capture", "probes", "oracle", "builtins", "program_gradient"}),
-    ("program", {"case", "run.history", "store", "envs", "isolation", "executors", "support", "scaffold"}),
+    ("program", {"case", "store", "envs", "isolation", "executors",
+                 "corpus.support", "corpus.scaffold", "run.history"}),
     ("engines", {"engines"}),
-    ("runs", {"runner", "validate", "run.matrix", "run.scoring", "run.preflight", "conversion", "mutate"}),
-    ("reports", {"report.pages", "report.markdown", "report.html", "report.engine_matrix", "report.builtins_page",
-                 "report.export", "index", "report.capture_table", "program_audit", "report.program_audit_report"}),
+    ("runs", {"runner", "validate",
+              "corpus.conversion", "corpus.mutate", "run.matrix", "run.scoring", "run.preflight"}),
+    ("reports", {"program_audit", "corpus.index",
+                 "report.markdown", "report.html", "report.engine_matrix", "report.pages", "report.builtins_page",
+                 "report.export", "report.capture_table", "report.program_audit_report"}),
     ("commands", {"commands", "cli", "__main__"}),
 )
 
@@ -236,7 +245,17 @@ def test_the_graph_is_read_from_every_import(edges):
     assert ("cli", "commands._common") in got  # from .commands._common import ... (the verbs: cli.VERBS, by name)
     assert ("oracle.worker", "oracle.replay") in got  # function-local, inside the package
     assert ("validate", "capture.record") in got  # the orchestration makes the replay record
+    assert ("report.pages.sources", "run.matrix") in got  # from ...run.matrix import ... (room to room)
+    assert ("corpus.mutate.admit", "paths") in got  # from ...paths import ... (a room's subpackage to the root)
     assert len(edges) > 300
+
+
+def test_a_room_holds_units_of_its_own():
+    """Outside the rooms a unit is the top-level module or subpackage; inside one, the module or subpackage
+    there, so a room may hold units of several layers."""
+    assert [unit(m) for m in ("", "measure.trace", "engines", "report", "report.html", "report.pages.prose",
+                              "corpus.mutate.admit", "run.scoring")] == [
+        "__init__", "measure", "engines", "report", "report.html", "report.pages", "corpus.mutate", "run.scoring"]
 
 
 def test_no_edge_runs_up_the_layers(edges):

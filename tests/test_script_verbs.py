@@ -165,9 +165,9 @@ def test_mutation_operators_edit_the_users_script(tmp_path):
     train.py (and never a problem.py), the mutant folder holds the user's
     files only, and its generated case.yaml carries the script: block."""
     from defects4warp.case import load_case
-    from defects4warp.mutate.admit import candidates, write_program
-    from defects4warp.mutate.sources import corpus_parents, find_parent
-    from defects4warp.mutate.tier import case_yaml
+    from defects4warp.corpus.mutate.admit import candidates, write_program
+    from defects4warp.corpus.mutate.sources import corpus_parents, find_parent
+    from defects4warp.corpus.mutate.tier import case_yaml
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     ps = corpus_parents(corpus, programs="scripts")
@@ -214,8 +214,8 @@ def test_admission_of_a_script_mutant(tmp_path):
     doubled backward on one tape doubles it (factor 2: the capture's gradient
     is the .grad where the script first uses it, after the second backward)."""
     from defects4warp.envs import installed_warp_version
-    from defects4warp.mutate.admit import admit_one, candidates, measure_parents
-    from defects4warp.mutate.sources import corpus_parents
+    from defects4warp.corpus.mutate.admit import admit_one, candidates, measure_parents
+    from defects4warp.corpus.mutate.sources import corpus_parents
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     parents = {p.id: p for p in corpus_parents(corpus, programs="scripts")}

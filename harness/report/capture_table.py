@@ -9,7 +9,7 @@ seconds of one re-run, and, from a ``run --programs scripts --json``
 document, the seconds one diagnosis took and the engine's verdict.
 
 The capture is measured in a subprocess per variant on a neutral copy
-without ``problem.py`` (:func:`defects4warp.conversion._side`), or taken from a
+without ``problem.py`` (:func:`defects4warp.corpus.conversion._side`), or taken from a
 ``defects4warp maint conversion --json`` document that measured it already.
 """
 
@@ -71,7 +71,7 @@ def measure(cases: list, *, device: str = "cpu", timeout_s: float = 300.0, pytho
     list[dict]
         One record per script variant (see the module docstring).
     """
-    from ..conversion import _side
+    from ..corpus.conversion import _side
 
     out = []
     for c, v in script_variants(cases):

@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..case import default_corpus, load_corpus
-from ..paths import bundled
+from ...case import default_corpus, load_corpus
+from ...paths import bundled
 
 #: Folder of the adapters of Warp's tests (``<repo>/mutants/parents``).
 ADAPTERS = bundled("mutants") / "parents"

@@ -1,6 +1,6 @@
-"""AST patterns the mutation operators (:mod:`defects4warp.mutate.operators`) look for: Warp calls and
+"""AST patterns the mutation operators (:mod:`defects4warp.corpus.mutate.operators`) look for: Warp calls and
 allocations, tapes and backward calls, host writes and launches, names bound and read, guards around a
-singular point. Each is a small predicate or generator over one :class:`defects4warp.mutate.source.Source`."""
+singular point. Each is a small predicate or generator over one :class:`defects4warp.corpus.mutate.source.Source`."""
 
 from __future__ import annotations
 

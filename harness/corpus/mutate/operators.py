@@ -12,7 +12,7 @@ says why the operator does not apply.
 An operator proposes; it does not decide. Whether a site really breaks the
 gradient (the array is on the parameter-to-loss path, the loop carries a
 non-additive value, the point hits the singularity) is settled by admission
-(:mod:`defects4warp.mutate.admit`), which measures each mutant with the independent
+(:mod:`defects4warp.corpus.mutate.admit`), which measures each mutant with the independent
 oracle.
 
 The operator set follows the disguises listed per class in docs/taxonomy.md,

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from . import sandbox
-from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES
+from .. import sandbox
+from ..isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES
 
 #: Default seconds one build check may take (import, compile, one objective and gradient call).
 DEFAULT_TIMEOUT_S = 300.0
@@ -84,9 +84,9 @@ def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFA
         (:func:`defects4warp.sandbox.run`) under the measurement worker's
         memory and file-size limits.
     """
-    from .blind import neutral_copy
+    from ..blind import neutral_copy
 
-    from .paths import child_pythonpath
+    from ..paths import child_pythonpath
 
     env = dict(os.environ)
     env["PYTHONPATH"] = child_pythonpath(env)

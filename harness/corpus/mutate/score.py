@@ -1,7 +1,7 @@
 """Mutation scores: how many admitted mutants an engine classifies correctly, per operator.
 
 Input is the ``--json`` file of ``defects4warp run --corpus DIR`` over a
-materialised tier (:func:`defects4warp.mutate.tier.materialize`) and the manifest
+materialised tier (:func:`defects4warp.corpus.mutate.tier.materialize`) and the manifest
 it came from. For each operator:
 
 * ``detected``: share of its mutants (``buggy/``) diagnosed ``bug``;

@@ -3,7 +3,7 @@ equals the one its ``problem.py`` adapter builds.
 
 A *converted* case (``tags.form: both``, docs/case-format.md) keeps its
 adapter next to the user's script. :func:`compare_variant` measures both, each
-in its own subprocess (``python -m defects4warp.conversion --snapshot``) on a neutral copy of
+in its own subprocess (``python -m defects4warp.corpus.conversion --snapshot``) on a neutral copy of
 the variant folder (the script's copy holds no ``problem.py``), and compares
 (every converted case: ``defects4warp maint conversion``):
 
@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import sandbox
-from .isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES
+from .. import sandbox
+from ..isolation import DEFAULT_FILE_BYTES, DEFAULT_MEMORY_BYTES
 
 #: Relative tolerance on param values when matching captured to adapter params.
 VALUE_RTOL = 1e-6
@@ -60,11 +60,11 @@ def _snapshot(kind: str, folder: str, device: str, scale: str, spec: dict | None
     t0 = time.perf_counter()
     meta = {"kind": kind}
     if kind == "adapter":
-        from .problem import import_variant
+        from ..problem import import_variant
 
         problem = import_variant(folder).make_problem(device, scale)
     else:
-        from .capture import ScriptSpec, capture_problem
+        from ..capture import ScriptSpec, capture_problem
 
         problem = capture_problem(folder, ScriptSpec(**spec), device)
     meta["load_s"] = time.perf_counter() - t0
@@ -91,9 +91,9 @@ def _side(kind: str, folder: Path, device: str, scale: str, spec: dict | None, t
           python: str | None) -> dict:
     """Parent side: run :func:`_snapshot` in a subprocess on a neutral copy; return
     ``{"meta", "params": {name: array}, "grad": {name: array}}`` or ``{"error": str}``."""
-    from .blind import neutral_copy
+    from ..blind import neutral_copy
 
-    from .paths import child_pythonpath
+    from ..paths import child_pythonpath
 
     env = dict(os.environ)
     env["PYTHONPATH"] = child_pythonpath(env)
@@ -101,8 +101,8 @@ def _side(kind: str, folder: Path, device: str, scale: str, spec: dict | None, t
     with neutral_copy(folder, drop=("problem.py",) if kind == "script" else ()) as copy, \
             tempfile.TemporaryDirectory(prefix="d4w-conv-") as tmp:
         out = os.path.join(tmp, "snap.npz")
-        cmd = [python or sys.executable, "-m", "defects4warp.conversion", "--snapshot", kind, str(copy), "--out", out,
-               "--device", device, "--scale", scale, "--spec", json.dumps(spec)]
+        cmd = [python or sys.executable, "-m", "defects4warp.corpus.conversion", "--snapshot", kind, str(copy),
+               "--out", out, "--device", device, "--scale", scale, "--spec", json.dumps(spec)]
         t0 = time.perf_counter()
         res = sandbox.run(cmd, timeout_s=timeout_s, env=env, cwd=tmp, memory_bytes=DEFAULT_MEMORY_BYTES,
                           file_bytes=DEFAULT_FILE_BYTES)
@@ -241,8 +241,8 @@ def check_corpus(targets=(), *, device: str = "cpu", json_path=None, on_result=N
     ``json_path`` the document ``{case: {variant: result}}`` is rewritten
     (atomically) after each case, so a killed run keeps the cases it finished.
     Returns ``(document, number of variants that disagree)``."""
-    from .case import default_corpus, load_case, load_corpus
-    from .runner import write_json_atomic
+    from ..case import default_corpus, load_case, load_corpus
+    from ..jsonio import write_json_atomic
 
     cases = [load_case(t) for t in targets] if targets else \
         [c for c in load_corpus(default_corpus())[0] if c.form == "both"]
@@ -261,7 +261,7 @@ def check_corpus(targets=(), *, device: str = "cpu", json_path=None, on_result=N
 def main(argv=None) -> int:
     """The measured child of :func:`compare_variant` (``--snapshot adapter|script FOLDER --out OUT``).
     The comparison itself is ``defects4warp maint conversion``."""
-    ap = argparse.ArgumentParser(prog="python -m defects4warp.conversion",
+    ap = argparse.ArgumentParser(prog="python -m defects4warp.corpus.conversion",
                                  description="Child process of `defects4warp maint conversion`: snapshot one program")
     ap.add_argument("targets", nargs="*", help="the variant folder")
     ap.add_argument("--snapshot", choices=["adapter", "script"], required=True)

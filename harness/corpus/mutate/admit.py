@@ -35,8 +35,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..blind import hint_findings
-from ..taxonomy import CLASSES
+from ...blind import hint_findings
+from ...paths import PACKAGE_DIR
+from ...taxonomy import CLASSES
 from .operators import OPERATORS, Mutation, get_operator
 from .sources import Parent
 
@@ -179,7 +180,7 @@ def _cache_key(path, python, knobs, point, script=None) -> str:
     h = hashlib.sha256()
     if script is not None:
         h.update(json.dumps(script, sort_keys=True).encode() + b"\0")
-    harness = Path(__file__).resolve().parent.parent
+    harness = PACKAGE_DIR
     # a script is read by the capture into the replay record the oracle replays: both move its measurement
     mine = sorted((harness / "oracle").glob("*.py")) + (sorted((harness / "capture").glob("*.py")) if script else [])
     for f in mine + sorted(Path(path).rglob("*.py")):
@@ -203,7 +204,7 @@ def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None, scri
 
     import numpy as np
 
-    from ..oracle.runner import run_worker
+    from ...oracle.runner import run_worker
 
     key = _cache_key(path, python, knobs, point, script) if cache_dir else None
     if key:
@@ -215,9 +216,9 @@ def _measure(path, *, python, timeout_s, knobs, point=None, cache_dir=None, scri
                     raw = {k: z[k] for k in z.files}
             return json.loads(doc_f.read_text()), raw
     if script is not None:
-        from ..blind import neutral_copy
+        from ...blind import neutral_copy
 
-        from ..capture.record import record_script
+        from ...capture.record import record_script
 
         with neutral_copy(path, drop=("problem.py",)) as p:
             replay = record_script(p, script, python=python, timeout_s=timeout_s)
@@ -295,7 +296,7 @@ def admit_one(cand: Candidate, parent_docs: dict, releases: dict, *, timeout_s: 
         ``reason``, ``releases`` (measured), per-release ``oracle`` summaries,
         ``sha256`` of each mutated file, ``diff`` line counts, ``seconds``.
     """
-    from ..oracle import pair_stats, same_point
+    from ...oracle import pair_stats, same_point
 
     t0 = time.time()
     m = cand.mutation

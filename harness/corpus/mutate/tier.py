@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from ..paths import bundled
+from ...paths import bundled
 from .admit import Candidate, sha256_text, write_program
 from .operators import get_operator
 from .sources import find_parent
@@ -32,9 +32,9 @@ def build_manifest(records: list, summary: dict, *, releases: list, jobs: int, s
     Parameters
     ----------
     records : list[dict]
-        From :func:`defects4warp.mutate.admit.admit`.
+        From :func:`defects4warp.corpus.mutate.admit.admit`.
     summary : dict
-        From :func:`defects4warp.mutate.admit.summarize`.
+        From :func:`defects4warp.corpus.mutate.admit.summarize`.
     releases : list[str]
         Warp releases admission measured on.
     jobs, seconds, max_sites
