@@ -13,7 +13,7 @@ lower ones; an edge into a higher layer fails, and so does any cycle between
 units (also inside one layer or one room). A new module at the top or in a
 room must be given a layer here.
 
-The layers (the code's own rooms; docs/engines.md, "Layers", says the same):
+The layers (docs/engines.md, "Layers", says the same, with the rooms):
 
 ``base``        utilities every layer uses: paths, JSON, provenance digests,
                 the taxonomy, the process sandbox, the evidence table's reader;
