@@ -155,7 +155,7 @@ class RescoreCommitted:
     param_names = ["release"]
 
     def setup(self, release):
-        from defects4warp.engine_matrix import bundle_path, data_path
+        from defects4warp.report.engine_matrix import bundle_path, data_path
 
         self.root = CORPUS.parent
         self.path = data_path(self.root, release)
@@ -164,6 +164,6 @@ class RescoreCommitted:
         self.cases, _ = load_corpus(CORPUS)
 
     def time_rescore_release(self, release):
-        from defects4warp.engine_matrix import rescore_release
+        from defects4warp.report.engine_matrix import rescore_release
 
         rescore_release(self.path, self.cases, jobs=2)

@@ -22,15 +22,15 @@ supported releases in between. For that interval it names the builtins and
 access patterns the program's launched kernels use (transitively through
 ``@wp.func``s, :func:`defects4warp.engines.assess.source.ran_functions`) whose
 measured adjoint changed state there (the builtins conformance data,
-``harness/data/builtins``, :func:`defects4warp.builtins_page.changes`), the
+``harness/data/builtins``, :func:`defects4warp.report.builtins_page.changes`), the
 changelog entries of the releases in the interval
 (the evidence table's ``release_changes``, and a changelog table
 when one is committed, :func:`changelog_entries`), and ends with one line for
-an upgrade ticket (:func:`defects4warp.program_audit_report.ticket_line`).
+an upgrade ticket (:func:`defects4warp.report.program_audit_report.ticket_line`).
 
 The report is a JSON document (:func:`audit_program`, format
 :data:`FORMAT`) and its Markdown
-(:func:`defects4warp.program_audit_report.audit_program_markdown`).
+(:func:`defects4warp.report.program_audit_report.audit_program_markdown`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from packaging.version import InvalidVersion, Version
 
 from .builtins import load as load_builtins
 from .builtins import measured_releases as builtins_releases
-from .builtins_page import changes as builtin_changes
+from .report.builtins_page import changes as builtin_changes
 from .engines import get_engine
 from .engines.base import diagnose_target
 from .envs import RELEASES, ReleaseEnvError, installed_warp_version, list_envs, python_for
@@ -64,7 +64,7 @@ from .engines import release as release_probe
 from .engines.assess.builtins import access_patterns, is_warp_function
 from .engines.assess.source import _norm_kernel, called_names, function_defs, ran_functions
 from .probes.worker import COMPILE_PATTERN
-from .program_audit_report import gradient_wrong, ticket_line
+from .report.program_audit_report import gradient_wrong, ticket_line
 
 #: Format tag of the program audit's JSON.
 FORMAT = "defects4warp-program-audit/1"
@@ -361,7 +361,7 @@ def builtin_changes_between(lo: str, hi: str, used: dict, device: str = "cpu") -
     Returns
     -------
     list[dict]
-        :func:`defects4warp.builtins_page.changes` entries plus ``"between": [a, b]``, ``"fixed"``
+        :func:`defects4warp.report.builtins_page.changes` entries plus ``"between": [a, b]``, ``"fixed"``
         (True: wrong or zero -> agrees; False: agrees -> wrong or zero; None otherwise) and
         ``"functions"`` (the program's functions using it).
     """

@@ -22,7 +22,7 @@ from .engines.base import check_diagnosis, error_diagnosis
 from .envs import installed_warp_version, missing_modules  # noqa: F401 (re-exported)
 from .sandbox import kill_all
 from .jsonio import _strict, write_json_atomic  # noqa: F401 (re-exported: older callers import them from here)
-from .scoring import judge, summarize, summarize_groups, summarize_tiers
+from .run.scoring import judge, summarize, summarize_groups, summarize_tiers
 from .store import diagnosis_fields, measurement_fields, measures_apart, transient
 
 
@@ -295,13 +295,13 @@ def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: s
         environment for it (None: the installed release).
     prefilled : dict, optional
         Result records already made (item index -> record), e.g. by an
-        engine's preflight (:func:`defects4warp.preflight.preflight`): they
+        engine's preflight (:func:`defects4warp.run.preflight.preflight`): they
         are taken as they are and not diagnosed again.
     measurements : dict, optional
         Filled with ``{item index: measurement record}`` of every item an
         engine that measures apart (:func:`defects4warp.store.measures_apart`)
         measured or reused from the store (the committed measurement bundles
-        of :mod:`defects4warp.engine_matrix` are made from it).
+        of :mod:`defects4warp.report.engine_matrix` are made from it).
     started : float, optional
         When the run's work began, a :func:`time.perf_counter` reading (default: now), so
         ``summary["wall_s"]`` counts work done before this call for it (an engine's preflight,

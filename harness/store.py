@@ -43,7 +43,7 @@ a stray ``.part-*`` file, and two runs writing the same key at once both
 leave a complete, equal file. No lock is needed.
 
 Root: ``<results>/store`` where ``<results>`` is the results home
-(:func:`defects4warp.history.results_dir`: ``--results DIR``, else
+(:func:`defects4warp.run.history.results_dir`: ``--results DIR``, else
 ``$DEFECTS4WARP_RESULTS``, else ``$XDG_DATA_HOME/defects4warp``, else
 ``~/.local/share/defects4warp``); ``$DEFECTS4WARP_STORE`` moves the store alone.
 """
@@ -235,7 +235,7 @@ def default_root(results_path: str | None = None) -> Path:
     """``$DEFECTS4WARP_STORE``, else ``<results home>/store``."""
     if os.environ.get("DEFECTS4WARP_STORE"):
         return Path(os.environ["DEFECTS4WARP_STORE"])
-    from .history import results_dir
+    from .run.history import results_dir
 
     return results_dir(results_path) / "store"
 

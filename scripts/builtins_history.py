@@ -24,7 +24,7 @@ import yaml
 from packaging.version import Version
 
 from defects4warp import envs
-from defects4warp.pages.prose import wrap_prose
+from defects4warp.report.pages.prose import wrap_prose
 from defects4warp.runner import write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[1]

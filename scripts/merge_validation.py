@@ -8,7 +8,7 @@ Usage::
 For every release of PATCH, the checks of the cases PATCH holds replace
 BASE's; counts and the failure list are recomputed from the checks, wall
 times add up and so do the counts of checks they paid for (``measured``,
-see :func:`defects4warp.pages.upgrade_audit.measured_checks`; ``reused`` stays BASE's),
+see :func:`defects4warp.report.pages.upgrade_audit.measured_checks`; ``reused`` stays BASE's),
 and ``assembled_from`` records both inputs (their case counts and dates;
 ROLE says why PATCH was measured, default "cases re-validated after their
 labels changed"). The result is what ``defects4warp version-matrix`` and
@@ -21,7 +21,7 @@ import datetime
 import json
 import sys
 
-from defects4warp.pages.upgrade_audit import measured_checks
+from defects4warp.report.pages.upgrade_audit import measured_checks
 from defects4warp.runner import write_json_atomic
 from defects4warp.validate import counts
 

@@ -12,7 +12,7 @@ with a ``problem.py`` are checked through it.
 Variants that fail to build on the oldest release (read from a ``validate
 --json`` document of it: oracle verdict ``refused``/``error``, or measured
 here when no document is given) are bisected over the supported releases up
-to 1.12.1 with :func:`defects4warp.support.find_min_warp`; the JSON is rewritten
+to 1.12.1 with :func:`defects4warp.corpus.support.find_min_warp`; the JSON is rewritten
 after each variant, so an interrupted run resumes.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from defects4warp.case import default_corpus, load_corpus
 from defects4warp.envs import RELEASES, python_for
 from defects4warp.runner import write_json_atomic
-from defects4warp.support import build_check, find_min_warp
+from defects4warp.corpus.support import build_check, find_min_warp
 
 
 def main(argv=None):

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import yaml
 
-from defects4warp.pages.prose import wrap_prose
+from defects4warp.report.pages.prose import wrap_prose
 
 from defects4warp import envs
 from defects4warp.case import load_case

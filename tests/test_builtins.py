@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from defects4warp import builtins
-from defects4warp import builtins_page as page
+from defects4warp.report import builtins_page as page
 
 
 def test_enumeration_covers_more_than_300_overloads_on_the_installed_release():

@@ -1,6 +1,6 @@
 """Converted cases (``tags.form: both``): the Problem captured from each
 variant's script equals its adapter's (params matched by shape and value,
-objective, gradient; tolerances in harness/conversion.py).
+objective, gradient; tolerances in harness/corpus/conversion.py).
 
 Every converted variant is checked by ``defects4warp maint conversion --json
 docs/data/conversions.json`` (about 20 minutes on 2 busy cores); the fast test
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from defects4warp.case import default_corpus, load_corpus
-from defects4warp.conversion import GRADIENT_RTOL, OBJECTIVE_RTOL, compare_case, match_params
+from defects4warp.corpus.conversion import GRADIENT_RTOL, OBJECTIVE_RTOL, compare_case, match_params
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "data" / "conversions.json"

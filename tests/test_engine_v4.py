@@ -88,7 +88,7 @@ def test_no_import_cycle(a, b):
 
 @pytest.mark.parametrize("module", ["defects4warp.runner", "defects4warp.store", "defects4warp.probes.worker", "defects4warp.measure.judge",
                                     "defects4warp.kernel_access", "defects4warp.evidence_table", "defects4warp.engines.release",
-                                    "defects4warp.builtins_page", "defects4warp.preflight",
+                                    "defects4warp.report.builtins_page", "defects4warp.run.preflight",
                                     "defects4warp.probes", "defects4warp.engines.reference",
                                     "defects4warp.engines.assess.builtins"])
 def test_imports_alone(module):
@@ -186,7 +186,7 @@ def test_fold_modes():
 
 def test_reliability_of_run_results():
     """Brier and reliability bins from a run's results (the HTML report's diagram)."""
-    from defects4warp.html_report import reliability, reliability_html
+    from defects4warp.report.html import reliability, reliability_html
 
     results = [{"expected": {"verdict": "bug", "classes": ["a"]},
                 "diagnosis": {"verdict": "bug", "classes": [{"id": "a", "score": 0.7}, {"id": "b", "score": 0.3}]}},

@@ -5,7 +5,7 @@ import re
 
 from defects4warp.blind import hint_findings
 from defects4warp.case import default_corpus, load_corpus
-from defects4warp.export import export_skill_evals, goal_sentence, summary_sentences
+from defects4warp.report.export import export_skill_evals, goal_sentence, summary_sentences
 from defects4warp.taxonomy import CLASSES
 
 
@@ -79,7 +79,7 @@ def test_caveat_names_the_release_range_a_row_really_covers(tmp_path):
     from packaging.specifiers import SpecifierSet
 
     from defects4warp.case import Expectation
-    from defects4warp.export import effective_releases
+    from defects4warp.report.export import effective_releases
 
     def rows(*spec):
         return tuple(Expectation("bug", ("overwrite",), SpecifierSet(w), s) for w, s in spec)

@@ -51,7 +51,7 @@ def test_json_store_and_markdown_writers(tmp_path, umask):
 
 def test_export_folder_and_evals(tmp_path, umask):
     from defects4warp.case import default_corpus, load_corpus
-    from defects4warp.export import export_skill_evals
+    from defects4warp.report.export import export_skill_evals
 
     cases, _ = load_corpus(default_corpus(), CASE)
     out = tmp_path / "ev"

@@ -9,7 +9,7 @@ import yaml
 
 from defects4warp.case import default_corpus, load_corpus
 from defects4warp.commands.diff import patch
-from defects4warp.index import IndexError_, build
+from defects4warp.corpus.index import IndexError_, build
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,7 @@ def test_diff_cli_names_a_missing_case():
 
 def test_release_ranges_compress_over_the_supported_releases():
     from defects4warp.envs import RELEASES
-    from defects4warp.index import release_ranges
+    from defects4warp.corpus.index import release_ranges
 
     assert release_ranges(RELEASES) == "all releases"
     assert release_ranges([]) == ""
@@ -79,7 +79,7 @@ def _case(case_id):
     ("arm-joint-friction-id", ["buggy: 1.3.3-1.13.0"]),
 ])
 def test_bug_releases_follow_the_first_row_that_applies(case_id, where):
-    from defects4warp.index import bug_releases
+    from defects4warp.corpus.index import bug_releases
 
     assert bug_releases(_case(case_id)) == where
 
@@ -89,7 +89,7 @@ def test_bug_releases_match_the_expectation_of_every_release():
     expectation (first applicable row) is a bug, for every case."""
     from defects4warp.case import SCALES
     from defects4warp.envs import RELEASES
-    from defects4warp.index import bug_releases
+    from defects4warp.corpus.index import bug_releases
 
     def expand(ranges):
         got = set()

@@ -2,28 +2,38 @@
 
 Every import statement of every module under ``harness/`` counts, at any depth
 of the file (a function-local import is an edge like any other), with relative
-imports resolved. Modules are grouped into top-level units (``defects4warp.X``:
-a subpackage or a top-level module; ``__init__`` is the package itself), and
-each unit sits in one layer of :data:`LAYERS`, lowest first. A unit may import
-units of its own layer or of lower ones; an edge into a higher layer fails, and
-so does any cycle between units (also inside one layer). A new top-level
-module must be given a layer here.
+imports resolved. Modules are grouped into units: a top-level module or
+subpackage (``defects4warp.X``; ``__init__`` is the package itself), except in
+the rooms of :data:`ROOMS` (``corpus``, ``run``, ``report``: folders that group
+modules by what they are about), where each module or subpackage is a unit of
+its own (``report.html``, ``report.pages``; the room's ``__init__``, a
+docstring, is the unit ``report``). Each unit sits in one layer of
+:data:`LAYERS`, lowest first. A unit may import units of its own layer or of
+lower ones; an edge into a higher layer fails, and so does any cycle between
+units (also inside one layer or one room). A new module at the top or in a
+room must be given a layer here.
 
-The layers (the code's own rooms; docs/engines.md, "Layers", says the same):
+The layers (docs/engines.md, "Layers", says the same, with the rooms):
 
 ``base``        utilities every layer uses: paths, JSON, provenance digests,
-                the taxonomy, the process sandbox, the evidence table's reader
+                the taxonomy, the process sandbox, the evidence table's reader;
+                the rooms' ``__init__`` (a docstring each)
 ``kernel_ast``  static analysis of kernel and program source (the kernel access
                 analysis, the source rules)
 ``worker``      what runs inside a measured process or measures: the Problem
                 protocol, the runtime trace, the capture, the probes, the
                 oracle, the builtins conformance suite
-``program``     cases, stored results and where they run: case, history, store,
-                environments, isolation, executors
+``program``     cases, stored results and where they run: case, store,
+                environments, isolation, executors, ``run.history``, and the
+                corpus's keeping that runs no engine (``corpus.support``,
+                ``corpus.scaffold``)
 ``engines``     interpretation: engines, the probes' assessors (``engines/assess``), the
                 evidence fold, the release differential
-``runs``        runner, validation, matrices, scoring, the engine preflight
-``reports``     generated pages and reports
+``runs``        runner, validation, ``run.matrix``, ``run.scoring``,
+                ``run.preflight``; ``corpus.conversion`` and ``corpus.mutate``
+                (they run the capture, the oracle or the runner)
+``reports``     ``report.*``, the program audit, ``corpus.index`` (renders
+                corpus/INDEX.md)
 ``commands``    the command line
 
 Code that runs inside a measured process (:data:`WORKER_ENTRIES` and what they
@@ -50,17 +60,24 @@ import defects4warp
 ROOT = Path(defects4warp.__file__).resolve().parent
 PKG = "defects4warp"
 
+#: Folders whose modules (and subpackages) are units of their own: a room groups what belongs together
+#: (the corpus kept, the runs, the rendered results), a layer says what may import what.
+ROOMS = ("corpus", "run", "report")
+
 #: (layer, units) from the lowest layer to the highest.
 LAYERS = (
     ("base", {"__init__", "paths", "jsonio", "provenance", "taxonomy", "machine", "progress", "sandbox",
-              "kernel_cache", "blind", "evidence_table"}),
+              "kernel_cache", "blind", "evidence_table", *ROOMS}),
     ("kernel_ast", {"kernel_access", "rules"}),
     ("worker", {"problem", "measure", "capture", "probes", "oracle", "builtins", "program_gradient"}),
-    ("program", {"case", "history", "store", "envs", "isolation", "executors", "support", "scaffold"}),
+    ("program", {"case", "store", "envs", "isolation", "executors",
+                 "corpus.support", "corpus.scaffold", "run.history"}),
     ("engines", {"engines"}),
-    ("runs", {"runner", "validate", "matrix", "scoring", "preflight", "conversion", "mutate"}),
-    ("reports", {"pages", "report", "html_report", "engine_matrix", "builtins_page", "export", "index",
-                 "capture_table", "program_audit", "program_audit_report"}),
+    ("runs", {"runner", "validate",
+              "corpus.conversion", "corpus.mutate", "run.matrix", "run.scoring", "run.preflight"}),
+    ("reports", {"program_audit", "corpus.index",
+                 "report.markdown", "report.html", "report.engine_matrix", "report.pages", "report.builtins_page",
+                 "report.export", "report.capture_table", "report.program_audit_report"}),
     ("commands", {"commands", "cli", "__main__"}),
 )
 
@@ -133,8 +150,13 @@ def import_edges(root: Path = ROOT) -> list:
 
 
 def unit(module: str) -> str:
-    """The top-level unit of a module (``measure.trace`` -> ``measure``; the package -> ``__init__``)."""
-    return module.split(".")[0] if module else "__init__"
+    """The unit of a module: its top-level module or subpackage (``measure.trace`` -> ``measure``; the package
+    -> ``__init__``), in a room of :data:`ROOMS` its module or subpackage there (``report.pages.prose`` ->
+    ``report.pages``; the room's ``__init__`` -> ``report``)."""
+    if not module:
+        return "__init__"
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in ROOMS else parts[0]
 
 
 def _layer_of() -> dict:
@@ -224,7 +246,17 @@ def test_the_graph_is_read_from_every_import(edges):
     assert ("cli", "commands._common") in got  # from .commands._common import ... (the verbs: cli.VERBS, by name)
     assert ("oracle.worker", "oracle.replay") in got  # function-local, inside the package
     assert ("validate", "capture.record") in got  # the orchestration makes the replay record
+    assert ("report.pages.sources", "run.matrix") in got  # from ...run.matrix import ... (room to room)
+    assert ("corpus.mutate.admit", "paths") in got  # from ...paths import ... (a room's subpackage to the root)
     assert len(edges) > 300
+
+
+def test_a_room_holds_units_of_its_own():
+    """Outside the rooms a unit is the top-level module or subpackage; inside one, the module or subpackage
+    there, so a room may hold units of several layers."""
+    assert [unit(m) for m in ("", "measure.trace", "engines", "report", "report.html", "report.pages.prose",
+                              "corpus.mutate.admit", "run.scoring")] == [
+        "__init__", "measure", "engines", "report", "report.html", "report.pages", "corpus.mutate", "run.scoring"]
 
 
 def test_no_edge_runs_up_the_layers(edges):

@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from defects4warp.matrix import SECTIONS, audit, audit_markdown, error_size_changes, matrix_markdown
+from defects4warp.run.matrix import SECTIONS, audit, audit_markdown, error_size_changes, matrix_markdown
 
 
 def check(case, sig, err, ok=True, variant="buggy"):

@@ -11,7 +11,7 @@ import pytest
 
 from defects4warp import provenance
 from defects4warp.case import load_corpus
-from defects4warp.engine_matrix import (
+from defects4warp.report.engine_matrix import (
     EngineFileError, bundle_path, read, read_bundle, rescore_release, write_bundle,
 )
 from defects4warp.engines import get_engine
@@ -144,7 +144,7 @@ def test_a_changed_measuring_module_remeasures_only_the_records_that_list_it(mea
 
 
 def test_document_difference_ignores_durations_and_temporary_paths_only():
-    from defects4warp.engine_matrix import document_difference
+    from defects4warp.report.engine_matrix import document_difference
 
     a = {"fd": {"items": [1.0, 2.0]}, "cost": {"wall_s": 1}, "gradient_call_s": [0.2],
          "trace": {"coverage": {"/tmp/d4w-abc123/program/p.py": [3]}}}
@@ -159,8 +159,8 @@ def test_document_difference_ignores_durations_and_temporary_paths_only():
 
 
 def _bundle_for(measured, tmp_path):
-    from defects4warp.engine_matrix import corpus_digest, engine_identity
-    from defects4warp.pages.measuring import _measure_file
+    from defects4warp.report.engine_matrix import corpus_digest, engine_identity
+    from defects4warp.report.pages.measuring import _measure_file
     from defects4warp.runner import installed_warp_version
 
     path = tmp_path / "docs" / "data" / f"engine-{installed_warp_version()}.json"
@@ -181,7 +181,7 @@ def _tamper(path, edit):
 
 @pytest.mark.slow
 def test_a_neutral_change_to_measuring_code_costs_a_sample_not_a_release(measured, tmp_path):
-    from defects4warp.engine_matrix import neutral_check
+    from defects4warp.report.engine_matrix import neutral_check
 
     path = _bundle_for(measured, tmp_path)
     # as if both runs had been measured before probes/fd.py was last edited
@@ -196,7 +196,7 @@ def test_a_neutral_change_to_measuring_code_costs_a_sample_not_a_release(measure
 
 @pytest.mark.slow
 def test_a_change_that_moved_a_measurement_is_reported_and_nothing_is_restamped(measured, tmp_path):
-    from defects4warp.engine_matrix import neutral_check
+    from defects4warp.report.engine_matrix import neutral_check
 
     path = _bundle_for(measured, tmp_path)
 
@@ -214,8 +214,8 @@ def test_a_change_that_moved_a_measurement_is_reported_and_nothing_is_restamped(
 
 @pytest.mark.slow
 def test_pages_measure_writes_a_bundle_that_rescores_to_the_same_engine_file(measured, tmp_path, monkeypatch):
-    from defects4warp.pages.measuring import _measure_file
-    from defects4warp.engine_matrix import corpus_digest, engine_identity
+    from defects4warp.report.pages.measuring import _measure_file
+    from defects4warp.report.engine_matrix import corpus_digest, engine_identity
     from defects4warp.runner import installed_warp_version
 
     rel = installed_warp_version()
@@ -247,7 +247,7 @@ def test_pages_measure_writes_a_bundle_that_rescores_to_the_same_engine_file(mea
 
 
 def test_rescore_without_a_bundle_names_the_command_that_measures_it(tmp_path):
-    from defects4warp.engine_matrix import write
+    from defects4warp.report.engine_matrix import write
 
     path = tmp_path / "engine-1.9.1.json"
     write(path, {"format": "defects4warp-engine-release/1", "release": "1.9.1", "engine": {}, "device": "cpu",
@@ -276,7 +276,7 @@ def test_non_finite_floats_of_a_measurement_read_back_as_floats(tmp_path):
 
 
 def test_an_error_like_number_is_compared_to_an_absolute_tolerance_only():
-    from defects4warp.engine_matrix import ERROR_ATOL, document_difference
+    from defects4warp.report.engine_matrix import ERROR_ATOL, document_difference
 
     # measured on two x86 machines with the same code (the neutral check of 2026-12-04)
     a = {"fd": {"calls": [{"directions": {"relative_error": [6.12785702243937e-09], "value": [6.12785702243937e-09]}}]}}

@@ -1,4 +1,4 @@
-"""Mutation operators (defects4warp.mutate): one test per operator on a tiny program,
+"""Mutation operators (defects4warp.corpus.mutate): one test per operator on a tiny program,
 the not-applicable path, stable ids, the static admission checks, and (slow) admission
 of a small sample against the independent oracle and its materialisation."""
 
@@ -12,10 +12,11 @@ import yaml
 
 from defects4warp.blind import hint_findings
 from defects4warp.case import load_case
-from defects4warp.mutate import OPERATORS, get_operator
-from defects4warp.mutate.admit import Candidate, admit, candidates, diff_stats, mutant_id, static_checks, summarize
-from defects4warp.mutate.sources import Parent, adapter_parents, all_parents
-from defects4warp.mutate.tier import build_manifest, materialize, write_manifest
+from defects4warp.corpus.mutate import OPERATORS, get_operator
+from defects4warp.corpus.mutate.admit import (Candidate, admit, candidates, diff_stats, mutant_id, static_checks,
+                                              summarize)
+from defects4warp.corpus.mutate.sources import Parent, adapter_parents, all_parents
+from defects4warp.corpus.mutate.tier import build_manifest, materialize, write_manifest
 from defects4warp.taxonomy import CLASSES
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -249,7 +250,7 @@ def test_rejected_when_the_oracle_sees_no_change(tmp_path):
     reported unresolved, so admission stops at the parent stage)."""
     parent = Parent("tests/mutate_basic", PROGRAMS / "mutate_basic", "dev", "test")
     m = _apply("double_backward", "mutate_basic")[0]
-    from defects4warp.mutate.admit import admit_one
+    from defects4warp.corpus.mutate.admit import admit_one
 
     rec = admit_one(Candidate(parent, m), {("tests/mutate_basic", "1.19.0"): ({"verdict": "unresolved"}, None)}, {"1.19.0": None})
     assert not rec["admitted"] and rec["stage"] == "parent" and "unresolved" in rec["reason"]
@@ -258,7 +259,7 @@ def test_rejected_when_the_oracle_sees_no_change(tmp_path):
 def test_mutation_scores_from_a_run(tmp_path):
     import json
 
-    from defects4warp.mutate.score import markdown_table, mutation_scores
+    from defects4warp.corpus.mutate.score import markdown_table, mutation_scores
 
     man = {"mutants": [{"id": "a-x", "operator": "double_backward"}, {"id": "b-y", "operator": "double_backward"},
                        {"id": "c-z", "operator": "disable_backward"}]}
@@ -295,7 +296,7 @@ def test_cli_list_and_apply(tmp_path):
 
 
 def test_merge_manifests_later_runs_win(tmp_path):
-    from defects4warp.mutate.tier import merge_manifests, read_manifest
+    from defects4warp.corpus.mutate.tier import merge_manifests, read_manifest
 
     ps = {p.id: p for p in adapter_parents()}
     cands, counts = candidates([ps["adapters/wt-scalar-chain"]], operators=["double_backward", "drop_grad_zeroing"])
@@ -324,7 +325,7 @@ def test_merge_manifests_later_runs_win(tmp_path):
 def test_committed_manifest_counts_and_a_materialised_sample(tmp_path):
     """The committed manifest meets the issue's floor, and a sample of it rebuilds
     byte-identically (SHA-256 checked) into loadable, blinded cases."""
-    from defects4warp.mutate.tier import MANIFEST, read_manifest
+    from defects4warp.corpus.mutate.tier import MANIFEST, read_manifest
 
     doc = read_manifest(MANIFEST)
     assert len(doc["mutants"]) >= 300

@@ -15,7 +15,7 @@ def _one_line(text):
 
 
 def _store_run(results, engine="fd-only"):
-    from defects4warp.history import store
+    from defects4warp.run.history import store
 
     doc = {"summary": {"engine": engine, "warp_version": "1.19.0", "device": "cpu"},
            "results": [{"case": "c", "variant": "fixed", "scale": "small",
@@ -42,7 +42,7 @@ def test_report_of_a_missing_run_names_the_stored_ids(tmp_path):
 
 
 def test_id_ranges():
-    from defects4warp.history import _id_ranges
+    from defects4warp.run.history import _id_ranges
 
     assert _id_ranges([9, 1, 2, 3, 7, 10]) == "1-3, 7, 9-10"
     assert _id_ranges([4]) == "4"
@@ -52,7 +52,7 @@ def _fake_builtins(monkeypatch):
     """Replace the measurement and the data writers of `builtins` by recorders."""
     from defects4warp.builtins import conformance
     import defects4warp.builtins as b
-    import defects4warp.builtins_page as builtins_page
+    import defects4warp.report.builtins_page as builtins_page
     import defects4warp.envs as envs
 
     seen = {"measured": [], "data": 0, "page": 0}
@@ -177,7 +177,7 @@ def test_param_site_not_found_lists_the_tapes_allocations_not_kernel_annotations
 def _store_old_run(results):
     """A run as stored before skipped runs had their own verdict: the skipped run is an
     `inconclusive` outcome with no expectation and no cost, counted in both totals."""
-    from defects4warp.history import store
+    from defects4warp.run.history import store
 
     def rec(case, verdict, expected, wall, top=None):
         return {"case": case, "variant": "fixed", "scale": "small",
@@ -185,7 +185,7 @@ def _store_old_run(results):
                 "diagnosis": {"verdict": verdict, "classes": [{"id": top, "score": 1.0}] if top else [],
                               "cost": {"wall_s": wall}}}
 
-    from defects4warp.scoring import summarize
+    from defects4warp.run.scoring import summarize
 
     results_ = [rec("needs-torch", "inconclusive", None, 0.0), rec("unlabelled-here", "inconclusive", None, 3.5),
                 rec("ok-case", "no_bug", {"verdict": "no_bug", "classes": ["correct"]}, 1.0, "correct")]
@@ -196,7 +196,7 @@ def _store_old_run(results):
 
 
 def test_old_stored_skipped_runs_read_back_as_skipped(tmp_path):
-    from defects4warp.history import OLD_SKIP_REASON, list_runs, run_document
+    from defects4warp.run.history import OLD_SKIP_REASON, list_runs, run_document
 
     rid = _store_old_run(tmp_path)
     doc = run_document(rid, str(tmp_path))

@@ -199,7 +199,7 @@ def _bug_runs(spec):
 
 
 def test_the_reliability_diagram_bins_by_counts_or_says_why_it_cannot():
-    from defects4warp.html_report import confidence_bins, reliability_html
+    from defects4warp.report.html import confidence_bins, reliability_html
 
     # equal-width bins of 0.1 put 30 of these 40 runs (0.9 and 1.0) in one bin; equal counts keep ties together
     bins = confidence_bins([(0.6, i < 5) for i in range(10)] + [(0.9, i < 8) for i in range(10)] + [(1.0, True)] * 20)
@@ -222,8 +222,8 @@ def test_the_reliability_diagram_bins_by_counts_or_says_why_it_cannot():
 
 
 def test_the_wall_time_says_how_warm_the_kernel_cache_was():
-    from defects4warp.pages.results import RESULTS_KERNEL_CACHE
-    from defects4warp.report import run_markdown
+    from defects4warp.report.pages.results import RESULTS_KERNEL_CACHE
+    from defects4warp.report.markdown import run_markdown
 
     def doc(costs, **summary):
         res = [{"case": "c", "variant": f"v{i}", "scale": "small", "expected": None, "correct": None,
@@ -259,7 +259,7 @@ def _long_prose_lines(text: str, limit: int = 400) -> list:
 
 
 def test_no_line_of_prose_in_the_docs_is_over_400_characters():
-    from defects4warp.pages.prose import wrap_prose
+    from defects4warp.report.pages.prose import wrap_prose
 
     pages = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
     # was: docs/upgrade-audit.md:7 (4,659 characters), docs/old-releases.md:7, docs/capture-table.md:7, ...
@@ -321,7 +321,7 @@ def test_an_interrupted_verb_says_so(monkeypatch):
 
 
 def test_the_reliability_diagram_draws_bins_that_are_all_wrong_or_all_right():
-    from defects4warp.html_report import confidence_bins, reliability_html
+    from defects4warp.report.html import confidence_bins, reliability_html
 
     # a fraction of 0 (or 1): the Wilson interval's end may miss it by a rounding error (matplotlib refused it)
     bins = confidence_bins([(0.3, False)] * 11 + [(0.9, True)] * 6)

@@ -229,8 +229,8 @@ def test_build_error_classification_without_warp():
 
 
 def test_oracle_column_cells():
-    from defects4warp.matrix import oracle_cell
-    from defects4warp.report import version_matrix_markdown
+    from defects4warp.run.matrix import oracle_cell
+    from defects4warp.report.markdown import version_matrix_markdown
 
     wrong = {"case": "c1", "variant": "buggy", "scale": "small", "status": "passed", "ok": True, "message": "",
              "expected": {"verdict": "bug", "classes": ["double_count"]}, "signature": "exact_factor",

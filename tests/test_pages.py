@@ -7,18 +7,18 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from defects4warp.pages import upgrade_audit
-from defects4warp.pages.engines_page import engines_measured_block, render_engines
-from defects4warp.pages.measuring import (measure, measure_baselines, measure_order, missing_releases,
+from defects4warp.report.pages import upgrade_audit
+from defects4warp.report.pages.engines_page import engines_measured_block, render_engines
+from defects4warp.report.pages.measuring import (measure, measure_baselines, measure_order, missing_releases,
                                          unmeasured_releases)
-from defects4warp.pages.prose import PageSourceError, wrap_prose
-from defects4warp.pages.registry import PAGES, check_pages, write_pages
-from defects4warp.pages.release_matrix import _summary, answer_cell, render_release_matrix
-from defects4warp.pages.results import RESULTS_END, RESULTS_START, render_results
-from defects4warp.pages.sources import (BOUNDARIES_JSON, MIN_WARP_JSON, ROOT, baseline_docs, baseline_path,
+from defects4warp.report.pages.prose import PageSourceError, wrap_prose
+from defects4warp.report.pages.registry import PAGES, check_pages, write_pages
+from defects4warp.report.pages.release_matrix import _summary, answer_cell, render_release_matrix
+from defects4warp.report.pages.results import RESULTS_END, RESULTS_START, render_results
+from defects4warp.report.pages.sources import (BOUNDARIES_JSON, MIN_WARP_JSON, ROOT, baseline_docs, baseline_path,
                                        validated_releases, validation_files)
-from defects4warp.pages.upgrade_audit import _costs_paragraph, measurement_costs, render_upgrade_audit
-from defects4warp.pages.versions import render_old_releases, render_version_matrix
+from defects4warp.report.pages.upgrade_audit import _costs_paragraph, measurement_costs, render_upgrade_audit
+from defects4warp.report.pages.versions import render_old_releases, render_version_matrix
 from defects4warp.cli import main
 
 
@@ -88,14 +88,14 @@ def test_old_releases_page_from_its_json(tmp_path):
 # ---------------------------------------------------------------------------------------------------------------
 # The engine across releases: docs/data/engine-<release>.json -> release matrix, audits, results block
 
-from defects4warp import engine_matrix  # noqa: E402
-from defects4warp.matrix import answer_changes, noise_sentence  # noqa: E402
+from defects4warp.report import engine_matrix  # noqa: E402
+from defects4warp.run.matrix import answer_changes, noise_sentence  # noqa: E402
 
 
 def _rec(case, variant, expected, verdict, classes, *, split="dev", wall=1.0, evals=10, error=None,
          tracker=None, unsupported=False):
-    """A result record as defects4warp.runner.run makes it (scored with defects4warp.scoring.judge)."""
-    from defects4warp.scoring import judge
+    """A result record as defects4warp.runner.run makes it (scored with defects4warp.run.scoring.judge)."""
+    from defects4warp.run.scoring import judge
 
     diag = {"verdict": verdict, "classes": [{"id": c, "score": s} for c, s in classes], "signature": None,
             "evidence": [], "cost": {"wall_s": wall, "objective_evals": evals}}
@@ -304,7 +304,7 @@ def _validated_pair(root):
 def test_upgrade_audit_error_size_scale_and_costs(tmp_path, monkeypatch):
     """The newcomer's findings on the page: bugs whose error changes size, the scale and script labels on every
     line, the same section titles as the audit verb, and the measured cost where data is missing."""
-    from defects4warp.matrix import SECTIONS
+    from defects4warp.run.matrix import SECTIONS
 
     monkeypatch.setattr(upgrade_audit, "COST_MIN_MEASURED", 1)  # the fixture's files measure 3 to 4 runs
 

@@ -89,7 +89,7 @@ def bundle_citations() -> dict:
     """probe -> {evidence id: count} cited when the committed measurement bundles are re-interpreted
     (as ``pages --rescore`` does, whether or not the bundle is current)."""
     from defects4warp.case import load_corpus
-    from defects4warp.engine_matrix import bundle_path, read, read_bundle
+    from defects4warp.report.engine_matrix import bundle_path, read, read_bundle
     from defects4warp.engines import get_engine
     from defects4warp.runner import interpret_item, plan
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from defects4warp import program_audit as pa
-from defects4warp.program_audit_report import audit_program_markdown
+from defects4warp.report.program_audit_report import audit_program_markdown
 from defects4warp.cli import main
 from defects4warp.envs import MARKER, ReleaseEnvError, cache_root, installed_warp_version
 
@@ -168,9 +168,9 @@ def test_program_audit_bisects_to_the_release_that_changed_the_builtin(tmp_path)
 def test_pages_keep_the_hand_written_program_audit_section():
     """docs/upgrade-audit.md is rendered by `defects4warp maint pages`; its measured program-audit section lies
     between markers and is carried over as it is (a page without them gets nothing appended)."""
-    from defects4warp.pages.prose import _kept_block
-    from defects4warp.pages.sources import ROOT
-    from defects4warp.pages.upgrade_audit import PROGRAM_AUDIT_MARKERS
+    from defects4warp.report.pages.prose import _kept_block
+    from defects4warp.report.pages.sources import ROOT
+    from defects4warp.report.pages.upgrade_audit import PROGRAM_AUDIT_MARKERS
 
     start, end = PROGRAM_AUDIT_MARKERS
     assert _kept_block(f"generated\n{start}\n## Your program\nmeasured\n{end}\n", start, end) == \

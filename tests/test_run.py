@@ -151,7 +151,7 @@ def test_new_case_scaffold_loads_and_is_blind(tmp_path):
 
 
 def test_version_matrix_renders_measured_cells():
-    from defects4warp.report import version_matrix_markdown
+    from defects4warp.report.markdown import version_matrix_markdown
 
     check = lambda rel, ok, sig, err, variant="buggy": {  # noqa: E731
         "case": "c1", "variant": variant, "scale": "small", "ok": ok, "signature": sig,
@@ -167,7 +167,7 @@ def test_version_matrix_renders_measured_cells():
 
 
 def test_version_matrix_merges_partial_validations():
-    from defects4warp.report import merge_validations
+    from defects4warp.report.markdown import merge_validations
 
     machine = {"cpu": "X", "cores": 2, "memory_gib": 24, "os": "Linux", "python": "3.11"}
     mk = lambda case, err: {"case": case, "variant": "buggy", "scale": "small", "ok": True,  # noqa: E731
@@ -265,7 +265,7 @@ def test_history_compare_and_leaderboard(tmp_path):
     args = ["--results", str(tmp_path), "--cases", "ball-drag-identification,puck-launch-fit"]
     for e in ("always-bug", "always-no-bug"):
         assert r.invoke(main, ["run", "--engine", e] + args).exit_code == 0
-    from defects4warp.history import compare, leaderboard, list_runs
+    from defects4warp.run.history import compare, leaderboard, list_runs
 
     runs = list_runs(str(tmp_path))
     assert [x["engine"] for x in runs] == ["always-no-bug", "always-bug"]
@@ -347,7 +347,7 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
     import subprocess
 
     doc = run(plan(CASES), get_engine("always-bug"), warp_version="1.19.0")
-    from defects4warp.html_report import html_report
+    from defects4warp.report.html import html_report
 
     page = tmp_path / "r.html"
     page.write_text(html_report(doc))
@@ -412,8 +412,8 @@ def test_cli_diagnose_correct_program_offers_no_fix(programs):
 def test_run_scores_each_provenance_tier_and_selects_one(tmp_path):
     """`run --tier`: a corpus of original and report cases (always-bug engine, no Warp run) gets a per-tier
     breakdown in its summary and report; --tier report keeps one tier (no breakdown), --tier mined none."""
-    from defects4warp.html_report import html_report
-    from defects4warp.report import run_markdown
+    from defects4warp.report.html import html_report
+    from defects4warp.report.markdown import run_markdown
     from tiny_corpus import make_tiny_corpus
 
     corpus = make_tiny_corpus(tmp_path / "c")

@@ -112,7 +112,7 @@ def test_timeouts_and_lost_workers_are_not_stored(tmp_path):
 
 
 def test_history_lives_in_one_documented_place(tmp_path, monkeypatch):
-    from defects4warp.history import results_dir
+    from defects4warp.run.history import results_dir
 
     monkeypatch.delenv("DEFECTS4WARP_RESULTS", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
@@ -215,7 +215,7 @@ def test_two_runs_at_once_share_store_history_and_kernel_cache(tiny, tmp_path):
     want = [r for r in tiny["ref"] if r["case"] in two]
     assert results_of(tmp_path / "a.json") == want
     assert results_of(tmp_path / "b.json") == want
-    from defects4warp.history import list_runs
+    from defects4warp.run.history import list_runs
 
     assert len(list_runs(str(tmp_path / "results"))) == 2
     assert len(ResultStore(tmp_path / "results" / "store")) == len(two)
@@ -226,7 +226,7 @@ def test_two_runs_at_once_share_store_history_and_kernel_cache(tiny, tmp_path):
 def test_dask_localcluster_matrix_equals_the_local_executor(tiny, tmp_path):
     pytest.importorskip("distributed")
     from defects4warp.executors import DaskExecutor, LocalExecutor
-    from defects4warp.matrix import measure_releases
+    from defects4warp.run.matrix import measure_releases
 
     two = ["tiny-cubic", "tiny-growth"]
     cases, _ = load_corpus(tiny["corpus"], ",".join(two))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from defects4warp.scoring import judge, summarize
+from defects4warp.run.scoring import judge, summarize
 
 
 def rec(case, variant, exp_verdict, exp_classes, verdict, top, wall=1.0, evals=10):
@@ -55,7 +55,7 @@ def test_empty_denominators_are_none():
 
 
 def test_groups_by_domain_and_family():
-    from defects4warp.scoring import summarize_groups
+    from defects4warp.run.scoring import summarize_groups
 
     results = [
         rec("a", "buggy", "bug", ["overwrite"], "bug", "overwrite"),
@@ -88,7 +88,7 @@ def test_refusals_are_scored_apart_from_detection():
 
 def test_metrics_per_provenance_tier():
     from defects4warp.case import provenance_tier
-    from defects4warp.scoring import summarize_tiers
+    from defects4warp.run.scoring import summarize_tiers
 
     assert [provenance_tier(p) for p in ("original", "mined", "https://github.com/NVIDIA/warp/issues/1")] == [
         "original", "mined", "report"]

@@ -23,7 +23,7 @@ def _cli(*args, timeout=900):
 
 
 def test_export_ships_only_the_users_files(tmp_path):
-    from defects4warp.export import export_skill_evals
+    from defects4warp.report.export import export_skill_evals
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     cases, errors = load_corpus(corpus)
@@ -48,7 +48,7 @@ def test_export_ships_only_the_users_files(tmp_path):
 
 
 def test_export_of_a_converted_case_drops_the_adapter_for_the_script_task(tmp_path):
-    from defects4warp.export import export_skill_evals
+    from defects4warp.report.export import export_skill_evals
 
     corpus = make_tiny_corpus(tmp_path / "corpus", ["tiny-cubic"])
     d = corpus / "tiny-cubic"
@@ -165,9 +165,9 @@ def test_mutation_operators_edit_the_users_script(tmp_path):
     train.py (and never a problem.py), the mutant folder holds the user's
     files only, and its generated case.yaml carries the script: block."""
     from defects4warp.case import load_case
-    from defects4warp.mutate.admit import candidates, write_program
-    from defects4warp.mutate.sources import corpus_parents, find_parent
-    from defects4warp.mutate.tier import case_yaml
+    from defects4warp.corpus.mutate.admit import candidates, write_program
+    from defects4warp.corpus.mutate.sources import corpus_parents, find_parent
+    from defects4warp.corpus.mutate.tier import case_yaml
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     ps = corpus_parents(corpus, programs="scripts")
@@ -214,8 +214,8 @@ def test_admission_of_a_script_mutant(tmp_path):
     doubled backward on one tape doubles it (factor 2: the capture's gradient
     is the .grad where the script first uses it, after the second backward)."""
     from defects4warp.envs import installed_warp_version
-    from defects4warp.mutate.admit import admit_one, candidates, measure_parents
-    from defects4warp.mutate.sources import corpus_parents
+    from defects4warp.corpus.mutate.admit import admit_one, candidates, measure_parents
+    from defects4warp.corpus.mutate.sources import corpus_parents
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     parents = {p.id: p for p in corpus_parents(corpus, programs="scripts")}
@@ -237,7 +237,7 @@ def test_admission_of_a_script_mutant(tmp_path):
 def test_matrix_and_audit_keep_script_rows_apart():
     """A converted variant's adapter and script rows are separate rows of the
     matrix and of an audit (labelled ``variant (script)``)."""
-    from defects4warp.matrix import audit, matrix_markdown
+    from defects4warp.run.matrix import audit, matrix_markdown
 
     def rec(program, verdict):
         return {"case": "c", "variant": "buggy", "scale": "small", "program": program,
@@ -269,7 +269,7 @@ def test_capture_table_from_conversions_and_a_run(tmp_path):
     """capture-table renders one row per script variant: captured or why not,
     params by site, seconds per capture and re-run from the capture summary,
     seconds per diagnosis and the verdict from the run's script records."""
-    from defects4warp.capture_table import add_diagnoses, add_validation, document, from_conversions, markdown
+    from defects4warp.report.capture_table import add_diagnoses, add_validation, document, from_conversions, markdown
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     cases, _ = load_corpus(corpus)

@@ -62,7 +62,7 @@ def test_skipped_runs_are_shown_as_skipped_everywhere(tmp_path):
 
 
 def test_cost_chart_names_the_costliest_cases_and_totals_the_rest():
-    from defects4warp.html_report import cost_bars
+    from defects4warp.report.html import cost_bars
 
     results = [{"case": f"c{i:03d}", "diagnosis": {"cost": {"wall_s": float(i)}}} for i in range(123)]
     results.append({"case": "c122", "diagnosis": {"cost": {"wall_s": 1.0}}})  # a second variant of c122

@@ -4,7 +4,7 @@ bisection over releases (with a fake check)."""
 import sys
 from pathlib import Path
 
-from defects4warp import support
+from defects4warp.corpus import support
 
 PROGRAMS = Path(__file__).parent / "programs"
 

@@ -9,8 +9,8 @@ import yaml
 
 from defects4warp import validate as V
 from defects4warp.case import CaseFormatError, load_case
-from defects4warp.matrix import oracle_cell
-from defects4warp.report import version_matrix_markdown
+from defects4warp.run.matrix import oracle_cell
+from defects4warp.report.markdown import version_matrix_markdown
 from defects4warp.runner import RunItem, skipped_record
 
 from test_case_format import VALID, make_case
@@ -101,7 +101,7 @@ def test_version_matrix_shows_unsupported_and_sorts_releases():
 
 
 def test_audit_reports_support_changes_not_bug_changes():
-    from defects4warp.matrix import audit, matrix_markdown
+    from defects4warp.run.matrix import audit, matrix_markdown
 
     def rel(status, unsupported):
         chk = {"case": "c", "variant": "buggy", "scale": "small", "expected": {"verdict": "bug", "classes": ["x"]},

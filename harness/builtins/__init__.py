@@ -4,7 +4,7 @@
   FD comparison (runs inside a per-release interpreter);
 * :mod:`defects4warp.builtins.worker` -- its command-line entry point;
 * :mod:`defects4warp.builtins.conformance` -- the parent side (batches, crashes, result store);
-* :mod:`defects4warp.builtins_page` (a report page, outside this package) -- ``docs/builtins.md``
+* :mod:`defects4warp.report.builtins_page` (a report page, outside this package) -- ``docs/builtins.md``
   and the release-to-release changes;
 * :func:`lookup` -- the committed results of one release for a list of builtin names
   (used by the release differential, :mod:`defects4warp.engines.release`).

@@ -16,7 +16,7 @@ from ..case import default_corpus, load_corpus
 from ..engines import engine_names, get_engine
 from ..evidence_table import EvidenceTableError
 from ..progress import DEFAULT_EVERY_S, default_jobs
-from ..scoring import top_class
+from ..run.scoring import top_class
 
 #: Tables are not cut to 80 columns when the output goes to a file or a pipe. No emoji codes: a site
 #: ``file.py:100:2`` printed with rich's default ``emoji=True`` reads ``file.py💯2`` (":100:" is an emoji code).
@@ -161,7 +161,7 @@ CONTRACT_HINT = "(the contract of an outside engine: docs/engines.md, 'Any comma
 
 def _preflight(engine, items, device, warp_version, python):
     """An outside (``cmd:``) engine diagnoses the first item before a verb's work
-    starts (:func:`defects4warp.preflight.preflight`); a broken command (not
+    starts (:func:`defects4warp.run.preflight.preflight`); a broken command (not
     found, not executable, non-zero exit, no answer, an answer against the schema)
     stops the verb with :class:`EngineFailed` (exit 2) and the full message.
 
@@ -171,7 +171,7 @@ def _preflight(engine, items, device, warp_version, python):
         ``{index: record}`` that a run can reuse (empty for other engines).
     """
     from ..engines.command import EngineContractError
-    from ..preflight import preflight
+    from ..run.preflight import preflight
 
     try:
         first = preflight(engine, items, device, warp_version, python)
@@ -249,7 +249,7 @@ def _run_doc(arg: str, results_path=None) -> dict:
     if os.path.isfile(arg):
         return _read_json(arg, "summary", "`defects4warp run --json`")
     if arg.isdigit():
-        from ..history import run_document
+        from ..run.history import run_document
 
         try:
             return run_document(int(arg), results_path)

@@ -9,8 +9,8 @@ from rich.markup import escape
 
 from ..capture.targets import TargetError, resolve_module, resolve_target
 from ..program_audit import audit_program
-from ..program_audit_report import audit_program_markdown
-from ..scoring import nothing_measured
+from ..report.program_audit_report import audit_program_markdown
+from ..run.scoring import nothing_measured
 from ._common import (
     ProgramPath, _preflight_releases,
     _check_device, _check_writable, _emit, _executor, _one_stdout, _write_json, _load, _read_json, _release, _store,
@@ -129,8 +129,8 @@ def cmd(path, script_args, module, warp, from_, to, bisect, no_engine, matrix_js
 def _measure_corpus(from_, to, corpus, cases_glob, engine_name, device, jobs, timeout_s, programs, results_path,
                     fresh, executor_kind, scheduler, workers, markdown_path, json_path) -> dict:
     """The corpus audit's measurement: every case with the engine on ``from_`` and ``to``
-    (:func:`defects4warp.matrix.measure_releases`), reusing the result store; ``{"releases": ...}``."""
-    from ..matrix import measure_releases
+    (:func:`defects4warp.run.matrix.measure_releases`), reusing the result store; ``{"releases": ...}``."""
+    from ..run.matrix import measure_releases
 
     cases, _ = _load(corpus, cases_glob)
     for rel in (from_, to):
@@ -161,15 +161,15 @@ def _report_corpus(doc: dict, from_, to, device, error_factor, matrix_json, mark
     click.ClickException
         When no run got a verdict on one of the releases (nothing to compare).
     """
-    from ..matrix import ERROR_SIZE_FACTOR, audit_markdown
-    from ..matrix import audit as compare_releases
+    from ..run.matrix import ERROR_SIZE_FACTOR, audit_markdown
+    from ..run.matrix import audit as compare_releases
 
     empty = [r for r in (from_, to) if nothing_measured(((doc["releases"].get(r) or {}).get("run") or {}).get("summary") or {})]
     if empty:  # every variant that ran on a release ended in an error: there is nothing to compare
         raise click.ClickException(f"no run got a verdict on Warp {', '.join(empty)}: every variant that ran there "
                                    "ended in an error, so the two releases cannot be compared")
     rep = compare_releases(doc, from_, to, error_factor=ERROR_SIZE_FACTOR if error_factor is None else error_factor)
-    from ..builtins_page import audit_section
+    from ..report.builtins_page import audit_section
 
     rep["builtins"], extra = audit_section(from_, to, device)
     text = audit_markdown(rep) + extra

@@ -41,7 +41,7 @@ def cmd(warp, device, json_path, write_package_data, fresh, only_spec, results_p
     differences, on each release: agrees, wrong, zero, build_error or absent.
     Releases already in the result store are reused (--fresh to measure again)."""
     from ..builtins import ALL_RELEASES, conformance, merge_data, write_data
-    from ..builtins_page import write_page
+    from ..report.builtins_page import write_page
     from ..envs import ReleaseEnvError, python_for
     from ..runner import installed_warp_version
 

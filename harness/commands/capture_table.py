@@ -1,4 +1,4 @@
-"""``defects4warp maint capture-table``: the capture on every script variant (:mod:`defects4warp.capture_table`)."""
+"""``defects4warp maint capture-table``: the capture on every script variant (:mod:`defects4warp.report.capture_table`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..pages.prose import wrap_prose
+from ..report.pages.prose import wrap_prose
 
 from ._common import (
     _check_writable, _emit, _load, _one_stdout, _read_json, _write_json, cases_opt, corpus_opt, device_opt, err_console,
@@ -36,7 +36,7 @@ def cmd(corpus, cases_glob, device, timeout_s, conversions_json, run_json, valid
         markdown_path):
     """Capture every script variant of the corpus (the variants with a script: block) and tabulate:
     captured or not and why, params, objective kind, seconds per capture, per re-run and per diagnosis."""
-    from ..capture_table import add_diagnoses, add_validation, document, from_conversions, load, markdown, measure
+    from ..report.capture_table import add_diagnoses, add_validation, document, from_conversions, load, markdown, measure
     from ..machine import describe, one_line
 
     _one_stdout(markdown=markdown_path, json=json_path)

@@ -18,15 +18,15 @@ from ._common import _fmt, _write_json, console, err_console, json_option, resul
 def cmd(run_a, run_b, json_path, results_path):
     """Per-metric change from stored run A to run B, and the variants whose
     verdict or top class flipped."""
-    from ..history import compare
-    from ..matrix import correctness_mark
+    from ..run.history import compare
+    from ..run.matrix import correctness_mark
 
     try:
         c = compare(run_a, run_b, results_path)
     except KeyError as exc:  # str(KeyError) would quote the message
         raise click.UsageError(exc.args[0]) from None
     if not c["comparable"]:
-        from ..history import bundled_digest, corpus_label, get_run
+        from ..run.history import bundled_digest, corpus_label, get_run
 
         b = bundled_digest()
         ra, rb = get_run(run_a, results_path), get_run(run_b, results_path)

@@ -18,11 +18,11 @@ from ._common import device_opt
 def cmd(targets, device, json_path):
     """Check the converted cases (tags.form: both): the Problem captured from each
     variant's script must equal the one its problem.py adapter builds (params,
-    objective, gradient; tolerances in harness/conversion.py). TARGETS are case
+    objective, gradient; tolerances in harness/corpus/conversion.py). TARGETS are case
     folders (default: every converted case of the bundled corpus). Each variant
     runs twice in its own subprocess: about 20 minutes for the corpus on 2 busy
     CPU cores. Exit 1 when a variant disagrees."""
-    from ..conversion import check_corpus
+    from ..corpus.conversion import check_corpus
 
     def say(case_id, variant, r):
         click.echo(f"{case_id}/{variant}: " + ("agrees" if r["agrees"] else "DISAGREES: " + "; ".join(r["reasons"])))

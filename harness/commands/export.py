@@ -1,4 +1,4 @@
-"""``defects4warp export --format skill-evals DIR``: tasks for agent-skill evaluations (:mod:`defects4warp.export`)."""
+"""``defects4warp export --format skill-evals DIR``: tasks for agent-skill evaluations (:mod:`defects4warp.report.export`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def cmd(out_dir, fmt, corpus, cases_glob, split, warp, scale, programs):
     """Write the corpus as skill-evaluation tasks: OUT_DIR/evals.json and OUT_DIR/files/.
     With --programs scripts, only variants that hold a script, each as the user's files alone (no problem.py)
     with the command that runs it in the prompt."""
-    from ..export import export_skill_evals
+    from ..report.export import export_skill_evals
     from ..runner import installed_warp_version
 
     root = Path(corpus) if corpus else default_corpus()

@@ -33,7 +33,7 @@ def evaluate(paths: list, table_path=None) -> dict:
     """
     from ..engines import fit as F
     from ..evidence_table import load_table
-    from ..scoring import judge
+    from ..run.scoring import judge
 
     hand = load_table(F.HANDSET_PATH) if F.HANDSET_PATH.exists() else load_table()
     new = load_table(table_path)
@@ -68,7 +68,7 @@ def export_inputs(bundle, out, *, split: str = "dev", corpus=None) -> int:
     ``diagnosis`` holding the verdict the engine reads from the record), gzip'd JSON lines without
     a time stamp, keys sorted (equal inputs give equal bytes). Returns the number of records."""
     from ..case import default_corpus, load_corpus
-    from ..engine_matrix import read_bundle
+    from ..report.engine_matrix import read_bundle
     from ..engines import get_engine
     from ..jsonio import lossless
     from ..runner import plan

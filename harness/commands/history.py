@@ -16,7 +16,7 @@ def cmd(json_path, results_path):
     """List the stored runs, newest first, with the corpus each ran on
     (``bundled`` or the corpus folder, the case count, and the --cases or
     --split selection when a run covered part of it)."""
-    from ..history import bundled_digest, corpus_label, list_runs
+    from ..run.history import bundled_digest, corpus_label, list_runs
 
     runs = list_runs(results_path)
     bundled = bundled_digest() if runs else None

@@ -1,4 +1,4 @@
-"""``defects4warp maint index``: write or check corpus/INDEX.md (see :mod:`defects4warp.index`)."""
+"""``defects4warp maint index``: write or check corpus/INDEX.md (see :mod:`defects4warp.corpus.index`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..case import default_corpus, load_corpus
-from ..index import IndexError_, build
+from ..corpus.index import IndexError_, build
 
 
 @click.command()

@@ -32,7 +32,7 @@ def cmd(corpus, cases_glob, split, digest, warp, json_path, results_path):
     from ..case import default_corpus, load_corpus
     from pathlib import Path
 
-    from ..history import corpus_digest, corpus_info, corpus_label, leaderboard as board, list_runs, n_cases
+    from ..run.history import corpus_digest, corpus_info, corpus_label, leaderboard as board, list_runs, n_cases
 
     name = None
     if not digest:

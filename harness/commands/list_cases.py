@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from ..case import FORMS
-from ..index import bug_releases
+from ..corpus.index import bug_releases
 from ._common import _load, _write_json, cases_opt, console, corpus_opt, json_option, split_opt
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..scoring import nothing_measured
+from ..run.scoring import nothing_measured
 from ._common import (
     _preflight_releases,
     WRITTEN_AS_IT_GOES, _refuse_dash, on_interrupt,
@@ -41,7 +41,7 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
     to the executor at once (with --executor dask they fan out over the
     cluster); results in the result store are reused unless --fresh."""
     from ..machine import describe
-    from ..matrix import matrix_markdown, measure_releases
+    from ..run.matrix import matrix_markdown, measure_releases
     from ..runner import write_json_atomic
 
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
@@ -49,7 +49,7 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
     _check_writable(markdown_path)
     cases, errors = _load(corpus, cases_glob)
     doc = {"engine": engine_name, "device": device, "machine": describe(), "releases": {}}
-    from ..report import merge_validations
+    from ..report.markdown import merge_validations
 
     truth = merge_validations([_read_json(p, "releases", "`validate --json`") for p in validation_json]) \
         if validation_json else {"releases": {}}

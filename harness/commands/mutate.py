@@ -40,7 +40,7 @@ operators_opt = click.option("--operator", "operators", multiple=True,
 
 
 def _check_operators(operators) -> None:
-    from ..mutate import OPERATORS
+    from ..corpus.mutate import OPERATORS
 
     for o in operators:
         if o not in OPERATORS:
@@ -65,7 +65,7 @@ def cmd():
 @cmd.command("list")
 def list_cmd():
     """List the operators and the class each produces."""
-    from ..mutate import OPERATORS
+    from ..corpus.mutate import OPERATORS
 
     for name, op in OPERATORS.items():
         click.echo(f"{name:28s} {op.produces:24s} {op.summary}")
@@ -78,9 +78,9 @@ def list_cmd():
               help="Write one folder per mutant here (default: print each mutant's diff).")
 def generate_cmd(path, operators, out):
     """Apply operators to the program in PATH (a folder with problem.py, or a bundled case as CASE/VARIANT)."""
-    from ..mutate import OPERATORS, get_operator
-    from ..mutate.admit import write_program
-    from ..mutate.sources import Parent
+    from ..corpus.mutate import OPERATORS, get_operator
+    from ..corpus.mutate.admit import write_program
+    from ..corpus.mutate.sources import Parent
 
     _check_operators(operators)
     parent = Parent(Path(path).name, Path(path), "dev", "user")
@@ -130,7 +130,7 @@ def admit_cmd(operators, manifest, parents, max_sites, jobs, warp, timeout_s, fr
               help="Records of this operator come only from the last manifest (repeatable).")
 def merge_cmd(manifests, manifest, redo):
     """Combine the manifests of several admission runs (later ones win) into --manifest."""
-    from ..mutate.tier import merge_manifests, write_manifest
+    from ..corpus.mutate.tier import merge_manifests, write_manifest
 
     doc = merge_manifests(list(manifests), drop={i: list(redo) for i in range(len(manifests) - 1)})
     p = write_manifest(doc, manifest)
@@ -143,7 +143,7 @@ def merge_cmd(manifests, manifest, redo):
 @markdown_option("Write the manifest's per-operator admission table here")
 def summary_cmd(manifest, markdown_path):
     """The manifest's per-operator admission table (Markdown)."""
-    from ..mutate.score import admission_table
+    from ..corpus.mutate.score import admission_table
 
     text = admission_table(manifest)
     _emit(text if markdown_path not in (None, "-") else text.rstrip("\n"), markdown_path)
@@ -156,7 +156,7 @@ def summary_cmd(manifest, markdown_path):
 @click.option("--per-operator", default=None, type=click.IntRange(min=1), help="At most N mutants per operator.")
 def materialize_cmd(dest, manifest, sample, per_operator):
     """Rebuild the admitted tier as case folders in DEST."""
-    from ..mutate.tier import materialize as mat
+    from ..corpus.mutate.tier import materialize as mat
 
     dirs = mat(dest, manifest, only=sample, per_operator=per_operator)
     click.echo(f"wrote {len(dirs)} case folders to {dest}")
@@ -169,7 +169,7 @@ def materialize_cmd(dest, manifest, sample, per_operator):
 @json_option("Also write the scores of every run as JSON here")
 def score_cmd(runs, manifest, markdown_path, json_path):
     """Per-operator mutation scores of engine runs (`run --json` files over the materialised tier)."""
-    from ..mutate.score import markdown_table, mutation_scores
+    from ..corpus.mutate.score import markdown_table, mutation_scores
 
     _one_stdout(markdown=markdown_path, json=json_path)
     scores = [mutation_scores(r, manifest) for r in runs]
@@ -182,9 +182,9 @@ def score_cmd(runs, manifest, markdown_path, json_path):
 
 def _admit(operators, manifest, parents_glob, max_sites, jobs, warp, timeout, fresh=False, programs="auto"):
     from ..envs import ReleaseEnvError, python_for
-    from ..mutate.admit import CACHE_DIR, admit, candidates, summarize
-    from ..mutate.sources import all_parents
-    from ..mutate.tier import build_manifest, write_manifest
+    from ..corpus.mutate.admit import CACHE_DIR, admit, candidates, summarize
+    from ..corpus.mutate.sources import all_parents
+    from ..corpus.mutate.tier import build_manifest, write_manifest
 
     releases = {}
     for r in (warp or [None]):

@@ -16,7 +16,7 @@ def cmd(name, corpus):
     """Scaffold corpus/NAME/ with case.yaml and buggy/ and fixed/ variants
     that run as they are (a small correct fit to edit)."""
     from ..paths import installed_copy
-    from ..scaffold import scaffold
+    from ..corpus.scaffold import scaffold
 
     if corpus is None and installed_copy(default_corpus()):
         raise click.UsageError("the bundled corpus is part of the installed package; scaffold the case in a "

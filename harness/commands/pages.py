@@ -71,7 +71,7 @@ def cmd(check, measure, warp, no_validate, baselines, rescore, neutral, programs
     source are listed."""
     from pathlib import Path
 
-    from ..pages.sources import BASELINE_RELEASE, ROOT
+    from ..report.pages.sources import BASELINE_RELEASE, ROOT
 
     root = Path(root) if root else ROOT
     if check and measure:
@@ -105,9 +105,9 @@ def _measure(root, releases, warp, baselines, no_validate, corpus, cases_glob, d
     """``pages --measure``: fill in the validation and engine files ``releases`` lack (or, with
     ``baselines``, the baseline engines' files), with a progress bar per release; returns the releases
     measured, in the order taken (the ones the pages' report then names)."""
-    from ..pages.measuring import measure as measure_pages, measure_baselines, measure_order
-    from ..pages.prose import PageSourceError
-    from ..pages.sources import BASELINE_RELEASE
+    from ..report.pages.measuring import measure as measure_pages, measure_baselines, measure_order
+    from ..report.pages.prose import PageSourceError
+    from ..report.pages.sources import BASELINE_RELEASE
 
     if warp == "all":
         releases = measure_order(releases)
@@ -155,9 +155,9 @@ def _measure(root, releases, warp, baselines, no_validate, corpus, cases_glob, d
 def _write_or_check(root, releases, check: bool) -> None:
     """Write every page (or, with ``check``, compare each and exit 1 when one differs); then list what is
     not generated and the releases without a validation or a current engine file."""
-    from ..pages.measuring import missing_releases, older_engine_releases, unmeasured_releases
-    from ..pages.prose import PageSourceError
-    from ..pages.registry import NOT_GENERATED, PAGES, check_pages, write_pages
+    from ..report.pages.measuring import missing_releases, older_engine_releases, unmeasured_releases
+    from ..report.pages.prose import PageSourceError
+    from ..report.pages.registry import NOT_GENERATED, PAGES, check_pages, write_pages
 
     try:
         if check:
@@ -197,8 +197,8 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
     the baselines' files) that has a measurement bundle; print what each needs."""
     import time
 
-    from ..engine_matrix import EngineFileError, bundle_path, data_path, rescore_release, write
-    from ..pages.sources import baseline_path, BASELINE_ENGINES, BASELINE_RELEASE
+    from ..report.engine_matrix import EngineFileError, bundle_path, data_path, rescore_release, write
+    from ..report.pages.sources import baseline_path, BASELINE_ENGINES, BASELINE_RELEASE
 
     cases, errors = _load(corpus, cases_glob)
     if errors:
@@ -233,7 +233,7 @@ def _rescore(root, releases, corpus, cases_glob, jobs) -> None:
 
 def _neutral(root, releases, corpus, cases_glob, sample, timeout_s, programs, rtol: float = 1e-9) -> None:
     """``pages --neutral-check N``: see the option's help."""
-    from ..engine_matrix import bundle_path, data_path, neutral_check
+    from ..report.engine_matrix import bundle_path, data_path, neutral_check
 
     cases, errors = _load(corpus, cases_glob)
     if errors:

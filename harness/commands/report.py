@@ -22,14 +22,14 @@ def cmd(runs, markdown_path, html_path, title, table_only, results_path):
     `defects4warp history`) as Markdown and/or HTML: a results page for the
     first run, followed by a comparison of all runs when several are given
     (other engines, other Warp releases)."""
-    from ..report import comparison_markdown, run_markdown
+    from ..report.markdown import comparison_markdown, run_markdown
 
     _one_stdout(markdown=markdown_path, html=html_path)
     _check_writable(markdown_path)
     _check_writable(html_path)
     docs = [_run_doc(r, results_path) for r in runs]
     if html_path:
-        from ..html_report import html_report
+        from ..report.html import html_report
 
         _emit(html_report(docs[0], docs[1:], title), html_path)
         if not markdown_path:

@@ -18,7 +18,7 @@ from ._common import (
     top_class, warp_opt,
 )
 from ..case import TIERS
-from ..scoring import is_skipped, nothing_measured
+from ..run.scoring import is_skipped, nothing_measured
 
 
 #: CPU-seconds one reference diagnosis of a bundled variant costs, on average, on a 2-core x86 CPU with
@@ -73,7 +73,7 @@ def _duration(seconds: float) -> str:
 
 
 def tier_table(tiers: dict) -> Table:
-    """The per-tier table of a run (``summary["tiers"]``, :func:`defects4warp.scoring.summarize_tiers`):
+    """The per-tier table of a run (``summary["tiers"]``, :func:`defects4warp.run.scoring.summarize_tiers`):
     detection rate over the tier's bug runs, false-positive rate over its no_bug runs, class accuracy over
     its scored runs, each with its denominator."""
     t = Table(title="per provenance tier")
@@ -120,7 +120,7 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
     scale) are reused unless --fresh, so a killed run resumes."""
     import datetime as _dt
 
-    from ..history import corpus_info
+    from ..run.history import corpus_info
     from ..machine import describe
     from ..runner import plan
     from ..runner import run as run_items
@@ -242,8 +242,8 @@ def _report_end(doc: dict, items: list, cases: list, errors: list, store, json_p
     if json_path:
         err_console.print(f"wrote {json_path}")
     if not no_store and doc["summary"].get("complete") and doc["results"]:
-        from ..history import corpus_digest, results_dir
-        from ..history import store as store_run
+        from ..run.history import corpus_digest, results_dir
+        from ..run.history import store as store_run
 
         run_id = store_run(doc, corpus_digest(cases), results_path)
         err_console.print(f"stored as run {run_id} in {results_dir(results_path) / 'history.sqlite'}")

@@ -133,7 +133,7 @@ STATUS_STYLE = {"passed": "ok", "failed": "[red]FAIL[/red]", "unresolved": "[yel
 
 def _show(warp_version, checks, device: str) -> None:
     """Print one release's checks as a table, then its counts."""
-    from ..matrix import oracle_cell
+    from ..run.matrix import oracle_cell
     from ..validate import counts
 
     table = Table(title=f"defects4warp validate: Warp {warp_version}, {device} (oracle)")

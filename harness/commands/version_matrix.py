@@ -17,7 +17,7 @@ def cmd(validation_json, markdown_path, determinism_json):
     """Render a case x release matrix (wrong/right with the measured relative
     error) from the JSON of `validate --warp ... --json` (several files, e.g.
     runs over parts of the corpus, are merged)."""
-    from ..report import merge_validations, version_matrix_markdown
+    from ..report.markdown import merge_validations, version_matrix_markdown
 
     docs = [_read_json(p, "releases", "`defects4warp validate --json`") for p in validation_json]
     det = _read_json(determinism_json, "releases", "`defects4warp validate --json`") if determinism_json else None

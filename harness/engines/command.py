@@ -28,7 +28,7 @@ The contract (docs/engines.md, "Any command"):
 A failure of the contract (the command cannot be started, exits non-zero,
 writes no answer, an answer that is not JSON or violates the schema) is
 recorded as an ``error`` diagnosis whose ``command`` evidence names the
-failure (:data:`CONTRACT_FAILURES`); :func:`defects4warp.preflight.preflight` turns such a failure on
+failure (:data:`CONTRACT_FAILURES`); :func:`defects4warp.run.preflight.preflight` turns such a failure on
 the first item into :class:`EngineContractError` before a run starts.
 """
 

@@ -1,0 +1,230 @@
+"""docs/release-matrix.md: the engine on every supported release, per release, per split and case by case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..engine_matrix import full_record
+from ...machine import one_line
+from ...run.matrix import oracle_cell
+from ...run.scoring import summarize
+from ...store import code_digest
+from .prose import _f, _wrapped, measure_command
+from .sources import ROOT, _label, _rkey, engine_docs, page_releases, truth_by_release
+
+
+def _exp_text(e: dict | None) -> str:
+    return "unscored" if not e else f"{e['verdict']} {'/'.join(e.get('classes') or [])}".strip()
+
+
+def answer_cell(run: dict) -> str:
+    """The engine's answer in one matrix cell: ``bug overwrite`` (verdict and
+    top-1 class) followed by `` x`` when the class is wrong, `` !`` when the
+    verdict is wrong; ``ERROR`` (the run ended in a harness or engine error),
+    ``unsup`` (older than the variant's ``min_warp``), ``skip`` (not diagnosed)."""
+    if run.get("unsupported"):
+        return "unsup"
+    if run.get("skipped"):
+        return "skip"
+    if run.get("verdict") == "error":
+        return "ERROR"
+    top = run["top"][0][0] if run.get("top") else ""
+    text = f"{run['verdict']} {top}".strip()
+    c = run.get("correct")
+    if c is None:
+        return text + " (unscored)"
+    return text + ("" if c["class"] else (" x" if c["verdict"] else " !"))
+
+
+def _summary(runs: list) -> dict:
+    return summarize([full_record(r) for r in runs])
+
+
+def _engine_text(doc: dict) -> str:
+    e = doc["engine"]
+    code = f", code {e['code']}" if e.get("code") else ""
+    commit = f", commit {doc['commit']}" if doc.get("commit") else ""
+    return f"`{e['name']}` {e.get('version', '')}{code}{commit}"
+
+
+def _truth_counts(runs: list, truth: dict | None) -> str:
+    if truth is None:
+        return "not validated"
+    checked = [truth.get(_rkey(r)) for r in runs if not r.get("unsupported")]
+    have = [c for c in checked if c is not None]
+    bad = sum(1 for c in have if c.get("status") == "failed")
+    miss = len(checked) - len(have)
+    return (f"{len(have)} validated" + (f", {bad} contradict the labels" if bad else "")
+            + (f", {miss} not" if miss else ""))
+
+
+def _stale_engine_lines(docs: dict, have: list) -> list:
+    """Lines naming the releases whose engine file was measured by a built-in
+    engine whose code differs from the code this checkout ships
+    (:func:`defects4warp.store.code_digest`, first 16 hex digits), with the
+    command that re-measures them: one paragraph per older code, each
+    followed by a blank line; empty when every file is current."""
+    now = code_digest()[:16]
+    old = {}
+    for r in have:
+        code = (docs[r].get("engine") or {}).get("code")
+        if code and code != now:
+            old.setdefault(code, []).append(r)
+    if not old:
+        return []
+    L = []
+    for code, rs in old.items():
+        # one paragraph per older code, a blank line after each: adjacent lines would render as one paragraph
+        were, their, them = ("was", "its", "it") if len(rs) == 1 else ("were", "their", "them")
+        L += [f"**Measured with an older engine:** {len(rs)} of {len(have)} releases ({', '.join(rs)}) {were} "
+              f"measured with engine code {code}, not the code this commit ships ({now}); {their} answers may "
+              f"differ from the shipped engine's. `defects4warp maint pages --measure --no-validate --warp "
+              f"{','.join(rs)}` measures {them} again.", ""]
+    return L
+
+
+@_wrapped
+def render_release_matrix(root: Path = ROOT) -> str:
+    """docs/release-matrix.md: per release the engine's accuracy and cost,
+    per split, the release x case matrix of its answers, and every run it
+    got wrong; releases without an engine file are listed as not measured."""
+    docs = engine_docs(root)
+    truth = truth_by_release(root)
+    rels = page_releases(root, docs)
+    have = [r for r in rels if r in docs]
+    L = _per_release_lines(docs, truth, rels, have)
+    if have:
+        L += _per_split_lines(docs, have)
+        L += _case_matrix_lines(docs, truth, have)
+        L += _wrong_run_lines(docs, truth, have)
+    missing = [r for r in rels if r not in docs]
+    if missing:
+        L += ["## Not measured", "",
+              f"No engine file for Warp {', '.join(missing)}. `defects4warp maint pages --measure --warp "
+              f"{','.join(missing)}` measures them one release at a time (validating first where no committed "
+              "validation covers the release), reusing the result store.", ""]
+    return "\n".join(L).rstrip("\n") + "\n"
+
+
+def _per_release_lines(docs: dict, truth: dict, rels: list, have: list) -> list:
+    """The page's head and its "Per release" section: one row per release of ``rels`` (``have``: those
+    with an engine file in ``docs``), then the subsets, machines and older engine code measured."""
+    L = ["# Release matrix: the engine on every supported release", "",
+         "Generated by `defects4warp maint pages` from `docs/data/engine-<release>.json` (the engine's answers, "
+         "`defects4warp maint pages --measure`) and the committed validation JSON (ground truth, as in "
+         "docs/version-matrix.md); do not edit by hand.", "",
+         "Scored against the case labels for each release as case.yaml says them now (rescored when the pages "
+         "are rendered, so a corrected label or `min_warp` needs no new engine run); `ground truth` says how many runs the "
+         "independent oracle validated on that release and how many of those contradict the labels. Harness "
+         "errors are runs that ended in an `error` verdict (a crash, a timeout, a lost worker). Seconds and "
+         "objective evaluations are medians per run; CPU s is the CPU time of the measurement (harness and "
+         "workers) per run diagnosed, not reused from the result store.", "",
+         "## Per release", "",
+         "| release | engine | runs | scored | verdict accuracy | class accuracy | detection rate | false-positive "
+         "rate | harness errors | unsupported | median s / run | median objective evals | CPU s / run | ground "
+         "truth | measured |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    machines = {}
+    for r in rels:
+        if r not in docs:
+            L.append(f"| {r} | not measured: {measure_command(r)} | - | - | - | - | - | - | - | - | - | - | - | "
+                     f"{_truth_counts([], truth.get(r)) if r not in truth else 'validated'} | - |")
+            continue
+        d = docs[r]
+        s = _summary(d["runs"])
+        cpu = d.get("cpu_s")
+        per = "-" if not cpu or not d.get("measured") else f"{cpu / d['measured']:.1f}"
+        machines.setdefault(one_line(d["machine"]) if d.get("machine") else "unknown machine", []).append(r)
+        L.append(f"| {r} | {_engine_text(d)} | {s['runs']} | {s['scored']} | {_f(s['verdict_accuracy'])} | "
+                 f"{_f(s['class_accuracy'])} | {_f(s['detection_rate'])} | {_f(s['false_positive_rate'])} | "
+                 f"{s['errors']} | {s['unsupported']} | {_f(s['median_wall_s_per_run'], 2)} | "
+                 f"{_f(s['median_objective_evals'], 0)} | {per} | {_truth_counts(d['runs'], truth.get(r))} | "
+                 f"{d.get('measured_on', '-')}, device `{d['device']}` |")
+    L.append("")
+    subsets = [f"{r} (`--cases {docs[r]['corpus']['selection']}`)" for r in have
+               if (docs[r].get("corpus") or {}).get("selection", "*") != "*"]
+    if subsets:
+        L += ["Measured on a subset of the corpus only: " + ", ".join(subsets) + ".", ""]
+    for m, rs in machines.items():
+        L.append(f"Measured on {m}: {', '.join(rs)}.")
+    if machines:
+        L.append("")
+    L += _stale_engine_lines(docs, have)
+    return L
+
+
+def _per_split_lines(docs: dict, have: list) -> list:
+    """The "Per split" section: each release of ``have`` scored per split of the corpus."""
+    L = ["## Per split", "",
+         "The `test` split was written without reading the engine; `dev` is what its rules were written from.",
+         "", "| release | split | scored | verdict accuracy | class accuracy | detection rate "
+         "| false-positive rate | harness errors |", "|---|---|---|---|---|---|---|---|"]
+    for r in have:
+        runs = docs[r]["runs"]
+        for split in sorted({x.get("split") or "-" for x in runs}):
+            s = _summary([x for x in runs if (x.get("split") or "-") == split])
+            L.append(f"| {r} | {split} | {s['scored']} | {_f(s['verdict_accuracy'])} | {_f(s['class_accuracy'])} "
+                     f"| {_f(s['detection_rate'])} | {_f(s['false_positive_rate'])} | {s['errors']} |")
+    return L
+
+
+def _case_matrix_lines(docs: dict, truth: dict, have: list) -> list:
+    """The release x case matrix of the engine's answers (:func:`answer_cell`), one row per run key."""
+    L = ["", "## The engine's answer, case by case", "",
+         "Each cell: `ok` where the engine's verdict and top-1 class are right; otherwise its verdict and "
+         "top-1 class, with ` x` marking a wrong class and ` !` a wrong verdict; `ERROR` a harness error, "
+         "`unsup` a release older than the program's `min_warp`, ` ?` a run whose labels the oracle "
+         "contradicts on that release. `expected` is the label on the newest release measured; a cell whose "
+         "release expects something else says so in brackets.", "",
+         "| case | variant | expected | " + " | ".join(have) + " |", "|---|---|---|" + "---|" * len(have)]
+    rows = {}
+    for r in have:
+        for x in docs[r]["runs"]:
+            rows.setdefault(_rkey(x), {})[r] = x
+    for k in sorted(rows):
+        per = rows[k]
+        newest = next((per[r] for r in reversed(have) if r in per and per[r].get("expected")), None)
+        exp = newest.get("expected") if newest else None
+        cells = []
+        for r in have:
+            x = per.get(r)
+            if x is None:
+                cells.append("-")
+                continue
+            c = answer_cell(x)
+            if (x.get("correct") or {}).get("class") and x.get("verdict") != "error":
+                c = "ok"
+            if x.get("expected") and x["expected"] != exp:
+                c += f" [exp {_exp_text(x['expected'])}]"
+            chk = (truth.get(r) or {}).get(k)
+            if chk is not None and chk.get("status") == "failed":
+                c += " ?"
+            cells.append(c)
+        v = k[1] if k[2] == "small" else f"{k[1]} @{k[2]}"
+        L.append(f"| {k[0]} | {v} | {_exp_text(exp)} | " + " | ".join(cells) + " |")
+    return L
+
+
+def _wrong_run_lines(docs: dict, truth: dict, have: list) -> list:
+    """Every run the engine got wrong (a wrong class or a harness error), release by release."""
+    L = ["", "## Runs the engine got wrong", ""]
+    for r in have:
+        bad = [x for x in docs[r]["runs"] if x.get("verdict") == "error"
+               or (x.get("correct") is not None and not x["correct"]["class"])]
+        L.append(f"**Warp {r}** ({len(bad)})" + (":" if bad else ": none."))
+        for x in bad:
+            v = _label(x) + ("" if x.get("scale", "small") == "small" else f" @{x['scale']}")
+            if x.get("verdict") == "error":
+                what = f"harness error: {x.get('error') or 'no message'}".replace("\n", " ")[:300]
+            else:
+                top = ", ".join(f"{c} {s:.2f}" if s is not None else c for c, s in x.get("top", []))
+                what = f"answered {x['verdict']} ({top or 'no class'})"
+            chk = (truth.get(r) or {}).get(_rkey(x))
+            gt = "" if chk is None else f"; oracle: {_oracle(chk)}"
+            L.append(f"- {x['case']}/{v}: expected {_exp_text(x.get('expected'))}; {what}{gt}")
+        L.append("")
+    return L
+
+
+def _oracle(check: dict) -> str:
+    return oracle_cell(check) + (" (contradicts the labels)" if check.get("status") == "failed" else "")
