@@ -6,7 +6,7 @@ matrix; these track the size of the ground truth across the project's commits.
 
 from pathlib import Path
 
-from defects4warp.case import load_corpus
+from defects4warp.corpus.case import load_corpus
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

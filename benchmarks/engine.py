@@ -11,9 +11,9 @@ meaning).
 import resource
 from pathlib import Path
 
-from defects4warp.case import load_case, load_corpus
+from defects4warp.corpus.case import load_case, load_corpus
 from defects4warp.engines import ReferenceEngine, get_engine
-from defects4warp.runner import plan, run
+from defects4warp.run.runner import plan, run
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

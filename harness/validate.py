@@ -51,8 +51,8 @@ from .envs import missing_modules, python_for
 from .oracle.api import DEFAULT_OBJECTIVE_RTOL, _finish_pair
 from .oracle.runner import run_worker
 from .sandbox import kill_all
-from .store import transient, validation_fields
-from .runner import RunItem, plan
+from .run.store import transient, validation_fields
+from .run.runner import RunItem, plan
 from .taxonomy import CLASSES
 
 #: Default seconds a variant's oracle measurement may take.
@@ -424,7 +424,7 @@ def _validate_work(item: RunItem, device: str, warp_version: str, timeout_s: flo
     per-release interpreter is prepared there, once per worker process; the
     fixed twin of a pair check is measured in that process)."""
     if release is not None:
-        from .executors import worker_python
+        from .run.executors import worker_python
 
         python = worker_python(release)
     return validate_item(item, device, warp_version, timeout_s, python, repeat, knobs)
@@ -468,8 +468,8 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
         Measurements per variant (see :func:`validate_item`).
     knobs : dict, optional
         Oracle knobs (default :data:`VALIDATE_KNOBS`).
-    store : defects4warp.store.ResultStore, optional
-        Checks found there under their key (:func:`defects4warp.store.validation_fields`:
+    store : defects4warp.run.store.ResultStore, optional
+        Checks found there under their key (:func:`defects4warp.run.store.validation_fields`:
         the variant's and its fixed twin's files, the expectation, knobs, oracle
         code, release, device, scale, repeat) are reused; new ones are stored as
         they finish (not timeouts or lost workers).
@@ -480,12 +480,12 @@ def validate_cases(cases: list, device: str = "cpu", jobs: int = 1, timeout_s: f
     stats : dict, optional
         Receives ``reused`` (checks taken from the store) and ``measured``.
     programs : str, default "auto"
-        Which program of each variant is validated (:data:`defects4warp.case.PROGRAMS`):
+        Which program of each variant is validated (:data:`defects4warp.corpus.case.PROGRAMS`):
         ``scripts`` validates the script variants as scripts, captured by the oracle.
 
     A case is ok when no check failed or stayed unresolved and no hint word was found.
     """
-    from .executors import LocalExecutor, outcome
+    from .run.executors import LocalExecutor, outcome
 
     python, warp_version = python_for(warp)
     knobs = VALIDATE_KNOBS if knobs is None else knobs
@@ -594,7 +594,7 @@ def validate_releases(cases: list, releases: list, device: str = "cpu", jobs: in
     """
     import time
 
-    from .runner import write_json_atomic
+    from .run.runner import write_json_atomic
 
     doc = {"device": device, "repeat": repeat, **(meta or {}), "releases": {}, "failures": [], "reused": 0}
     t_all = time.perf_counter()

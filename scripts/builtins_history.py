@@ -25,7 +25,7 @@ from packaging.version import Version
 
 from defects4warp import envs
 from defects4warp.report.pages.prose import wrap_prose
-from defects4warp.runner import write_json_atomic
+from defects4warp.run.runner import write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 MAP = ROOT / "docs" / "data" / "builtins-history.yaml"

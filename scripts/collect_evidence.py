@@ -25,10 +25,10 @@ import os
 import sys
 import time
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.engines.reference import ReferenceEngine
 from defects4warp.envs import installed_warp_version
-from defects4warp.runner import MEASUREMENT_KEY, _strict, diagnose_item, plan
+from defects4warp.run.runner import MEASUREMENT_KEY, _strict, diagnose_item, plan
 
 
 def main(argv=None) -> int:

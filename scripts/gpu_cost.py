@@ -191,7 +191,7 @@ def main(argv=None) -> int:
                                f"device_peak_bytes={x.get('device_peak_bytes')!r}")
         if a.json_path:
             sys.path.insert(0, str(ROOT))
-            from defects4warp.runner import write_json_atomic
+            from defects4warp.run.runner import write_json_atomic
 
             write_json_atomic(a.json_path, doc)
     text = markdown(doc)

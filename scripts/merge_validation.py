@@ -22,7 +22,7 @@ import json
 import sys
 
 from defects4warp.report.pages.upgrade_audit import measured_checks
-from defects4warp.runner import write_json_atomic
+from defects4warp.run.runner import write_json_atomic
 from defects4warp.validate import counts
 
 

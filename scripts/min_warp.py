@@ -24,9 +24,9 @@ import os
 import sys
 from pathlib import Path
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.envs import RELEASES, python_for
-from defects4warp.runner import write_json_atomic
+from defects4warp.run.runner import write_json_atomic
 from defects4warp.corpus.support import build_check, find_min_warp
 
 

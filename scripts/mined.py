@@ -50,8 +50,8 @@ import yaml
 from defects4warp.report.pages.prose import wrap_prose
 
 from defects4warp import envs
-from defects4warp.case import load_case
-from defects4warp.runner import write_json_atomic
+from defects4warp.corpus.case import load_case
+from defects4warp.run.runner import write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.envs import RELEASES, python_for
-from defects4warp.runner import RunItem, write_json_atomic
+from defects4warp.run.runner import RunItem, write_json_atomic
 from defects4warp.validate import validate_item
 
 

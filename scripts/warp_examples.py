@@ -130,8 +130,8 @@ def main(argv=None) -> int:
         print(render(json.loads(a.out.read_text())))
         return 0
     from defects4warp.machine import describe
-    from defects4warp.runner import write_json_atomic
-    from defects4warp.store import code_digest
+    from defects4warp.run.runner import write_json_atomic
+    from defects4warp.run.store import code_digest
 
     old = {(r["release"], r["example"]): r for r in json.loads(a.out.read_text())["runs"]} if a.out.is_file() else {}
     runs = []

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from defects4warp.blind import HINT_WORDS, hint_findings, neutral_copy
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 
 CASES, _ = load_corpus(default_corpus())
 

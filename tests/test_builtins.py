@@ -174,7 +174,7 @@ def test_measure_release_end_to_end_and_resumes_from_the_store(tmp_path):
     import sys
 
     from defects4warp.builtins import conformance
-    from defects4warp.store import ResultStore
+    from defects4warp.run.store import ResultStore
 
     store = ResultStore(tmp_path / "store")
     pick = {"frac(float64)", "sqrt(float64)"}

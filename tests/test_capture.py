@@ -681,7 +681,7 @@ def test_capture_through_struct_arguments_on_old_releases(release):
     recorder's struct fallback (measured on 1.0.2, 1.9.1, 1.10.1)."""
     from defects4warp.envs import MARKER, cache_root, ensure_env
     from defects4warp.paths import child_pythonpath
-    from defects4warp.runner import installed_warp_version
+    from defects4warp.run.runner import installed_warp_version
 
     # the installed release and the two the suite installs anyway (README: what it downloads) always run:
     # this test skipped 1.19.0 every time (the installed release has no environment folder) and 1.0.2 on a

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from defects4warp.case import CaseFormatError, case_schema, load_case, load_corpus
+from defects4warp.corpus.case import CaseFormatError, case_schema, load_case, load_corpus
 from defects4warp.taxonomy import BUG_CLASSES, CLASSES, NO_BUG_CLASSES
 
 VALID = {
@@ -118,7 +118,7 @@ def test_schema_lists_exactly_the_taxonomy():
 
 
 def test_bundled_corpus_loads_without_errors():
-    from defects4warp.case import default_corpus
+    from defects4warp.corpus.case import default_corpus
 
     cases, errors = load_corpus(default_corpus())
     assert errors == []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.corpus.conversion import GRADIENT_RTOL, OBJECTIVE_RTOL, compare_case, match_params
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ names the case and says what was measured.
 
 import pytest
 
-from defects4warp.case import default_corpus, load_corpus
-from defects4warp.runner import installed_warp_version, plan
+from defects4warp.corpus.case import default_corpus, load_corpus
+from defects4warp.run.runner import installed_warp_version, plan
 from defects4warp.validate import validate_cases
 
 # the first test's setup validates every selected case (about 5-9 minutes on 2 cores), over the suite's

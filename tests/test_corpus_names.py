@@ -6,7 +6,7 @@ import shutil
 
 from click.testing import CliRunner
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.cli import main
 
 PAIR = "ball-drag-identification,puck-launch-fit"

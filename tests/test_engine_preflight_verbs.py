@@ -34,7 +34,7 @@ BROKEN = [
 
 @pytest.mark.parametrize("kind, make, text", BROKEN, ids=[b[0] for b in BROKEN])
 def test_matrix_and_audit_refuse_a_broken_engine_before_measuring(tmp_path, kind, make, text):
-    from defects4warp.runner import installed_warp_version
+    from defects4warp.run.runner import installed_warp_version
 
     rel = installed_warp_version()
     engine = make(tmp_path)

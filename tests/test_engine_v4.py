@@ -78,7 +78,7 @@ def _edges(graph, src, dst):
     return sorted((a, b) for a, bs in graph.items() if inside(a, src) for b in bs if inside(b, dst))
 
 
-@pytest.mark.parametrize("a,b", [("defects4warp.runner", "defects4warp.store"), ("defects4warp.probes", "defects4warp.measure")])
+@pytest.mark.parametrize("a,b", [("defects4warp.run.runner", "defects4warp.run.store"), ("defects4warp.probes", "defects4warp.measure")])
 def test_no_import_cycle(a, b):
     """The two import cycles between these modules are gone: at most one direction imports the other."""
     g = _module_graph()
@@ -86,7 +86,7 @@ def test_no_import_cycle(a, b):
     assert not (ab and ba), f"{a} -> {b}: {ab}; {b} -> {a}: {ba}"
 
 
-@pytest.mark.parametrize("module", ["defects4warp.runner", "defects4warp.store", "defects4warp.probes.worker", "defects4warp.measure.judge",
+@pytest.mark.parametrize("module", ["defects4warp.run.runner", "defects4warp.run.store", "defects4warp.probes.worker", "defects4warp.measure.judge",
                                     "defects4warp.kernel_access", "defects4warp.evidence_table", "defects4warp.engines.release",
                                     "defects4warp.report.builtins_page", "defects4warp.run.preflight",
                                     "defects4warp.probes", "defects4warp.engines.reference",

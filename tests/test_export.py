@@ -4,7 +4,7 @@ import json
 import re
 
 from defects4warp.blind import hint_findings
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.report.export import export_skill_evals, goal_sentence, summary_sentences
 from defects4warp.taxonomy import CLASSES
 
@@ -78,7 +78,7 @@ def test_caveat_names_the_release_range_a_row_really_covers(tmp_path):
     wins): its caveat names that range, never "all releases" (a newcomer's finding)."""
     from packaging.specifiers import SpecifierSet
 
-    from defects4warp.case import Expectation
+    from defects4warp.corpus.case import Expectation
     from defects4warp.report.export import effective_releases
 
     def rows(*spec):

@@ -37,7 +37,7 @@ def test_current_umask_reads_the_mask_without_changing_it(umask):
 def test_json_store_and_markdown_writers(tmp_path, umask):
     from defects4warp.commands._common import _emit
     from defects4warp.jsonio import write_json_atomic
-    from defects4warp.store import ResultStore
+    from defects4warp.run.store import ResultStore
 
     write_json_atomic(str(tmp_path / "a.json"), {"x": 1})
     assert _mode(tmp_path / "a.json") == 0o666 & ~umask
@@ -50,7 +50,7 @@ def test_json_store_and_markdown_writers(tmp_path, umask):
 
 
 def test_export_folder_and_evals(tmp_path, umask):
-    from defects4warp.case import default_corpus, load_corpus
+    from defects4warp.corpus.case import default_corpus, load_corpus
     from defects4warp.report.export import export_skill_evals
 
     cases, _ = load_corpus(default_corpus(), CASE)

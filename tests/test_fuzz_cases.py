@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from defects4warp.case import MAX_CASE_YAML_BYTES, CaseFormatError, load_corpus
+from defects4warp.corpus.case import MAX_CASE_YAML_BYTES, CaseFormatError, load_corpus
 from defects4warp.cli import main
 
 #: Generated examples per property (the issue asks for at least 200 malformed inputs in all).

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.commands.diff import patch
 from defects4warp.corpus.index import IndexError_, build
 
@@ -87,7 +87,7 @@ def test_bug_releases_follow_the_first_row_that_applies(case_id, where):
 def test_bug_releases_match_the_expectation_of_every_release():
     """Expanding each listed range gives back exactly the releases whose
     expectation (first applicable row) is a bug, for every case."""
-    from defects4warp.case import SCALES
+    from defects4warp.corpus.case import SCALES
     from defects4warp.envs import RELEASES
     from defects4warp.corpus.index import bug_releases
 

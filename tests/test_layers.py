@@ -23,13 +23,13 @@ The layers (docs/engines.md, "Layers", says the same, with the rooms):
 ``worker``      what runs inside a measured process or measures: the Problem
                 protocol, the runtime trace, the capture, the probes, the
                 oracle, the builtins conformance suite
-``program``     cases, stored results and where they run: case, store,
-                environments, isolation, executors, ``run.history``, and the
-                corpus's keeping that runs no engine (``corpus.support``,
-                ``corpus.scaffold``)
+``program``     cases, stored results and where they run: ``corpus.case``,
+                ``run.store``, environments, isolation, ``run.executors``,
+                ``run.history``, and the corpus's keeping that runs no engine
+                (``corpus.support``, ``corpus.scaffold``)
 ``engines``     interpretation: engines, the probes' assessors (``engines/assess``), the
                 evidence fold, the release differential
-``runs``        runner, validation, ``run.matrix``, ``run.scoring``,
+``runs``        ``run.runner``, validation, ``run.matrix``, ``run.scoring``,
                 ``run.preflight``; ``corpus.conversion`` and ``corpus.mutate``
                 (they run the capture, the oracle or the runner)
 ``reports``     ``report.*``, the program audit, ``corpus.index`` (renders
@@ -70,10 +70,10 @@ LAYERS = (
               "kernel_cache", "blind", "evidence_table", *ROOMS}),
     ("kernel_ast", {"kernel_access", "rules"}),
     ("worker", {"problem", "measure", "capture", "probes", "oracle", "builtins", "program_gradient"}),
-    ("program", {"case", "store", "envs", "isolation", "executors",
-                 "corpus.support", "corpus.scaffold", "run.history"}),
+    ("program", {"envs", "isolation", "corpus.case", "corpus.support", "corpus.scaffold",
+                 "run.store", "run.executors", "run.history"}),
     ("engines", {"engines"}),
-    ("runs", {"runner", "validate",
+    ("runs", {"validate", "run.runner",
               "corpus.conversion", "corpus.mutate", "run.matrix", "run.scoring", "run.preflight"}),
     ("reports", {"program_audit", "corpus.index",
                  "report.markdown", "report.html", "report.engine_matrix", "report.pages", "report.builtins_page",

@@ -10,13 +10,13 @@ import json
 import pytest
 
 from defects4warp import provenance
-from defects4warp.case import load_corpus
+from defects4warp.corpus.case import load_corpus
 from defects4warp.report.engine_matrix import (
     EngineFileError, bundle_path, read, read_bundle, rescore_release, write_bundle,
 )
 from defects4warp.engines import get_engine
-from defects4warp.runner import plan, run
-from defects4warp.store import ResultStore
+from defects4warp.run.runner import plan, run
+from defects4warp.run.store import ResultStore
 
 from tiny_corpus import make_tiny_corpus
 
@@ -129,7 +129,7 @@ def test_a_changed_measuring_module_remeasures_only_the_records_that_list_it(mea
     store = ResultStore(tmp_path)
     items, recs = measured["items"], measured["measurements"]
     engine = get_engine("reference", timeout_s=120)
-    from defects4warp.store import measurement_fields
+    from defects4warp.run.store import measurement_fields
 
     for i, it in enumerate(items):
         rec = json.loads(json.dumps(recs[i]))
@@ -161,7 +161,7 @@ def test_document_difference_ignores_durations_and_temporary_paths_only():
 def _bundle_for(measured, tmp_path):
     from defects4warp.report.engine_matrix import corpus_digest, engine_identity
     from defects4warp.report.pages.measuring import _measure_file
-    from defects4warp.runner import installed_warp_version
+    from defects4warp.run.runner import installed_warp_version
 
     path = tmp_path / "docs" / "data" / f"engine-{installed_warp_version()}.json"
     ident = engine_identity(get_engine("reference"))
@@ -216,7 +216,7 @@ def test_a_change_that_moved_a_measurement_is_reported_and_nothing_is_restamped(
 def test_pages_measure_writes_a_bundle_that_rescores_to_the_same_engine_file(measured, tmp_path, monkeypatch):
     from defects4warp.report.pages.measuring import _measure_file
     from defects4warp.report.engine_matrix import corpus_digest, engine_identity
-    from defects4warp.runner import installed_warp_version
+    from defects4warp.run.runner import installed_warp_version
 
     rel = installed_warp_version()
     path = tmp_path / "docs" / "data" / f"engine-{rel}.json"

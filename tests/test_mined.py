@@ -22,7 +22,7 @@ import pytest
 import yaml
 from packaging.version import Version
 
-from defects4warp.case import load_case
+from defects4warp.corpus.case import load_case
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "harness" / "schemas"

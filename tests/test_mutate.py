@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from defects4warp.blind import hint_findings
-from defects4warp.case import load_case
+from defects4warp.corpus.case import load_case
 from defects4warp.corpus.mutate import OPERATORS, get_operator
 from defects4warp.corpus.mutate.admit import (Candidate, admit, candidates, diff_stats, mutant_id, static_checks,
                                               summarize)

@@ -70,7 +70,7 @@ def _fake_builtins(monkeypatch):
 
 
 def test_builtins_defaults_to_the_installed_release_and_writes_no_package_data(tmp_path, monkeypatch):
-    from defects4warp.runner import installed_warp_version
+    from defects4warp.run.runner import installed_warp_version
 
     seen = _fake_builtins(monkeypatch)
     r = CliRunner().invoke(main, ["maint", "builtins", "--results", str(tmp_path)])
@@ -111,7 +111,7 @@ def test_bundled_case_ids_name_programs_from_any_folder(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    from defects4warp.case import default_corpus
+    from defects4warp.corpus.case import default_corpus
     from defects4warp.commands._common import bundled_program
 
     monkeypatch.chdir(tmp_path)

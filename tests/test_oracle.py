@@ -179,7 +179,7 @@ def _case(root, cid, buggy, fixed, programs, verdict="bug", cls="seed_mismatch",
 
 @pytest.mark.slow
 def test_validate_statuses(tmp_path, programs):
-    from defects4warp.case import load_corpus
+    from defects4warp.corpus.case import load_corpus
     from defects4warp.validate import counts, validate_cases
 
     _case(tmp_path, "factor-ok", "oracle_double", "oracle_correct", programs)

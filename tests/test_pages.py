@@ -94,7 +94,7 @@ from defects4warp.run.matrix import answer_changes, noise_sentence  # noqa: E402
 
 def _rec(case, variant, expected, verdict, classes, *, split="dev", wall=1.0, evals=10, error=None,
          tracker=None, unsupported=False):
-    """A result record as defects4warp.runner.run makes it (scored with defects4warp.run.scoring.judge)."""
+    """A result record as defects4warp.run.runner.run makes it (scored with defects4warp.run.scoring.judge)."""
     from defects4warp.run.scoring import judge
 
     diag = {"verdict": verdict, "classes": [{"id": c, "score": s} for c, s in classes], "signature": None,
@@ -221,7 +221,7 @@ def test_release_matrix_from_engine_files(tmp_path):
     assert "- alpha/buggy: expected bug overwrite; answered bug (missing_tape_zero 0.60, overwrite 0.30)" in text
     assert "**Warp 1.19.0** (0): none." in text
     # both files are from engine code 0123456789abcdef, not this checkout's: the page says so, with the command
-    from defects4warp.store import code_digest
+    from defects4warp.run.store import code_digest
 
     assert (f"**Measured with an older engine:** 2 of 2 releases (1.18.0, 1.19.0) were measured with engine code "
             f"0123456789abcdef, not the code this commit ships ({code_digest()[:16]})") in text
@@ -431,9 +431,9 @@ def test_measure_order():
 
 def _tiny_measure_setup(tmp_path):
     """(installed release, a root to render into, the tiny corpus's cases, an empty result store)."""
-    from defects4warp.case import load_corpus
+    from defects4warp.corpus.case import load_corpus
     from defects4warp.envs import installed_warp_version
-    from defects4warp.store import ResultStore
+    from defects4warp.run.store import ResultStore
 
     from tiny_corpus import make_tiny_corpus
 
@@ -476,7 +476,7 @@ def _baseline(root, name, recs, code):
 def test_engines_comparison_block_from_reference_and_baseline_files(tmp_path):
     """docs/engines.md's comparison: the reference engine's file and each baseline's, per split, the missing
     ones named with the command that measures them, an older engine code said, the reference per family."""
-    from defects4warp.store import code_digest
+    from defects4warp.run.store import code_digest
 
     root = _root(tmp_path)
     _two_releases(root)
@@ -560,7 +560,7 @@ def test_rescore_joins_todays_labels_and_min_warp():
     """Runs are scored against the labels case.yaml gives now: a label corrected after the
     measurement flips the run's correctness, and a run below a min_warp set since is
     unsupported (not a harness error); unknown cases are kept as measured."""
-    from defects4warp.case import default_corpus, load_corpus
+    from defects4warp.corpus.case import default_corpus, load_corpus
 
     cases = {}
     for pat in ("arm-batch-reach-targets", "warp-example-cantilever-topology"):

@@ -88,10 +88,10 @@ def test_check_table_row_declared_by_exactly_one_party(eid):
 def bundle_citations() -> dict:
     """probe -> {evidence id: count} cited when the committed measurement bundles are re-interpreted
     (as ``pages --rescore`` does, whether or not the bundle is current)."""
-    from defects4warp.case import load_corpus
+    from defects4warp.corpus.case import load_corpus
     from defects4warp.report.engine_matrix import bundle_path, read, read_bundle
     from defects4warp.engines import get_engine
-    from defects4warp.runner import interpret_item, plan
+    from defects4warp.run.runner import interpret_item, plan
 
     cases, _ = load_corpus(ROOT / "corpus", "*")
     engine = get_engine("reference")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from defects4warp.cli import main
 from defects4warp.report.markdown import merge_validations, version_matrix_markdown
-from defects4warp.store import ResultStore, make_key
+from defects4warp.run.store import ResultStore, make_key
 
 MACHINE = {"cpu": "X", "cores": 2, "memory_gib": 24, "os": "Linux", "python": "3.11"}
 

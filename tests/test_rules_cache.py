@@ -5,7 +5,7 @@ never hit (the scan was 85% of a re-score's time)."""
 import shutil
 
 from defects4warp import rules
-from defects4warp.case import default_corpus
+from defects4warp.corpus.case import default_corpus
 
 
 def test_a_copy_of_a_scanned_folder_is_not_parsed_again(tmp_path, monkeypatch):

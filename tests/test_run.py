@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.cli import main
 from defects4warp.engines import ReferenceEngine, get_engine
-from defects4warp.runner import plan, run
+from defects4warp.run.runner import plan, run
 
 CASES, _ = load_corpus(default_corpus())
 
@@ -119,7 +119,7 @@ def test_reference_engine_scores_a_few_cases():
 
 
 def test_case_with_missing_requirement_is_skipped_not_failed(tmp_path):
-    from defects4warp.case import load_case
+    from defects4warp.corpus.case import load_case
     from defects4warp.validate import validate_item
 
     src = CASES[0].path
@@ -138,7 +138,7 @@ def test_case_with_missing_requirement_is_skipped_not_failed(tmp_path):
 
 def test_new_case_scaffold_loads_and_is_blind(tmp_path):
     from defects4warp.blind import hint_findings
-    from defects4warp.case import load_case
+    from defects4warp.corpus.case import load_case
 
     r = CliRunner()
     res = r.invoke(main, ["maint", "new-case", "my-new-case", "--corpus", str(tmp_path)])
@@ -191,7 +191,7 @@ def test_cli_diagnose_prints_class_evidence_and_fix(programs):
 
 
 def test_json_is_strict_without_nan(tmp_path):
-    from defects4warp.runner import write_json_atomic
+    from defects4warp.run.runner import write_json_atomic
 
     write_json_atomic(str(tmp_path / "x.json"), {"a": float("nan"), "b": [float("inf"), 1.0]})
     text = (tmp_path / "x.json").read_text()
@@ -303,7 +303,7 @@ def test_with_summary_passes_only_the_users_words(tmp_path):
 
 @pytest.mark.slow
 def test_reference_runs_are_reproducible():
-    from defects4warp.runner import without_timing
+    from defects4warp.run.runner import without_timing
 
     picked = [c for c in CASES if c.id in {"fountain-jet-aiming", "crate-push-friction-fit"}]
     # 300 s as the other reference runs of the suite (its other jobs share the cores); an error says what it was
@@ -366,7 +366,7 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
 
 
 def test_buggy_only_corpus_is_accepted(tmp_path):
-    from defects4warp.case import load_case
+    from defects4warp.corpus.case import load_case
 
     src = next(c for c in CASES if c.id == "puck-launch-fit")
     dst = tmp_path / src.id
@@ -385,7 +385,7 @@ def test_buggy_only_corpus_is_accepted(tmp_path):
 def test_summary_records_the_release_actually_imported():
     picked = [c for c in CASES if c.id == "fountain-jet-aiming"]
     doc = run(plan(picked), ReferenceEngine(timeout_s=120))
-    from defects4warp.runner import installed_warp_version
+    from defects4warp.run.runner import installed_warp_version
 
     assert doc["summary"]["warp_imported"] == [installed_warp_version()]
 
@@ -439,7 +439,7 @@ def test_run_scores_each_provenance_tier_and_selects_one(tmp_path):
 
 
 def test_compile_counts_are_left_out_of_a_reproducibility_comparison_like_timings():
-    from defects4warp.runner import without_timing
+    from defects4warp.run.runner import without_timing
 
     # a run that found its kernels in Warp's cache and one that compiled one (another process of the
     # suite, sharing the cache, had not yet written it): the same results (the CI rehearsal of 2026-12-05)

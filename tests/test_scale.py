@@ -18,10 +18,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_corpus import TINY, make_tiny_corpus  # noqa: E402
 
-from defects4warp.case import load_corpus  # noqa: E402
+from defects4warp.corpus.case import load_corpus  # noqa: E402
 from defects4warp.engines import get_engine  # noqa: E402
-from defects4warp.runner import plan, run, without_timing  # noqa: E402
-from defects4warp.store import ResultStore, diagnosis_fields, make_key, tree_digest  # noqa: E402
+from defects4warp.run.runner import plan, run, without_timing  # noqa: E402
+from defects4warp.run.store import ResultStore, diagnosis_fields, make_key, tree_digest  # noqa: E402
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -84,7 +84,7 @@ def test_store_reuses_and_misses_on_a_changed_file_version_or_option(tmp_path):
 
 def test_builtin_engine_keys_hold_version_options_and_code(tmp_path):
     from defects4warp.engines.reference import ReferenceEngine
-    from defects4warp.store import code_digest, engine_identity
+    from defects4warp.run.store import code_digest, engine_identity
 
     ident = engine_identity(ReferenceEngine())
     assert ident["name"] == "reference" and ident["code"] == code_digest() and len(ident["code"]) == 64
@@ -103,7 +103,7 @@ def test_tree_digest_ignores_caches_and_sees_content(tmp_path):
 
 
 def test_timeouts_and_lost_workers_are_not_stored(tmp_path):
-    from defects4warp.store import transient
+    from defects4warp.run.store import transient
 
     assert transient("timeout: the variant did not finish in time")
     assert transient("worker lost: the executor worker running this item died")
@@ -225,7 +225,7 @@ def test_two_runs_at_once_share_store_history_and_kernel_cache(tiny, tmp_path):
 @pytest.mark.slow
 def test_dask_localcluster_matrix_equals_the_local_executor(tiny, tmp_path):
     pytest.importorskip("distributed")
-    from defects4warp.executors import DaskExecutor, LocalExecutor
+    from defects4warp.run.executors import DaskExecutor, LocalExecutor
     from defects4warp.run.matrix import measure_releases
 
     two = ["tiny-cubic", "tiny-growth"]
@@ -247,7 +247,7 @@ def test_dask_localcluster_matrix_equals_the_local_executor(tiny, tmp_path):
 @pytest.mark.slow
 def test_a_lost_dask_worker_is_retried_once_then_recorded_and_the_run_goes_on(tmp_path):
     pytest.importorskip("distributed")
-    from defects4warp.executors import DaskExecutor
+    from defects4warp.run.executors import DaskExecutor
 
     corpus = make_tiny_corpus(tmp_path / "c", ["tiny-cubic"])
     killer = corpus / "tiny-kills-worker"

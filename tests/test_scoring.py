@@ -87,7 +87,7 @@ def test_refusals_are_scored_apart_from_detection():
 
 
 def test_metrics_per_provenance_tier():
-    from defects4warp.case import provenance_tier
+    from defects4warp.corpus.case import provenance_tier
     from defects4warp.run.scoring import summarize_tiers
 
     assert [provenance_tier(p) for p in ("original", "mined", "https://github.com/NVIDIA/warp/issues/1")] == [

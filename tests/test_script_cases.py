@@ -7,8 +7,8 @@ import copy
 import pytest
 import yaml
 
-from defects4warp.case import CaseFormatError, load_case, load_corpus
-from defects4warp.runner import plan
+from defects4warp.corpus.case import CaseFormatError, load_case, load_corpus
+from defects4warp.run.runner import plan
 
 BASE = {
     "id": "toy-script",
@@ -151,7 +151,7 @@ def test_script_folder_without_case_yaml_is_reported(tmp_path):
 def test_bundled_converted_cases_hold_both_programs():
     """Every bundled case tagged ``both`` or ``script`` loads, and its
     variants hold what the tag says."""
-    from defects4warp.case import default_corpus
+    from defects4warp.corpus.case import default_corpus
 
     cases, errors = load_corpus(default_corpus())
     assert errors == []
@@ -178,8 +178,8 @@ def test_a_reused_validation_is_reported_under_the_names_of_this_run(tmp_path):
     dropped (it was once filtered out as another case's, leaving 0 checks and exit status 0)."""
     import shutil
 
-    from defects4warp.case import default_corpus
-    from defects4warp.store import ResultStore
+    from defects4warp.corpus.case import default_corpus
+    from defects4warp.run.store import ResultStore
     from defects4warp.validate import validate_cases
 
     src = default_corpus() / "seismic-trigger-channel-weights"

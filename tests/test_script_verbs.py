@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from defects4warp.case import load_corpus
-from defects4warp.runner import plan
+from defects4warp.corpus.case import load_corpus
+from defects4warp.run.runner import plan
 from tiny_corpus import make_tiny_corpus, make_tiny_script_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +71,7 @@ def test_run_gives_script_items_to_engines_that_take_them(tmp_path):
     scored against the script variant's expectation. An engine whose
     diagnose() has no script argument gets an error diagnosis that says so."""
     from defects4warp.engines import get_engine
-    from defects4warp.runner import run as run_items
+    from defects4warp.run.runner import run as run_items
 
     corpus = make_tiny_script_corpus(tmp_path / "corpus")
     cases, _ = load_corpus(corpus)
@@ -98,7 +98,7 @@ def test_engine_sees_the_users_files_and_the_spec(tmp_path):
     """The engine is given a neutral folder with the user's files only (no
     problem.py, no case.yaml) and the ScriptSpec of the case."""
     from defects4warp.capture import ScriptSpec
-    from defects4warp.runner import diagnose_item
+    from defects4warp.run.runner import diagnose_item
 
     corpus = make_tiny_corpus(tmp_path / "corpus", ["tiny-cubic"])
     d = corpus / "tiny-cubic"
@@ -164,7 +164,7 @@ def test_mutation_operators_edit_the_users_script(tmp_path):
     """A script variant is a mutation parent as its script: the operators edit
     train.py (and never a problem.py), the mutant folder holds the user's
     files only, and its generated case.yaml carries the script: block."""
-    from defects4warp.case import load_case
+    from defects4warp.corpus.case import load_case
     from defects4warp.corpus.mutate.admit import candidates, write_program
     from defects4warp.corpus.mutate.sources import corpus_parents, find_parent
     from defects4warp.corpus.mutate.tier import case_yaml

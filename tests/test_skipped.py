@@ -7,7 +7,7 @@ import shutil
 
 from click.testing import CliRunner
 
-from defects4warp.case import default_corpus, load_corpus
+from defects4warp.corpus.case import default_corpus, load_corpus
 from defects4warp.cli import main
 
 REASON = "requires no_such_module_d4w, not installed"

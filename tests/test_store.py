@@ -51,7 +51,7 @@ def test_digests_cover_every_module_the_measuring_code_imports():
     from pathlib import Path
 
     import defects4warp
-    from defects4warp.store import CODE_PARTS, ORACLE_PARTS
+    from defects4warp.run.store import CODE_PARTS, ORACLE_PARTS
 
     root = Path(defects4warp.__file__).parent
     engine = _closure(root, ["engines.reference", "probes.worker", "measure", "rules", "isolation"])

@@ -8,10 +8,10 @@ import pytest
 import yaml
 
 from defects4warp import validate as V
-from defects4warp.case import CaseFormatError, load_case
+from defects4warp.corpus.case import CaseFormatError, load_case
 from defects4warp.run.matrix import oracle_cell
 from defects4warp.report.markdown import version_matrix_markdown
-from defects4warp.runner import RunItem, skipped_record
+from defects4warp.run.runner import RunItem, skipped_record
 
 from test_case_format import VALID, make_case
 
@@ -122,7 +122,7 @@ def test_audit_reports_support_changes_not_bug_changes():
 
 
 def test_a_script_variant_below_min_warp_is_measured_as_its_script(monkeypatch):
-    from defects4warp.case import default_corpus
+    from defects4warp.corpus.case import default_corpus
 
     c = load_case(default_corpus() / "cold-store-pallet-probes")
     item = RunItem(c, c.variant("buggy"), "small", "script")

@@ -110,7 +110,7 @@ def measure_release(release: str, python: str, *, device: str = "cpu", store=Non
         Interpreter with that release (:func:`defects4warp.envs.python_for`).
     device : str
         Warp device (default ``"cpu"``).
-    store : defects4warp.store.ResultStore, optional
+    store : defects4warp.run.store.ResultStore, optional
         Batches are read from and filed here (skipped when None).
     fresh : bool
         Measure again even when the store has a batch.

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from ..case import default_corpus, load_corpus
+from ..corpus.case import default_corpus, load_corpus
 from ..engines import engine_names, get_engine
 from ..evidence_table import EvidenceTableError
 from ..progress import DEFAULT_EVERY_S, default_jobs
@@ -188,7 +188,7 @@ def _preflight_releases(engine_name, releases, cases, *, device, timeout_s, prog
     extra diagnosis, the price of stopping before hours of validation)."""
     if not engine_name.startswith("cmd:"):
         return
-    from ..runner import plan
+    from ..run.runner import plan
 
     items = plan(cases, programs=programs)
     for rel in releases:
@@ -289,7 +289,7 @@ def _write_json(doc, path) -> None:
     if path == "-":
         click.echo(json.dumps(doc, indent=2, default=str))
         return
-    from ..runner import write_json_atomic
+    from ..run.runner import write_json_atomic
 
     write_json_atomic(path, doc)
     err_console.print(f"wrote {path}")
@@ -388,7 +388,7 @@ def bundled_program(ref: str):
     """
     from pathlib import Path
 
-    from ..case import CaseFormatError, load_case
+    from ..corpus.case import CaseFormatError, load_case
 
     parts = ref.strip("/").split("/")
     if len(parts) > 2 or not parts[0] or any(x in ("", ".", "..") for x in parts):
@@ -606,14 +606,14 @@ def scale_opts(f):
 
 def _store(results_path):
     """The result store of the results home ``results_path``."""
-    from ..store import ResultStore, default_root
+    from ..run.store import ResultStore, default_root
 
     return ResultStore(default_root(results_path))
 
 
 def _executor(kind: str, jobs: int, scheduler, workers):
     """The executor for the CLI options, or a clean usage error."""
-    from ..executors import make_executor
+    from ..run.executors import make_executor
 
     try:
         ex = make_executor(kind, jobs, scheduler, workers)

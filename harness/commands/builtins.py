@@ -43,7 +43,7 @@ def cmd(warp, device, json_path, write_package_data, fresh, only_spec, results_p
     from ..builtins import ALL_RELEASES, conformance, merge_data, write_data
     from ..report.builtins_page import write_page
     from ..envs import ReleaseEnvError, python_for
-    from ..runner import installed_warp_version
+    from ..run.runner import installed_warp_version
 
     if write_package_data and checkout_root() is None:
         from ..paths import PACKAGE_DIR

@@ -160,7 +160,7 @@ def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params
     on_interrupt(written_at_end(json_path))
     from ..capture.targets import TargetError, resolve_module, resolve_target
     from ..engines.base import diagnose_target
-    from ..runner import write_json_atomic
+    from ..run.runner import write_json_atomic
 
     try:
         if module:

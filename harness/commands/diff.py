@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from ..case import CaseFormatError, default_corpus, load_case
+from ..corpus.case import CaseFormatError, default_corpus, load_case
 
 
 def patch(case_dir: Path, variant: str = "fixed", base: str = "buggy") -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..case import default_corpus, load_corpus
+from ..corpus.case import default_corpus, load_corpus
 from ._common import programs_opt, warp_option
 
 
@@ -26,7 +26,7 @@ def cmd(out_dir, fmt, corpus, cases_glob, split, warp, scale, programs):
     With --programs scripts, only variants that hold a script, each as the user's files alone (no problem.py)
     with the command that runs it in the prompt."""
     from ..report.export import export_skill_evals
-    from ..runner import installed_warp_version
+    from ..run.runner import installed_warp_version
 
     root = Path(corpus) if corpus else default_corpus()
     cases, errors = load_corpus(root, cases_glob)

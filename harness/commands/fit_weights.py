@@ -67,11 +67,11 @@ def export_inputs(bundle, out, *, split: str = "dev", corpus=None) -> int:
     corpus, ``expected`` on the bundle's release, ``warp_version``, ``doc``, ``differential``, and
     ``diagnosis`` holding the verdict the engine reads from the record), gzip'd JSON lines without
     a time stamp, keys sorted (equal inputs give equal bytes). Returns the number of records."""
-    from ..case import default_corpus, load_corpus
+    from ..corpus.case import default_corpus, load_corpus
     from ..report.engine_matrix import read_bundle
     from ..engines import get_engine
     from ..jsonio import lossless
-    from ..runner import plan
+    from ..run.runner import plan
 
     root = Path(corpus or default_corpus())
     cases, _ = load_corpus(root, "*")

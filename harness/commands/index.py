@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..case import default_corpus, load_corpus
+from ..corpus.case import default_corpus, load_corpus
 from ..corpus.index import IndexError_, build
 
 

@@ -29,7 +29,7 @@ def cmd(corpus, cases_glob, split, digest, warp, json_path, results_path):
     rate. The corpus is the whole bundled corpus unless --corpus, --cases,
     --split or --corpus-digest choose another: runs on a subset or on another corpus are
     never mixed into the ranking."""
-    from ..case import default_corpus, load_corpus
+    from ..corpus.case import default_corpus, load_corpus
     from pathlib import Path
 
     from ..run.history import corpus_digest, corpus_info, corpus_label, leaderboard as board, list_runs, n_cases

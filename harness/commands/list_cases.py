@@ -7,7 +7,7 @@ import sys
 import click
 from rich.table import Table
 
-from ..case import FORMS
+from ..corpus.case import FORMS
 from ..corpus.index import bug_releases
 from ._common import _load, _write_json, cases_opt, console, corpus_opt, json_option, split_opt
 

@@ -42,7 +42,7 @@ def cmd(corpus, cases_glob, warp, engine_name, device, jobs, timeout_s, programs
     cluster); results in the result store are reused unless --fresh."""
     from ..machine import describe
     from ..run.matrix import matrix_markdown, measure_releases
-    from ..runner import write_json_atomic
+    from ..run.runner import write_json_atomic
 
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)

@@ -17,7 +17,7 @@ from ._common import (
     corpus_opt, device_opt, engine_opt, err_console, get_engine, jobs_opt, programs_opt, progress_opt, scale_opts, split_opt, timeout_opt,
     top_class, warp_opt,
 )
-from ..case import TIERS
+from ..corpus.case import TIERS
 from ..run.scoring import is_skipped, nothing_measured
 
 
@@ -122,8 +122,8 @@ def cmd(corpus, cases_glob, engine_name, device, jobs, timeout_s, warp, split, p
 
     from ..run.history import corpus_info
     from ..machine import describe
-    from ..runner import plan
-    from ..runner import run as run_items
+    from ..run.runner import plan
+    from ..run.runner import run as run_items
 
     _refuse_dash(json_path, "--json", WRITTEN_AS_IT_GOES)
     _check_writable(json_path)

@@ -76,7 +76,7 @@ def cmd(corpus, cases_glob, device, jobs, timeout_s, warp, split, programs, repe
         if span:
             r["reused_measured"] = list(span)
     if json_path and (errors or any("reused_measured" in r for r in doc["releases"].values())):
-        from ..runner import write_json_atomic
+        from ..run.runner import write_json_atomic
 
         doc["failures"] = failed
         write_json_atomic(json_path, doc)

@@ -241,7 +241,7 @@ def check_corpus(targets=(), *, device: str = "cpu", json_path=None, on_result=N
     ``json_path`` the document ``{case: {variant: result}}`` is rewritten
     (atomically) after each case, so a killed run keeps the cases it finished.
     Returns ``(document, number of variants that disagree)``."""
-    from ..case import default_corpus, load_case, load_corpus
+    from .case import default_corpus, load_case, load_corpus
     from ..jsonio import write_json_atomic
 
     cases = [load_case(t) for t in targets] if targets else \

@@ -83,14 +83,14 @@ def bug_releases(case, *, releases=None, verdicts=("bug", "refused")) -> list:
     """Where each variant of ``case`` is expected to show its bug.
 
     The expectation of every supported release and scale is the one the
-    harness scores against (:meth:`defects4warp.case.Variant.expectation_for`:
+    harness scores against (:meth:`defects4warp.corpus.case.Variant.expectation_for`:
     the first row of ``case.yaml`` that applies, so an earlier ``no_bug`` row
     masks a later unconditional ``bug`` row); the releases with each verdict
     are then compressed to ranges (:func:`release_ranges`).
 
     Parameters
     ----------
-    case : defects4warp.case.Case
+    case : defects4warp.corpus.case.Case
         A loaded case.
     releases : sequence of str, optional
         The releases considered (default :data:`defects4warp.envs.RELEASES`).
@@ -104,7 +104,7 @@ def bug_releases(case, *, releases=None, verdicts=("bug", "refused")) -> list:
         and scale where the scales differ (``@scale`` only then); empty when
         no supported release expects any of ``verdicts``.
     """
-    from ..case import SCALES
+    from .case import SCALES
     from ..envs import RELEASES
 
     releases = list(RELEASES if releases is None else releases)

@@ -71,7 +71,7 @@ def build_check(path, python: str, scale: str = "small", timeout_s: float = DEFA
     timeout_s : float
         Wall-clock limit, seconds.
     script : dict, optional
-        The variant's ``script:`` block as JSON (``defects4warp.case.ScriptBlock.to_json``): check the
+        The variant's ``script:`` block as JSON (``defects4warp.corpus.case.ScriptBlock.to_json``): check the
         script through the capture instead of importing ``problem.py`` (which the copy then lacks, as
         an engine's copy does).
 

@@ -181,7 +181,7 @@ class WorkerEngine:
         """What this engine's measurement depends on besides the program, the
         release, the device and the scale: the worker options (``probes``,
         ``knobs``, ``seed``). Two engines with equal options share stored
-        measurements (:func:`defects4warp.store.measurement_fields`)."""
+        measurements (:func:`defects4warp.run.store.measurement_fields`)."""
         return {"worker": self.options}
 
     def measure(self, path, device: str = "cpu", scale: str = "small", script=None) -> dict:

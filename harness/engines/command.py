@@ -124,7 +124,7 @@ class CommandEngine:
 
     version = "external"
     #: The harness cannot see when an outside tool changes, so the result
-    #: store never reuses its diagnoses (:func:`defects4warp.store.engine_identity`).
+    #: store never reuses its diagnoses (:func:`defects4warp.run.store.engine_identity`).
     cacheable = False
 
     def __init__(self, command: str, timeout_s: float = 300.0, with_summary: bool = False, tail_lines: int = 20, **_):

@@ -55,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..case import default_corpus
+from ..corpus.case import default_corpus
 from ..evidence_table import TABLE_PATH, EvidenceTable, clear_cache, load_table
 from ..jsonio import restore
 from ..taxonomy import BUG_CLASSES, CLASSES

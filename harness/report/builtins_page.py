@@ -16,7 +16,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from ..builtins import load, measured_releases
-from ..case import default_corpus, load_corpus
+from ..corpus.case import default_corpus, load_corpus
 from ..run.matrix import SECTIONS
 from ..paths import PACKAGE_DIR
 

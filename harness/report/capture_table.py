@@ -57,7 +57,7 @@ def measure(cases: list, *, device: str = "cpu", timeout_s: float = 300.0, pytho
 
     Parameters
     ----------
-    cases : list[defects4warp.case.Case]
+    cases : list[defects4warp.corpus.case.Case]
     device : str, default "cpu"
     timeout_s : float, default 300.0
         Limit of one variant's subprocess, seconds.

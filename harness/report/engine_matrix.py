@@ -10,7 +10,7 @@ time, so a validation that lands later needs no new engine run.
 Format (``format`` = :data:`FORMAT`)::
 
     {"format", "release", "warp_version" (imported), "engine": {"name", "version",
-     "code" (digest of the harness code the engine runs, defects4warp.store.code_digest;
+     "code" (digest of the harness code the engine runs, defects4warp.run.store.code_digest;
      None for a plugin)}, "commit" (git HEAD of the checkout, "+dirty" when
      harness/ had uncommitted edits; None outside git), "device", "machine",
      "measured_on" (ISO date), "jobs", "wall_s", "cpu_s" (CPU seconds of this
@@ -56,10 +56,10 @@ from ..jsonio import _strict, lossless, restore, write_atomic
 from ..machine import describe
 from ..paths import PACKAGE_DIR
 from ..provenance import changed_modules, digests
-from ..runner import interpret_item, plan, run
+from ..run.runner import interpret_item, plan, run
 from ..run.scoring import judge
-from ..store import engine_identity as store_identity
-from ..store import measurement_fields, measures_apart, tree_digest
+from ..run.store import engine_identity as store_identity
+from ..run.store import measurement_fields, measures_apart, tree_digest
 
 #: Format tag of an engine-release file.
 FORMAT = "defects4warp-engine-release/1"
@@ -81,7 +81,7 @@ def data_path(root: Path, release: str) -> Path:
 
 
 def compact_record(rec: dict) -> dict:
-    """The compact form of one result record of :func:`defects4warp.runner.run` (see the module docstring)."""
+    """The compact form of one result record of :func:`defects4warp.run.runner.run` (see the module docstring)."""
     from ..run.matrix import _tracker
 
     d = rec.get("diagnosis") or {}
@@ -147,7 +147,7 @@ def git_commit(root: Path) -> str | None:
 
 def engine_identity(engine) -> dict:
     """``{"name", "version", "code"}`` of ``engine``: ``code`` is the digest of
-    the harness sources a built-in engine runs (:func:`defects4warp.store.code_digest`,
+    the harness sources a built-in engine runs (:func:`defects4warp.run.store.code_digest`,
     first 16 hex digits), None for a plugin or an outside tool."""
     ident = store_identity(engine) or {}
     code = ident.get("code")
@@ -181,7 +181,7 @@ def measure_release(release: str, cases: list, *, engine_name: str = "reference"
     """Run ``engine_name`` over ``cases`` on Warp ``release`` (its cached
     environment) and return the engine-release document (module docstring).
 
-    Diagnoses found in ``store`` (:class:`defects4warp.store.ResultStore`) are
+    Diagnoses found in ``store`` (:class:`defects4warp.run.store.ResultStore`) are
     reused, and new ones stored as they finish, so a killed measurement
     resumes where it stopped. ``timeout_s`` is the per-variant limit of the
     engine; ``on_result(record)`` is called per finished run (progress).
@@ -303,7 +303,7 @@ def rescore(doc: dict, cases: dict) -> dict:
     doc : dict
         An engine-release document (:func:`read`).
     cases : dict
-        ``{case id: defects4warp.case.Case}``, e.g. from ``load_corpus``.
+        ``{case id: defects4warp.corpus.case.Case}``, e.g. from ``load_corpus``.
 
     Returns
     -------
@@ -377,7 +377,7 @@ def bundle_path(engine_file: Path) -> Path:
 def bundle_entries(items: list, measurements: dict) -> list:
     """The bundle entries of a run: one ``{"case", "variant", "scale", "program",
     "variant_digest", "record"}`` per item index of ``measurements`` (the
-    ``measurements`` argument of :func:`defects4warp.runner.run`), in item order."""
+    ``measurements`` argument of :func:`defects4warp.run.runner.run`), in item order."""
     digests, out = {}, []
     for i in sorted(measurements):
         it = items[i]
@@ -470,7 +470,7 @@ def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", 
     Every run of the file at ``path`` whose variant is unchanged and whose
     record in the bundle (:func:`bundle_path`) is current (no module that took
     it changed, :func:`defects4warp.provenance.changed_modules`) is interpreted
-    by ``engine_name`` (:func:`defects4warp.runner.interpret_item`) and scored
+    by ``engine_name`` (:func:`defects4warp.run.runner.interpret_item`) and scored
     against today's labels. Runs that were not diagnosed (skipped, unsupported)
     are kept as they are.
 
@@ -478,7 +478,7 @@ def rescore_release(path: Path, cases: list, *, engine_name: str = "reference", 
     ----------
     path : Path
         ``docs/data/engine-<release>.json`` (or a baseline's file).
-    cases : list[defects4warp.case.Case]
+    cases : list[defects4warp.corpus.case.Case]
         The corpus the file was measured on.
     engine_name : str
         The engine whose interpretation to apply (default ``reference``).
@@ -633,7 +633,7 @@ def neutral_check(path: Path, cases: list, *, sample: int = 5, engine_name: str 
     documents themselves are kept), so the change costs ``sample`` measurements instead of a
     release. When one differs, nothing is written and the difference is reported: the change
     moved measurements, and ``pages --measure`` measures the stale runs again. ``programs``
-    (:data:`defects4warp.case.PROGRAMS`: ``auto``, ``adapters``, ``scripts``) limits the candidates,
+    (:data:`defects4warp.corpus.case.PROGRAMS`: ``auto``, ``adapters``, ``scripts``) limits the candidates,
     e.g. to the adapters when a change meant to move script measurements only.
 
     Returns

@@ -143,7 +143,7 @@ def _bounds(clauses: list) -> str | None:
 
 def effective_releases(exps, i: int) -> tuple:
     """The releases and scales where expectation ``exps[i]`` of a variant is the one that
-    applies (the first matching row wins, :meth:`defects4warp.case.Variant.expectation_for`).
+    applies (the first matching row wins, :meth:`defects4warp.corpus.case.Variant.expectation_for`).
 
     A row without ``warp:`` after bounded rows applies only where they do not:
     ``[<1.17 bug, (any) no_bug]`` makes the second ``>=1.17``.
@@ -154,7 +154,7 @@ def effective_releases(exps, i: int) -> tuple:
         ``warp`` a specifier text (``""``: every release; None when no release
         is left); ``scales`` the scales where the row applies.
     """
-    from ..case import SCALES
+    from ..corpus.case import SCALES
 
     e = exps[i]
     scales = [s for s in ((e.scale,) if e.scale else SCALES)
@@ -169,7 +169,7 @@ def effective_releases(exps, i: int) -> tuple:
 
 
 def _caveat(case, variant) -> str | None:
-    from ..case import SCALES
+    from ..corpus.case import SCALES
 
     exps = variant.expectations
     if len({(e.verdict, e.classes) for e in exps}) < 2:
@@ -225,7 +225,7 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
 
     Parameters
     ----------
-    cases : list[defects4warp.case.Case]
+    cases : list[defects4warp.corpus.case.Case]
     out_dir : path-like
         Created if missing; replaced atomically (written beside, then renamed).
     warp_version : str
@@ -233,7 +233,7 @@ def export_skill_evals(cases: list, out_dir, warp_version: str, *, scale: str = 
     scale : str
         ``small`` or ``production``.
     programs : str, default "auto"
-        Which program of each variant becomes a task (:data:`defects4warp.case.PROGRAMS`):
+        Which program of each variant becomes a task (:data:`defects4warp.corpus.case.PROGRAMS`):
         ``auto`` the adapter where there is one, else the script; ``scripts``
         only script variants, as the user's files alone.
 

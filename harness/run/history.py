@@ -4,7 +4,7 @@ The database lives in the *results home*, one place per user whatever the
 working directory: ``--results DIR``, else ``$DEFECTS4WARP_RESULTS``, else
 ``$XDG_DATA_HOME/defects4warp``, else ``~/.local/share/defects4warp`` (the XDG
 base-directory default), as ``history.sqlite``; the result store
-(:mod:`defects4warp.store`) lives next to it in ``store/``. Point
+(:mod:`defects4warp.run.store`) lives next to it in ``store/``. Point
 ``DEFECTS4WARP_RESULTS`` at a folder inside a corpus to keep one history per
 corpus. Several runs may write at once: SQLite serialises the writers (each
 waits up to :data:`BUSY_TIMEOUT_S` for the lock). A run row holds the engine and its version, the project
@@ -103,7 +103,7 @@ def corpus_info(root, cases: list, selection: str = "*", split: str | None = Non
     ----------
     root : path-like
         The corpus folder.
-    cases : list[defects4warp.case.Case]
+    cases : list[defects4warp.corpus.case.Case]
         The cases that ran.
     selection : str
         The ``--cases`` glob(s) (default ``*``: every case).
@@ -118,7 +118,7 @@ def corpus_info(root, cases: list, selection: str = "*", split: str | None = Non
         (True when ``--cases`` or ``--split`` chose part of the corpus) and
         ``selection`` (the globs and split, when a subset).
     """
-    from ..case import default_corpus
+    from ..corpus.case import default_corpus
 
     root = Path(root).resolve()
     try:
@@ -153,7 +153,7 @@ def corpus_label(run: dict, bundled: str | None = None) -> str:
 def bundled_digest() -> str | None:
     """The :func:`corpus_digest` of the whole bundled corpus (what the
     leaderboard ranks by default), or None when it is not installed."""
-    from ..case import default_corpus, load_corpus
+    from ..corpus.case import default_corpus, load_corpus
 
     try:
         cases, _ = load_corpus(default_corpus())

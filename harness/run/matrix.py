@@ -33,10 +33,10 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
     ``run --json`` document on that release) are reused when given, instead
     of measuring again; ``wall_s`` then adds their recorded wall times.
     ``store``, ``fresh`` and ``executor`` are passed to
-    :func:`defects4warp.validate.validate_cases` and :func:`defects4warp.runner.run`
+    :func:`defects4warp.validate.validate_cases` and :func:`defects4warp.run.runner.run`
     (results reused from the result store are counted in ``reused``).
     ``programs`` chooses the adapter and/or script of each variant
-    (:data:`defects4warp.case.PROGRAMS`); a script's row is labelled ``variant (script)``.
+    (:data:`defects4warp.corpus.case.PROGRAMS`); a script's row is labelled ``variant (script)``.
 
     Returns
     -------
@@ -44,7 +44,7 @@ def measure_release(release: str, cases: list, engine_factory, device: str = "cp
         ``{"warp_version", "validation": [check dicts], "run": run document,
         "wall_s"}``.
     """
-    from ..runner import plan, run
+    from .runner import plan, run
 
     t0 = time.perf_counter()
     python, version = python_for(release)

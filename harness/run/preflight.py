@@ -4,14 +4,14 @@ A broken command (not found, not executable, non-zero exit, no answer, an
 answer against the schema) then stops the verb before hours of work, with the
 full message (:class:`defects4warp.engines.command.EngineContractError`). It
 sits above the engines and the runner: it diagnoses an item the way a run does
-(:func:`defects4warp.runner.diagnose_item`) and reads the contract failure the
+(:func:`defects4warp.run.runner.diagnose_item`) and reads the contract failure the
 engine records (:func:`defects4warp.engines.command.contract_failure`).
 """
 
 from __future__ import annotations
 
 from ..engines.command import CommandEngine, EngineContractError, contract_failure
-from ..runner import diagnose_item, skipped_record
+from .runner import diagnose_item, skipped_record
 
 
 def preflight(engine, items: list, device: str = "cpu", warp_version: str | None = None, python=None):
@@ -21,9 +21,9 @@ def preflight(engine, items: list, device: str = "cpu", warp_version: str | None
     ----------
     engine : Engine
         Any engine; only :class:`CommandEngine` is checked (others return None).
-    items : list[defects4warp.runner.RunItem]
+    items : list[defects4warp.run.runner.RunItem]
     device, warp_version, python
-        As for :func:`defects4warp.runner.diagnose_item`.
+        As for :func:`defects4warp.run.runner.diagnose_item`.
 
     Returns
     -------

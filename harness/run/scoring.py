@@ -24,7 +24,7 @@ Warp release and scale that ran):
                          scored, never counted as inconclusive, left out of the
                          cost medians; ``skipped_runs`` lists them with the reason
 ``tiers``               the headline metrics per provenance tier (``original``,
-                         ``mined``, ``report``: :data:`defects4warp.case.TIERS`) when
+                         ``mined``, ``report``: :data:`defects4warp.corpus.case.TIERS`) when
                          the results hold more than one (:func:`summarize_tiers`)
 A ratio with an empty denominator is None, not 0.
 """
@@ -156,7 +156,7 @@ def summarize_groups(results: list, key: str) -> dict:
     return {name: summarize(rs) for name, rs in sorted(groups.items())}
 
 
-#: Tier order of :func:`summarize_tiers` (:data:`defects4warp.case.TIERS`; a copy, so scoring imports no
+#: Tier order of :func:`summarize_tiers` (:data:`defects4warp.corpus.case.TIERS`; a copy, so scoring imports no
 #: case loader).
 TIER_ORDER = ("original", "mined", "report")
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...case import default_corpus, load_corpus
+from ..case import default_corpus, load_corpus
 from ...paths import bundled
 
 #: Folder of the adapters of Warp's tests (``<repo>/mutants/parents``).
@@ -87,12 +87,12 @@ def corpus_parents(corpus=None, *, warp_version: str = "1.19.0", scale: str = "s
     Parameters
     ----------
     corpus : str or Path, optional
-        Corpus folder; default :func:`defects4warp.case.default_corpus`.
+        Corpus folder; default :func:`defects4warp.corpus.case.default_corpus`.
     warp_version : str, default "1.19.0"
         Release whose expectation must be ``no_bug`` / ``[correct]``.
     scale : str, default "small"
     programs : str, default "auto"
-        Which program of each variant is a parent (:data:`defects4warp.case.PROGRAMS`):
+        Which program of each variant is a parent (:data:`defects4warp.corpus.case.PROGRAMS`):
         ``auto`` the adapter where there is one, else the script.
 
     Returns

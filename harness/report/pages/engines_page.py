@@ -9,7 +9,7 @@ from ..engine_matrix import EngineFileError, data_path, full_record, read
 from ...machine import one_line
 from ...rules import BEGIN, END, registry_table
 from ...run.scoring import summarize_groups
-from ...store import code_digest
+from ...run.store import code_digest
 from ...taxonomy import FAMILIES
 from .prose import PageSourceError, _existing, _f, _splice, _wrapped, measure_command
 from .sources import BASELINE_ENGINES, BASELINE_RELEASE, ROOT, _rescored, baseline_docs

@@ -11,8 +11,8 @@ from ..engine_matrix import (bundle_path, corpus_digest, data_path, engine_ident
 from ...engines import get_engine
 from ...envs import ENGINE_MIN_RELEASE, RELEASES
 from ...machine import describe
-from ...runner import plan
-from ...store import code_digest
+from ...run.runner import plan
+from ...run.store import code_digest
 from ...validate import validate_releases
 from .sources import BASELINE_ENGINES, BASELINE_RELEASE, ROOT, _vkey, baseline_path, engine_docs, validated_releases
 
@@ -32,7 +32,7 @@ def unmeasured_releases(releases=None, root: Path = ROOT) -> list:
 def older_engine_releases(releases=None, root: Path = ROOT) -> list:
     """The releases of ``releases`` (default :data:`defects4warp.envs.RELEASES`)
     whose engine file was measured with built-in engine code other than this
-    checkout's (:func:`defects4warp.store.code_digest`)."""
+    checkout's (:func:`defects4warp.run.store.code_digest`)."""
     have, now = engine_docs(root), code_digest()[:16]
     return [r for r in (releases or RELEASES) if r in have
             and (have[r].get("engine") or {}).get("code") not in (None, now)]

@@ -8,7 +8,7 @@ from ..engine_matrix import full_record
 from ...machine import one_line
 from ...run.matrix import oracle_cell
 from ...run.scoring import summarize
-from ...store import code_digest
+from ...run.store import code_digest
 from .prose import _f, _wrapped, measure_command
 from .sources import ROOT, _label, _rkey, engine_docs, page_releases, truth_by_release
 
@@ -61,7 +61,7 @@ def _truth_counts(runs: list, truth: dict | None) -> str:
 def _stale_engine_lines(docs: dict, have: list) -> list:
     """Lines naming the releases whose engine file was measured by a built-in
     engine whose code differs from the code this checkout ships
-    (:func:`defects4warp.store.code_digest`, first 16 hex digits), with the
+    (:func:`defects4warp.run.store.code_digest`, first 16 hex digits), with the
     command that re-measures them: one paragraph per older code, each
     followed by a blank line; empty when every file is current."""
     now = code_digest()[:16]

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import yaml
 
-from ...case import TIERS, provenance_tier
+from ...corpus.case import TIERS, provenance_tier
 from ...jsonio import load_yaml
 from ..engine_matrix import full_record
 from ..markdown import run_markdown
 from ...run.scoring import summarize
-from ...store import code_digest
+from ...run.store import code_digest
 from .prose import _existing, _f, _splice, _wrapped, measure_command, wrap_prose
 from .sources import ROOT, _vkey, engine_docs
 
@@ -69,7 +69,7 @@ def render_results(root: Path = ROOT) -> str:
 
 
 def case_tiers(root: Path = ROOT) -> dict:
-    """``{case id: tier}`` (:data:`defects4warp.case.TIERS`) from the ``provenance`` of every
+    """``{case id: tier}`` (:data:`defects4warp.corpus.case.TIERS`) from the ``provenance`` of every
     ``corpus/*/case.yaml`` under ``root`` (read as YAML only: a case that does not load is still
     tiered by its provenance; one without a readable provenance is left out)."""
     out = {}

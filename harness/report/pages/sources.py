@@ -10,7 +10,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from ...case import load_corpus
+from ...corpus.case import load_corpus
 from ..engine_matrix import EngineFileError, read, read_all, rescore
 from ...envs import RELEASES
 from ...run.matrix import _key

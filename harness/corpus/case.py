@@ -24,8 +24,8 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .jsonio import load_yaml
-from .taxonomy import CLASSES
+from ..jsonio import load_yaml
+from ..taxonomy import CLASSES
 
 SCALES = ("small", "production")
 
@@ -191,7 +191,7 @@ class ScriptBlock:
 
     def spec(self):
         """This block as a ``defects4warp.capture.ScriptSpec`` (what an engine is given)."""
-        from .capture import ScriptSpec
+        from ..capture import ScriptSpec
 
         return ScriptSpec(entry=self.entry, args=list(self.args), iteration=self.iteration,
                           params=None if self.params is None else list(self.params))
@@ -623,7 +623,7 @@ def default_corpus() -> Path:
     FileNotFoundError
         When neither exists (a broken install); the message says where it looked.
     """
-    from .paths import bundled
+    from ..paths import bundled
 
     root = bundled("corpus")
     if not root.is_dir():

@@ -177,6 +177,6 @@ def make_executor(kind: str = "local", jobs: int = 1, scheduler: str | None = No
 def worker_python(release: str | None) -> str:
     """The interpreter for ``release`` on this (executor worker) process:
     the per-release environment is prepared once per process and reused."""
-    from .envs import python_for
+    from ..envs import python_for
 
     return python_for(release)[0]

@@ -16,13 +16,13 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from .blind import neutral_copy
-from .case import Case, Variant
-from .engines.base import check_diagnosis, error_diagnosis
-from .envs import installed_warp_version, missing_modules  # noqa: F401 (re-exported)
-from .sandbox import kill_all
-from .jsonio import _strict, write_json_atomic  # noqa: F401 (re-exported: older callers import them from here)
-from .run.scoring import judge, summarize, summarize_groups, summarize_tiers
+from ..blind import neutral_copy
+from ..corpus.case import Case, Variant
+from ..engines.base import check_diagnosis, error_diagnosis
+from ..envs import installed_warp_version, missing_modules  # noqa: F401 (re-exported)
+from ..sandbox import kill_all
+from ..jsonio import _strict, write_json_atomic  # noqa: F401 (re-exported: older callers import them from here)
+from .scoring import judge, summarize, summarize_groups, summarize_tiers
 from .store import diagnosis_fields, measurement_fields, measures_apart, transient
 
 
@@ -58,7 +58,7 @@ def plan(cases: list, scales: tuple | None = None, programs: str = "auto") -> li
     expectation names it. An explicit tuple runs exactly those scales.
     A script is one program at the size its ``args`` give, so a script item
     runs at ``small`` only (its expectation for ``small`` scores it).
-    ``programs`` (:data:`defects4warp.case.PROGRAMS`) chooses the adapter and/or
+    ``programs`` (:data:`defects4warp.corpus.case.PROGRAMS`) chooses the adapter and/or
     the script of each variant; a variant with neither chosen is left out.
     """
     items = []
@@ -144,7 +144,7 @@ def diagnose_item(engine, item: RunItem, device: str, warp_version: str, python:
     A case whose ``requires`` modules are missing from ``python`` is not
     diagnosed: its record has ``skipped`` set and no expectation (unscored).
     For an engine that stores its measurement apart from its interpretation
-    (:func:`defects4warp.store.measures_apart`) the record also carries the
+    (:func:`defects4warp.run.store.measures_apart`) the record also carries the
     measurement under :data:`MEASUREMENT_KEY` (the runner stores it and takes
     it off the record).
     """
@@ -208,7 +208,7 @@ def interpret_item(engine, item: RunItem, record: dict, warp_version: str) -> di
 def _diagnose_work(engine, item: RunItem, device: str, warp_version: str, python: str | None, release: str | None):
     """One diagnosis work item as an executor runs it. On a Dask worker the
     per-release interpreter is resolved there (prepared once per worker
-    process, :func:`defects4warp.executors.worker_python`)."""
+    process, :func:`defects4warp.run.executors.worker_python`)."""
     if release is not None and hasattr(engine, "python"):
         from .executors import worker_python
 
@@ -277,10 +277,10 @@ def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: s
         Extra fields for the summary.
     python : str, optional
         Interpreter the variants run under (for ``requires`` checks).
-    store : defects4warp.store.ResultStore, optional
-        Measurements found there under their key (:func:`defects4warp.store.measurement_fields`,
+    store : defects4warp.run.store.ResultStore, optional
+        Measurements found there under their key (:func:`defects4warp.run.store.measurement_fields`,
         engines that measure apart: interpreted again by the engine's current code) or
-        diagnoses (:func:`defects4warp.store.diagnosis_fields`, other cacheable engines)
+        diagnoses (:func:`defects4warp.run.store.diagnosis_fields`, other cacheable engines)
         are reused, re-scored against this run's expectations, and counted in
         ``summary["reused"]``; new ones are stored as they finish, so a killed
         run resumes where it stopped. None: nothing is read or written.
@@ -299,7 +299,7 @@ def run(items: list, engine, device: str = "cpu", jobs: int = 1, warp_version: s
         are taken as they are and not diagnosed again.
     measurements : dict, optional
         Filled with ``{item index: measurement record}`` of every item an
-        engine that measures apart (:func:`defects4warp.store.measures_apart`)
+        engine that measures apart (:func:`defects4warp.run.store.measures_apart`)
         measured or reused from the store (the committed measurement bundles
         of :mod:`defects4warp.report.engine_matrix` are made from it).
     started : float, optional

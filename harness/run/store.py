@@ -57,8 +57,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .jsonio import _strict, lossless, normal_mode, restore
-from .provenance import changed_modules
+from ..jsonio import _strict, lossless, normal_mode, restore
+from ..provenance import changed_modules
 
 #: Folder and file names left out of a variant digest: the same ones
 #: :func:`defects4warp.blind.neutral_copy` does not copy (caches, hidden files),
@@ -235,7 +235,7 @@ def default_root(results_path: str | None = None) -> Path:
     """``$DEFECTS4WARP_STORE``, else ``<results home>/store``."""
     if os.environ.get("DEFECTS4WARP_STORE"):
         return Path(os.environ["DEFECTS4WARP_STORE"])
-    from .run.history import results_dir
+    from .history import results_dir
 
     return results_dir(results_path) / "store"
 
