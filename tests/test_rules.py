@@ -848,6 +848,47 @@ def test_a_kernel_header_covered_at_import_did_not_run(tmp_path):
     assert f in probe.scan(tmp_path, doc)[1]
 
 
+def test_an_adjoint_pattern_in_a_kernel_no_tape_recorded_is_not_counted(tmp_path):
+    """An optimiser's update kernel reads and writes its param (``p[i] = p[i] - lr * g[i]``) and runs inside a
+    captured script's gradient() call after the backward, outside any tape: its adjoint never runs, so its
+    kernel_read_write finding is reported, not counted. The same kernel recorded on a tape counts; without the
+    launches probe's list of recorded kernels nothing is known to be off tape and it counts as before."""
+    from defects4warp.engines.assess import source as probe
+    from defects4warp.engines.assess import AssessContext
+
+    assert set(probe.ADJOINT_RULES) <= set(registry.REGISTRY)
+    assert not set(probe.ADJOINT_RULES) & {"piecewise_constant_op", "device_rng", "nonsmooth_op"}
+    src = ("import warp as wp\n\n\n"
+           "@wp.kernel\n"
+           "def upd(p: wp.array(dtype=float), g: wp.array(dtype=float)):\n"
+           "    i = wp.tid()\n"
+           "    p[i] = p[i] - 0.1 * g[i]\n\n\n"
+           "@wp.kernel\n"
+           "def sq(x: wp.array(dtype=float), loss: wp.array(dtype=float)):\n"
+           "    i = wp.tid()\n"
+           "    wp.atomic_add(loss, 0, x[i] * x[i])\n")
+    (tmp_path / "train.py").write_text(src)
+    doc = {"trace": {"coverage": {"files": {"train.py": [1, 4, 5, 10, 11]}}, "kernels": ["sq", "upd"], "findings": []},
+           "launches": {"kernels": [{"kernel": "sq", "launches": 1}], "recorded": 1}}
+    assert probe.off_tape_kernels(doc) == {"upd"}
+
+    def read(d):
+        a = probe.assess(d, AssessContext(path=tmp_path, warp_version="1.19.0"))
+        (e,) = [e for e in a.evidence if "reads and writes array 'p'" in e["finding"]]
+        return e, a.facts["rules"]
+
+    e, counted = read(doc)
+    assert e["finding"].endswith("(kernel upd ran outside any tape: its adjoint never ran)")
+    assert e["data"]["counted"] is False and "kernel_read_write" not in counted
+    doc["launches"]["kernels"].append({"kernel": "upd_3f2a9c1b", "launches": 1})  # Warp's hash suffix stripped
+    assert probe.off_tape_kernels(doc) == set()
+    e, counted = read(doc)
+    assert e["data"]["counted"] is True and "kernel_read_write" in counted
+    del doc["launches"]
+    e, counted = read(doc)
+    assert e["data"]["counted"] is True and "kernel_read_write" in counted
+
+
 #: Integer state that decides where a loop writes (measured wrong on Warp 1.19.0 by a reviewer:
 #: tape [0,0,24,16,14,0,12] vs [0,4,18,16,0,0,56] for the first): still a dynamic loop.
 INT_INDEX_STILL_FIRES = {

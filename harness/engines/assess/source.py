@@ -57,6 +57,32 @@ NO_COVERAGE_WEIGHT = 0.5
 OBSERVED_RULES = rules.observed_rules()
 
 
+#: Source rules whose pattern harms the gradient only through the adjoint Warp generates for the kernel it sits
+#: in (an in-place update or a read-and-write of an array, a local component assigned twice or after its
+#: construction, a component or struct-field write to an array, an atomic's return used as an index, a dynamic
+#: loop, both sides of a ``wp.where``, a kernel compiled with ``enable_backward=False``). A kernel the traced call launched but no tape recorded (an optimiser's
+#: update kernel after ``backward()``) never has its adjoint run, so such a finding in it is not counted
+#: (:func:`off_tape_kernels`). Rules about the forward itself (a rounding, a random draw, a nonsmooth op) are not
+#: among them: the forward of an untaped kernel still shapes the objective.
+ADJOINT_RULES = ("inplace_array_op", "kernel_read_write", "component_reassign", "component_write_after_init",
+                 "array_component_write", "struct_array_write", "atomic_index", "dynamic_loop", "where_overflow",
+                 "backward_disabled")
+
+
+def off_tape_kernels(doc: dict) -> set:
+    """Kernel function names the traced call launched (:func:`launched_kernels`) that no tape recorded in it.
+
+    The recorded ones are the kernels of the ``launches`` probe's document (``doc["launches"]["kernels"]``:
+    every distinct kernel a ``wp.Tape`` recorded during the first gradient() call, the traced one, listed even
+    when over that probe's kernel limit). Empty when that probe did not run (nothing is known to be off tape).
+    """
+    la = doc.get("launches")
+    if not isinstance(la, dict) or not isinstance(la.get("kernels"), list):
+        return set()
+    recorded = {_norm_kernel(k["kernel"]) for k in la["kernels"] if isinstance(k, dict) and k.get("kernel")}
+    return launched_kernels(doc) - recorded
+
+
 def release_ok(rule: str, warp_version) -> bool:
     """True when ``rule`` applies on ``warp_version`` (see :data:`RELEASE_GATES`)."""
     gate = RELEASE_GATES.get(rule)
@@ -312,12 +338,13 @@ def on_definition_header(finding: dict, defs: dict) -> bool:
 
 @assessor("source", cites=("rule:*",))
 def assess(doc: dict, ctx: AssessContext | None = None, *, no_coverage_weight: float = NO_COVERAGE_WEIGHT,
-           observed=OBSERVED_RULES) -> Assessment:
+           observed=OBSERVED_RULES, adjoint_rules=ADJOINT_RULES) -> Assessment:
     """Evidence entries for every finding in the variant's files (``ctx.path``; none without it)
     counted or not, and why, and the structured evidence ``rule:<name>`` of each rule with a
     counted finding (strength 1, or ``no_coverage_weight`` without line coverage; the evidence
     table holds its class weights). Where the runtime trace ran, findings of the ``observed``
-    rules (:data:`OBSERVED_RULES`) are reported but not counted. Findings given in
+    rules (:data:`OBSERVED_RULES`) are reported but not counted, and so are findings of the
+    ``adjoint_rules`` (:data:`ADJOINT_RULES`) in a kernel no tape recorded (:func:`off_tape_kernels`). Findings given in
     ``ctx.findings`` are used instead of a scan (:func:`assess_given`).
     Facts: ``rules`` (counted), ``inplace_scopes``, ``piecewise_scopes``."""
     ctx = ctx or AssessContext()
@@ -330,11 +357,15 @@ def assess(doc: dict, ctx: AssessContext | None = None, *, no_coverage_weight: f
     findings, ran, available = scan(path, doc)
     traced = available and "findings" in (doc.get("trace") or {})
     ran_ids = {id(f) for f in ran}
+    untaped = off_tape_kernels(doc) if available else set()
     counted = []
     for f in findings:
         live = release_ok(f["rule"], warp_version)
         did_run = id(f) in ran_ids
         why = "" if did_run else " (not in code that ran during gradient())"
+        if did_run and f["rule"] in adjoint_rules and f.get("scope") in untaped:
+            did_run = False
+            why = f" (kernel {f['scope']} ran outside any tape: its adjoint never ran)"
         if not live:
             why += f" (not on Warp {warp_version})"
         seen = traced and f["rule"] in observed
@@ -349,8 +380,8 @@ def assess(doc: dict, ctx: AssessContext | None = None, *, no_coverage_weight: f
         a.add("source", True, "no source pattern found", None)
     elif available:
         a.add("source", True, f"{len(counted)} of {len(findings)} source finding(s) counted: in code that ran "
-              "(line coverage of gradient() and the kernels it launched), on this release, and not taping behaviour "
-              "the runtime trace observes instead", None)
+              "(line coverage of gradient() and the kernels it launched, adjoint patterns only in kernels a tape recorded), "
+              "on this release, and not taping behaviour the runtime trace observes instead", None)
     scale = 1.0 if available else no_coverage_weight
     for rule in sorted({f["rule"] for f in counted}):
         # structured evidence: the rule's class weights are the rows rule:<name> of the evidence table
