@@ -137,3 +137,18 @@ def test_a_large_exact_factor_is_found_and_named(diag, programs):
     assert d["classes"][0]["id"] == "seed_mismatch"
     assert any("(factor 4096)" in e["finding"] for e in ev(d, "fd", False))
     assert any("equals the 4096 elements" in e["finding"] for e in ev(d, "fd", False))
+
+
+def test_the_noise_line_gives_no_relative_level_for_an_objective_of_zero():
+    """The noise probe divides sigma_f by max(|f(x0)|, 1e-300): a loss that is exactly 0 at the point (a newcomer's
+    fit that starts at its minimum) measured 2.1e+290 'relative'; the line says there is no relative level."""
+    from defects4warp.engines.assess.noise import assess
+
+    doc = {"noise": {"sigma": 2.08e-10, "ecnoise": 2.08e-10, "floor": 0.0, "order": 3, "points": 3,
+                     "values": [0.0, 1e-10, -2e-10, 3e-10], "relative": 2.08e-10 / 1e-300}}
+    (e,) = assess(doc).evidence
+    assert e["finding"] == ("objective noise sigma_f = 2.08e-10 (the objective is 0 at the point: no relative level; "
+                            "ECnoise order 3 from 3 evaluations)")
+    doc["noise"].update(values=[4.0, 4.0, 4.0, 4.0], relative=2.08e-10 / 4.0)
+    (e,) = assess(doc).evidence
+    assert e["finding"] == "objective noise sigma_f = 2.08e-10 (5.2e-11 relative; ECnoise order 3 from 3 evaluations)"
