@@ -1,3 +1,7 @@
+import hashlib
+
+import pytest
+
 
 
 def _harness_imports(root, module: str) -> set:
@@ -75,32 +79,37 @@ def test_validation_key_moves_with_the_oracle_code_not_the_engine_code(tmp_path,
     from pathlib import Path
 
     import defects4warp
-    from defects4warp import store
+    from defects4warp.run import store
 
     src = Path(defects4warp.__file__).parent
     copy = tmp_path / "harness"
     shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(store, "__file__", str(copy / "store.py"))
-    before = (store.parts_digest(store.CODE_PARTS), store.parts_digest(store.ORACLE_PARTS))
+    before = (store.parts_digest(store.CODE_PARTS, root=copy), store.parts_digest(store.ORACLE_PARTS, root=copy))
     (copy / "engines" / "reference.py").write_text((copy / "engines" / "reference.py").read_text() + "\n# edit\n")
-    after_engine = (store.parts_digest(store.CODE_PARTS), store.parts_digest(store.ORACLE_PARTS))
+    after_engine = (store.parts_digest(store.CODE_PARTS, root=copy), store.parts_digest(store.ORACLE_PARTS, root=copy))
     assert after_engine[0] != before[0] and after_engine[1] == before[1]
     (copy / "oracle" / "numerics.py").write_text((copy / "oracle" / "numerics.py").read_text() + "\n# edit\n")
-    after_oracle = (store.parts_digest(store.CODE_PARTS), store.parts_digest(store.ORACLE_PARTS))
+    after_oracle = (store.parts_digest(store.CODE_PARTS, root=copy), store.parts_digest(store.ORACLE_PARTS, root=copy))
     assert after_oracle[0] != after_engine[0] and after_oracle[1] != after_engine[1]
     # a data file counts like code: the fitted evidence table is part of the engine's key
     table = next(copy.joinpath("engines").glob("*.yaml"))
     table.write_text(table.read_text() + "\n# edit\n")
-    assert store.parts_digest(store.CODE_PARTS) != after_oracle[0]
+    assert store.parts_digest(store.CODE_PARTS, root=copy) != after_oracle[0]
     # so are the builtins conformance results the release probe cites (they were left out of the key,
     # so re-measured builtins kept stale diagnoses), and they are not the oracle's
-    after_table = (store.parts_digest(store.CODE_PARTS), store.parts_digest(store.ORACLE_PARTS))
+    after_table = (store.parts_digest(store.CODE_PARTS, root=copy), store.parts_digest(store.ORACLE_PARTS, root=copy))
     cells = next(copy.joinpath("data", "builtins").glob("*.json"))
     cells.write_text(cells.read_text() + "\n")
-    assert store.parts_digest(store.CODE_PARTS) != after_table[0]
-    assert store.parts_digest(store.ORACLE_PARTS) == after_table[1]
+    assert store.parts_digest(store.CODE_PARTS, root=copy) != after_table[0]
+    assert store.parts_digest(store.ORACLE_PARTS, root=copy) == after_table[1]
     # caches are not: a stray .pyc changes nothing
-    edited = store.parts_digest(store.CODE_PARTS)
+    edited = store.parts_digest(store.CODE_PARTS, root=copy)
     (copy / "engines" / "__pycache__").mkdir(exist_ok=True)
     (copy / "engines" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"x")
-    assert store.parts_digest(store.CODE_PARTS) == edited
+    assert store.parts_digest(store.CODE_PARTS, root=copy) == edited
+    # the package's own key covers its files (store.py moved into run/ once and, reading its own folder, keyed
+    # nothing: the digest of no bytes), and a part that is not there is an error, not a smaller key
+    assert store.parts_digest(store.CODE_PARTS) == store.parts_digest(store.CODE_PARTS, root=src)
+    assert store.parts_digest(store.CODE_PARTS) != hashlib.sha256().hexdigest()
+    with pytest.raises(FileNotFoundError, match="no_such_module.py"):
+        store.parts_digest(("engines", "no_such_module.py"), root=copy)

@@ -58,6 +58,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..jsonio import _strict, lossless, normal_mode, restore
+from ..paths import PACKAGE_DIR
 from ..provenance import changed_modules
 
 #: Folder and file names left out of a variant digest: the same ones
@@ -111,15 +112,25 @@ def tree_digest(folder: str | Path) -> str:
     return h.hexdigest()
 
 
-def parts_digest(parts: tuple) -> str:
+def parts_digest(parts: tuple, *, root: str | Path = PACKAGE_DIR) -> str:
     """SHA-256 (hex, 64 characters) over the relative path and bytes of every
-    file of ``parts`` (files or folders relative to the ``harness`` package;
-    in a folder every file but ``__pycache__``, ``*.pyc`` and hidden ones, so
-    data files such as a fitted table count like code)."""
-    root = Path(__file__).resolve().parent
+    file of ``parts`` (files or folders relative to ``root``, by default the
+    ``harness`` package folder; in a folder every file but ``__pycache__``,
+    ``*.pyc`` and hidden ones, so data files such as a fitted table count like
+    code).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a part does not exist under the package (a renamed module left in :data:`CODE_PARTS` or
+        :data:`ORACLE_PARTS` would otherwise drop out of the key without a word).
+    """
+    root = Path(root)
     h = hashlib.sha256()
     for part in parts:
         p = root / part
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: a part of a stored key (store.CODE_PARTS / ORACLE_PARTS) that does not exist")
         files = sorted(p.rglob("*")) if p.is_dir() else [p]
         for f in files:
             rel = f.relative_to(root)
