@@ -163,7 +163,9 @@ def test_every_evidence_id_has_a_row():
              # findings of the script capture, merged into the trace's (harness/capture/core.py)
              "trace:grad_carried", "trace:seed_objective_mismatch", "trace:seed_buffer_reused",
              # a gradient the update consumes from an earlier iteration (reference._cached_gradient)
-             "trace:cached_gradient_reused"}
+             "trace:cached_gradient_reused",
+             # a loss flat at iteration 1 alone, the loop's own iterations agreeing (reference._setup_only_disagreement)
+             "setup_only_disagreement"}
     assert sorted(want - set(t.rows)) == []
     rows = yaml.safe_load(TABLE_PATH.read_text())["rows"]
     assert all(r["source"].startswith(("hand-set v3", "fitted")) for r in rows)
@@ -341,3 +343,30 @@ def test_a_zero_adjoint_block_in_a_rounding_kernel_reads_as_a_staircase():
     # with the pair, piecewise_constant (0.6 + 0.6) outweighs a kink's 0.8 on the same no_bug verdict
     assert t.rows["launch_staircase"]["piecewise_constant"] + t.rows["launch_staircase:piecewise_source"][
         "piecewise_constant"] > t.rows["sweep_artefact:kink_nearby"]["nonsmooth_tie"]
+
+
+def test_a_disagreement_only_at_iteration_one_with_a_flat_objective_is_inconclusive():
+    """Data made once before the loop from the params' initial values (``y = model(w0) + noise``) move with the
+    params when iteration 1 is modelled from their allocation, so iteration 1's loss is flat while its gradient is
+    not; the loop's own iterations agree. The program's intent decides (fixed data: correct; an intermediate
+    that should follow the params: a bug), so the verdict is inconclusive, naming both readings."""
+    from defects4warp.engines.reference import _setup_only_disagreement
+
+    def doc(first, *later, iteration=1, diagnosed=1):
+        return {"capture": {"iteration": iteration, "iterations": {"diagnosed": diagnosed, "checked": [
+            {"iteration": 1, "objective": 0.221, **first}, *[{"iteration": k, **r} for k, r in later]]}}}
+
+    flat = {"difference": -2.2e-8, "gradient_dot": 3.08e-3, "status": "disagrees"}
+    agree = {"status": "agrees", "difference": 1.3e-3, "gradient_dot": 1.3e-3}
+    ev = []
+    verdict, sig, cited = _setup_only_disagreement(doc(flat, (2, agree), (3, agree), (8, {"status": "unresolved"})),
+                                                   [], ev)
+    assert (verdict, sig, [c.id for c in cited]) == ("inconclusive", None, ["setup_only_disagreement"])
+    assert "iterations 2, 3 of the script's own loop agree" in ev[0]["finding"]
+    # a later iteration that disagrees too, one later iteration only, a loss that moves, another iteration
+    # modelled: the gate stays out of the way
+    assert _setup_only_disagreement(doc(flat, (2, agree), (3, {"status": "disagrees"})), [], []) is None
+    assert _setup_only_disagreement(doc(flat, (2, agree), (3, {"status": "unresolved"})), [], []) is None
+    assert _setup_only_disagreement(doc({**flat, "difference": 1e-3}, (2, agree), (3, agree)), [], []) is None
+    assert _setup_only_disagreement(doc(flat, (2, agree), (3, agree), iteration=2, diagnosed=2), [], []) is None
+    assert _setup_only_disagreement({"capture": {}}, [], []) is None and _setup_only_disagreement({}, [], []) is None

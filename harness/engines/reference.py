@@ -95,7 +95,8 @@ ARTEFACT_READINGS = {"kink": _ONE_SIDED, "kink_nearby": _ONE_SIDED, "staircase":
 #: The evidence the engine's own rules (the verdict's, and the signature's rows behind a bug's
 #: class) cite, under the probe whose data each reads.
 declare_cites("verdict", {
-    "fd": (*(f"signature:{s}" for s in SIGNATURE_ROWS), "candidate", "agrees", "unresolved", "flat_params"),
+    "fd": (*(f"signature:{s}" for s in SIGNATURE_ROWS), "candidate", "agrees", "unresolved", "flat_params",
+           "setup_only_disagreement"),
     "determinism": ("stochastic_unpinned", "stochastic_pinned_agrees", "stochastic_pinned_disagrees",
                     "first_call_differs"),
     "sweep": (*(f"sweep_artefact:{v}" for v in ARTEFACTS), *(f"sweep_artefact_minor:{v}" for v in ARTEFACTS),
@@ -265,8 +266,46 @@ def _stochastic_unpinned(doc, comps, evidence):
     return None
 
 
+def _setup_only_disagreement(doc, comps, evidence, *, min_later: int = 2, flat_rel: float = 1e-5):
+    """Gate: a captured script whose first iteration's objective does not move with the params at all (its
+    central difference along the screen's direction within ``flat_rel`` (default 1e-5, the screen's float32
+    rounding floor of a sum, :data:`defects4warp.capture.screen.ABS_FLOOR`) of the loss, while the gradient
+    along it is over that floor), while at least ``min_later`` (default 2) later iterations of its own loop
+    are resolved and every one agrees: inconclusive.
+
+    Iteration 1 runs from the params' allocation, so it includes what the script does once before its loop.
+    When that work reads the params (synthetic data made as ``model(w_start) + noise``, a target taken from
+    the initial state), setting the params to ``p`` there moves the data with them and the loss no longer
+    depends on ``p``; the later iterations, which start at an update, do not re-run it and agree. Whether that
+    one-off work belongs to the objective (a stale intermediate that should follow the params: a bug) or is
+    the problem's fixed data (a correct program) is the script's intent, which the measurement cannot read.
+    Reads ``doc["capture"]["iterations"]`` (:mod:`defects4warp.capture.screen`: rows with ``difference``,
+    ``gradient_dot`` and ``status``)."""
+    cap = doc.get("capture") or {}
+    its = cap.get("iterations") or {}
+    rows = its.get("checked") or []
+    if cap.get("iteration") != 1 or its.get("diagnosed") != 1 or not rows or rows[0].get("iteration") != 1:
+        return None
+    first, later = rows[0], [r for r in rows[1:] if r.get("status") in ("agrees", "disagrees")]
+    floor = flat_rel * abs(first.get("objective") or 0.0)
+    if first.get("status") != "disagrees" or first.get("difference") is None or first.get("gradient_dot") is None \
+            or abs(first["difference"]) > floor or abs(first["gradient_dot"]) <= floor:
+        return None
+    if len(later) < min_later or any(r["status"] != "agrees" for r in later):
+        return None
+    evidence.append(_ev("fd", False, "only iteration 1 disagrees, and its objective does not move with the params at "
+                        f"all (central difference {first['difference']:.2g}, within the loss's float32 rounding, against "
+                        f"a gradient of {first['gradient_dot']:.3g} along the same direction) "
+                        f"while iterations {', '.join(str(r['iteration']) for r in later)} of the script's own loop "
+                        "agree: iteration 1 starts at the params' allocation and includes work the script does once "
+                        "before its loop, which reads the params (data made from their initial values?). If that "
+                        "work is fixed data the program is correct (diagnose --iteration 2 checks the loop's own "
+                        "iterations); if it should follow the params, it is recomputed nowhere", None))
+    return "inconclusive", None, [Evidence("setup_only_disagreement", "fd")]
+
+
 #: The verdict's gates, in order: each ``(doc, comps, evidence) -> (verdict, signature, evidence) | None``.
-_VERDICT_GATES = (_nothing_compared, _objective_not_finite, _stochastic_unpinned)
+_VERDICT_GATES = (_nothing_compared, _objective_not_finite, _stochastic_unpinned, _setup_only_disagreement)
 
 
 class _Measured:
