@@ -23,7 +23,7 @@ from tiny_corpus import make_tiny_corpus
 
 def test_loaded_modules_are_the_imported_harness_files_with_their_sha256():
     mods = provenance.loaded_modules()
-    assert "provenance.py" in mods and "store.py" in mods
+    assert "provenance.py" in mods and "run/store.py" in mods
     raw = (provenance.PACKAGE_ROOT / "provenance.py").read_bytes()
     assert mods["provenance.py"] == hashlib.sha256(raw).hexdigest()[:provenance.DIGEST_CHARS]
     # nothing outside the package (numpy, warp, the tests) is listed
@@ -264,7 +264,7 @@ def test_non_finite_floats_of_a_measurement_read_back_as_floats(tmp_path):
     rec = {"doc": {"nan_scan": {"gradient": [float("nan"), float("inf"), -float("inf"), 1.5]}}, "code": {}}
     store = ResultStore(tmp_path)
     fields = {"kind": "measurement", "variant": "v"}
-    store.put(fields, dict(rec, code=provenance.digests(("store.py",))))
+    store.put(fields, dict(rec, code=provenance.digests(("run/store.py",))))
     g = store.get(fields)["doc"]["nan_scan"]["gradient"]
     assert math.isnan(g[0]) and g[1:] == [math.inf, -math.inf, 1.5]
     p = tmp_path / "b.jsonl.gz"
