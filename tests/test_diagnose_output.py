@@ -212,3 +212,27 @@ def test_the_objective_line_says_what_its_value_sums():
         "(its cached gradient is in the update))")
     both = _objective_terms({"objective_backwards": [4, 5], "objective": {"external_backwards": [1]}})
     assert both.startswith(" (the sum of the losses of backwards 4, 5 plus the loss of backward 1")
+
+
+def test_a_case_script_block_is_checked_before_the_script_runs(tmp_path):
+    """``diagnose CASE/VARIANT`` runs the case's ``script:`` block: an ``args`` written as one string (run once
+    character by character) and an entry the variant folder lacks (silently replaced) are errors naming
+    case.yaml's field, before anything runs."""
+    import shutil
+
+    import yaml
+
+    src = Path(__file__).resolve().parents[1] / "corpus" / "amplifier-chain-stage-gains"
+    case = tmp_path / src.name
+    shutil.copytree(src, case)
+    data = yaml.safe_load((case / "case.yaml").read_text())
+    data["script"]["args"] = "--iters 3"
+    (case / "case.yaml").write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(main, ["diagnose", str(case / "buggy")])
+    assert r.exit_code == 2
+    assert f"{case / 'case.yaml'}: field 'script.args': '--iters 3' is not of type 'array'" in " ".join(r.output.split())
+    data["script"].update(args=["--iters", "3"], entry="missing.py")
+    (case / "case.yaml").write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(main, ["diagnose", str(case / "buggy")])
+    assert r.exit_code == 2
+    assert "field 'script.entry': 'missing.py' is not a file of the variant folder buggy/" in " ".join(r.output.split())

@@ -109,6 +109,24 @@ def _assumed_lines(assumed, diagnosed, asked) -> list:
             for a in assumed]
 
 
+def _check_script_block(p: Path) -> None:
+    """Check the ``script:`` block of the ``case.yaml`` a folder target runs by (a case folder's, or a variant
+    folder's case), so a wrong field is named before the script runs (an ``args`` written as one string was run
+    character by character).
+
+    Raises
+    ------
+    defects4warp.corpus.case.CaseFormatError
+        Naming the file and the field (a ValueError: the command reports it as a usage error).
+    """
+    from ..corpus.case import check_script_block
+
+    if p.is_dir() and (p / "case.yaml").is_file():
+        check_script_block(p)
+    elif p.is_dir() and (p.parent / "case.yaml").is_file():
+        check_script_block(p.parent, p.name)
+
+
 def not_a_param_lines(candidates) -> list:
     """One ``not a param`` line per allocation site and reason, with a count when a loop allocated several
     there (``train.py:40 x50``), in the order first seen; ``candidates`` are the summary's
@@ -171,6 +189,7 @@ def cmd(path, script_args, module, engine_name, device, scale, timeout_s, params
             raise click.UsageError("give PATH (a training script, a folder or a case id) or -m PKG.MODULE")
         else:
             path = ProgramPath().convert(path, None, click.get_current_context())
+            _check_script_block(Path(path))
             folder, spec, assumed = resolve_target(path, script_args, iteration, list(params) or None)
     except (TargetError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None

@@ -463,6 +463,40 @@ def _variant(yml: Path, case_dir: Path, name: str, rows: list, script, has: list
     return Variant(name, case_dir / name, tuple(exps), script, "problem.py" in has, min_warp)
 
 
+def check_script_block(case_dir: str | Path, variant: str | None = None) -> ScriptBlock | None:
+    """Check only the ``script:`` block of ``case_dir/case.yaml`` (its schema, a path inside the variant folder
+    and, with ``variant``, that ``variant/<entry>`` exists): what ``diagnose CASE/VARIANT`` (or a folder with a
+    ``case.yaml`` holding only a ``script:`` block) runs, without requiring the rest of a corpus case (a variant
+    folder holding an adapter, ``problem.py``, needs no entry).
+
+    Returns
+    -------
+    ScriptBlock or None
+        None when the file has no ``script:`` block.
+
+    Raises
+    ------
+    CaseFormatError
+        Naming the file and the field (``script.args``, ``script.entry``, ...).
+    """
+    case_dir = Path(case_dir)
+    yml, data = _read_case_yaml(case_dir)
+    raw = data.get("script") if isinstance(data, dict) else None
+    if raw is None:
+        return None
+    full = case_schema()
+    sub = {**full["properties"]["script"], "$defs": full.get("$defs", {})}
+    errors = sorted(jsonschema.Draft202012Validator(sub).iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        raise CaseFormatError.collect([CaseFormatError(yml, ".".join(["script", *map(str, e.absolute_path)]), e.message)
+                                       for e in errors])
+    block = _script_block(yml, raw)
+    if variant is not None and not (case_dir / variant / block.entry).is_file() \
+            and not (case_dir / variant / "problem.py").is_file():
+        raise CaseFormatError(yml, "script.entry", f"'{block.entry}' is not a file of the variant folder {variant}/")
+    return block
+
+
 def _script_block(yml: Path, raw) -> ScriptBlock | None:
     """The checked ``script:`` block (the schema has checked the types)."""
     if raw is None:
