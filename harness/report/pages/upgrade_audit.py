@@ -296,5 +296,5 @@ def _builtins_part(a: str, b: str) -> tuple:
 
 #: Markers of the hand-written section of docs/upgrade-audit.md on the program audit (measured runs of
 #: `defects4warp audit PATH`, not rendered from committed data): kept as it is after the generated page.
-PROGRAM_AUDIT_MARKERS = ("<!-- program-audit:start (hand-written, kept by defects4warp pages) -->",
+PROGRAM_AUDIT_MARKERS = ("<!-- program-audit:start (hand-written, kept by defects4warp maint pages) -->",
                          "<!-- program-audit:end -->")
