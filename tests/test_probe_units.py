@@ -152,3 +152,15 @@ def test_the_noise_line_gives_no_relative_level_for_an_objective_of_zero():
     doc["noise"].update(values=[4.0, 4.0, 4.0, 4.0], relative=2.08e-10 / 4.0)
     (e,) = assess(doc).evidence
     assert e["finding"] == "objective noise sigma_f = 2.08e-10 (5.2e-11 relative; ECnoise order 3 from 3 evaluations)"
+
+
+def test_the_train_line_says_what_moved_means():
+    """'params moved 1 relative' read as a measured 100 % step to a newcomer whose params started at zero: the line
+    says the measure (over the larger of the two norms) and that a start at zero gives 1."""
+    from defects4warp.engines.assess.train import assess
+
+    (e,) = assess({"train": {"iterations": 3, "moved": 1.0}}).evidence
+    assert e["clean"] and e["finding"] == (
+        "re-measured after 3 iterations of the program's own optimisation (train(); for a script, its loop "
+        "continued) that moved the params by 1 (||p_after - p_before|| / the larger of the two norms: 1 when they "
+        "start at zero)")

@@ -15,6 +15,7 @@ def assess(doc: dict, ctx: AssessContext | None = None) -> Assessment:
         a.add("train", "comparison" not in tr or all(
             (tr["comparison"].get(k) or {}).get("signature", "agrees") in ("agrees", "unresolved")
             for k in ("elements", "directions")),
-            f"re-measured after {tr['iterations']} iterations of train() (params moved {tr.get('moved', 0):.3g} "
-            "relative)", None)
+            f"re-measured after {tr['iterations']} iterations of the program's own optimisation (train(); for a "
+            f"script, its loop continued) that moved the params by {tr.get('moved', 0):.3g} "
+            "(||p_after - p_before|| / the larger of the two norms: 1 when they start at zero)", None)
     return a
