@@ -236,3 +236,23 @@ def test_a_case_script_block_is_checked_before_the_script_runs(tmp_path):
     r = CliRunner().invoke(main, ["diagnose", str(case / "buggy")])
     assert r.exit_code == 2
     assert "field 'script.entry': 'missing.py' is not a file of the variant folder buggy/" in " ".join(r.output.split())
+
+
+def test_an_unmeasured_program_marks_why_as_er_not_as_evidence_and_capture_sites_stay_sites():
+    """A script that raised before its backward gives a diagnosis with verdict ``error`` whose ``load`` entry
+    says why: it is no evidence about the gradient (``er``, not ``!!``); a refused build stays ``!!``. A capture
+    finding names a param by its allocation site, which is not printed as a kernel's definition."""
+    from defects4warp.commands.diagnose import evidence_lines
+
+    load = {"probe": "load", "clean": False, "finding": "CaptureError: train.py raised KeyError at train.py:13", "data": None}
+    legend, lines, why = evidence_lines({"verdict": "error", "evidence": [load]})
+    assert lines == ["  er  [load] CaptureError: train.py raised KeyError at train.py:13"] and why is None
+    assert legend.startswith("(er why the program could not be measured: no evidence about its gradient; !! counted")
+    _legend, lines, _why = evidence_lines({"verdict": "refused", "evidence": [load]})
+    assert lines[0].startswith("  !!  [load]")
+    cap = {"probe": "trace", "clean": False, "data": {"classes": ["missing_tape_zero"]},
+           "finding": "trace: (capture) the .grad of param k (train.py:27) is used after backward 2"}
+    ker = {"probe": "trace", "clean": False, "data": {"classes": ["overwrite"]},
+           "finding": "trace: launch of step (train.py:9) writes x after it was read"}
+    _legend, lines, _why = evidence_lines({"verdict": "bug", "evidence": [cap, ker]})
+    assert "param k (train.py:27) is used" in lines[0] and "step (kernel defined at train.py:9)" in lines[1]

@@ -338,9 +338,9 @@ def evidence_lines(d: dict, engine_name: str = "reference") -> tuple:
     for e in ev:
         if id(e) in placed:
             continue
-        mark = "ok " if e["clean"] else ("-- " if _uncounted(e) else "!! ")
+        mark = "ok " if e["clean"] else ("-- " if _uncounted(e) else ("er " if _unmeasured(d, e) else "!! "))
         text = e["finding"]
-        if e["probe"] == "trace":
+        if e["probe"] == "trace" and _CAPTURE_FINDING not in text:  # the capture names params by allocation site
             text = _KERNEL_AT.sub(r"\1 (kernel defined at \2)", text)
         lines.append(f"  {mark} [{e['probe']}] {text}")
         for x in under.get(id(e), []):
@@ -348,7 +348,10 @@ def evidence_lines(d: dict, engine_name: str = "reference") -> tuple:
             lines.append(f"        in your code: {x['finding'][:-len(_OBSERVED)]} (a source pattern of {cls} that "
                          "the trace observed: counted through this finding, not again)")
     n = len(counted)
-    if d.get("verdict") not in ("no_bug", "inconclusive") or not n:  # bug, refused, error: the marks say it
+    if d.get("verdict") == "error":
+        return ("(er why the program could not be measured: no evidence about its gradient; !! counted against "
+                "correctness, -- reported but not counted, ok clean)"), lines, None
+    if d.get("verdict") not in ("no_bug", "inconclusive") or not n:  # bug, refused: the marks say it
         return "(!! counted against correctness, -- reported but not counted, ok clean)", lines, None
     legend = (f"(!! would count against correctness, but the verdict {d.get('verdict')} does not rest on it: "
               "see below; -- reported but not counted; ok clean)")
@@ -365,6 +368,18 @@ def evidence_lines(d: dict, engine_name: str = "reference") -> tuple:
            "never makes an agreeing one a bug. They say where a bug of their kind would be: look at them if the "
            "program runs at other points, sizes or releases than the one measured.")
     return legend, lines, why
+
+
+#: How a finding of the script capture is introduced in the trace's evidence (harness/capture/core.py): its
+#: ``name (file.py:N)`` is a param's allocation site, not a kernel's definition.
+_CAPTURE_FINDING = "(capture)"
+
+
+def _unmeasured(d: dict, e: dict) -> bool:
+    """Whether entry ``e`` says why the program could not be measured (a ``load`` entry of a diagnosis whose
+    verdict is ``error``: the script raised, never called backward, an iteration past its loop), which is no
+    evidence about its gradient; a ``refused`` build stays evidence (``!!``)."""
+    return d.get("verdict") == "error" and e.get("probe") == "load"
 
 
 def _classes(e: dict) -> set:
