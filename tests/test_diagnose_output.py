@@ -172,14 +172,17 @@ def test_the_printed_capture_says_the_iteration_its_backwards_and_the_checks(cap
            "objective": {"description": "the array passed to backward(loss)", "value": 1.5},
            "iterations": {"loop_iterations": 30, "diagnosed": 3, "checked": [
                {"iteration": 1, "status": "agrees", "rel": 1e-4}, {"iteration": 2, "status": "agrees", "rel": 0.01},
-               {"iteration": 3, "status": "disagrees", "rel": 0.064}]},
+               {"iteration": 3, "status": "disagrees", "rel": 0.064},
+               {"iteration": 8, "status": "unresolved", "rel": 0.0051}, {"iteration": 16, "status": "unresolved"}]},
            "assumptions": ["iteration 3 calls backward 2 times"]}
     print_capture(cap, ScriptSpec(entry="train.py"), [])
     out = " ".join(capsys.readouterr().out.split())
     assert "(iteration 3: backward 5 to 6)" in out
-    assert ("iterations checked (3 of the script's 30; relative: |central difference - gradient.v| / the larger "
+    assert ("iterations checked (5 of the script's 30; relative: |central difference - gradient.v| / the larger "
             "of the two, along random directions v, the largest of the directions read): 1 agrees 0.0001; "
-            "2 agrees 0.01; 3 disagrees 0.064; diagnosed: iteration 3") in out
+            "2 agrees 0.01; 3 disagrees 0.064; 8 unresolved 0.0051 (its central differences at the step and at half "
+            "of it differ by more than 1%: neither read); 16 unresolved (a loss or gradient value that is not finite); "
+            "diagnosed: iteration 3") in out
 
 
 def test_the_first_iteration_assumption_is_restated_when_another_iteration_is_diagnosed(capsys, tmp_path):

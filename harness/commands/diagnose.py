@@ -84,12 +84,24 @@ def iterations_line(its: dict) -> str:
     ``its`` is the capture summary's ``iterations``: ``{"checked": [{"iteration", "status", "rel" (float or
     None), "why" (optional)}], "loop_iterations": int or None, "loop_length_known": bool, "diagnosed": int}``
     (:mod:`defects4warp.capture.screen`)."""
+    from ..capture.screen import SMOOTH_RTOL
+
+    def why(r):
+        if r.get("why"):
+            return f" ({r['why']})"
+        if r.get("status") != "unresolved":
+            return ""
+        if r.get("rel") is None:
+            return " (a loss or gradient value that is not finite)"
+        return (f" (its central differences at the step and at half of it differ by more than {SMOOTH_RTOL:.0%}: "
+                "neither read)")
+
     loop = its.get("loop_iterations")
     return (f"iterations checked ({len(its['checked'])} of the script's "
             + ("" if its.get("loop_length_known", True) else "at least ") + f"{loop if loop else '?'}; relative: "
             + ITERATION_MEASURE + "): " + "; ".join(
-                f"{r['iteration']} {r['status']}" + (f" {r['rel']:.2g}" if r.get("rel") is not None else "")
-                + (f" ({r['why']})" if r.get("why") else "") for r in its["checked"])
+                f"{r['iteration']} {r['status']}" + (f" {r['rel']:.2g}" if r.get("rel") is not None else "") + why(r)
+                for r in its["checked"])
             + f"; diagnosed: iteration {its.get('diagnosed')}")
 
 
