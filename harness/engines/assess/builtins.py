@@ -10,8 +10,10 @@ and the variant's files; nothing is measured here.
 
 from __future__ import annotations
 
+import ast
 import re
 
+from ...builtins import load as load_builtins, lookup as lookup_builtins
 from ..release import _v
 from . import AssessContext, Assessment, assessor
 from .source import called_names, function_defs, launched_kernels, ran_functions
@@ -38,8 +40,6 @@ _BUILTIN_DTYPE = re.compile(r"^(wp\.)?(float(16|32|64)?|u?int(8|16|32|64)?|bool|
 def is_warp_function(node) -> bool:
     """Whether ``node`` is decorated as Warp kernel code (``@wp.kernel``, ``@wp.func``,
     ``@wp.func_grad(...)``, ``@kernel(...)``, ...): host functions are never looked up."""
-    import ast
-
     for d in getattr(node, "decorator_list", ()):
         f = d.func if isinstance(d, ast.Call) else d
         name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
@@ -67,8 +67,6 @@ def access_patterns(node) -> set:
     parameter annotated with another than a value type (an array, a struct) and a name bound to
     such a parameter (``a = out``); a vector or matrix parameter is passed by value, so it counts.
     """
-    import ast
-
     params = set()
     custom = set()  # array parameters whose element type is not a Warp built-in type
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -193,9 +191,8 @@ def builtin_findings(path, kernels: list, warp_version: str | None, *, device: s
     if _v(warp_version) is None or not kernels:
         return a
     if lookup is None:
-        from ...builtins import load, lookup
-
-        doc = load(str(warp_version), device) or load(str(warp_version), "cpu")
+        lookup = lookup_builtins
+        doc = load_builtins(str(warp_version), device) or load_builtins(str(warp_version), "cpu")
         totals = {}
         for c in (doc or {}).get("cells", {}).values():
             totals[c["builtin"]] = totals.get(c["builtin"], 0) + 1

@@ -26,6 +26,7 @@ leaves open.
 
 from __future__ import annotations
 
+from ...envs import RELEASES
 from ...evidence_table import load_table
 from ..release import _v
 from . import AssessContext, Assessment, assessor
@@ -156,8 +157,6 @@ def _bracket_shares(bracket, copies, table) -> dict:
     """Evidence id -> share (summing to 1) over the supported releases after ``bracket[0]`` up to
     ``bracket[1]`` (:data:`defects4warp.envs.RELEASES`); ``{"release_changed": 1.0}`` without a
     bracket or when none of them lies inside it."""
-    from ...envs import RELEASES
-
     if not bracket or _v(bracket[0]) is None or _v(bracket[1]) is None:
         return {"release_changed": 1.0}
     lo, hi = sorted((_v(bracket[0]), _v(bracket[1])))
